@@ -1,0 +1,1 @@
+//! Actions and instructions: (to be written)

@@ -1,0 +1,1 @@
+//! The async connection: (to be written)

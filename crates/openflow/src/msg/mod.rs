@@ -1,0 +1,18 @@
+//! OpenFlow 1.5 messages, one module per message family. Each type implements
+//! [`crate::Message`].
+
+pub mod barrier;
+pub mod bundle;
+pub mod config;
+pub mod echo;
+pub mod error;
+pub mod features;
+pub mod flow_mod;
+pub mod flow_stats;
+pub mod group_mod;
+pub mod hello;
+pub mod multipart;
+pub mod packet_in;
+pub mod packet_out;
+pub mod port;
+pub mod role;

@@ -1,0 +1,1 @@
+//! Match fields: (to be written)

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything the tests and the lab need on a Debian machine. Idempotent: a second run
+# only checks. Run as root.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+packages=(
+  openvswitch-switch openvswitch-common   # ovsdb-server, ovs-vswitchd, ovs-vsctl, ovs-ofctl
+  iproute2 ethtool nftables iptables iputils-ping iperf3 tcpdump
+  containernetworking-plugins             # reference host-local / bridge plugins (/usr/lib/cni)
+  wine wine64 gcc-mingw-w64-x86-64        # the Windows leg: cross linker and the test runner
+  clang                                   # libFuzzer's runtime for cargo fuzz
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # Debian's openvswitch-switch tries to start the system daemons; they are not used by the tests.
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The system OVS instance (if the package started one) is not ours: the tests start their own.
+bash "$here/windows-toolchain.sh"
+bash "$here/fuzz-toolchain.sh"
+echo "setup: done"
