@@ -110,8 +110,10 @@ pub enum ConnEvent {
     ConnectFailed { error: ConnError },
 }
 
-type HookFuture = Pin<Box<dyn Future<Output = Result<(), ConnError>> + Send>>;
-type Hook = Arc<dyn Fn(OfConnection) -> HookFuture + Send + Sync>;
+/// What an on-connect hook returns.
+pub type HookFuture = Pin<Box<dyn Future<Output = Result<(), ConnError>> + Send>>;
+/// The hook run after every (re)connect; see [`ConnOptions::on_connect`].
+pub type ConnectHook = Arc<dyn Fn(OfConnection) -> HookFuture + Send + Sync>;
 
 /// Connection settings.
 #[derive(Clone)]
@@ -128,7 +130,8 @@ pub struct ConnOptions {
     /// Sent in `OFPT_SET_CONFIG` after the handshake. Open vSwitch sends asynchronous messages
     /// (port status, packet-in) on a management-socket connection only once it is nonzero.
     pub miss_send_len: Option<u16>,
-    on_connect: Option<Hook>,
+    /// Set with [`ConnOptions::on_connect`].
+    pub on_connect: Option<ConnectHook>,
 }
 
 impl std::fmt::Debug for ConnOptions {
