@@ -420,7 +420,7 @@ impl OfConnection {
     /// others were applied — use [`OfConnection::bundle`] for all-or-nothing).
     pub async fn batch(&self, msgs: &[Encoded]) -> Result<(), ConnError> {
         let session = self.session().await?;
-        let (xids, bytes) = self.encode_all(msgs, |_, bytes| bytes);
+        let (xids, bytes) = self.encode_all(msgs, |_, bytes| Ok(bytes))?;
         let collected = Collected::default();
         let registration = session.collect_errors(&xids, &collected)?;
         let barrier_xid = self.shared().next_xid();
@@ -452,10 +452,7 @@ impl OfConnection {
         };
         bundle_control(BundleCtrlType::OpenRequest).await.map_err(|e| as_bundle_error(e, Vec::new()))?;
 
-        let (xids, mut out) = self.encode_all(msgs, |xid, inner| {
-            let add = BundleAdd::new(bundle_id, flags, inner).expect("Encoded holds a whole message");
-            add.to_bytes(xid)
-        });
+        let (xids, mut out) = self.encode_all(msgs, |xid, inner| Ok(BundleAdd::new(bundle_id, flags, inner)?.to_bytes(xid)))?;
         let collected = Collected::default();
         let registration = session.collect_errors(&xids, &collected)?;
         // The barrier reply means every add has been checked, so add errors are all in.
@@ -476,15 +473,19 @@ impl OfConnection {
 
     /// Gives each message a fresh xid, transforms it with `wrap(xid, bytes)` and concatenates
     /// the results; returns the xids in order and the bytes.
-    fn encode_all(&self, msgs: &[Encoded], wrap: impl Fn(u32, Vec<u8>) -> Vec<u8>) -> (Vec<u32>, Vec<u8>) {
+    fn encode_all(
+        &self,
+        msgs: &[Encoded],
+        wrap: impl Fn(u32, Vec<u8>) -> Result<Vec<u8>, DecodeError>,
+    ) -> Result<(Vec<u32>, Vec<u8>), ConnError> {
         let mut xids = Vec::with_capacity(msgs.len());
         let mut out = Vec::new();
         for msg in msgs {
             let xid = self.shared().next_xid();
             xids.push(xid);
-            out.extend_from_slice(&wrap(xid, msg.with_xid(xid)));
+            out.extend_from_slice(&wrap(xid, msg.with_xid(xid))?);
         }
-        (xids, out)
+        Ok((xids, out))
     }
 }
 

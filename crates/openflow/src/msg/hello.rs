@@ -85,7 +85,7 @@ impl Message for Hello {
             let data = &rest[4..len];
             elements.push(match elem_type {
                 HELLO_ELEM_VERSION_BITMAP => {
-                    if data.len() % 4 != 0 {
+                    if !data.len().is_multiple_of(4) {
                         return Err(DecodeError::BadLength { what: "hello version bitmap", len });
                     }
                     HelloElement::VersionBitmap(data.chunks_exact(4).map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]])).collect())
