@@ -59,13 +59,19 @@ impl Peer {
 
     /// Plays a switch's part of the handshake: hello, features reply, then takes set-config.
     async fn handshake(listener: &TcpListener) -> Peer {
+        let mut peer = Peer::hello_and_features(listener).await;
+        peer.expect(msg_type::SET_CONFIG).await;
+        peer
+    }
+
+    /// The handshake up to the features reply.
+    async fn hello_and_features(listener: &TcpListener) -> Peer {
         let mut peer = Peer::accept(listener).await;
         peer.expect(msg_type::HELLO).await;
         peer.send(&Hello { elements: vec![HelloElement::VersionBitmap(vec![0x52])] }.to_bytes(1)).await;
         let (h, _) = peer.expect(msg_type::FEATURES_REQUEST).await;
         let features = FeaturesReply { datapath_id: DATAPATH_ID, n_buffers: 0, n_tables: 254, auxiliary_id: 0, capabilities: 0 };
         peer.send(&features.to_bytes(h.xid)).await;
-        peer.expect(msg_type::SET_CONFIG).await;
         peer
     }
 }
@@ -303,4 +309,69 @@ async fn unsolicited_messages_reach_subscribers() {
     peer.send(&[6, 10, 0, 12, 0, 0, 0, 0, 1, 2, 3, 4]).await;
     let raw = within("packet-in", unsolicited.recv()).await.unwrap();
     assert_eq!((raw.header.msg_type, &raw.body[..]), (msg_type::PACKET_IN, &[1, 2, 3, 4][..]));
+}
+
+#[tokio::test]
+async fn a_cancelled_request_leaves_no_waiter_behind() {
+    let (conn, mut peer, _l) = connected(ConnOptions::default()).await;
+    let mut unsolicited = conn.async_messages();
+    let barrier = conn.barrier();
+    let xid = {
+        tokio::pin!(barrier);
+        let (h, _) = tokio::select! {
+            _ = &mut barrier => panic!("the barrier cannot complete unanswered"),
+            seen = peer.expect(msg_type::BARRIER_REQUEST) => seen,
+        };
+        h.xid
+    };
+    // The barrier future is dropped: its late reply is now unsolicited.
+    peer.send(&BarrierReply.to_bytes(xid)).await;
+    let raw = within("late reply", unsolicited.recv()).await.unwrap();
+    assert_eq!((raw.header.msg_type, raw.header.xid), (msg_type::BARRIER_REPLY, xid));
+}
+
+#[tokio::test]
+async fn a_failing_hook_fails_the_connect() {
+    let (listener, endpoint) = listen().await;
+    let options = ConnOptions::default().on_connect(|_conn| async { Err(ConnError::Shutdown) });
+    let (result, _peer) = within("connect", async { tokio::join!(OfConnection::connect(endpoint, options), Peer::hello_and_features(&listener)) }).await;
+    assert!(matches!(&result, Err(ConnError::Hook(inner)) if matches!(**inner, ConnError::Shutdown)), "{result:?}");
+}
+
+#[tokio::test]
+async fn requests_wait_for_the_hook_after_a_reconnect() {
+    let (listener, endpoint) = listen().await;
+    let options = ConnOptions::default().on_connect(|conn| async move {
+        // The hook's own traffic: a barrier round trip, then a marker.
+        conn.barrier().await?;
+        conn.send(&EchoRequest { payload: b"hook".to_vec() }).await.map(drop)
+    });
+    let connect = OfConnection::connect(endpoint, options);
+    let first = async {
+        let mut peer = Peer::handshake(&listener).await;
+        let (h, _) = peer.expect(msg_type::BARRIER_REQUEST).await;
+        peer.send(&BarrierReply.to_bytes(h.xid)).await;
+        peer.expect(msg_type::ECHO_REQUEST).await;
+        peer
+    };
+    let (conn, peer) = within("connect", async { tokio::join!(connect, first) }).await;
+    let conn = conn.unwrap();
+    let mut events = conn.events();
+    drop(peer);
+    let ConnEvent::Disconnected { .. } = within("event", events.recv()).await.unwrap() else { panic!("expected disconnect") };
+    // Issued while disconnected: must reach the switch only after the hook's traffic.
+    let user = tokio::spawn({
+        let conn = conn.clone();
+        async move { conn.send(&EchoRequest { payload: b"user".to_vec() }).await }
+    });
+    let mut second = within("reconnect", Peer::handshake(&listener)).await;
+    let (h, _) = within("hook barrier", second.expect(msg_type::BARRIER_REQUEST)).await;
+    second.send(&BarrierReply.to_bytes(h.xid)).await;
+    let mut payloads = Vec::new();
+    for _ in 0..2 {
+        let (_, echo) = within("echo", second.expect(msg_type::ECHO_REQUEST)).await;
+        payloads.push(EchoRequest::parse(&echo).unwrap().0.payload);
+    }
+    assert_eq!(payloads, [b"hook".to_vec(), b"user".to_vec()]);
+    within("user send", user).await.unwrap().unwrap();
 }

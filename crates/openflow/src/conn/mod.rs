@@ -497,3 +497,34 @@ fn rejections(xids: &[u32], collected: &Collected) -> Vec<Rejection> {
         .filter_map(|(xid, error)| xids.iter().position(|&x| x == xid).map(|index| Rejection { index, xid, error }))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msg::echo::EchoRequest;
+    use crate::msg::error::ErrorMsg;
+
+    #[test]
+    fn encoded_messages_get_their_xid_filled_in() {
+        let encoded = Encoded::new(&EchoRequest { payload: vec![7] });
+        assert_eq!(encoded.msg_type(), crate::header::msg_type::ECHO_REQUEST);
+        assert_eq!(encoded.with_xid(0x0a0b0c0d), [6, 2, 0, 9, 0x0a, 0x0b, 0x0c, 0x0d, 7]);
+    }
+
+    #[test]
+    fn encoded_from_bytes_checks_the_header() {
+        assert!(Encoded::from_bytes(vec![6, 2, 0, 8, 0, 0, 0, 1]).is_ok());
+        assert!(matches!(Encoded::from_bytes(vec![6, 2, 0, 8]), Err(DecodeError::Truncated { .. })));
+        assert!(matches!(Encoded::from_bytes(vec![6, 2, 0, 9, 0, 0, 0, 1]), Err(DecodeError::BadLength { len: 9, .. })));
+    }
+
+    #[test]
+    fn rejections_keep_batch_order_and_ignore_foreign_xids() {
+        let error = |code| ErrorMsg { kind: crate::msg::error::ErrorKind::Standard { err_type: 2, code }, data: vec![] };
+        let collected = Collected::default();
+        collected.lock().unwrap().extend([(12, error(4)), (99, error(1)), (10, error(5))]);
+        let r = rejections(&[10, 11, 12], &collected);
+        assert_eq!(r.iter().map(|r| (r.index, r.xid)).collect::<Vec<_>>(), [(2, 12), (0, 10)]);
+        assert_eq!(ConnError::BatchRejected(r).error_names(), ["OFPBAC_BAD_OUT_PORT", "OFPBAC_BAD_ARGUMENT"]);
+    }
+}
