@@ -112,3 +112,58 @@ fn role_request() {
     let equal = RoleRequest(RoleBody { role: Role::Equal, generation_id: 0 });
     assert_prints(&equal.to_bytes(14), "role=equal");
 }
+
+#[test]
+fn get_config_request_and_reply() {
+    use openflow::msg::config::{GetConfigReply, GetConfigRequest};
+    assert_prints(&GetConfigRequest.to_bytes(15), "OFPT_GET_CONFIG_REQUEST (OF1.5) (xid=0xf)");
+    let reply = GetConfigReply(SwitchConfig { flags: config_flags::FRAG_NORMAL, miss_send_len: 128 });
+    assert_prints(&reply.to_bytes(16), "OFPT_GET_CONFIG_REPLY (OF1.5) (xid=0x10): frags=normal miss_send_len=128");
+}
+
+#[test]
+fn features_reply() {
+    use openflow::msg::features::{FeaturesReply, capability};
+    let reply = FeaturesReply { datapath_id: 0xabcd, n_buffers: 0, n_tables: 254, auxiliary_id: 0, capabilities: capability::FLOW_STATS | capability::GROUP_STATS };
+    let text = ofp_print(&reply.to_bytes(17));
+    assert!(text.contains("OFPT_FEATURES_REPLY (OF1.5) (xid=0x11): dpid:000000000000abcd"), "{text}");
+    assert!(text.contains("n_tables:254, n_buffers:0"), "{text}");
+    assert!(text.contains("capabilities: FLOW_STATS GROUP_STATS"), "{text}");
+}
+
+fn sample_port() -> openflow::msg::port::Port {
+    use openflow::msg::port::{EthernetProperty, Port, PortProperty, port_state};
+    Port {
+        port_no: 7,
+        hw_addr: [2, 0, 0, 0, 0, 7],
+        name: "antrea-gw0".into(),
+        config: port_config::NO_PACKET_IN,
+        state: port_state::LIVE,
+        properties: vec![PortProperty::Ethernet(EthernetProperty { curr: 0x2800 | 0x20, curr_speed: 1_000_000, max_speed: 0, ..EthernetProperty::default() })],
+    }
+}
+
+#[test]
+fn port_status() {
+    use openflow::msg::port::{PortReason, PortStatus};
+    let status = PortStatus { reason: PortReason::Modify, port: sample_port() };
+    let text = ofp_print(&status.to_bytes(0));
+    assert!(text.contains("OFPT_PORT_STATUS (OF1.5) (xid=0x0): MOD: 7(antrea-gw0): addr:02:00:00:00:00:07"), "{text}");
+    assert!(text.contains("config:     NO_PACKET_IN"), "{text}");
+    assert!(text.contains("state:      LIVE"), "{text}");
+    assert!(text.contains("speed: 1000 Mbps now"), "{text}");
+}
+
+#[test]
+fn port_desc_reply() {
+    use openflow::msg::port::PortDescReply;
+    let reply = PortDescReply { flags: 0, ports: vec![sample_port()] };
+    let text = ofp_print(&reply.to_bytes(18));
+    assert!(text.contains("OFPST_PORT_DESC reply (OF1.5) (xid=0x12):\n 7(antrea-gw0): addr:02:00:00:00:00:07"), "{text}");
+}
+
+#[test]
+fn bundle_control_reply() {
+    let reply = BundleControl::new(5, BundleCtrlType::CommitReply, 0);
+    assert_prints(&reply.to_bytes(19), "bundle_id=0x5 type=COMMIT_REPLY");
+}
