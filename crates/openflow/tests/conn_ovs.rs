@@ -241,3 +241,25 @@ async fn request_in_flight_fails_when_the_switch_goes_away() {
     let result = within("in-flight request", pending).await.unwrap();
     assert!(matches!(result, Err(ConnError::Disconnected(_))), "{result:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn port_mod_changes_the_port_config() {
+    use openflow::msg::port::{PortMod, port_config};
+    let ovs = bridge();
+    ovs.vsctl(&["add-port", "br0", "p1", "--", "set", "interface", "p1", "type=internal"]).unwrap();
+    let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
+    let p1 = conn.port_desc().await.unwrap().into_iter().find(|p| p.name == "p1").unwrap();
+    let mask = port_config::NO_RECV | port_config::NO_PACKET_IN | port_config::NO_FLOOD;
+    let port_mod = PortMod { port_no: p1.port_no, hw_addr: p1.hw_addr, config: mask, mask, properties: vec![] };
+    within("port mod", conn.batch(&[Encoded::new(&port_mod)])).await.unwrap();
+    let show = ovs.ofctl(&["-O", "OpenFlow10", "show", "{mgmt:br0}"]).unwrap();
+    let p1_config = show.lines().skip_while(|l| !l.contains("(p1)")).nth(1).unwrap_or_default();
+    assert!(p1_config.contains("NO_RECV") && p1_config.contains("NO_PACKET_IN"), "{show}");
+    // Open vSwitch ignores the OpenFlow 1.0 no-flood bit in 1.1+ port mods (see msg::port).
+    assert!(!p1_config.contains("NO_FLOOD"), "{show}");
+
+    // A port mod whose address does not match the port is rejected by name.
+    let wrong = PortMod { hw_addr: [2, 0xde, 0xad, 0, 0, 1], ..port_mod };
+    let err = within("port mod", conn.batch(&[Encoded::new(&wrong)])).await.unwrap_err();
+    assert_eq!(err.error_names(), ["OFPPMFC_BAD_HW_ADDR"], "{err}");
+}
