@@ -57,21 +57,18 @@ impl Peer {
         self.out.write_all(bytes).await.unwrap();
     }
 
-    /// Plays a switch's part of the handshake: hello, features reply, then takes set-config.
+    /// Plays a switch's part of the handshake: hello, features reply, then set-config and its
+    /// barrier.
     async fn handshake(listener: &TcpListener) -> Peer {
-        let mut peer = Peer::hello_and_features(listener).await;
-        peer.expect(msg_type::SET_CONFIG).await;
-        peer
-    }
-
-    /// The handshake up to the features reply.
-    async fn hello_and_features(listener: &TcpListener) -> Peer {
         let mut peer = Peer::accept(listener).await;
         peer.expect(msg_type::HELLO).await;
         peer.send(&Hello { elements: vec![HelloElement::VersionBitmap(vec![0x52])] }.to_bytes(1)).await;
         let (h, _) = peer.expect(msg_type::FEATURES_REQUEST).await;
         let features = FeaturesReply { datapath_id: DATAPATH_ID, n_buffers: 0, n_tables: 254, auxiliary_id: 0, capabilities: 0 };
         peer.send(&features.to_bytes(h.xid)).await;
+        peer.expect(msg_type::SET_CONFIG).await;
+        let (h, _) = peer.expect(msg_type::BARRIER_REQUEST).await;
+        peer.send(&BarrierReply.to_bytes(h.xid)).await;
         peer
     }
 }
@@ -334,7 +331,7 @@ async fn a_cancelled_request_leaves_no_waiter_behind() {
 async fn a_failing_hook_fails_the_connect() {
     let (listener, endpoint) = listen().await;
     let options = ConnOptions::default().on_connect(|_conn| async { Err(ConnError::Shutdown) });
-    let (result, _peer) = within("connect", async { tokio::join!(OfConnection::connect(endpoint, options), Peer::hello_and_features(&listener)) }).await;
+    let (result, _peer) = within("connect", async { tokio::join!(OfConnection::connect(endpoint, options), Peer::handshake(&listener)) }).await;
     assert!(matches!(&result, Err(ConnError::Hook(inner)) if matches!(**inner, ConnError::Shutdown)), "{result:?}");
 }
 

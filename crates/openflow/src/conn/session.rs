@@ -21,6 +21,7 @@ use crate::conn::{ConnOptions, RawMessage};
 use crate::header::{HEADER_LEN, Header, msg_type};
 use crate::message::Message;
 use crate::msg::any::AnyMessage;
+use crate::msg::barrier::BarrierRequest;
 use crate::msg::config::{SetConfig, SwitchConfig, config_flags};
 use crate::msg::echo::{EchoReply, EchoRequest};
 use crate::msg::error::{ErrorKind, ErrorMsg, error_type};
@@ -139,8 +140,14 @@ impl Session {
         };
         let _ = session.features.set(features);
         if let Some(miss_send_len) = options.miss_send_len {
-            let config = SetConfig(SwitchConfig { flags: config_flags::FRAG_NORMAL, miss_send_len });
-            session.write(config.to_bytes(next_xid()))?;
+            // Followed by a barrier, so the switch applies it before `connect` returns.
+            let mut bytes = SetConfig(SwitchConfig { flags: config_flags::FRAG_NORMAL, miss_send_len }).to_bytes(next_xid());
+            let barrier_xid = next_xid();
+            BarrierRequest.emit(barrier_xid, &mut bytes);
+            if let Err(e) = session.request(barrier_xid, bytes).await {
+                session.close(e.clone());
+                return Err(e);
+            }
         }
         Ok(session)
     }
