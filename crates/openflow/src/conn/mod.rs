@@ -164,8 +164,8 @@ impl Default for ConnOptions {
 
 impl ConnOptions {
     /// Registers the hook run after every (re)connect, before any other request proceeds. It
-    /// gets a handle bound to the new session; if it fails, the session is dropped and the
-    /// connection retries.
+    /// gets a handle bound to the new session and must use that one: other handles wait until
+    /// the hook has finished. If it fails, the session is dropped and the connection retries.
     pub fn on_connect<F, Fut>(mut self, hook: F) -> ConnOptions
     where
         F: Fn(OfConnection) -> Fut + Send + Sync + 'static,
