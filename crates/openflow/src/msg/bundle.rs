@@ -19,6 +19,9 @@ pub mod bundle_flags {
     pub const TIME: u16 = 1 << 2;
 }
 
+/// Length of `ofp_bundle_add_msg` before the inner message, header included.
+const BUNDLE_ADD_LEN: usize = HEADER_LEN + 8;
+
 /// `ofp_bundle_ctrl_type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BundleCtrlType {
@@ -133,11 +136,11 @@ pub struct BundleAdd {
 
 impl BundleAdd {
     /// Wraps `message`, a whole encoded message such as `M::to_bytes(xid)`. Its header must be
-    /// valid and its length must match.
+    /// valid, its length must match, and it must leave room for the add message's own 16 bytes.
     pub fn new(bundle_id: u32, flags: u16, message: Vec<u8>) -> Result<BundleAdd, DecodeError> {
         let h = Header::parse(&message)?;
-        if usize::from(h.length) != message.len() {
-            return Err(DecodeError::BadLength { what: "bundled message", len: usize::from(h.length) });
+        if usize::from(h.length) != message.len() || message.len() > usize::from(u16::MAX) - BUNDLE_ADD_LEN {
+            return Err(DecodeError::BadLength { what: "bundled message", len: message.len() });
         }
         Ok(BundleAdd { bundle_id, flags, message, properties: Vec::new() })
     }
@@ -238,6 +241,10 @@ mod tests {
     fn add_rejects_bad_inner_messages() {
         assert!(BundleAdd::new(1, 0, vec![6, 20, 0, 8]).is_err());
         assert!(BundleAdd::new(1, 0, vec![6, 20, 0, 9, 0, 0, 0, 0]).is_err());
+        let largest = EchoRequest { payload: vec![0; 65535 - 16 - 8] }.to_bytes(1);
+        assert_eq!(BundleAdd::new(1, 0, largest.clone()).map(|a| a.to_bytes(1).len()), Ok(65535));
+        let too_large = EchoRequest { payload: vec![0; 65535 - 16 - 7] }.to_bytes(1);
+        assert!(matches!(BundleAdd::new(1, 0, too_large), Err(DecodeError::BadLength { len: 65520, .. })));
         let mut bytes = BundleAdd::new(1, 0, BarrierRequest.to_bytes(2)).unwrap().to_bytes(2);
         bytes[19] = 9;
         assert!(matches!(BundleAdd::parse(&bytes), Err(DecodeError::BadLength { what: "bundled message", len: 9 })));

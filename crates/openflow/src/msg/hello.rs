@@ -13,9 +13,8 @@
 
 use bytes::Buf;
 
-use crate::header::{OFP_VERSION_1_5};
+use crate::header::{OFP_VERSION_1_5, msg_type};
 use crate::message::Message;
-use crate::header::msg_type;
 use crate::DecodeError;
 
 /// `OFPHET_VERSIONBITMAP`.
