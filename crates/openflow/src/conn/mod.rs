@@ -1,1 +1,530 @@
-//! The async connection: (to be written)
+//! The async connection to a bridge's OpenFlow management socket (`<bridge>.mgmt` on Linux, the
+//! matching named pipe on Windows, or TCP), as a cheap-to-clone [`OfConnection`] handle.
+//!
+//! - **Handshake**: hello with version negotiation (OpenFlow 1.5 required), then a features
+//!   request; [`OfConnection::features`] gives the datapath id.
+//! - **Requests**: every message gets a fresh xid. Replies, multipart parts (collected until
+//!   the MORE flag is clear) and `OFPT_ERROR`s are routed by xid to the waiting request; an
+//!   error becomes [`ConnError::Rejected`] with the OpenFlow error name.
+//! - **Batches**: [`OfConnection::batch`] sends messages then a barrier and returns once the
+//!   switch has processed all of them, with the errors that belong to the batch.
+//! - **Bundles**: [`OfConnection::bundle`] applies messages atomically, or not at all.
+//! - **Liveness**: the switch's echo requests are answered; when the switch is silent for the
+//!   echo interval we send an echo, and after the inactivity timeout the connection is dead.
+//! - **Reconnect**: when the connection drops, requests waiting on it fail with
+//!   [`ConnError::Disconnected`]; a background task reconnects with exponential backoff and
+//!   runs the owner's on-connect hook (e.g. to replay flows) before other requests proceed.
+//! - **Subscriptions**: port status changes, other unsolicited messages (packet-ins, flow
+//!   removed, errors for fire-and-forget messages) and connection events.
+
+mod error;
+pub mod frame;
+mod session;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use localipc::Endpoint;
+use tokio::sync::{broadcast, watch};
+
+pub use error::{ConnError, Rejection};
+pub use frame::{DEFAULT_MAX_MESSAGE_LEN, FrameError};
+
+use crate::header::{HEADER_LEN, Header};
+use crate::message::Message;
+use crate::msg::barrier::{BarrierReply, BarrierRequest};
+use crate::msg::bundle::{BundleAdd, BundleControl, BundleCtrlType, bundle_flags};
+use crate::msg::config::MISS_SEND_LEN_NO_BUFFER;
+use crate::msg::features::FeaturesReply;
+use crate::msg::port::{Port, PortDescReply, PortDescRequest, PortStatus};
+use crate::DecodeError;
+use session::{Collected, Session, Subscribers};
+
+/// A whole message as received: its header and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawMessage {
+    pub header: Header,
+    /// Everything after the 8-byte header.
+    pub body: Bytes,
+}
+
+impl RawMessage {
+    /// Decodes the body as `M`, checking the type.
+    pub fn parse<M: Message>(&self) -> Result<M, ConnError> {
+        if self.header.msg_type != M::TYPE {
+            return Err(ConnError::UnexpectedReply { expected: std::any::type_name::<M>(), got: self.header.msg_type });
+        }
+        Ok(M::parse_body(&self.body)?)
+    }
+}
+
+/// A message encoded for sending, whose xid the connection fills in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Encoded(Vec<u8>);
+
+impl Encoded {
+    /// Encodes `msg`.
+    pub fn new<M: Message>(msg: &M) -> Encoded {
+        Encoded(msg.to_bytes(0))
+    }
+
+    /// An already encoded whole message (header included).
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Encoded, DecodeError> {
+        let h = Header::parse(&bytes)?;
+        if usize::from(h.length) != bytes.len() {
+            return Err(DecodeError::BadLength { what: "encoded message", len: usize::from(h.length) });
+        }
+        Ok(Encoded(bytes))
+    }
+
+    /// The message type.
+    pub fn msg_type(&self) -> u8 {
+        self.0[1]
+    }
+
+    fn with_xid(&self, xid: u32) -> Vec<u8> {
+        let mut bytes = self.0.clone();
+        bytes[4..HEADER_LEN].copy_from_slice(&xid.to_be_bytes());
+        bytes
+    }
+}
+
+impl<M: Message> From<&M> for Encoded {
+    fn from(msg: &M) -> Encoded {
+        Encoded::new(msg)
+    }
+}
+
+/// What happened to the connection.
+#[derive(Debug, Clone)]
+pub enum ConnEvent {
+    /// A session is up (handshake done, hook run).
+    Connected { datapath_id: u64 },
+    /// The session dropped; a reconnect follows.
+    Disconnected { reason: Arc<ConnError> },
+    /// A reconnect attempt failed; another follows after the backoff.
+    ConnectFailed { error: ConnError },
+}
+
+/// What an on-connect hook returns.
+pub type HookFuture = Pin<Box<dyn Future<Output = Result<(), ConnError>> + Send>>;
+/// The hook run after every (re)connect; see [`ConnOptions::on_connect`].
+pub type ConnectHook = Arc<dyn Fn(OfConnection) -> HookFuture + Send + Sync>;
+
+/// Connection settings.
+#[derive(Clone)]
+pub struct ConnOptions {
+    /// Send an echo request when the switch has been silent this long.
+    pub echo_interval: Duration,
+    /// Declare the connection dead when the switch has been silent this long.
+    pub inactivity_timeout: Duration,
+    /// Largest accepted message.
+    pub max_message_len: usize,
+    /// First delay between reconnect attempts; it doubles up to `reconnect_max`.
+    pub reconnect_initial: Duration,
+    pub reconnect_max: Duration,
+    /// Sent in `OFPT_SET_CONFIG` after the handshake. Open vSwitch sends asynchronous messages
+    /// (port status, packet-in) on a management-socket connection only once it is nonzero.
+    pub miss_send_len: Option<u16>,
+    /// Set with [`ConnOptions::on_connect`].
+    pub on_connect: Option<ConnectHook>,
+}
+
+impl std::fmt::Debug for ConnOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnOptions")
+            .field("echo_interval", &self.echo_interval)
+            .field("inactivity_timeout", &self.inactivity_timeout)
+            .field("max_message_len", &self.max_message_len)
+            .field("reconnect_initial", &self.reconnect_initial)
+            .field("reconnect_max", &self.reconnect_max)
+            .field("miss_send_len", &self.miss_send_len)
+            .field("on_connect", &self.on_connect.is_some())
+            .finish()
+    }
+}
+
+impl Default for ConnOptions {
+    fn default() -> Self {
+        ConnOptions {
+            echo_interval: Duration::from_secs(5),
+            inactivity_timeout: Duration::from_secs(15),
+            max_message_len: DEFAULT_MAX_MESSAGE_LEN,
+            reconnect_initial: Duration::from_millis(100),
+            reconnect_max: Duration::from_secs(5),
+            miss_send_len: Some(MISS_SEND_LEN_NO_BUFFER),
+            on_connect: None,
+        }
+    }
+}
+
+impl ConnOptions {
+    /// Registers the hook run after every (re)connect, before any other request proceeds. It
+    /// gets a handle bound to the new session and must use that one: other handles wait until
+    /// the hook has finished. If it fails, the session is dropped and the connection retries.
+    pub fn on_connect<F, Fut>(mut self, hook: F) -> ConnOptions
+    where
+        F: Fn(OfConnection) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), ConnError>> + Send + 'static,
+    {
+        self.on_connect = Some(Arc::new(move |conn| Box::pin(hook(conn))));
+        self
+    }
+}
+
+/// Which session requests use.
+#[derive(Debug, Clone)]
+enum Link {
+    Connecting,
+    Ready(Arc<Session>),
+    Shutdown,
+}
+
+struct Shared {
+    endpoint: Endpoint,
+    options: ConnOptions,
+    next_xid: AtomicU32,
+    link: watch::Sender<Link>,
+    subscribers: Arc<Subscribers>,
+    events: broadcast::Sender<ConnEvent>,
+}
+
+impl Shared {
+    fn next_xid(&self) -> u32 {
+        loop {
+            let xid = self.next_xid.fetch_add(1, Ordering::Relaxed);
+            if xid != 0 {
+                return xid;
+            }
+        }
+    }
+
+    /// Dials, handshakes and runs the hook; publishes the session as ready.
+    async fn connect_once(self: &Arc<Self>, owner: &Arc<Owner>) -> Result<Arc<Session>, ConnError> {
+        let stream = localipc::dial(&self.endpoint)
+            .await
+            .map_err(|e| ConnError::Connect { endpoint: self.endpoint.to_string(), source: Arc::new(e) })?;
+        let session = Session::establish(stream, &self.options, self.subscribers.clone(), || self.next_xid()).await?;
+        if let Some(hook) = &self.options.on_connect {
+            let pinned = OfConnection { owner: owner.clone(), pinned: Some(session.clone()) };
+            if let Err(e) = hook(pinned).await {
+                let e = ConnError::Hook(Arc::new(e));
+                session.close(e.clone());
+                return Err(e);
+            }
+        }
+        let ready = self.link.send_if_modified(|link| {
+            if matches!(link, Link::Shutdown) {
+                false
+            } else {
+                *link = Link::Ready(session.clone());
+                true
+            }
+        });
+        if !ready {
+            session.close(ConnError::Shutdown);
+            return Err(ConnError::Shutdown);
+        }
+        let _ = self.events.send(ConnEvent::Connected { datapath_id: session.features().datapath_id });
+        Ok(session)
+    }
+
+    /// Watches the session and reconnects when it drops, until shutdown.
+    async fn supervise(self: Arc<Self>, owner: std::sync::Weak<Owner>, mut session: Arc<Session>) {
+        loop {
+            let reason = session.closed().await;
+            let shut_down = !self.link.send_if_modified(|link| {
+                if matches!(link, Link::Shutdown) {
+                    false
+                } else {
+                    *link = Link::Connecting;
+                    true
+                }
+            });
+            if shut_down {
+                return;
+            }
+            tracing::warn!(endpoint = %self.endpoint, %reason, "OpenFlow connection lost; reconnecting");
+            let _ = self.events.send(ConnEvent::Disconnected { reason });
+            let mut delay = self.options.reconnect_initial;
+            session = loop {
+                let Some(owner) = owner.upgrade() else { return };
+                match self.connect_once(&owner).await {
+                    Ok(s) => break s,
+                    Err(ConnError::Shutdown) => return,
+                    Err(error) => {
+                        tracing::debug!(endpoint = %self.endpoint, %error, "OpenFlow reconnect failed");
+                        let _ = self.events.send(ConnEvent::ConnectFailed { error });
+                    }
+                }
+                drop(owner);
+                let mut link = self.link.subscribe();
+                tokio::select! {
+                    _ = tokio::time::sleep(delay) => {}
+                    _ = link.wait_for(|l| matches!(l, Link::Shutdown)) => return,
+                }
+                delay = (delay * 2).min(self.options.reconnect_max);
+            };
+        }
+    }
+
+    fn shutdown(&self) {
+        let previous = self.link.send_replace(Link::Shutdown);
+        if let Link::Ready(session) = previous {
+            session.close(ConnError::Shutdown);
+        }
+    }
+}
+
+/// Shuts the connection down when the last handle goes away.
+struct Owner {
+    shared: Arc<Shared>,
+    /// Bundle ids, unique per connection.
+    next_bundle_id: AtomicU32,
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        self.shared.shutdown();
+    }
+}
+
+/// A handle to an OpenFlow connection to one bridge. Cloning is cheap; the connection (and its
+/// reconnect task) ends when the last clone is dropped or [`OfConnection::close`] is called.
+#[derive(Clone)]
+pub struct OfConnection {
+    owner: Arc<Owner>,
+    /// Set for the handle given to the on-connect hook: it uses that session directly.
+    pinned: Option<Arc<Session>>,
+}
+
+impl std::fmt::Debug for OfConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OfConnection").field("endpoint", &self.owner.shared.endpoint).finish_non_exhaustive()
+    }
+}
+
+impl OfConnection {
+    /// Connects to `endpoint`, runs the handshake and the on-connect hook, and starts the
+    /// reconnect task. Fails if this first attempt fails.
+    pub async fn connect(endpoint: Endpoint, options: ConnOptions) -> Result<OfConnection, ConnError> {
+        let shared = Arc::new(Shared {
+            endpoint,
+            options,
+            next_xid: AtomicU32::new(1),
+            link: watch::Sender::new(Link::Connecting),
+            subscribers: Arc::new(Subscribers {
+                port_status: broadcast::channel(256).0,
+                async_messages: broadcast::channel(1024).0,
+            }),
+            events: broadcast::channel(64).0,
+        });
+        let owner = Arc::new(Owner { shared: shared.clone(), next_bundle_id: AtomicU32::new(1) });
+        let session = shared.connect_once(&owner).await?;
+        tokio::spawn(shared.supervise(Arc::downgrade(&owner), session));
+        Ok(OfConnection { owner, pinned: None })
+    }
+
+    fn shared(&self) -> &Arc<Shared> {
+        &self.owner.shared
+    }
+
+    /// The session to use: the pinned one, or the current one once it is ready.
+    async fn session(&self) -> Result<Arc<Session>, ConnError> {
+        if let Some(s) = &self.pinned {
+            return Ok(s.clone());
+        }
+        let mut link = self.shared().link.subscribe();
+        let ready = link.wait_for(|l| !matches!(l, Link::Connecting)).await.map_err(|_| ConnError::Shutdown)?;
+        match &*ready {
+            Link::Ready(s) => Ok(s.clone()),
+            _ => Err(ConnError::Shutdown),
+        }
+    }
+
+    /// Shuts the connection down: waiting requests fail, no reconnect follows.
+    pub fn close(&self) {
+        self.shared().shutdown();
+    }
+
+    /// The current session's switch features (datapath id, tables, capabilities).
+    pub async fn features(&self) -> Result<FeaturesReply, ConnError> {
+        Ok(self.session().await?.features())
+    }
+
+    /// Port status changes (ports added, deleted, modified), from now on. A receiver that falls
+    /// behind by more than 256 changes gets `Lagged` and should re-read the ports.
+    pub fn port_status(&self) -> broadcast::Receiver<PortStatus> {
+        self.shared().subscribers.port_status.subscribe()
+    }
+
+    /// Messages nobody requested (packet-in, flow removed, errors for [`OfConnection::send`]
+    /// messages, …), from now on; at most 1024 are buffered per receiver.
+    pub fn async_messages(&self) -> broadcast::Receiver<RawMessage> {
+        self.shared().subscribers.async_messages.subscribe()
+    }
+
+    /// Connection events (connected, disconnected, reconnect failures), from now on.
+    pub fn events(&self) -> broadcast::Receiver<ConnEvent> {
+        self.shared().events.subscribe()
+    }
+
+    /// Sends `msg` without waiting for anything; returns its xid. Errors the switch sends for it
+    /// arrive on [`OfConnection::async_messages`].
+    pub async fn send<M: Message>(&self, msg: &M) -> Result<u32, ConnError> {
+        let session = self.session().await?;
+        let xid = self.shared().next_xid();
+        session.write(msg.to_bytes(xid))?;
+        Ok(xid)
+    }
+
+    /// Sends `msg` and waits for its reply, decoded as `R`.
+    pub async fn request<M: Message, R: Message>(&self, msg: &M) -> Result<R, ConnError> {
+        self.request_raw(msg).await?.parse::<R>()
+    }
+
+    /// Sends `msg` and waits for its reply.
+    pub async fn request_raw<M: Message>(&self, msg: &M) -> Result<RawMessage, ConnError> {
+        let session = self.session().await?;
+        let xid = self.shared().next_xid();
+        session.request(xid, msg.to_bytes(xid)).await
+    }
+
+    /// Sends a multipart request and returns every part of the reply.
+    pub async fn multipart<M: Message>(&self, msg: &M) -> Result<Vec<RawMessage>, ConnError> {
+        let session = self.session().await?;
+        let xid = self.shared().next_xid();
+        session.multipart(xid, msg.to_bytes(xid)).await
+    }
+
+    /// Describes every port of the bridge.
+    pub async fn port_desc(&self) -> Result<Vec<Port>, ConnError> {
+        let mut ports = Vec::new();
+        for part in self.multipart(&PortDescRequest::default()).await? {
+            ports.extend(part.parse::<PortDescReply>()?.ports);
+        }
+        Ok(ports)
+    }
+
+    /// Waits until the switch has processed every message sent before.
+    pub async fn barrier(&self) -> Result<(), ConnError> {
+        self.request::<_, BarrierReply>(&BarrierRequest).await.map(drop)
+    }
+
+    /// Sends `msgs` followed by a barrier and waits for the barrier reply. When it returns, the
+    /// switch has processed every message; `Err(BatchRejected)` lists the ones it rejected (the
+    /// others were applied — use [`OfConnection::bundle`] for all-or-nothing).
+    pub async fn batch(&self, msgs: &[Encoded]) -> Result<(), ConnError> {
+        let session = self.session().await?;
+        let (xids, bytes) = self.encode_all(msgs, |_, bytes| Ok(bytes))?;
+        let collected = Collected::default();
+        let registration = session.collect_errors(&xids, &collected)?;
+        let barrier_xid = self.shared().next_xid();
+        let mut out = bytes;
+        BarrierRequest.emit(barrier_xid, &mut out);
+        session.request(barrier_xid, out).await?;
+        drop(registration);
+        let rejections = rejections(&xids, &collected);
+        if rejections.is_empty() { Ok(()) } else { Err(ConnError::BatchRejected(rejections)) }
+    }
+
+    /// Applies `msgs` as one atomic, ordered bundle: the switch applies all of them or none.
+    /// On failure the bundle is discarded and the error lists what the switch rejected.
+    pub async fn bundle(&self, msgs: &[Encoded]) -> Result<(), ConnError> {
+        let session = self.session().await?;
+        let bundle_id = self.owner.next_bundle_id.fetch_add(1, Ordering::Relaxed);
+        let flags = bundle_flags::ATOMIC | bundle_flags::ORDERED;
+        self.bundle_on(&session, bundle_id, flags, msgs).await
+    }
+
+    async fn bundle_on(&self, session: &Arc<Session>, bundle_id: u32, flags: u16, msgs: &[Encoded]) -> Result<(), ConnError> {
+        let bundle_control = |ctrl_type: BundleCtrlType| async move {
+            let xid = self.shared().next_xid();
+            session.request(xid, BundleControl::new(bundle_id, ctrl_type, flags).to_bytes(xid)).await?.parse::<BundleControl>()
+        };
+        let as_bundle_error = |e: ConnError, rejections: Vec<Rejection>| match e {
+            ConnError::Rejected(control) => ConnError::BundleRejected { rejections, control: Some(control) },
+            other => other,
+        };
+        bundle_control(BundleCtrlType::OpenRequest).await.map_err(|e| as_bundle_error(e, Vec::new()))?;
+
+        let (xids, mut out) = self.encode_all(msgs, |xid, inner| Ok(BundleAdd::new(bundle_id, flags, inner)?.to_bytes(xid)))?;
+        let collected = Collected::default();
+        let registration = session.collect_errors(&xids, &collected)?;
+        // The barrier reply means every add has been checked, so add errors are all in.
+        let barrier_xid = self.shared().next_xid();
+        BarrierRequest.emit(barrier_xid, &mut out);
+        session.request(barrier_xid, out).await?;
+        let added = rejections(&xids, &collected);
+        if !added.is_empty() {
+            if let Err(e) = bundle_control(BundleCtrlType::DiscardRequest).await {
+                tracing::warn!(bundle_id, error = %e, "discarding a failed bundle failed");
+            }
+            return Err(ConnError::BundleRejected { rejections: added, control: None });
+        }
+        let committed = bundle_control(BundleCtrlType::CommitRequest).await;
+        drop(registration);
+        committed.map(drop).map_err(|e| as_bundle_error(e, rejections(&xids, &collected)))
+    }
+
+    /// Gives each message a fresh xid, transforms it with `wrap(xid, bytes)` and concatenates
+    /// the results; returns the xids in order and the bytes.
+    fn encode_all(
+        &self,
+        msgs: &[Encoded],
+        wrap: impl Fn(u32, Vec<u8>) -> Result<Vec<u8>, DecodeError>,
+    ) -> Result<(Vec<u32>, Vec<u8>), ConnError> {
+        let mut xids = Vec::with_capacity(msgs.len());
+        let mut out = Vec::new();
+        for msg in msgs {
+            let xid = self.shared().next_xid();
+            xids.push(xid);
+            out.extend_from_slice(&wrap(xid, msg.with_xid(xid))?);
+        }
+        Ok((xids, out))
+    }
+}
+
+/// The collected errors as rejections, with each message's index in the batch.
+fn rejections(xids: &[u32], collected: &Collected) -> Vec<Rejection> {
+    let collected = collected.lock().map(|c| c.clone()).unwrap_or_default();
+    collected
+        .into_iter()
+        .filter_map(|(xid, error)| xids.iter().position(|&x| x == xid).map(|index| Rejection { index, xid, error }))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msg::echo::EchoRequest;
+    use crate::msg::error::ErrorMsg;
+
+    #[test]
+    fn encoded_messages_get_their_xid_filled_in() {
+        let encoded = Encoded::new(&EchoRequest { payload: vec![7] });
+        assert_eq!(encoded.msg_type(), crate::header::msg_type::ECHO_REQUEST);
+        assert_eq!(encoded.with_xid(0x0a0b0c0d), [6, 2, 0, 9, 0x0a, 0x0b, 0x0c, 0x0d, 7]);
+    }
+
+    #[test]
+    fn encoded_from_bytes_checks_the_header() {
+        assert!(Encoded::from_bytes(vec![6, 2, 0, 8, 0, 0, 0, 1]).is_ok());
+        assert!(matches!(Encoded::from_bytes(vec![6, 2, 0, 8]), Err(DecodeError::Truncated { .. })));
+        assert!(matches!(Encoded::from_bytes(vec![6, 2, 0, 9, 0, 0, 0, 1]), Err(DecodeError::BadLength { len: 9, .. })));
+    }
+
+    #[test]
+    fn rejections_keep_batch_order_and_ignore_foreign_xids() {
+        let error = |code| ErrorMsg { kind: crate::msg::error::ErrorKind::Standard { err_type: 2, code }, data: vec![] };
+        let collected = Collected::default();
+        collected.lock().unwrap().extend([(12, error(4)), (99, error(1)), (10, error(5))]);
+        let r = rejections(&[10, 11, 12], &collected);
+        assert_eq!(r.iter().map(|r| (r.index, r.xid)).collect::<Vec<_>>(), [(2, 12), (0, 10)]);
+        assert_eq!(ConnError::BatchRejected(r).error_names(), ["OFPBAC_BAD_OUT_PORT", "OFPBAC_BAD_ARGUMENT"]);
+    }
+}

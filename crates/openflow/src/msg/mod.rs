@@ -1,6 +1,7 @@
 //! OpenFlow 1.5 messages, one module per message family. Each type implements
 //! [`crate::Message`].
 
+pub mod any;
 pub mod barrier;
 pub mod bundle;
 pub mod config;

@@ -1,0 +1,265 @@
+//! The connection against a real `ovs-vswitchd` (userspace datapath, private instance per test),
+//! with `ovs-vsctl` and `ovs-ofctl` as oracles.
+#![cfg(target_os = "linux")]
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use localipc::Endpoint;
+use openflow::conn::{ConnError, ConnEvent, ConnOptions, Encoded, OfConnection};
+use openflow::msg::echo::EchoReply;
+use openflow::msg::port::PortReason;
+use openflow::{DecodeError, Message};
+use ovstest::Ovs;
+
+/// A minimal OpenFlow 1.5 flow mod, hand-encoded for these tests: add to table 0 with an empty
+/// match, and either no instructions (`actions=drop`) or apply-actions `output:PORT`.
+struct TestFlowMod {
+    priority: u16,
+    /// `OFPFF_CHECK_OVERLAP` and friends.
+    flags: u16,
+    output: Option<u32>,
+}
+
+impl TestFlowMod {
+    fn drop(priority: u16) -> TestFlowMod {
+        TestFlowMod { priority, flags: 0, output: None }
+    }
+
+    /// Output to a port number outside OpenFlow's range: `OFPBAC_BAD_OUT_PORT` when decoded.
+    fn bad_out_port(priority: u16) -> TestFlowMod {
+        TestFlowMod { priority, flags: 0, output: Some(0x1_0000) }
+    }
+}
+
+const OFPFF_CHECK_OVERLAP: u16 = 1 << 1;
+
+impl Message for TestFlowMod {
+    const TYPE: u8 = 14;
+
+    fn emit_body(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&[0; 16]); // cookie, cookie mask
+        out.extend_from_slice(&[0, 0]); // table 0, OFPFC_ADD
+        out.extend_from_slice(&[0; 4]); // idle and hard timeout
+        out.extend_from_slice(&self.priority.to_be_bytes());
+        out.extend_from_slice(&[0xff; 12]); // buffer id, out port, out group: none/any
+        out.extend_from_slice(&self.flags.to_be_bytes());
+        out.extend_from_slice(&[0, 0]); // importance
+        out.extend_from_slice(&[0, 1, 0, 4, 0, 0, 0, 0]); // empty OXM match, padded
+        if let Some(port) = self.output {
+            out.extend_from_slice(&[0, 4, 0, 24, 0, 0, 0, 0]); // OFPIT_APPLY_ACTIONS
+            out.extend_from_slice(&[0, 0, 0, 16]); // OFPAT_OUTPUT
+            out.extend_from_slice(&port.to_be_bytes());
+            out.extend_from_slice(&[0xff, 0xff, 0, 0, 0, 0, 0, 0]);
+        }
+    }
+
+    fn parse_body(_body: &[u8]) -> Result<Self, DecodeError> {
+        Err(DecodeError::Unsupported { what: "test flow mod decoding", value: 0 })
+    }
+}
+
+fn bridge() -> Ovs {
+    let ovs = Ovs::start().expect("start ovs");
+    ovs.add_bridge("br0").expect("add br0");
+    ovs
+}
+
+fn endpoint(ovs: &Ovs) -> Endpoint {
+    Endpoint::Unix(ovs.mgmt_socket("br0"))
+}
+
+fn flows(ovs: &Ovs) -> String {
+    ovs.ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br0}", "--no-stats"]).expect("dump-flows")
+}
+
+fn has_flow(ovs: &Ovs, priority: u16) -> bool {
+    flows(ovs).lines().any(|l| l.split([' ', ',']).any(|w| w == format!("priority={priority}")))
+}
+
+/// Hang detector: no operation in these tests legitimately takes this long.
+async fn within<T>(what: &str, f: impl Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(30), f).await.unwrap_or_else(|_| panic!("{what} hung"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handshake_gives_the_datapath_id() {
+    let ovs = bridge();
+    let conn = within("connect", OfConnection::connect(endpoint(&ovs), ConnOptions::default())).await.unwrap();
+    let features = conn.features().await.unwrap();
+    let expected = ovs.vsctl(&["get", "bridge", "br0", "datapath_id"]).unwrap();
+    let expected = u64::from_str_radix(expected.trim().trim_matches('"'), 16).unwrap();
+    assert_eq!(features.datapath_id, expected);
+    assert_eq!(features.n_tables, 254);
+    within("barrier", conn.barrier()).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_installs_flows_and_reports_errors_by_name() {
+    let ovs = bridge();
+    let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
+    within("good batch", conn.batch(&[Encoded::new(&TestFlowMod::drop(10)), Encoded::new(&TestFlowMod::drop(11))])).await.unwrap();
+    assert!(has_flow(&ovs, 10) && has_flow(&ovs, 11), "{}", flows(&ovs));
+
+    let batch = [Encoded::new(&TestFlowMod::drop(100)), Encoded::new(&TestFlowMod::bad_out_port(200)), Encoded::new(&TestFlowMod::drop(300))];
+    let err = within("batch", conn.batch(&batch)).await.unwrap_err();
+    let ConnError::BatchRejected(rejections) = &err else { panic!("unexpected {err}") };
+    assert_eq!(rejections.len(), 1, "{err}");
+    assert_eq!(rejections[0].index, 1);
+    assert_eq!(rejections[0].error.name(), Some("OFPBAC_BAD_OUT_PORT"));
+    assert_eq!(rejections[0].error.offending_header().map(|h| h.xid), Some(rejections[0].xid));
+    assert!(err.to_string().contains("OFPBAC_BAD_OUT_PORT"), "{err}");
+    // A batch is not atomic: the good messages are installed, and already when batch() returns.
+    let dump = flows(&ovs);
+    assert!(has_flow(&ovs, 100) && has_flow(&ovs, 300) && !has_flow(&ovs, 200), "{dump}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn send_errors_arrive_as_async_messages() {
+    let ovs = bridge();
+    let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
+    let mut unsolicited = conn.async_messages();
+    let xid = conn.send(&TestFlowMod::bad_out_port(5)).await.unwrap();
+    let raw = within("async error", unsolicited.recv()).await.unwrap();
+    assert_eq!(raw.header.xid, xid);
+    let error = raw.parse::<openflow::msg::error::ErrorMsg>().unwrap();
+    assert_eq!(error.name(), Some("OFPBAC_BAD_OUT_PORT"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bundle_applies_all_or_nothing() {
+    let ovs = bridge();
+    let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
+
+    // Rejected when added: nothing of the bundle is installed.
+    let bundle = [Encoded::new(&TestFlowMod::drop(300)), Encoded::new(&TestFlowMod::bad_out_port(301)), Encoded::new(&TestFlowMod::drop(302))];
+    let err = within("bundle", conn.bundle(&bundle)).await.unwrap_err();
+    assert!(matches!(&err, ConnError::BundleRejected { rejections, .. } if rejections.len() == 1 && rejections[0].index == 1), "{err}");
+    assert_eq!(err.error_names(), ["OFPBAC_BAD_OUT_PORT"]);
+    assert!(!has_flow(&ovs, 300) && !has_flow(&ovs, 302), "{}", flows(&ovs));
+
+    // Rejected at commit (overlaps an installed flow of the same priority): nothing is
+    // installed either.
+    ovs.ofctl(&["-O", "OpenFlow15", "add-flow", "{mgmt:br0}", "priority=400,ip,actions=drop"]).unwrap();
+    let overlapping = TestFlowMod { priority: 400, flags: OFPFF_CHECK_OVERLAP, output: None };
+    let err = within("bundle", conn.bundle(&[Encoded::new(&TestFlowMod::drop(401)), Encoded::new(&overlapping)])).await.unwrap_err();
+    let names = err.error_names();
+    assert!(names.contains(&"OFPFMFC_OVERLAP"), "{err}");
+    assert!(names.contains(&"OFPBFC_MSG_FAILED"), "{err}");
+    assert!(!has_flow(&ovs, 401), "{}", flows(&ovs));
+
+    // A good bundle is applied whole.
+    within("bundle", conn.bundle(&[Encoded::new(&TestFlowMod::drop(500)), Encoded::new(&TestFlowMod::drop(501))])).await.unwrap();
+    assert!(has_flow(&ovs, 500) && has_flow(&ovs, 501), "{}", flows(&ovs));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn port_status_reports_added_ports() {
+    let ovs = bridge();
+    let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
+    let mut status = conn.port_status();
+    ovs.vsctl(&["add-port", "br0", "p1", "--", "set", "interface", "p1", "type=internal"]).unwrap();
+    let added = within("port status", async {
+        loop {
+            let s = status.recv().await.unwrap();
+            if s.reason == PortReason::Add {
+                return s;
+            }
+        }
+    })
+    .await;
+    assert_eq!(added.port.name, "p1");
+    let ofport: u32 = ovs.vsctl(&["get", "interface", "p1", "ofport"]).unwrap().trim().parse().unwrap();
+    assert_eq!(added.port.port_no, ofport);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn port_desc_lists_every_port() {
+    let ovs = bridge();
+    for p in ["p1", "p2", "p3"] {
+        ovs.vsctl(&["add-port", "br0", p, "--", "set", "interface", p, "type=internal"]).unwrap();
+    }
+    let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
+    let ports = within("port desc", conn.port_desc()).await.unwrap();
+    let mut names: Vec<_> = ports.iter().map(|p| p.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["br0", "p1", "p2", "p3"]);
+    let local = ports.iter().find(|p| p.name == "br0").unwrap();
+    assert_eq!(local.port_no, openflow::msg::port::port_no::LOCAL);
+    let show = ovs.ofctl(&["-O", "OpenFlow15", "show", "{mgmt:br0}"]).unwrap();
+    for p in &ports {
+        let mac = p.hw_addr.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":");
+        assert!(show.contains(&format!("({}): addr:{mac}", p.name)), "{} {mac} not in\n{show}", p.name);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnects_after_restart_and_replays_through_the_hook() {
+    let ovs = bridge();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let hook_calls = calls.clone();
+    let options = ConnOptions::default().on_connect(move |conn| {
+        let calls = hook_calls.clone();
+        async move {
+            calls.fetch_add(1, Ordering::SeqCst);
+            conn.batch(&[Encoded::new(&TestFlowMod::drop(700))]).await
+        }
+    });
+    let conn = OfConnection::connect(endpoint(&ovs), options).await.unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert!(has_flow(&ovs, 700));
+    let mut events = conn.events();
+
+    ovs.restart_vswitchd().unwrap();
+    within("reconnect", async {
+        loop {
+            if let ConnEvent::Connected { .. } = events.recv().await.unwrap() {
+                return;
+            }
+        }
+    })
+    .await;
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    // The hook ran before this request could proceed, so the flow is back already.
+    within("barrier", conn.barrier()).await.unwrap();
+    assert!(has_flow(&ovs, 700), "{}", flows(&ovs));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_in_flight_fails_when_the_switch_goes_away() {
+    let ovs = bridge();
+    let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
+    // The switch never answers an echo reply, so this request is still waiting when it dies.
+    let pending = tokio::spawn({
+        let conn = conn.clone();
+        async move { conn.request_raw(&EchoReply::default()).await }
+    });
+    conn.barrier().await.unwrap();
+    ovs.stop_vswitchd();
+    let result = within("in-flight request", pending).await.unwrap();
+    assert!(matches!(result, Err(ConnError::Disconnected(_))), "{result:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn port_mod_changes_the_port_config() {
+    use openflow::msg::port::{PortMod, port_config};
+    let ovs = bridge();
+    ovs.vsctl(&["add-port", "br0", "p1", "--", "set", "interface", "p1", "type=internal"]).unwrap();
+    let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
+    let p1 = conn.port_desc().await.unwrap().into_iter().find(|p| p.name == "p1").unwrap();
+    let mask = port_config::NO_RECV | port_config::NO_PACKET_IN | port_config::NO_FLOOD;
+    let port_mod = PortMod { port_no: p1.port_no, hw_addr: p1.hw_addr, config: mask, mask, properties: vec![] };
+    within("port mod", conn.batch(&[Encoded::new(&port_mod)])).await.unwrap();
+    let show = ovs.ofctl(&["-O", "OpenFlow10", "show", "{mgmt:br0}"]).unwrap();
+    let p1_config = show.lines().skip_while(|l| !l.contains("(p1)")).nth(1).unwrap_or_default();
+    assert!(p1_config.contains("NO_RECV") && p1_config.contains("NO_PACKET_IN"), "{show}");
+    // Open vSwitch ignores the OpenFlow 1.0 no-flood bit in 1.1+ port mods (see msg::port).
+    assert!(!p1_config.contains("NO_FLOOD"), "{show}");
+
+    // A port mod whose address does not match the port is rejected by name.
+    let wrong = PortMod { hw_addr: [2, 0xde, 0xad, 0, 0, 1], ..port_mod };
+    let err = within("port mod", conn.batch(&[Encoded::new(&wrong)])).await.unwrap_err();
+    assert_eq!(err.error_names(), ["OFPPMFC_BAD_HW_ADDR"], "{err}");
+}
