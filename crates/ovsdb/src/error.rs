@@ -67,6 +67,14 @@ pub enum Error {
         /// Why the connection ended.
         reason: DisconnectReason,
     },
+    /// The request was cancelled with [`crate::Client::cancel`].
+    #[error("OVSDB {method} request {id} was cancelled")]
+    Canceled {
+        /// The request's method.
+        method: String,
+        /// The request's id.
+        id: u64,
+    },
     /// The server answered with a JSON-RPC error.
     #[error("OVSDB {method} failed: {error}{}", details.as_ref().map(|d| format!(": {d}")).unwrap_or_default())]
     Rpc {

@@ -76,6 +76,25 @@ impl Conn {
         self.out.send(bytes).map_err(|_| Error::Disconnected { method: method.to_owned(), reason: DisconnectReason::PeerClosed })
     }
 
+    /// Sends `cancel` for request `id` and fails that request with [`Error::Canceled`] at once:
+    /// ovsdb-server drops a cancelled request without answering it (RFC 7047 §4.1.4 says it
+    /// answers `canceled`; an answer that does come is absorbed).
+    pub(crate) fn cancel(&self, id: u64) -> Result<(), Error> {
+        let pending = {
+            let mut table = lock(&self.calls);
+            match table.pending.get_mut(&id) {
+                Some(slot) => Some(std::mem::replace(slot, Pending::Discard)),
+                None => None,
+            }
+        };
+        let Some(pending) = pending else { return Ok(()) };
+        self.notify("cancel", vec![Json::from(id)])?;
+        if let Pending::Call { method, reply } = pending {
+            let _ = reply.send(Err(Error::Canceled { method: method.to_owned(), id }));
+        }
+        Ok(())
+    }
+
     fn take(&self, id: u64) -> Option<Pending> {
         lock(&self.calls).pending.remove(&id)
     }

@@ -94,19 +94,35 @@ impl InFlightTransact {
 impl Client {
     /// Connects to `endpoint` (see [`ClientConfig`] for the attempts made).
     pub async fn connect(endpoint: Endpoint, config: ClientConfig) -> Result<Client, Error> {
-        let shared = Arc::new(Shared::new(endpoint, config));
+        let shared = Arc::new(Shared::new(Some(endpoint.clone()), endpoint.to_string(), config));
         let stream = supervisor::connect_first(&shared).await?;
+        Ok(Client::start(shared, stream).await)
+    }
+
+    /// Runs the protocol over an already connected `stream` (any transport, e.g. an in-memory
+    /// pipe); `peer` names it in errors. There is no endpoint to redial, so the client does not
+    /// reconnect.
+    pub async fn over_stream(stream: localipc::Stream, peer: &str, config: ClientConfig) -> Client {
+        Client::start(Arc::new(Shared::new(None, peer.to_owned(), config)), stream).await
+    }
+
+    async fn start(shared: Arc<Shared>, stream: localipc::Stream) -> Client {
         let (shutdown, shutdown_rx) = watch::channel(());
         let mut state = shared.state.subscribe();
         tokio::spawn(supervisor::supervise(shared.clone(), stream, shutdown_rx));
         // Return once the connection is installed, so the first request finds it.
         let _ = state.wait_for(|s| !matches!(s, ConnectionState::Connecting)).await;
-        Ok(Client { inner: Arc::new(Inner { shared, _shutdown: shutdown }) })
+        Client { inner: Arc::new(Inner { shared, _shutdown: shutdown }) }
     }
 
-    /// The server's address.
-    pub fn endpoint(&self) -> &Endpoint {
-        &self.inner.shared.endpoint
+    /// The server's address (`None` for a client made with [`Client::over_stream`]).
+    pub fn endpoint(&self) -> Option<&Endpoint> {
+        self.inner.shared.endpoint.as_ref()
+    }
+
+    /// The server's name in messages.
+    pub fn peer(&self) -> &str {
+        &self.inner.shared.peer
     }
 
     /// Connection state changes.
@@ -153,10 +169,11 @@ impl Client {
         Ok(InFlightTransact { id, transaction, reply: rx })
     }
 
-    /// `cancel`: asks the server to abandon the request with `id` (a blocked `wait`); that
-    /// request then fails with the server's `canceled` error.
+    /// `cancel`: asks the server to abandon the outstanding request `id` (a transaction blocked
+    /// in a `wait`); that request fails with [`Error::Canceled`]. Unknown or finished ids are
+    /// ignored.
     pub fn cancel(&self, id: u64) -> Result<(), Error> {
-        self.inner.shared.conn()?.notify("cancel", vec![Json::from(id)])
+        self.inner.shared.conn()?.cancel(id)
     }
 
     /// `echo`: the server returns `params`.
@@ -196,7 +213,7 @@ impl Client {
         let shared = &self.inner.shared;
         let (id, events) = shared.register_monitor(database, v2, Json::Object(requests));
         let started = async {
-            let (method, params, v2) = shared.monitor_request(&id).ok_or_else(|| Error::NotConnected { endpoint: shared.endpoint.to_string() })?;
+            let (method, params, v2) = shared.monitor_request(&id).ok_or_else(|| Error::NotConnected { endpoint: shared.peer.clone() })?;
             let (ack, ack_rx) = oneshot::channel();
             shared.conn()?.request(method, params, Pending::Monitor { monitor_id: id.clone(), v2, ack: Some(ack) })?;
             match ack_rx.await {

@@ -42,7 +42,7 @@ impl Monitor {
         self.shared.unregister_monitor(&self.id);
         let (reply, rx) = oneshot::channel();
         self.shared.conn()?.request("monitor_cancel", vec![Json::from(self.id.as_str())], Pending::Call { method: "monitor_cancel", reply })?;
-        rx.await.unwrap_or_else(|_| Err(Error::NotConnected { endpoint: self.shared.endpoint.to_string() })).map(drop)
+        rx.await.unwrap_or_else(|_| Err(Error::NotConnected { endpoint: self.shared.peer.clone() })).map(drop)
     }
 }
 

@@ -30,7 +30,10 @@ struct MonitorEntry {
 
 #[derive(Debug)]
 pub(crate) struct Shared {
-    pub(crate) endpoint: Endpoint,
+    /// Where to (re)connect; `None` for a client over a caller-supplied stream.
+    pub(crate) endpoint: Option<Endpoint>,
+    /// The peer's name in messages.
+    pub(crate) peer: String,
     pub(crate) config: ClientConfig,
     current: Mutex<Option<Arc<Conn>>>,
     monitors: Mutex<HashMap<String, MonitorEntry>>,
@@ -40,9 +43,10 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(endpoint: Endpoint, config: ClientConfig) -> Shared {
+    pub(crate) fn new(endpoint: Option<Endpoint>, peer: String, config: ClientConfig) -> Shared {
         Shared {
             endpoint,
+            peer,
             config,
             current: Mutex::new(None),
             monitors: Mutex::default(),
@@ -54,7 +58,7 @@ impl Shared {
 
     /// The live connection, or `NotConnected`.
     pub(crate) fn conn(&self) -> Result<Arc<Conn>, Error> {
-        lock(&self.current).clone().ok_or_else(|| Error::NotConnected { endpoint: self.endpoint.to_string() })
+        lock(&self.current).clone().ok_or_else(|| Error::NotConnected { endpoint: self.peer.clone() })
     }
 
     pub(crate) fn set_conn(&self, conn: Option<Arc<Conn>>) {

@@ -23,7 +23,7 @@ pub(crate) async fn connect_first(shared: &Shared) -> Result<localipc::Stream, E
         match dial(shared, timeout).await {
             Ok(stream) => return Ok(stream),
             Err(e) => {
-                tracing::debug!(endpoint = %shared.endpoint, attempt, error = %e, "OVSDB connect attempt failed");
+                tracing::debug!(endpoint = %shared.peer, attempt, error = %e, "OVSDB connect attempt failed");
                 last = e;
             }
         }
@@ -32,13 +32,16 @@ pub(crate) async fn connect_first(shared: &Shared) -> Result<localipc::Stream, E
             tokio::time::sleep(config.backoff).await;
         }
     }
-    Err(Error::Connect { endpoint: shared.endpoint.to_string(), attempts: config.connect_attempts.max(1), source: last })
+    Err(Error::Connect { endpoint: shared.peer.clone(), attempts: config.connect_attempts.max(1), source: last })
 }
 
 async fn dial(shared: &Shared, timeout: Duration) -> io::Result<localipc::Stream> {
-    match tokio::time::timeout(timeout, localipc::dial(&shared.endpoint)).await {
+    let Some(endpoint) = &shared.endpoint else {
+        return Err(io::Error::new(io::ErrorKind::Unsupported, "no endpoint to connect to"));
+    };
+    match tokio::time::timeout(timeout, localipc::dial(endpoint)).await {
         Ok(result) => result,
-        Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, format!("connect to {} timed out after {timeout:?}", shared.endpoint))),
+        Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, format!("connect to {endpoint} timed out after {timeout:?}"))),
     }
 }
 
@@ -56,8 +59,8 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut stream: localipc::Stream,
         let reason = connection::run(&conn, out_rx, stream, &shared, shutdown.clone()).await;
         shared.set_conn(None);
         conn.close(&reason);
-        tracing::info!(endpoint = %shared.endpoint, %reason, "OVSDB connection ended");
-        if matches!(reason, DisconnectReason::Shutdown) || !reconnect {
+        tracing::info!(endpoint = %shared.peer, %reason, "OVSDB connection ended");
+        if matches!(reason, DisconnectReason::Shutdown) || !reconnect || shared.endpoint.is_none() {
             shared.clear_monitors();
             shared.state.send_replace(ConnectionState::Closed(reason));
             return;
@@ -75,7 +78,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut stream: localipc::Stream,
             }
             match dial(&shared, connect_timeout_max).await {
                 Ok(s) => break s,
-                Err(e) => tracing::debug!(endpoint = %shared.endpoint, error = %e, "OVSDB reconnect attempt failed"),
+                Err(e) => tracing::debug!(endpoint = %shared.peer, error = %e, "OVSDB reconnect attempt failed"),
             }
         };
         generation += 1;
