@@ -48,7 +48,9 @@ async fn create_bridge_sets_every_column_and_is_idempotent() {
     // Like add-br: a local internal port named after the bridge, not listed as a port.
     assert_eq!(vsctl_nowait(&ovs, &["list-ports", "br-int"]).trim(), "");
     assert_eq!(vsctl_nowait(&ovs, &["get", "Interface", "br-int", "type"]).trim(), "internal");
-    assert_eq!(vsctl_nowait(&ovs, &["port-to-br", "br-int"]).trim(), "br-int");
+    let local_iface = vsctl_nowait(&ovs, &["get", "Interface", "br-int", "_uuid"]);
+    assert_eq!(vsctl_nowait(&ovs, &["get", "Port", "br-int", "interfaces"]).trim(), format!("[{}]", local_iface.trim()));
+    assert_eq!(get("ports"), format!("[{}]", vsctl_nowait(&ovs, &["get", "Port", "br-int", "_uuid"]).trim()));
 
     assert_eq!(vs.create_bridge(&full_bridge("br-int")).await.unwrap(), uuid);
     assert_eq!(vsctl_nowait(&ovs, &["list-br"]).trim(), "br-int");
