@@ -48,10 +48,11 @@ impl Monitor {
 
 impl Drop for Monitor {
     fn drop(&mut self) {
-        if self.active && self.shared.unregister_monitor(&self.id) {
-            if let Ok(conn) = self.shared.conn() {
-                let _ = conn.request("monitor_cancel", vec![Json::from(self.id.as_str())], Pending::Discard);
-            }
+        if self.active
+            && self.shared.unregister_monitor(&self.id)
+            && let Ok(conn) = self.shared.conn()
+        {
+            let _ = conn.request("monitor_cancel", vec![Json::from(self.id.as_str())], Pending::Discard);
         }
     }
 }
