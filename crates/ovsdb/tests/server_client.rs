@@ -422,3 +422,73 @@ async fn integer_boolean_and_reference_atoms_survive_the_server() {
     assert_eq!(vsctl_nowait(&ovs, &["get", "Bridge", "types", "ipfix"]).trim(), rows[0].uuid().unwrap().to_string());
     assert_eq!(vsctl_nowait(&ovs, &["get", "IPFIX", ".", "sampling"]).trim(), "7");
 }
+
+/// A column value with set and map elements in a canonical order, or `None` for a default
+/// (empty, zero, false, "") value, which `initial`/`insert` updates leave out.
+fn canonical(v: &Value) -> Option<Vec<String>> {
+    let mut items: Vec<String> = match v {
+        Value::Atom(a) => vec![a.to_json().to_string()],
+        Value::Set(atoms) => atoms.iter().map(|a| a.to_json().to_string()).collect(),
+        Value::Map(pairs) => pairs.iter().map(|(k, v)| format!("{}={}", k.to_json(), v.to_json())).collect(),
+    };
+    items.sort();
+    match items.as_slice() {
+        [] => None,
+        [one] if one == "\"\"" || one == "0" || one == "false" => None,
+        _ => Some(items),
+    }
+}
+
+fn canonical_table(rows: impl IntoIterator<Item = (ovsdb::data::Uuid, Row)>) -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, Vec<String>>> {
+    rows.into_iter()
+        .map(|(uuid, row)| {
+            let cols = row.0.iter().filter(|(c, _)| !c.starts_with('_')).filter_map(|(c, v)| Some((c.clone(), canonical(v)?))).collect();
+            (uuid.to_string(), cols)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update2_diffs_keep_a_cache_equal_to_the_table() {
+    let ovs = start_db();
+    let client = connect(&ovs).await;
+    let schema = client.get_schema(DB).await.unwrap();
+    let table = schema.table("Bridge").unwrap();
+    let columns = ["name", "protocols", "fail_mode", "external_ids", "flood_vlans", "datapath_type", "stp_enable", "ports"];
+    vsctl_nowait(&ovs, &["add-br", "a", "--", "set", "Bridge", "a", "protocols=OpenFlow13", "external_ids:x=1"]);
+    let mut mon = client.monitor_cond(DB, [("Bridge", MonitorRequest::columns(&columns))]).await.unwrap();
+    let mut cache: std::collections::BTreeMap<ovsdb::data::Uuid, Row> = Default::default();
+    let changes: &[&[&str]] = &[
+        &["add-br", "b"],
+        &["set", "Bridge", "a", "protocols=OpenFlow10,OpenFlow13,OpenFlow15"],
+        &["set", "Bridge", "a", "protocols=OpenFlow15"],
+        &["set", "Bridge", "a", "fail_mode=secure"],
+        &["set", "Bridge", "a", "fail_mode=standalone"],
+        &["clear", "Bridge", "a", "fail_mode"],
+        &["set", "Bridge", "a", "external_ids:x=2", "external_ids:y=3"],
+        &["remove", "Bridge", "a", "external_ids", "x"],
+        &["set", "Bridge", "b", "flood_vlans=1,2,3", "datapath_type=netdev", "stp_enable=true"],
+        &["set", "Bridge", "b", "flood_vlans=2,4", "datapath_type=\"\"", "stp_enable=false"],
+        &["add-port", "a", "pa"],
+        &["del-br", "b"],
+    ];
+    for step in 0..=changes.len() {
+        if let Some(change) = step.checked_sub(1).and_then(|i| changes.get(i)) {
+            vsctl_nowait(&ovs, change);
+        }
+        let (MonitorEvent::Snapshot(Updates::V2(u)) | MonitorEvent::Update(Updates::V2(u))) = next_event(&mut mon).await else {
+            panic!("update2 expected")
+        };
+        for (uuid, update) in &u["Bridge"] {
+            match Row::apply_update2(cache.remove(uuid), update, table) {
+                Some(row) => cache.insert(*uuid, row),
+                None => None,
+            };
+        }
+        let mut t = Transaction::new(DB);
+        let sel = t.select("Bridge", vec![], Some(&["_uuid", "name", "protocols", "fail_mode", "external_ids", "flood_vlans", "datapath_type", "stp_enable", "ports"]));
+        let out = client.transact(&t).await.unwrap();
+        let truth = out.rows(sel).unwrap().iter().map(|r| (r.uuid().unwrap(), r.clone()));
+        assert_eq!(canonical_table(cache.clone()), canonical_table(truth), "after step {step}");
+    }
+}

@@ -1,6 +1,8 @@
 //! Monitors (RFC 7047 §4.1.5 and the `monitor_cond` extension of ovsdb-server(7)): what to
-//! watch, and the table updates (`update` / `update2`) that report changes.
+//! watch, the table updates (`update` / `update2`) that report changes, and applying `update2`
+//! diffs to cached rows.
 
+mod diff;
 mod request;
 mod update;
 
