@@ -492,3 +492,60 @@ async fn update2_diffs_keep_a_cache_equal_to_the_table() {
         assert_eq!(canonical_table(cache.clone()), canonical_table(truth), "after step {step}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_the_servers_inactivity_probe_on_tcp() {
+    let ovs = start_db();
+    // ovsdb-server probes idle TCP sessions (5 s) and drops them after another silent interval.
+    let port = tokio::task::block_in_place(|| ovs.add_tcp_remote()).unwrap();
+    let ctl = ovs.dir().join("ovsdb-server.ctl");
+    let status = tokio::task::block_in_place(|| {
+        std::process::Command::new("ovs-appctl").arg("-t").arg(&ctl).args(["vlog/set", "jsonrpc:file:dbg"]).status()
+    });
+    assert!(status.unwrap().success());
+    let cfg = ovsdb::ClientConfig { inactivity_probe: None, ..config() };
+    let client = Client::connect(Endpoint::Tcp(format!("127.0.0.1:{port}")), cfg).await.unwrap();
+    client.list_dbs().await.unwrap();
+    let log_path = ovs.dir().join("ovsdb-server.log");
+    let probed = |log: &str| log.lines().any(|l| l.contains("tcp:") && l.contains("received reply") && l.contains("\"echo\""));
+    let deadline = tokio::time::Instant::now() + STEP;
+    while !probed(&std::fs::read_to_string(&log_path).unwrap_or_default()) {
+        assert!(tokio::time::Instant::now() < deadline, "the server never received our echo reply");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(matches!(*client.connection_state().borrow(), ConnectionState::Connected { generation: 1 }));
+    assert!(client.list_dbs().await.unwrap().contains(&DB.to_owned()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_get_their_own_replies() {
+    let ovs = start_db();
+    let client = connect(&ovs).await;
+    let calls: Vec<_> = (0..200)
+        .map(|i| {
+            let c = client.clone();
+            tokio::spawn(async move { (i, c.echo(vec![json!(i), json!(format!("call {i}"))]).await) })
+        })
+        .collect();
+    for call in calls {
+        let (i, reply) = call.await.unwrap();
+        assert_eq!(reply.unwrap(), vec![json!(i), json!(format!("call {i}"))]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn monitor_select_limits_what_is_reported() {
+    let ovs = start_db();
+    vsctl_nowait(&ovs, &["add-br", "existing"]);
+    let client = connect(&ovs).await;
+    let select = ovsdb::monitor::MonitorSelect { initial: false, insert: false, delete: true, modify: false };
+    let req = MonitorRequest { select, ..MonitorRequest::columns(&["name"]) };
+    let mut mon = client.monitor(DB, [("Bridge", req)]).await.unwrap();
+    assert!(matches!(next_event(&mut mon).await, MonitorEvent::Snapshot(u) if u.is_empty()), "no initial rows");
+    vsctl_nowait(&ovs, &["add-br", "new"]);
+    vsctl_nowait(&ovs, &["set", "Bridge", "existing", "external_ids:a=b"]);
+    vsctl_nowait(&ovs, &["del-br", "existing"]);
+    let MonitorEvent::Update(Updates::V1(u)) = next_event(&mut mon).await else { panic!("update expected") };
+    let rows: Vec<_> = u["Bridge"].values().collect();
+    assert!(matches!(rows.as_slice(), [RowUpdate::Delete(r)] if r.get("name") == Some(&Value::from("existing"))), "{rows:?}");
+}
