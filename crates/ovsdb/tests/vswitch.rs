@@ -224,3 +224,23 @@ async fn wait_for_ofport_with_vswitchd() {
         other => panic!("expected InterfaceFailed, got {other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_snapshot_arrives_whole() {
+    let ovs = start_db();
+    let vs = vswitch(&ovs).await;
+    vs.create_bridge(&BridgeSpec::new("br0")).await.unwrap();
+    let specs: Vec<PortSpec> = (0..2000).map(|i| PortSpec::internal(&format!("port-with-a-longer-name-{i}"))).collect();
+    vs.create_ports("br0", &specs).await.unwrap();
+    let request = ovsdb::monitor::MonitorRequest::default();
+    let mut mon = vs.client().monitor("Open_vSwitch", [("Interface", request)]).await.unwrap();
+    let ovsdb::monitor::MonitorEvent::Snapshot(ovsdb::monitor::Updates::V1(snap)) = next_event(&mut mon).await else {
+        panic!("snapshot expected")
+    };
+    let listed = vsctl_nowait(&ovs, &["--columns=_uuid", "--bare", "list", "Interface"]);
+    let mut oracle: Vec<String> = listed.split_whitespace().map(str::to_owned).collect();
+    oracle.sort();
+    let ours: Vec<String> = snap["Interface"].keys().map(ToString::to_string).collect();
+    assert_eq!(ours.len(), 2001);
+    assert_eq!(ours, oracle);
+}

@@ -120,6 +120,9 @@ impl Conn {
     }
 }
 
+/// Free buffer space offered to each socket read.
+const READ_CHUNK: usize = 64 * 1024;
+
 /// Runs the connection over `stream` until it ends; returns why.
 pub(crate) async fn run(
     conn: &Arc<Conn>,
@@ -131,11 +134,14 @@ pub(crate) async fn run(
     let (mut rd, wr) = tokio::io::split(stream);
     let mut writer = tokio::spawn(write_loop(wr, out_rx));
     let mut decoder = FrameDecoder::new(shared.config.max_message_size);
-    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let probe = shared.config.inactivity_probe;
     let mut probe_sent = false;
     let mut deadline = probe.map(|p| Instant::now() + p);
     let reason = loop {
+        if buf.capacity() - buf.len() < READ_CHUNK / 4 {
+            buf.reserve(READ_CHUNK);
+        }
         let idle = async {
             match deadline {
                 Some(d) => tokio::time::sleep_until(d).await,
