@@ -549,3 +549,19 @@ async fn monitor_select_limits_what_is_reported() {
     let rows: Vec<_> = u["Bridge"].values().collect();
     assert!(matches!(rows.as_slice(), [RowUpdate::Delete(r)] if r.get("name") == Some(&Value::from("existing"))), "{rows:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_reconnect_a_lost_connection_closes_the_client() {
+    let ovs = start_db();
+    let cfg = ovsdb::ClientConfig { reconnect: false, ..config() };
+    let client = Client::connect(Endpoint::Unix(ovs.db_socket()), cfg).await.unwrap();
+    let mut mon = client.monitor(DB, [("Bridge", MonitorRequest::default())]).await.unwrap();
+    next_event(&mut mon).await;
+    tokio::task::block_in_place(|| kill_ovsdb(&ovs));
+    let mut state = client.connection_state();
+    let closed = tokio::time::timeout(STEP, state.wait_for(|s| matches!(s, ConnectionState::Closed(_)))).await.expect("closed").unwrap().clone();
+    assert!(matches!(closed, ConnectionState::Closed(DisconnectReason::PeerClosed)), "{closed:?}");
+    assert_eq!(tokio::time::timeout(STEP, mon.next()).await.expect("stream ends"), None);
+    tokio::task::block_in_place(|| start_ovsdb(&ovs));
+    assert!(matches!(client.list_dbs().await, Err(Error::NotConnected { .. })));
+}
