@@ -26,14 +26,14 @@ pub enum Action {
     OutputReg { src: Subfield, max_len: u16 },
     /// `group:ID`.
     Group(u32),
-    /// `set_field:VALUE[/MASK]->FIELD`; unmasked as `OFPAT_SET_FIELD`, masked as
-    /// `NXAST_REG_LOAD2`. `mask` is the field's full mask when unmasked.
+    /// `set_field:VALUE[/MASK]->FIELD` (`OFPAT_SET_FIELD`, masked OXM when masked). `mask` is the
+    /// field's full mask when unmasked.
     SetField {
         field: Field,
         value: u128,
         mask: u128,
     },
-    /// `move:SRC->DST` (`NXAST_REG_MOVE`).
+    /// `move:SRC->DST` (`OFPAT_COPY_FIELD`).
     Move { src: Subfield, dst: Subfield },
     /// `resubmit(PORT,TABLE[,ct])`: `port` is `IN_PORT` for "the packet's input port".
     Resubmit {

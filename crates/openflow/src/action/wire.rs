@@ -1,5 +1,9 @@
 //! Wire forms of [`Action`]: `ofp_action_header` actions and Nicira actions (type `0xffff`,
 //! vendor `0x00002320`, a subtype, padded to 8 bytes).
+//!
+//! OVS accepts only the OpenFlow 1.5 encodings of set-field and move in 1.5 messages, so those are
+//! emitted as `OFPAT_SET_FIELD` (with a masked OXM when masked) and `OFPAT_COPY_FIELD`; the
+//! Nicira forms `NXAST_REG_LOAD2` and `NXAST_REG_MOVE` are still understood on decode.
 
 use super::ct::{CT_COMMIT, CT_FORCE, CT_NO_TABLE};
 use super::{Action, Controller, Ct, CtZone, Learn, Nat};
@@ -117,19 +121,16 @@ impl Action {
                 out.extend_from_slice(&id.to_be_bytes());
             }
             Action::SetField { field, value, mask } => {
-                if *mask == field.full_mask() {
-                    s = begin(out, at::SET_FIELD);
-                    tlv::emit_entry(out, *field, *value, None);
-                } else {
-                    s = begin_nx(out, nx::REG_LOAD2);
-                    tlv::emit_entry(out, *field, *value, Some(*mask));
-                }
+                s = begin(out, at::SET_FIELD);
+                let mask = (*mask != field.full_mask()).then_some(*mask);
+                tlv::emit_entry(out, *field, *value, mask);
             }
             Action::Move { src, dst } => {
-                s = begin_nx(out, nx::REG_MOVE);
+                s = begin(out, at::COPY_FIELD);
                 out.extend_from_slice(&src.n_bits.to_be_bytes());
                 out.extend_from_slice(&src.ofs.to_be_bytes());
                 out.extend_from_slice(&dst.ofs.to_be_bytes());
+                out.extend_from_slice(&[0, 0]);
                 emit_header(out, src.field, false);
                 emit_header(out, dst.field, false);
             }

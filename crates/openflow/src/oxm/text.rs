@@ -133,6 +133,11 @@ impl Match {
             "tp_dst" => Pending::TpDst(value),
             "icmp_type" => Pending::IcmpType(value),
             "icmp_code" => Pending::IcmpCode(value),
+            "in_port" => {
+                let (v, m) = parse_value(Field::InPort, value).map_err(|e| TextError::new(item, e.reason))?;
+                self.set_masked(Field::InPort, v, m);
+                return Ok(true);
+            }
             "nw_tos" => {
                 let tos = parse_uint(value, 8)?;
                 self.set(Field::IpDscp, tos >> 2);

@@ -13,6 +13,11 @@ pub const CT_STATE_FLAGS: [&str; 8] = ["new", "est", "rel", "rpl", "inv", "trk",
 /// `tcp_flags` bit names, lowest bit first.
 pub const TCP_FLAGS: [&str; 9] = ["fin", "syn", "rst", "psh", "ack", "urg", "ece", "cwr", "ns"];
 
+/// A port field's value as a port number (16-bit fields use the OpenFlow 1.0 numbering).
+fn port(field: Field, v: u128) -> PortNo {
+    if field.def().bytes == 2 { PortNo::from_u16(v as u16) } else { PortNo(v as u32) }
+}
+
 fn mac(v: u128) -> String {
     let b = v.to_be_bytes();
     let mut m = [0u8; 6];
@@ -79,7 +84,7 @@ fn flags(names: &[&str], v: u128, m: u128, full: u128) -> String {
 pub fn format_match_value(field: Field, v: u128, m: u128) -> String {
     let exact = m == field.full_mask();
     match field.def().kind {
-        Kind::Port => PortNo(v as u32).to_string(),
+        Kind::Port => port(field, v).to_string(),
         Kind::Hex if exact => alt_hex(v),
         Kind::Hex => format!("{}/{}", alt_hex(v), alt_hex(m)),
         Kind::Dec if exact => v.to_string(),
@@ -107,7 +112,7 @@ pub fn format_mf_value(field: Field, v: u128, m: u128) -> String {
         format!("/{}", alt_hex(m))
     };
     match field.def().kind {
-        Kind::Port => PortNo(v as u32).to_string(),
+        Kind::Port => port(field, v).to_string(),
         Kind::Hex | Kind::EthType | Kind::FlowLabel => format!("{}{mask_suffix}", alt_hex(v)),
         Kind::Dec | Kind::Dscp => format!("{v}{mask_suffix}"),
         Kind::VlanVid => format!("{}{mask_suffix}", v & 0xfff),
@@ -198,7 +203,11 @@ fn parse_ip_masked(field: Field, s: &str) -> Result<(u128, u128), TextError> {
 pub fn parse_value(field: Field, s: &str) -> Result<(u128, u128), TextError> {
     let full = field.full_mask();
     let (v, m) = match field.def().kind {
-        Kind::Port => (u128::from(s.parse::<PortNo>()?.0), full),
+        Kind::Port => {
+            let p = s.parse::<PortNo>()?;
+            let v = if field.def().bytes == 2 { p.to_u16().map(u128::from) } else { Some(u128::from(p.0)) };
+            (v.ok_or_else(|| TextError::new(s, "port does not fit in 16 bits"))?, full)
+        }
         Kind::Hex | Kind::Dec | Kind::EthType | Kind::FlowLabel | Kind::Dscp => {
             parse_int_masked(s, full)?
         }
