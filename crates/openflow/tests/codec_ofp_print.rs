@@ -68,3 +68,83 @@ fn ofp_print_decodes_delete() {
     let printed = ofp_print(&fm.to_bytes(1));
     assert!(printed.contains("DEL_STRICT table:1 priority=10,ip,nw_dst=10.0.0.1 cookie:0x5/0xff actions=drop"), "{printed}");
 }
+
+use openflow::msg::flow_mod::NO_BUFFER;
+use openflow::msg::flow_stats::FlowDescRequest;
+use openflow::msg::group_mod::{GROUP_ALL, GroupDescRequest, GroupMod};
+use openflow::msg::packet_in::{PacketIn, PacketIn2, reason};
+use openflow::msg::packet_out::PacketOut;
+use openflow::oxm::{Field, Match};
+
+const GROUPS: &[&str] = &[
+    "group_id=1,type=select,selection_method=hash,fields(ip_src,nw_proto),bucket=bucket_id:0,weight:100,actions=output:1,bucket=bucket_id:1,weight:50,watch_port:2,actions=set_field:0x1->reg0,resubmit(,10)",
+    "group_id=2,type=select,selection_method=dp_hash,bucket=bucket_id:0,weight:100,actions=set_field:0xa0a0002->reg3,set_field:0x50/0xffff->reg4,resubmit(,42)",
+    "group_id=3,type=select,selection_method=hash,fields=ip_dst,bucket=bucket_id:5,actions=output:1",
+    "group_id=7,type=ff,bucket=bucket_id:0,watch_group:3,actions=output:1",
+    "group_id=8,type=all,bucket=bucket_id:0,actions=output:1,bucket=bucket_id:1,actions=output:2",
+    "group_id=9,type=indirect,bucket=bucket_id:0,actions=group:8",
+];
+
+#[test]
+fn ofp_print_decodes_our_group_mods() {
+    for text in GROUPS {
+        let g: GroupMod = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        let printed = ofp_print(&g.to_bytes(1));
+        assert_eq!(printed.lines().nth(1).map(str::trim), Some(format!("ADD {text}").as_str()), "{printed}");
+    }
+    let printed = ofp_print(&GroupMod::delete(GROUP_ALL).to_bytes(1));
+    assert!(printed.contains("DEL group_id=4294967292,type=all"), "{printed}");
+}
+
+#[test]
+fn ofp_print_decodes_our_requests() {
+    let printed = ofp_print(&GroupDescRequest { group_id: GROUP_ALL }.to_bytes(1));
+    assert!(printed.starts_with("OFPST_GROUP_DESC request (OF1.5) (xid=0x1): group_id=ALL"), "{printed}");
+    let req = FlowDescRequest { table_id: 3, cookie: 5, cookie_mask: 0xff, flow_match: "ip,nw_src=10.0.0.0/24".parse().unwrap(), ..FlowDescRequest::default() };
+    let printed = ofp_print(&req.to_bytes(1));
+    assert!(printed.starts_with("OFPST_FLOW request (OF1.5) (xid=0x1): table=3 ip,nw_src=10.0.0.0/24"), "{printed}");
+}
+
+fn packet() -> Vec<u8> {
+    // An Ethernet frame: dst 00:01:..:05, src 06:..:0b, ethertype 0x0c0d, payload.
+    (0..60).map(|i| i as u8).collect()
+}
+
+#[test]
+fn ofp_print_decodes_our_packet_messages() {
+    let m = Match::new().with(Field::InPort, 1).with(Field::Reg(0), 3);
+    let out = PacketOut {
+        buffer_id: NO_BUFFER,
+        flow_match: m.clone(),
+        actions: openflow::action::text::parse_action_list("set_field:0x5->reg1,resubmit(,10),output:2").unwrap(),
+        data: packet(),
+    };
+    let printed = ofp_print(&out.to_bytes(1));
+    assert!(printed.starts_with("OFPT_PACKET_OUT (OF1.5) (xid=0x1): reg0=0x3,in_port=1 actions=set_field:0x5->reg1,resubmit(,10),output:2 data_len=60"), "{printed}");
+    assert!(printed.contains("dl_src=06:07:08:09:0a:0b,dl_dst=00:01:02:03:04:05,dl_type=0x0c0d"), "{printed}");
+
+    let pin = PacketIn { buffer_id: NO_BUFFER, total_len: 60, reason: reason::ACTION, table_id: 3, cookie: 5, flow_match: m.clone(), data: packet() };
+    let printed = ofp_print(&pin.to_bytes(1));
+    assert!(
+        printed.starts_with("OFPT_PACKET_IN (OF1.5) (xid=0x1): table_id=3 cookie=0x5 total_len=60 reg0=0x3,in_port=1 (via action) data_len=60 (unbuffered)"),
+        "{printed}"
+    );
+
+    let pin2 = PacketIn2 {
+        packet: packet(),
+        full_len: 60,
+        buffer_id: NO_BUFFER,
+        table_id: 3,
+        cookie: 5,
+        reason: reason::NO_MATCH,
+        metadata: m,
+        userdata: vec![1, 2, 3],
+        continuation: Vec::new(),
+    };
+    let printed = ofp_print(&pin2.to_bytes(1));
+    assert!(
+        printed.starts_with("NXT_PACKET_IN2 (OF1.5) (xid=0x1): table_id=3 cookie=0x5 total_len=60 reg0=0x3,in_port=1 (via no_match) data_len=60 (unbuffered)"),
+        "{printed}"
+    );
+    assert!(printed.contains(" userdata=01.02.03"), "{printed}");
+}

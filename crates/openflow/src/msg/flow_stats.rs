@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::flow_mod::{DEFAULT_PRIORITY, FLAG_NAMES, GROUP_ANY, TABLE_ALL, format_priority_and_match};
+use super::flow_mod::{FLAG_NAMES, GROUP_ANY, TABLE_ALL, format_priority_and_match};
 use super::multipart::{self, mp_type};
 use crate::action::Instructions;
 use crate::header::msg_type;
@@ -333,6 +333,7 @@ impl Message for FlowDescReply {
 mod tests {
     use super::*;
     use crate::action::Action;
+    use crate::msg::flow_mod::DEFAULT_PRIORITY;
     use crate::oxm::Field;
 
     fn sample() -> FlowStats {

@@ -192,11 +192,10 @@ impl SelectionMethod {
         name[..n].copy_from_slice(&self.method.as_bytes()[..n]);
         out.extend_from_slice(&name);
         out.extend_from_slice(&self.param.to_be_bytes());
+        // Each field is a header followed by its mask (all ones for the whole field).
         for (field, mask) in &self.fields {
-            emit_header(out, *field, mask.is_some());
-            if let Some(m) = mask {
-                emit_value(out, *m, field.def().bytes);
-            }
+            emit_header(out, *field, false);
+            emit_value(out, mask.unwrap_or(field.full_mask()), field.def().bytes);
         }
         let len = out.len() - start;
         out[start + 2..start + 4].copy_from_slice(&(len as u16).to_be_bytes());
@@ -214,13 +213,15 @@ impl SelectionMethod {
         let mut rest = &prop[40..];
         while rest.len() >= 4 {
             let h = RawHeader::parse(rest)?;
-            let field = Field::from_header(h.class, h.code)
-                .ok_or(DecodeError::Unsupported { what: "selection field", value: (u64::from(h.class) << 16) | (u64::from(h.code) << 9) })?;
-            let mask_len = if h.hasmask { usize::from(field.def().bytes) } else { 0 };
-            DecodeError::need("selection field mask", rest, h.header_len + mask_len)?;
-            let mask = h.hasmask.then(|| read_value(&rest[h.header_len..h.header_len + mask_len]));
-            fields.push((field, mask));
-            rest = &rest[h.header_len + mask_len..];
+            let field = h.field()?;
+            let bytes = usize::from(field.def().bytes);
+            DecodeError::need("selection field", rest, h.header_len + bytes)?;
+            let mask = read_value(&rest[h.header_len..h.header_len + bytes]);
+            fields.push((field, (mask != field.full_mask()).then_some(mask)));
+            rest = &rest[h.header_len + bytes..];
+        }
+        if rest.iter().any(|b| *b != 0) {
+            return Err(DecodeError::Invalid { what: "selection_method property", reason: "trailing bytes after the fields".into() });
         }
         Ok(SelectionMethod { method, param: u64::from_be_bytes(param), fields })
     }
