@@ -124,6 +124,8 @@ pub enum Prereq {
     Sctp,
     Icmpv4,
     Icmpv6,
+    /// A tracked, valid connection: `ct_state=-inv+trk`.
+    Ct,
 }
 
 /// One row of the field table.
@@ -257,13 +259,13 @@ pub static FIELDS: &[FieldDef] = &[
     def(Field::CtZone, N1, 106, None, 2, 16, false, "ct_zone", "ct_zone", &[], "NXM_NX_CT_ZONE", K::Dec, P::None),
     def(Field::CtMark, N1, 107, None, 4, 32, true, "ct_mark", "ct_mark", &[], "NXM_NX_CT_MARK", K::Hex, P::None),
     def(Field::CtLabel, N1, 108, None, 16, 128, true, "ct_label", "ct_label", &[], "NXM_NX_CT_LABEL", K::Hex, P::None),
-    def(Field::CtNwSrc, N1, 120, None, 4, 32, true, "ct_nw_src", "ct_nw_src", &[], "NXM_NX_CT_NW_SRC", K::Ipv4, P::Ipv4),
-    def(Field::CtNwDst, N1, 121, None, 4, 32, true, "ct_nw_dst", "ct_nw_dst", &[], "NXM_NX_CT_NW_DST", K::Ipv4, P::Ipv4),
-    def(Field::CtIpv6Src, N1, 122, None, 16, 128, true, "ct_ipv6_src", "ct_ipv6_src", &[], "NXM_NX_CT_IPV6_SRC", K::Ipv6, P::Ipv6),
-    def(Field::CtIpv6Dst, N1, 123, None, 16, 128, true, "ct_ipv6_dst", "ct_ipv6_dst", &[], "NXM_NX_CT_IPV6_DST", K::Ipv6, P::Ipv6),
-    def(Field::CtNwProto, N1, 119, None, 1, 8, false, "ct_nw_proto", "ct_nw_proto", &[], "NXM_NX_CT_NW_PROTO", K::Dec, P::Ip),
-    def(Field::CtTpSrc, N1, 124, None, 2, 16, true, "ct_tp_src", "ct_tp_src", &[], "NXM_NX_CT_TP_SRC", K::Dec, P::Ip),
-    def(Field::CtTpDst, N1, 125, None, 2, 16, true, "ct_tp_dst", "ct_tp_dst", &[], "NXM_NX_CT_TP_DST", K::Dec, P::Ip),
+    def(Field::CtNwSrc, N1, 120, None, 4, 32, true, "ct_nw_src", "ct_nw_src", &[], "NXM_NX_CT_NW_SRC", K::Ipv4, P::Ct),
+    def(Field::CtNwDst, N1, 121, None, 4, 32, true, "ct_nw_dst", "ct_nw_dst", &[], "NXM_NX_CT_NW_DST", K::Ipv4, P::Ct),
+    def(Field::CtIpv6Src, N1, 122, None, 16, 128, true, "ct_ipv6_src", "ct_ipv6_src", &[], "NXM_NX_CT_IPV6_SRC", K::Ipv6, P::Ct),
+    def(Field::CtIpv6Dst, N1, 123, None, 16, 128, true, "ct_ipv6_dst", "ct_ipv6_dst", &[], "NXM_NX_CT_IPV6_DST", K::Ipv6, P::Ct),
+    def(Field::CtNwProto, N1, 119, None, 1, 8, false, "ct_nw_proto", "ct_nw_proto", &[], "NXM_NX_CT_NW_PROTO", K::Dec, P::Ct),
+    def(Field::CtTpSrc, N1, 124, None, 2, 16, true, "ct_tp_src", "ct_tp_src", &[], "NXM_NX_CT_TP_SRC", K::Dec, P::Ct),
+    def(Field::CtTpDst, N1, 125, None, 2, 16, true, "ct_tp_dst", "ct_tp_dst", &[], "NXM_NX_CT_TP_DST", K::Dec, P::Ct),
     reg!(0, "reg0", "NXM_NX_REG0"),
     reg!(1, "reg1", "NXM_NX_REG1"),
     reg!(2, "reg2", "NXM_NX_REG2"),

@@ -125,6 +125,7 @@ impl Match {
         let proto = self.exact(Field::IpProto);
         let ipv4 = eth == Some(0x0800);
         let ipv6 = eth == Some(0x86dd);
+        let ct_valid = self.get(Field::CtState).is_some_and(|e| e.mask & 0x30 == 0x30 && e.value & 0x30 == 0x20);
         for e in &self.entries {
             let ok = match e.field.def().prereq {
                 Prereq::None => true,
@@ -137,6 +138,7 @@ impl Match {
                 Prereq::Sctp => (ipv4 || ipv6) && proto == Some(132),
                 Prereq::Icmpv4 => ipv4 && proto == Some(1),
                 Prereq::Icmpv6 => ipv6 && proto == Some(58),
+                Prereq::Ct => ct_valid,
             };
             if !ok {
                 return Err(format!(

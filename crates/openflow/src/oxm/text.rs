@@ -285,8 +285,8 @@ mod tests {
     const CASES: &[(&str, &str)] = &[
         ("xreg0=0x100000002", "reg0=0x1,reg1=0x2"),
         (
-            "ip,nw_tos=8,nw_ecn=1,ct_zone=65520,reg0=0/0x1,ct_state=+trk+new-est,ct_mark=0x1/0x3,ct_nw_src=1.1.1.1,ct_nw_proto=6,ct_tp_dst=80,pkt_mark=3,conj_id=5",
-            "pkt_mark=0x3,conj_id=5,ct_state=+new-est+trk,ct_zone=65520,ct_mark=0x1/0x3,ct_nw_src=1.1.1.1,ct_nw_proto=6,ct_tp_dst=80,ip,reg0=0/0x1,nw_tos=8,nw_ecn=1",
+            "ip,nw_tos=8,nw_ecn=1,ct_zone=65520,reg0=0/0x1,ct_state=+trk+new-est-inv,ct_mark=0x1/0x3,ct_nw_src=1.1.1.1,ct_nw_proto=6,ct_tp_dst=80,pkt_mark=3,conj_id=5",
+            "pkt_mark=0x3,conj_id=5,ct_state=+new-est-inv+trk,ct_zone=65520,ct_mark=0x1/0x3,ct_nw_src=1.1.1.1,ct_nw_proto=6,ct_tp_dst=80,ip,reg0=0/0x1,nw_tos=8,nw_ecn=1",
         ),
         (
             "tcp,tp_dst=0x50/0xfff0,ct_label=0x1/0xf,tcp_flags=+syn-ack,metadata=0x5,ct_state=+trk",
