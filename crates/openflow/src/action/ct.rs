@@ -30,7 +30,7 @@ pub enum CtZone {
 pub struct Ct {
     pub commit: bool,
     pub force: bool,
-    /// Table to recirculate to after conntrack.
+    /// Table to recirculate to after conntrack (never `Some(255)`, the wire's "none").
     pub table: Option<u8>,
     pub zone: CtZone,
     /// Application-layer gateway port (21 ftp, 69 tftp), 0 for none.
@@ -350,7 +350,7 @@ impl Ct {
                 ("commit", None) => ct.commit = true,
                 ("force", None) => ct.force = true,
                 ("nat", None) => ct.nat = Some(Nat::default()),
-                ("table", Some(v)) => ct.table = Some(parse_num(v)?),
+                ("table", Some(v)) => ct.table = Some(parse_num::<u8>(v)?).filter(|t| *t != CT_NO_TABLE),
                 ("zone", Some(v)) => {
                     ct.zone = if v.starts_with(|c: char| c.is_ascii_digit()) {
                         CtZone::Imm(parse_num(v)?)

@@ -35,7 +35,8 @@ pub enum Action {
     },
     /// `move:SRC->DST` (`OFPAT_COPY_FIELD`).
     Move { src: Subfield, dst: Subfield },
-    /// `resubmit(PORT,TABLE[,ct])`: `port` is `IN_PORT` for "the packet's input port".
+    /// `resubmit(PORT,TABLE[,ct])`: `port` is `IN_PORT` for "the packet's input port"; `table`
+    /// is never `Some(255)` (the wire's "no table").
     Resubmit {
         port: PortNo,
         table: Option<u8>,

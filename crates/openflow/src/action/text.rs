@@ -156,7 +156,8 @@ fn parse_resubmit(item: &str, args: &str) -> Result<Action, TextError> {
         _ => PortNo::IN_PORT,
     };
     let table = match parts.get(1) {
-        Some(t) if !t.is_empty() => Some(parse_num(t)?),
+        // Table 255 is the wire's "no table".
+        Some(t) if !t.is_empty() => Some(parse_num::<u8>(t)?).filter(|t| *t != 0xff),
         _ => None,
     };
     let ct = match parts.get(2) {

@@ -275,18 +275,21 @@ impl GroupDesc {
         let mut g = GroupDesc { group_type: GroupType::All, group_id: 0, buckets: Vec::new(), selection: None };
         let mut saw_id = false;
         let mut in_actions = false;
+        // Which buckets were given a weight; the others get the group type's default.
+        let mut weighted: Vec<bool> = Vec::new();
         for item in split_top(s, ',') {
             if let Some(rest) = item.strip_prefix("bucket=") {
                 g.buckets.push(Bucket { bucket_id: g.buckets.len() as u32, weight: 0, watch_port: None, watch_group: None, actions: Vec::new() });
+                weighted.push(false);
                 in_actions = false;
                 if rest.is_empty() {
                     continue;
                 }
-                apply_bucket_item(&mut g, rest, &mut in_actions)?;
+                apply_bucket_item(&mut g, rest, &mut in_actions, &mut weighted)?;
                 continue;
             }
             if !g.buckets.is_empty() {
-                apply_bucket_item(&mut g, item, &mut in_actions)?;
+                apply_bucket_item(&mut g, item, &mut in_actions, &mut weighted)?;
                 continue;
             }
             if let Some(("fields", inner)) = call(item) {
@@ -311,8 +314,8 @@ impl GroupDesc {
             return Err(TextError::new(s, "missing group_id"));
         }
         let default_weight = g.group_type.default_weight();
-        for b in &mut g.buckets {
-            if b.weight == 0 {
+        for (b, explicit) in g.buckets.iter_mut().zip(weighted) {
+            if !explicit {
                 b.weight = default_weight;
             }
         }
@@ -339,7 +342,7 @@ fn parse_fields(s: &str) -> Result<Vec<(Field, Option<u128>)>, TextError> {
         .collect()
 }
 
-fn apply_bucket_item(g: &mut GroupDesc, item: &str, in_actions: &mut bool) -> Result<(), TextError> {
+fn apply_bucket_item(g: &mut GroupDesc, item: &str, in_actions: &mut bool, weighted: &mut [bool]) -> Result<(), TextError> {
     let Some(bucket) = g.buckets.last_mut() else { return Err(TextError::new(item, "bucket item outside a bucket")) };
     if let Some(first) = item.strip_prefix("actions=") {
         *in_actions = true;
@@ -354,6 +357,9 @@ fn apply_bucket_item(g: &mut GroupDesc, item: &str, in_actions: &mut bool) -> Re
             }
             ("weight", Some(v)) => {
                 bucket.weight = parse_num(v)?;
+                if let Some(w) = weighted.last_mut() {
+                    *w = true;
+                }
                 return Ok(());
             }
             ("watch_port", Some(v)) => {
@@ -584,6 +590,8 @@ mod tests {
         assert_eq!(g.group.buckets[1].actions.len(), 2);
         let ff = "group_id=7,type=ff,bucket=bucket_id:0,watch_group:3,actions=output:1";
         assert_eq!(ff.parse::<GroupMod>().unwrap().to_string(), ff);
+        let zero = "group_id=3,type=select,bucket=bucket_id:0,weight:0,actions=output:1";
+        assert_eq!(zero.parse::<GroupMod>().unwrap().group.buckets[0].weight, 0);
         let all = "group_id=2,type=all,bucket=bucket_id:0,actions=output:1,output:2";
         assert_eq!(all.parse::<GroupMod>().unwrap().to_string(), all);
         assert!("type=all".parse::<GroupMod>().is_err());

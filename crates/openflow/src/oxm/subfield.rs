@@ -31,7 +31,7 @@ impl Subfield {
         Subfield {
             field,
             ofs: start,
-            n_bits: end.saturating_sub(start) + 1,
+            n_bits: end.saturating_sub(start).saturating_add(1),
         }
     }
 
@@ -82,7 +82,7 @@ impl fmt::Display for Subfield {
         } else if self.n_bits == 1 {
             write!(f, "[{}]", self.ofs)
         } else {
-            write!(f, "[{}..{}]", self.ofs, self.ofs + self.n_bits - 1)
+            write!(f, "[{}..{}]", self.ofs, u32::from(self.ofs) + u32::from(self.n_bits) - 1)
         }
     }
 }
@@ -153,6 +153,7 @@ mod tests {
         assert!("NXM_NX_REG0[0..32]".parse::<Subfield>().is_err());
         assert!("NXM_NX_REG0[5..3]".parse::<Subfield>().is_err());
         assert!("NOPE[]".parse::<Subfield>().is_err());
+        assert!("NXM_NX_REG0[0..65535]".parse::<Subfield>().is_err());
     }
 
     #[test]

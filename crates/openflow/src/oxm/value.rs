@@ -6,7 +6,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use super::field::{Field, Kind};
 use super::port::PortNo;
 use crate::TextError;
-use crate::text::{alt_hex, format_mac, parse_ipv4, parse_ipv6, parse_mac, parse_uint};
+use crate::text::{alt_hex, format_mac, parse_ipv4, parse_ipv6, parse_mac, parse_u128, parse_uint};
 
 /// `ct_state` bit names, lowest bit first.
 pub const CT_STATE_FLAGS: [&str; 8] = ["new", "est", "rel", "rpl", "inv", "trk", "snat", "dnat"];
@@ -123,11 +123,13 @@ pub fn format_mf_value(field: Field, v: u128, m: u128) -> String {
 }
 
 fn parse_flags(names: &[&str], s: &str, full: u128) -> Result<(u128, u128), TextError> {
+    // A flag is a name, or a single unnamed bit written in hex as the formatter prints it.
     let bit = |name: &str| {
         names
             .iter()
             .position(|n| *n == name)
             .map(|b| 1u128 << b)
+            .or_else(|| name.starts_with("0x").then(|| parse_u128(name).ok()).flatten().filter(|v| v.is_power_of_two() && v & full != 0))
             .ok_or_else(|| TextError::new(s, format!("unknown flag {name:?}")))
     };
     if s.starts_with('+') || s.starts_with('-') {
