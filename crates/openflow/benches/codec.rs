@@ -19,16 +19,36 @@ fn flow_text(i: usize) -> String {
     let (a, b) = ((pod >> 8) & 0xff, pod & 0xff);
     let port = 10 + pod % 60000;
     match i % 10 {
-        0 => format!("table=0,cookie=0x1010000000000,priority=190,in_port={port} actions=set_field:0x2/0xf->reg0,goto_table:1"),
-        1 => format!("table=1,cookie=0x1010000000000,priority=200,ip,in_port={port},dl_src=aa:bb:cc:00:{a:02x}:{b:02x},nw_src=10.{a}.{b}.2 actions=goto_table:3"),
-        2 => format!("table=1,cookie=0x1010000000000,priority=200,arp,in_port={port},arp_spa=10.{a}.{b}.2,arp_sha=aa:bb:cc:00:{a:02x}:{b:02x} actions=goto_table:2"),
+        0 => format!(
+            "table=0,cookie=0x1010000000000,priority=190,in_port={port} actions=set_field:0x2/0xf->reg0,goto_table:1"
+        ),
+        1 => format!(
+            "table=1,cookie=0x1010000000000,priority=200,ip,in_port={port},dl_src=aa:bb:cc:00:{a:02x}:{b:02x},nw_src=10.{a}.{b}.2 actions=goto_table:3"
+        ),
+        2 => format!(
+            "table=1,cookie=0x1010000000000,priority=200,arp,in_port={port},arp_spa=10.{a}.{b}.2,arp_sha=aa:bb:cc:00:{a:02x}:{b:02x} actions=goto_table:2"
+        ),
         3 => format!(
             "table=14,cookie=0x1010000000000,priority=200,ip,reg0=0x200/0x200,nw_dst=10.{a}.{b}.2 actions=set_field:0a:00:00:00:00:01->eth_src,set_field:aa:bb:cc:00:{a:02x}:{b:02x}->eth_dst,dec_ttl,goto_table:15"
         ),
-        4 => format!("table=15,cookie=0x1010000000000,priority=200,dl_dst=aa:bb:cc:00:{a:02x}:{b:02x} actions=set_field:{port:#x}->reg1,set_field:0x10000/0x10000->reg0,goto_table:16"),
-        5 => format!("table=10,cookie=0x1050000000000,priority=200,ip,nw_src=10.{a}.{b}.2 actions=conjunction({},1/3),conjunction({},1/2)", pod * 2 + 1, pod * 2 + 2),
-        6 => format!("table=10,cookie=0x1050000000000,priority=200,ip,reg1={port:#x} actions=conjunction({},2/3)", pod * 2 + 1),
-        7 => format!("table=10,cookie=0x1050000000000,priority=200,tcp,tp_dst={} actions=conjunction({},3/3),conjunction({},2/2)", 1 + pod % 65000, pod * 2 + 1, pod * 2 + 2),
+        4 => format!(
+            "table=15,cookie=0x1010000000000,priority=200,dl_dst=aa:bb:cc:00:{a:02x}:{b:02x} actions=set_field:{port:#x}->reg1,set_field:0x10000/0x10000->reg0,goto_table:16"
+        ),
+        5 => format!(
+            "table=10,cookie=0x1050000000000,priority=200,ip,nw_src=10.{a}.{b}.2 actions=conjunction({},1/3),conjunction({},1/2)",
+            pod * 2 + 1,
+            pod * 2 + 2
+        ),
+        6 => format!(
+            "table=10,cookie=0x1050000000000,priority=200,ip,reg1={port:#x} actions=conjunction({},2/3)",
+            pod * 2 + 1
+        ),
+        7 => format!(
+            "table=10,cookie=0x1050000000000,priority=200,tcp,tp_dst={} actions=conjunction({},3/3),conjunction({},2/2)",
+            1 + pod % 65000,
+            pod * 2 + 1,
+            pod * 2 + 2
+        ),
         8 => format!(
             "table=10,cookie=0x1050000000000,priority=190,conj_id={},ip actions=set_field:{:#x}->reg5,ct(commit,table=11,zone=65520,exec(set_field:{:#x}00000000/0xffffffff00000000->ct_label))",
             pod * 2 + 1,
@@ -44,7 +64,10 @@ fn flow_text(i: usize) -> String {
 fn rate(label: &str, n: usize, start: Instant) -> f64 {
     let secs = start.elapsed().as_secs_f64();
     let per_sec = n as f64 / secs;
-    println!("{label:<34} {per_sec:>12.0} flows/s  ({:>7.1} ms for {n})", secs * 1e3);
+    println!(
+        "{label:<34} {per_sec:>12.0} flows/s  ({:>7.1} ms for {n})",
+        secs * 1e3
+    );
     per_sec
 }
 
@@ -52,7 +75,10 @@ fn main() {
     let texts: Vec<String> = (0..FLOWS).map(flow_text).collect();
 
     let start = Instant::now();
-    let flows: Vec<FlowMod> = texts.iter().map(|t| t.parse().unwrap_or_else(|e| panic!("{t}: {e}"))).collect();
+    let flows: Vec<FlowMod> = texts
+        .iter()
+        .map(|t| t.parse().unwrap_or_else(|e| panic!("{t}: {e}")))
+        .collect();
     rate("text parse (FromStr)", FLOWS, start);
 
     let start = Instant::now();
@@ -70,7 +96,12 @@ fn main() {
         f.emit(i as u32, &mut wire);
     }
     let encode = rate("encode (FlowMod::emit)", FLOWS, start);
-    println!("{:<34} {:>12} bytes, {:.1} bytes/flow", "encoded size", wire.len(), wire.len() as f64 / FLOWS as f64);
+    println!(
+        "{:<34} {:>12} bytes, {:.1} bytes/flow",
+        "encoded size",
+        wire.len(),
+        wire.len() as f64 / FLOWS as f64
+    );
 
     let mut offsets = Vec::with_capacity(FLOWS);
     let mut at = 0;
@@ -99,7 +130,15 @@ fn main() {
     let decode = rate("decode (FlowMod::decode)", FLOWS, start);
     black_box(decoded);
 
-    let check: Vec<FlowMod> = offsets.iter().take(10).map(|&o| FlowMod::decode(&wire[o..]).expect("decode").0).collect();
+    let check: Vec<FlowMod> = offsets
+        .iter()
+        .take(10)
+        .map(|&o| FlowMod::decode(&wire[o..]).expect("decode").0)
+        .collect();
     assert_eq!(check, flows[..10], "decode(encode(x)) must equal x");
-    println!("encode is {:.1}x and decode {:.1}x slower than the baseline", baseline / encode, baseline / decode);
+    println!(
+        "encode is {:.1}x and decode {:.1}x slower than the baseline",
+        baseline / encode,
+        baseline / decode
+    );
 }

@@ -13,10 +13,18 @@ fn hex(bytes: &[u8]) -> String {
 
 /// Runs `ovs-ofctl ofp-print HEX` and returns its output.
 fn ofp_print(bytes: &[u8]) -> String {
-    let out = Command::new("ovs-ofctl").args(["ofp-print", &hex(bytes)]).output().expect("run ovs-ofctl");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let out = Command::new("ovs-ofctl")
+        .args(["ofp-print", &hex(bytes)])
+        .output()
+        .expect("run ovs-ofctl");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "ovs-ofctl ofp-print failed: {text}");
-    assert!(!text.contains("decode error") && !text.contains("***"), "ovs-ofctl could not decode {}: {text}", hex(bytes));
+    assert!(
+        !text.contains("decode error") && !text.contains("***"),
+        "ovs-ofctl could not decode {}: {text}",
+        hex(bytes)
+    );
     text
 }
 
@@ -41,7 +49,10 @@ const FLOWS: &[&str] = &[
 
 /// The `MATCH actions=...` part of an `OFPT_FLOW_MOD` print.
 fn flow_part(printed: &str) -> String {
-    let line = printed.lines().find(|l| l.starts_with("OFPT_FLOW_MOD")).expect("a flow_mod line");
+    let line = printed
+        .lines()
+        .find(|l| l.starts_with("OFPT_FLOW_MOD"))
+        .expect("a flow_mod line");
     let after = line.split_once(": ADD ").map(|(_, r)| r).unwrap_or(line);
     // Drop the "table:N priority=... cookie:..." prefix ofp-print adds before the match.
     after
@@ -56,17 +67,34 @@ fn ofp_print_decodes_our_flow_mods() {
     for text in FLOWS {
         let fm: FlowMod = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
         let printed = ofp_print(&fm.to_bytes(1));
-        let expected = text.split_once(',').filter(|(t, _)| t.starts_with("table=")).map(|(_, r)| r).unwrap_or(text);
-        assert_eq!(flow_part(&printed), expected, "\nflow {text}\nofp-print: {printed}");
+        let expected = text
+            .split_once(',')
+            .filter(|(t, _)| t.starts_with("table="))
+            .map(|(_, r)| r)
+            .unwrap_or(text);
+        assert_eq!(
+            flow_part(&printed),
+            expected,
+            "\nflow {text}\nofp-print: {printed}"
+        );
         assert_eq!(fm.to_string(), *text);
     }
 }
 
 #[test]
 fn ofp_print_decodes_delete() {
-    let fm = FlowMod::from_text(FlowModCommand::DeleteStrict, "table=1,cookie=0x5/0xff,priority=10,ip,nw_dst=10.0.0.1").unwrap();
+    let fm = FlowMod::from_text(
+        FlowModCommand::DeleteStrict,
+        "table=1,cookie=0x5/0xff,priority=10,ip,nw_dst=10.0.0.1",
+    )
+    .unwrap();
     let printed = ofp_print(&fm.to_bytes(1));
-    assert!(printed.contains("DEL_STRICT table:1 priority=10,ip,nw_dst=10.0.0.1 cookie:0x5/0xff actions=drop"), "{printed}");
+    assert!(
+        printed.contains(
+            "DEL_STRICT table:1 priority=10,ip,nw_dst=10.0.0.1 cookie:0x5/0xff actions=drop"
+        ),
+        "{printed}"
+    );
 }
 
 use openflow::msg::flow_mod::NO_BUFFER;
@@ -90,19 +118,43 @@ fn ofp_print_decodes_our_group_mods() {
     for text in GROUPS {
         let g: GroupMod = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
         let printed = ofp_print(&g.to_bytes(1));
-        assert_eq!(printed.lines().nth(1).map(str::trim), Some(format!("ADD {text}").as_str()), "{printed}");
+        assert_eq!(
+            printed.lines().nth(1).map(str::trim),
+            Some(format!("ADD {text}").as_str()),
+            "{printed}"
+        );
     }
     let printed = ofp_print(&GroupMod::delete(GROUP_ALL).to_bytes(1));
-    assert!(printed.contains("DEL group_id=4294967292,type=all"), "{printed}");
+    assert!(
+        printed.contains("DEL group_id=4294967292,type=all"),
+        "{printed}"
+    );
 }
 
 #[test]
 fn ofp_print_decodes_our_requests() {
-    let printed = ofp_print(&GroupDescRequest { group_id: GROUP_ALL }.to_bytes(1));
-    assert!(printed.starts_with("OFPST_GROUP_DESC request (OF1.5) (xid=0x1): group_id=ALL"), "{printed}");
-    let req = FlowDescRequest { table_id: 3, cookie: 5, cookie_mask: 0xff, flow_match: "ip,nw_src=10.0.0.0/24".parse().unwrap(), ..FlowDescRequest::default() };
+    let printed = ofp_print(
+        &GroupDescRequest {
+            group_id: GROUP_ALL,
+        }
+        .to_bytes(1),
+    );
+    assert!(
+        printed.starts_with("OFPST_GROUP_DESC request (OF1.5) (xid=0x1): group_id=ALL"),
+        "{printed}"
+    );
+    let req = FlowDescRequest {
+        table_id: 3,
+        cookie: 5,
+        cookie_mask: 0xff,
+        flow_match: "ip,nw_src=10.0.0.0/24".parse().unwrap(),
+        ..FlowDescRequest::default()
+    };
     let printed = ofp_print(&req.to_bytes(1));
-    assert!(printed.starts_with("OFPST_FLOW request (OF1.5) (xid=0x1): table=3 ip,nw_src=10.0.0.0/24"), "{printed}");
+    assert!(
+        printed.starts_with("OFPST_FLOW request (OF1.5) (xid=0x1): table=3 ip,nw_src=10.0.0.0/24"),
+        "{printed}"
+    );
 }
 
 fn packet() -> Vec<u8> {
@@ -116,14 +168,28 @@ fn ofp_print_decodes_our_packet_messages() {
     let out = PacketOut {
         buffer_id: NO_BUFFER,
         flow_match: m.clone(),
-        actions: openflow::action::text::parse_action_list("set_field:0x5->reg1,resubmit(,10),output:2").unwrap(),
+        actions: openflow::action::text::parse_action_list(
+            "set_field:0x5->reg1,resubmit(,10),output:2",
+        )
+        .unwrap(),
         data: packet(),
     };
     let printed = ofp_print(&out.to_bytes(1));
     assert!(printed.starts_with("OFPT_PACKET_OUT (OF1.5) (xid=0x1): reg0=0x3,in_port=1 actions=set_field:0x5->reg1,resubmit(,10),output:2 data_len=60"), "{printed}");
-    assert!(printed.contains("dl_src=06:07:08:09:0a:0b,dl_dst=00:01:02:03:04:05,dl_type=0x0c0d"), "{printed}");
+    assert!(
+        printed.contains("dl_src=06:07:08:09:0a:0b,dl_dst=00:01:02:03:04:05,dl_type=0x0c0d"),
+        "{printed}"
+    );
 
-    let pin = PacketIn { buffer_id: NO_BUFFER, total_len: 60, reason: reason::ACTION, table_id: 3, cookie: 5, flow_match: m.clone(), data: packet() };
+    let pin = PacketIn {
+        buffer_id: NO_BUFFER,
+        total_len: 60,
+        reason: reason::ACTION,
+        table_id: 3,
+        cookie: 5,
+        flow_match: m.clone(),
+        data: packet(),
+    };
     let printed = ofp_print(&pin.to_bytes(1));
     assert!(
         printed.starts_with("OFPT_PACKET_IN (OF1.5) (xid=0x1): table_id=3 cookie=0x5 total_len=60 reg0=0x3,in_port=1 (via action) data_len=60 (unbuffered)"),

@@ -101,19 +101,33 @@ fn expected_line(fm: &FlowMod) -> String {
 fn install(ovs: &Ovs) -> (OfSocket, Vec<FlowMod>, Vec<GroupMod>) {
     ovs.add_bridge("br0").expect("add br0");
     let mut sock = OfSocket::connect(&ovs.mgmt_socket("br0"));
-    let groups: Vec<GroupMod> = GROUPS.iter().map(|g| g.parse().unwrap_or_else(|e| panic!("{g}: {e}"))).collect();
+    let groups: Vec<GroupMod> = GROUPS
+        .iter()
+        .map(|g| g.parse().unwrap_or_else(|e| panic!("{g}: {e}")))
+        .collect();
     let group_msgs: Vec<Vec<u8>> = groups.iter().map(|g| g.to_bytes(sock.xid())).collect();
     sock.transact_ok(&group_msgs);
-    let flows: Vec<FlowMod> = FLOWS.iter().map(|f| f.parse().unwrap_or_else(|e| panic!("{f}: {e}"))).collect();
+    let flows: Vec<FlowMod> = FLOWS
+        .iter()
+        .map(|f| f.parse().unwrap_or_else(|e| panic!("{f}: {e}")))
+        .collect();
     let flow_msgs: Vec<Vec<u8>> = flows.iter().map(|f| f.to_bytes(sock.xid())).collect();
     sock.transact_ok(&flow_msgs);
     (sock, flows, groups)
 }
 
 /// Every multipart reply body's entries, decoded by `decode`.
-fn collect_replies<T>(sock: &mut OfSocket, request: Vec<u8>, decode: impl Fn(&[u8]) -> Vec<T>) -> Vec<T> {
+fn collect_replies<T>(
+    sock: &mut OfSocket,
+    request: Vec<u8>,
+    decode: impl Fn(&[u8]) -> Vec<T>,
+) -> Vec<T> {
     let replies = sock.transact_ok(&[request]);
-    replies.iter().filter(|m| m.msg_type == msg_type::MULTIPART_REPLY).flat_map(|m| decode(&m.bytes)).collect()
+    replies
+        .iter()
+        .filter(|m| m.msg_type == msg_type::MULTIPART_REPLY)
+        .flat_map(|m| decode(&m.bytes))
+        .collect()
 }
 
 #[test]
@@ -121,9 +135,14 @@ fn installed_flows_dump_as_we_print_them() {
     let ovs = Ovs::start().expect("start ovs");
     let (mut sock, flows, _) = install(&ovs);
 
-    let dump = ovs.ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br0}"]).expect("dump-flows");
+    let dump = ovs
+        .ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br0}"])
+        .expect("dump-flows");
     let ovs_lines = normalized_dump(&dump);
-    let mut ours: Vec<String> = flows.iter().map(|f| codec_support::normalize_flow_line(&expected_line(f))).collect();
+    let mut ours: Vec<String> = flows
+        .iter()
+        .map(|f| codec_support::normalize_flow_line(&expected_line(f)))
+        .collect();
     ours.sort();
     for (o, e) in ovs_lines.iter().zip(&ours) {
         assert_eq!(o, e, "\ndump-flows and our text differ");
@@ -132,15 +151,26 @@ fn installed_flows_dump_as_we_print_them() {
 
     // Our decode of the switch's own OFPMP_FLOW_DESC reply prints the same lines.
     let request = FlowDescRequest::default().to_bytes(sock.xid());
-    let decoded = collect_replies(&mut sock, request, |b| FlowDescReply::decode(b).expect("decode flow desc reply").0.flows);
+    let decoded = collect_replies(&mut sock, request, |b| {
+        FlowDescReply::decode(b)
+            .expect("decode flow desc reply")
+            .0
+            .flows
+    });
     assert_eq!(decoded.len(), FLOWS.len());
-    let mut decoded_lines: Vec<String> = decoded.iter().map(|f| codec_support::normalize_flow_line(&f.to_string())).collect();
+    let mut decoded_lines: Vec<String> = decoded
+        .iter()
+        .map(|f| codec_support::normalize_flow_line(&f.to_string()))
+        .collect();
     decoded_lines.sort();
     assert_eq!(decoded_lines, ovs_lines);
     // And decoding gives back the very flows we installed.
     for fm in &flows {
         assert!(
-            decoded.iter().any(|d| d.table_id == fm.table_id && d.priority == fm.priority && d.flow_match == fm.flow_match && d.instructions == fm.instructions),
+            decoded.iter().any(|d| d.table_id == fm.table_id
+                && d.priority == fm.priority
+                && d.flow_match == fm.flow_match
+                && d.instructions == fm.instructions),
             "flow not found in decoded reply: {fm}"
         );
     }
@@ -150,15 +180,29 @@ fn installed_flows_dump_as_we_print_them() {
 fn installed_groups_dump_as_we_print_them() {
     let ovs = Ovs::start().expect("start ovs");
     let (mut sock, _, groups) = install(&ovs);
-    let dump = ovs.ofctl(&["-O", "OpenFlow15", "dump-groups", "{mgmt:br0}"]).expect("dump-groups");
-    let mut ovs_lines: Vec<String> = dump.lines().filter(|l| l.starts_with(" group_id=")).map(|l| l.trim().to_string()).collect();
+    let dump = ovs
+        .ofctl(&["-O", "OpenFlow15", "dump-groups", "{mgmt:br0}"])
+        .expect("dump-groups");
+    let mut ovs_lines: Vec<String> = dump
+        .lines()
+        .filter(|l| l.starts_with(" group_id="))
+        .map(|l| l.trim().to_string())
+        .collect();
     ovs_lines.sort();
     let mut ours: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
     ours.sort();
     assert_eq!(ovs_lines, ours);
 
-    let request = GroupDescRequest { group_id: GROUP_ALL }.to_bytes(sock.xid());
-    let decoded = collect_replies(&mut sock, request, |b| GroupDescReply::decode(b).expect("decode group desc reply").0.groups);
+    let request = GroupDescRequest {
+        group_id: GROUP_ALL,
+    }
+    .to_bytes(sock.xid());
+    let decoded = collect_replies(&mut sock, request, |b| {
+        GroupDescReply::decode(b)
+            .expect("decode group desc reply")
+            .0
+            .groups
+    });
     let mut decoded_lines: Vec<String> = decoded.iter().map(|g| g.to_string()).collect();
     decoded_lines.sort();
     assert_eq!(decoded_lines, ours);
@@ -168,19 +212,45 @@ fn installed_groups_dump_as_we_print_them() {
 fn delete_strict_and_modify_reach_the_switch() {
     let ovs = Ovs::start().expect("start ovs");
     let (mut sock, _, _) = install(&ovs);
-    let del = FlowMod::from_text(FlowModCommand::DeleteStrict, "table=10,priority=200,tcp,tp_dst=8080").unwrap();
-    let modify = FlowMod::from_text(FlowModCommand::ModifyStrict, "table=0,priority=0 actions=NORMAL").unwrap();
+    let del = FlowMod::from_text(
+        FlowModCommand::DeleteStrict,
+        "table=10,priority=200,tcp,tp_dst=8080",
+    )
+    .unwrap();
+    let modify = FlowMod::from_text(
+        FlowModCommand::ModifyStrict,
+        "table=0,priority=0 actions=NORMAL",
+    )
+    .unwrap();
     let del_table = FlowMod::from_text(FlowModCommand::Delete, "table=29").unwrap();
-    let msgs = vec![del.to_bytes(sock.xid()), modify.to_bytes(sock.xid()), del_table.to_bytes(sock.xid())];
+    let msgs = vec![
+        del.to_bytes(sock.xid()),
+        modify.to_bytes(sock.xid()),
+        del_table.to_bytes(sock.xid()),
+    ];
     sock.transact_ok(&msgs);
-    let dump = ovs.ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br0}"]).expect("dump-flows");
+    let dump = ovs
+        .ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br0}"])
+        .expect("dump-flows");
     assert!(!dump.contains("tp_dst=8080"), "{dump}");
     assert!(!dump.contains("table=29"), "{dump}");
-    assert!(dump.contains("table=0, n_packets=0, n_bytes=0, idle_age=") || dump.contains("priority=0 actions=NORMAL"), "{dump}");
-    assert!(normalized_dump(&dump).iter().any(|l| l == "cookie=0x0, table=0, priority=0 actions=NORMAL"), "{dump}");
+    assert!(
+        dump.contains("table=0, n_packets=0, n_bytes=0, idle_age=")
+            || dump.contains("priority=0 actions=NORMAL"),
+        "{dump}"
+    );
+    assert!(
+        normalized_dump(&dump)
+            .iter()
+            .any(|l| l == "cookie=0x0, table=0, priority=0 actions=NORMAL"),
+        "{dump}"
+    );
     // A flow the switch must refuse: group 99 does not exist.
     let bad: FlowMod = "table=1,priority=1 actions=group:99".parse().unwrap();
     let bad_msg = bad.to_bytes(sock.xid());
     let replies = sock.transact(&[bad_msg]);
-    assert!(replies.iter().any(|m| m.msg_type == msg_type::ERROR), "switch accepted a flow to a missing group");
+    assert!(
+        replies.iter().any(|m| m.msg_type == msg_type::ERROR),
+        "switch accepted a flow to a missing group"
+    );
 }

@@ -6,10 +6,14 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use openflow::Message;
 use openflow::action::text::{format_action_list, parse_action_list};
-use openflow::action::{Action, Controller, Ct, CtZone, Instructions, Learn, LearnSpec, Nat, NatKind, parse_actions};
+use openflow::action::{
+    Action, Controller, Ct, CtZone, Instructions, Learn, LearnSpec, Nat, NatKind, parse_actions,
+};
 use openflow::msg::flow_mod::{FlowMod, FlowModCommand};
-use openflow::msg::flow_stats::{FlowDescReply, FlowStats, FlowStatsCounters, Duration};
-use openflow::msg::group_mod::{Bucket, GroupDesc, GroupDescReply, GroupMod, GroupModCommand, GroupType, SelectionMethod};
+use openflow::msg::flow_stats::{Duration, FlowDescReply, FlowStats, FlowStatsCounters};
+use openflow::msg::group_mod::{
+    Bucket, GroupDesc, GroupDescReply, GroupMod, GroupModCommand, GroupType, SelectionMethod,
+};
 use openflow::msg::packet_in::{PacketIn, PacketIn2};
 use openflow::msg::packet_out::PacketOut;
 use openflow::oxm::{FIELDS, Field, Match, PortNo, Subfield};
@@ -48,7 +52,11 @@ fn reg() -> impl Strategy<Value = Field> {
 fn reg_subfield() -> impl Strategy<Value = Subfield> {
     (reg(), 0u16..32, 1u16..=32).prop_map(|(f, ofs, n)| {
         let n = n.min(32 - ofs);
-        Subfield { field: f, ofs, n_bits: n.max(1) }
+        Subfield {
+            field: f,
+            ofs,
+            n_bits: n.max(1),
+        }
     })
 }
 
@@ -80,47 +88,80 @@ const SET_FIELDS: &[Field] = &[
 ];
 
 fn set_field() -> impl Strategy<Value = Action> {
-    (select(SET_FIELDS), any::<u128>(), any::<u128>(), any::<bool>()).prop_map(|(f, v, m, exact)| {
-        let (v, m) = masked(f, v, if exact { u128::MAX } else { m });
-        Action::set_field_masked(f, v, m)
-    })
+    (
+        select(SET_FIELDS),
+        any::<u128>(),
+        any::<u128>(),
+        any::<bool>(),
+    )
+        .prop_map(|(f, v, m, exact)| {
+            let (v, m) = masked(f, v, if exact { u128::MAX } else { m });
+            Action::set_field_masked(f, v, m)
+        })
 }
 
 fn ip_pair() -> impl Strategy<Value = (IpAddr, IpAddr)> {
     prop_oneof![
-        (any::<u32>(), any::<u32>()).prop_map(|(a, b)| (IpAddr::V4(Ipv4Addr::from(a)), IpAddr::V4(Ipv4Addr::from(b)))),
-        (any::<u128>(), any::<u128>()).prop_map(|(a, b)| (IpAddr::V6(Ipv6Addr::from(a)), IpAddr::V6(Ipv6Addr::from(b)))),
+        (any::<u32>(), any::<u32>())
+            .prop_map(|(a, b)| (IpAddr::V4(Ipv4Addr::from(a)), IpAddr::V4(Ipv4Addr::from(b)))),
+        (any::<u128>(), any::<u128>())
+            .prop_map(|(a, b)| (IpAddr::V6(Ipv6Addr::from(a)), IpAddr::V6(Ipv6Addr::from(b)))),
     ]
 }
 
 fn nat() -> impl Strategy<Value = Nat> {
-    (any::<bool>(), proptest::option::of(ip_pair()), proptest::option::of((any::<u16>(), any::<u16>())), any::<[bool; 3]>()).prop_map(
-        |(src, addrs, ports, [persistent, hash, random])| Nat {
+    (
+        any::<bool>(),
+        proptest::option::of(ip_pair()),
+        proptest::option::of((any::<u16>(), any::<u16>())),
+        any::<[bool; 3]>(),
+    )
+        .prop_map(|(src, addrs, ports, [persistent, hash, random])| Nat {
             kind: Some(if src { NatKind::Src } else { NatKind::Dst }),
-            ports: if addrs.is_some() { ports.map(|(a, b)| (a.max(1), b.max(1))) } else { None },
+            ports: if addrs.is_some() {
+                ports.map(|(a, b)| (a.max(1), b.max(1)))
+            } else {
+                None
+            },
             addrs,
             persistent,
             hash,
             random,
-        },
-    )
+        })
 }
 
 fn ct() -> impl Strategy<Value = Action> {
     (
         any::<[bool; 2]>(),
         proptest::option::of(0u8..255),
-        prop_oneof![any::<u16>().prop_map(CtZone::Imm), reg_subfield().prop_map(CtZone::Field)],
+        prop_oneof![
+            any::<u16>().prop_map(CtZone::Imm),
+            reg_subfield().prop_map(CtZone::Field)
+        ],
         select(&[0u16, 21, 69][..]),
         proptest::option::of(nat()),
         prop::collection::vec(set_field(), 0..3),
     )
-        .prop_map(|([commit, force], table, zone, alg, nat, exec)| Action::Ct(Ct { commit, force, table, zone, alg, nat, exec }))
+        .prop_map(|([commit, force], table, zone, alg, nat, exec)| {
+            Action::Ct(Ct {
+                commit,
+                force,
+                table,
+                zone,
+                alg,
+                nat,
+                exec,
+            })
+        })
 }
 
 fn learn_spec() -> impl Strategy<Value = LearnSpec> {
     (reg_subfield(), reg_subfield(), any::<u128>(), 0u8..5).prop_map(|(a, b, v, kind)| {
-        let b = Subfield { n_bits: a.n_bits, ofs: b.ofs.min(32 - a.n_bits), ..b };
+        let b = Subfield {
+            n_bits: a.n_bits,
+            ofs: b.ofs.min(32 - a.n_bits),
+            ..b
+        };
         let v = v & ((1u128 << a.n_bits) - 1);
         match kind {
             0 => LearnSpec::MatchField { dst: a, src: b },
@@ -133,51 +174,103 @@ fn learn_spec() -> impl Strategy<Value = LearnSpec> {
 }
 
 fn learn() -> impl Strategy<Value = Action> {
-    (any::<[u16; 5]>(), any::<u64>(), 0u16..4, any::<u8>(), prop::collection::vec(learn_spec(), 0..5)).prop_map(
-        |([idle, hard, fin_idle, fin_hard, priority], cookie, flags, table, specs)| {
-            Action::Learn(Learn {
-                table,
-                idle_timeout: idle,
-                hard_timeout: hard,
-                fin_idle_timeout: fin_idle,
-                fin_hard_timeout: fin_hard,
-                priority,
-                cookie,
-                flags,
-                specs,
-            })
-        },
+    (
+        any::<[u16; 5]>(),
+        any::<u64>(),
+        0u16..4,
+        any::<u8>(),
+        prop::collection::vec(learn_spec(), 0..5),
     )
+        .prop_map(
+            |([idle, hard, fin_idle, fin_hard, priority], cookie, flags, table, specs)| {
+                Action::Learn(Learn {
+                    table,
+                    idle_timeout: idle,
+                    hard_timeout: hard,
+                    fin_idle_timeout: fin_idle,
+                    fin_hard_timeout: fin_hard,
+                    priority,
+                    cookie,
+                    flags,
+                    specs,
+                })
+            },
+        )
 }
 
 fn port() -> impl Strategy<Value = PortNo> {
     prop_oneof![
         (1u32..0xff00).prop_map(PortNo),
-        select(&[PortNo::IN_PORT, PortNo::LOCAL, PortNo::NORMAL, PortNo::FLOOD, PortNo::ALL, PortNo::TABLE][..]),
+        select(
+            &[
+                PortNo::IN_PORT,
+                PortNo::LOCAL,
+                PortNo::NORMAL,
+                PortNo::FLOOD,
+                PortNo::ALL,
+                PortNo::TABLE
+            ][..]
+        ),
     ]
 }
 
 /// Actions whose text form round-trips.
 fn text_action() -> BoxedStrategy<Action> {
     prop_oneof![
-        port().prop_map(|port| Action::Output { port, max_len: 0xffff }),
-        any::<u16>().prop_map(|max_len| Action::Output { port: PortNo::CONTROLLER, max_len }),
-        reg_subfield().prop_map(|src| Action::OutputReg { src, max_len: 0xffff }),
+        port().prop_map(|port| Action::Output {
+            port,
+            max_len: 0xffff
+        }),
+        any::<u16>().prop_map(|max_len| Action::Output {
+            port: PortNo::CONTROLLER,
+            max_len
+        }),
+        reg_subfield().prop_map(|src| Action::OutputReg {
+            src,
+            max_len: 0xffff
+        }),
         any::<u32>().prop_map(Action::Group),
         set_field(),
-        (reg_subfield(), reg()).prop_map(|(src, f)| Action::Move { src, dst: Subfield { field: f, ..src } }),
-        (prop_oneof![Just(PortNo::IN_PORT), (1u32..0xff00).prop_map(PortNo)], proptest::option::of(0u8..255), any::<bool>())
+        (reg_subfield(), reg()).prop_map(|(src, f)| Action::Move {
+            src,
+            dst: Subfield { field: f, ..src }
+        }),
+        (
+            prop_oneof![Just(PortNo::IN_PORT), (1u32..0xff00).prop_map(PortNo)],
+            proptest::option::of(0u8..255),
+            any::<bool>()
+        )
             .prop_map(|(port, table, ct)| Action::Resubmit { port, table, ct }),
         Just(Action::DecTtl),
         select(&[0x8100u16, 0x88a8][..]).prop_map(Action::PushVlan),
         Just(Action::PopVlan),
         ct(),
         Just(Action::CtClear),
-        (any::<u32>(), 2u8..64, any::<u8>()).prop_map(|(id, n, k)| Action::Conjunction { id, clause: k % n + 1, n_clauses: n }),
+        (any::<u32>(), 2u8..64, any::<u8>()).prop_map(|(id, n, k)| Action::Conjunction {
+            id,
+            clause: k % n + 1,
+            n_clauses: n
+        }),
         learn(),
-        (any::<u16>(), any::<u16>(), 0u8..6, prop::collection::vec(any::<u8>(), 1..12), any::<bool>())
-            .prop_map(|(max_len, controller_id, reason, userdata, pause)| Action::Controller(Controller { max_len, controller_id, reason, userdata, pause })),
-        (0usize..4).prop_flat_map(|k| prop::collection::vec(any::<u8>(), 6 + 8 * k)).prop_map(Action::Note),
+        (
+            any::<u16>(),
+            any::<u16>(),
+            0u8..6,
+            prop::collection::vec(any::<u8>(), 1..12),
+            any::<bool>()
+        )
+            .prop_map(|(max_len, controller_id, reason, userdata, pause)| {
+                Action::Controller(Controller {
+                    max_len,
+                    controller_id,
+                    reason,
+                    userdata,
+                    pause,
+                })
+            }),
+        (0usize..4)
+            .prop_flat_map(|k| prop::collection::vec(any::<u8>(), 6 + 8 * k))
+            .prop_map(Action::Note),
     ]
     .boxed()
 }
@@ -187,13 +280,19 @@ fn wire_action() -> BoxedStrategy<Action> {
     prop_oneof![
         text_action(),
         (port(), any::<u16>()).prop_map(|(port, max_len)| Action::Output { port, max_len }),
-        (reg_subfield(), any::<u16>()).prop_map(|(src, max_len)| Action::OutputReg { src, max_len }),
-        any::<u16>().prop_map(|max_len| Action::Controller(Controller { max_len, ..Controller::default() })),
+        (reg_subfield(), any::<u16>())
+            .prop_map(|(src, max_len)| Action::OutputReg { src, max_len }),
+        any::<u16>().prop_map(|max_len| Action::Controller(Controller {
+            max_len,
+            ..Controller::default()
+        })),
     ]
     .boxed()
 }
 
-fn instructions(action: impl Strategy<Value = Action> + Clone) -> impl Strategy<Value = Instructions> {
+fn instructions(
+    action: impl Strategy<Value = Action> + Clone,
+) -> impl Strategy<Value = Instructions> {
     (
         prop::collection::vec(action.clone(), 0..6),
         any::<bool>(),
@@ -201,12 +300,28 @@ fn instructions(action: impl Strategy<Value = Action> + Clone) -> impl Strategy<
         proptest::option::of((any::<u64>(), any::<u64>())),
         proptest::option::of(any::<u8>()),
     )
-        .prop_map(|(apply, clear_actions, write_actions, write_metadata, goto_table)| Instructions { apply, clear_actions, write_actions, write_metadata, goto_table })
+        .prop_map(
+            |(apply, clear_actions, write_actions, write_metadata, goto_table)| Instructions {
+                apply,
+                clear_actions,
+                write_actions,
+                write_metadata,
+                goto_table,
+            },
+        )
 }
 
 fn flow_mod() -> impl Strategy<Value = FlowMod> {
     (
-        select(&[FlowModCommand::Add, FlowModCommand::Modify, FlowModCommand::ModifyStrict, FlowModCommand::Delete, FlowModCommand::DeleteStrict][..]),
+        select(
+            &[
+                FlowModCommand::Add,
+                FlowModCommand::Modify,
+                FlowModCommand::ModifyStrict,
+                FlowModCommand::Delete,
+                FlowModCommand::DeleteStrict,
+            ][..],
+        ),
         any::<[u64; 2]>(),
         any::<u8>(),
         any::<[u16; 5]>(),
@@ -214,35 +329,79 @@ fn flow_mod() -> impl Strategy<Value = FlowMod> {
         any_match(),
         instructions(wire_action()),
     )
-        .prop_map(|(command, [cookie, cookie_mask], table_id, [idle, hard, priority, flags, importance], [buffer_id, out_port, out_group], flow_match, instructions)| {
-            FlowMod {
+        .prop_map(
+            |(
                 command,
-                cookie,
-                cookie_mask,
+                [cookie, cookie_mask],
                 table_id,
-                idle_timeout: idle,
-                hard_timeout: hard,
-                priority,
-                buffer_id,
-                out_port: PortNo(out_port),
-                out_group,
-                flags,
-                importance,
+                [idle, hard, priority, flags, importance],
+                [buffer_id, out_port, out_group],
                 flow_match,
                 instructions,
-            }
-        })
+            )| {
+                FlowMod {
+                    command,
+                    cookie,
+                    cookie_mask,
+                    table_id,
+                    idle_timeout: idle,
+                    hard_timeout: hard,
+                    priority,
+                    buffer_id,
+                    out_port: PortNo(out_port),
+                    out_group,
+                    flags,
+                    importance,
+                    flow_match,
+                    instructions,
+                }
+            },
+        )
 }
 
 fn group_desc() -> impl Strategy<Value = GroupDesc> {
-    let bucket = (any::<u32>(), any::<u16>(), proptest::option::of(1u32..0xffff_ff00), proptest::option::of(0u32..0xffff_ff00), prop::collection::vec(wire_action(), 0..4))
-        .prop_map(|(bucket_id, weight, watch_port, watch_group, actions)| Bucket { bucket_id, weight, watch_port: watch_port.map(PortNo), watch_group, actions });
-    let selection = (select(&["hash", "dp_hash"][..]), any::<u64>(), prop::collection::vec(any_entry(), 0..3)).prop_map(|(method, param, fields)| SelectionMethod {
-        method: method.to_string(),
-        param,
-        fields: fields.into_iter().map(|(f, _, m)| (f, (m != f.full_mask()).then_some(m))).collect(),
-    });
-    (select(&[GroupType::All, GroupType::Select, GroupType::Indirect, GroupType::FastFailover][..]), any::<u32>(), prop::collection::vec(bucket, 0..4), proptest::option::of(selection))
+    let bucket = (
+        any::<u32>(),
+        any::<u16>(),
+        proptest::option::of(1u32..0xffff_ff00),
+        proptest::option::of(0u32..0xffff_ff00),
+        prop::collection::vec(wire_action(), 0..4),
+    )
+        .prop_map(
+            |(bucket_id, weight, watch_port, watch_group, actions)| Bucket {
+                bucket_id,
+                weight,
+                watch_port: watch_port.map(PortNo),
+                watch_group,
+                actions,
+            },
+        );
+    let selection = (
+        select(&["hash", "dp_hash"][..]),
+        any::<u64>(),
+        prop::collection::vec(any_entry(), 0..3),
+    )
+        .prop_map(|(method, param, fields)| SelectionMethod {
+            method: method.to_string(),
+            param,
+            fields: fields
+                .into_iter()
+                .map(|(f, _, m)| (f, (m != f.full_mask()).then_some(m)))
+                .collect(),
+        });
+    (
+        select(
+            &[
+                GroupType::All,
+                GroupType::Select,
+                GroupType::Indirect,
+                GroupType::FastFailover,
+            ][..],
+        ),
+        any::<u32>(),
+        prop::collection::vec(bucket, 0..4),
+        proptest::option::of(selection),
+    )
         .prop_map(|(group_type, group_id, mut buckets, selection)| {
             if group_type != GroupType::Select {
                 // Non-select buckets without a weight property decode with weight 0.
@@ -250,7 +409,12 @@ fn group_desc() -> impl Strategy<Value = GroupDesc> {
                     b.weight = b.weight.max(1);
                 }
             }
-            GroupDesc { group_type, group_id, buckets, selection }
+            GroupDesc {
+                group_type,
+                group_id,
+                buckets,
+                selection,
+            }
         })
 }
 
@@ -381,23 +545,92 @@ proptest! {
 /// Matches with a consistent protocol context, for the text round trip (prerequisites hold).
 fn text_match() -> impl Strategy<Value = Match> {
     const COMMON: &[Field] = &[
-        Field::PktMark, Field::DpHash, Field::ConjId, Field::CtZone, Field::CtMark, Field::CtLabel, Field::Reg(0), Field::Reg(7), Field::Reg(15),
-        Field::TunId, Field::TunSrc, Field::TunDst, Field::Metadata, Field::InPort, Field::EthSrc, Field::EthDst,
+        Field::PktMark,
+        Field::DpHash,
+        Field::ConjId,
+        Field::CtZone,
+        Field::CtMark,
+        Field::CtLabel,
+        Field::Reg(0),
+        Field::Reg(7),
+        Field::Reg(15),
+        Field::TunId,
+        Field::TunSrc,
+        Field::TunDst,
+        Field::Metadata,
+        Field::InPort,
+        Field::EthSrc,
+        Field::EthDst,
     ];
     const CONTEXTS: &[(u128, Option<u128>, &[Field])] = &[
-        (0x0800, None, &[Field::Ipv4Src, Field::Ipv4Dst, Field::IpDscp, Field::IpEcn]),
-        (0x0800, Some(6), &[Field::Ipv4Src, Field::TcpSrc, Field::TcpDst, Field::TcpFlags]),
-        (0x0800, Some(17), &[Field::Ipv4Dst, Field::UdpSrc, Field::UdpDst]),
+        (
+            0x0800,
+            None,
+            &[Field::Ipv4Src, Field::Ipv4Dst, Field::IpDscp, Field::IpEcn],
+        ),
+        (
+            0x0800,
+            Some(6),
+            &[
+                Field::Ipv4Src,
+                Field::TcpSrc,
+                Field::TcpDst,
+                Field::TcpFlags,
+            ],
+        ),
+        (
+            0x0800,
+            Some(17),
+            &[Field::Ipv4Dst, Field::UdpSrc, Field::UdpDst],
+        ),
         (0x0800, Some(132), &[Field::SctpSrc, Field::SctpDst]),
         (0x0800, Some(1), &[Field::Icmpv4Type, Field::Icmpv4Code]),
         (0x0800, Some(47), &[Field::Ipv4Src]),
-        (0x86dd, None, &[Field::Ipv6Src, Field::Ipv6Dst, Field::Ipv6Label]),
-        (0x86dd, Some(58), &[Field::Icmpv6Type, Field::Icmpv6Code, Field::NdTarget, Field::NdSll, Field::NdTll]),
+        (
+            0x86dd,
+            None,
+            &[Field::Ipv6Src, Field::Ipv6Dst, Field::Ipv6Label],
+        ),
+        (
+            0x86dd,
+            Some(58),
+            &[
+                Field::Icmpv6Type,
+                Field::Icmpv6Code,
+                Field::NdTarget,
+                Field::NdSll,
+                Field::NdTll,
+            ],
+        ),
         (0x86dd, Some(6), &[Field::TcpDst]),
-        (0x0806, None, &[Field::ArpSpa, Field::ArpTpa, Field::ArpOp, Field::ArpSha, Field::ArpTha]),
+        (
+            0x0806,
+            None,
+            &[
+                Field::ArpSpa,
+                Field::ArpTpa,
+                Field::ArpOp,
+                Field::ArpSha,
+                Field::ArpTha,
+            ],
+        ),
         (0x1234, None, &[]),
     ];
-    (0..CONTEXTS.len(), prop::collection::vec((any::<prop::sample::Index>(), any::<bool>(), any::<u128>(), any::<u128>(), any::<bool>()), 0..8), proptest::option::of((any::<u8>(), any::<u8>())), proptest::option::of((any::<u16>(), any::<bool>())))
+    (
+        0..CONTEXTS.len(),
+        prop::collection::vec(
+            (
+                any::<prop::sample::Index>(),
+                any::<bool>(),
+                any::<u128>(),
+                any::<u128>(),
+                any::<bool>(),
+            ),
+            0..8,
+        ),
+        proptest::option::of((any::<u8>(), any::<u8>())),
+        proptest::option::of((any::<u16>(), any::<bool>())),
+    )
         .prop_map(|(ctx, picks, ct_state, vlan)| {
             let (eth, proto, fields) = CONTEXTS[ctx];
             let mut m = Match::new().with(Field::EthType, eth);
@@ -405,7 +638,11 @@ fn text_match() -> impl Strategy<Value = Match> {
                 m.set(Field::IpProto, p);
             }
             for (i, from_ctx, v, mask, exact) in picks {
-                let pool = if from_ctx && !fields.is_empty() { fields } else { COMMON };
+                let pool = if from_ctx && !fields.is_empty() {
+                    fields
+                } else {
+                    COMMON
+                };
                 let f = pool[i.index(pool.len())];
                 let (v, mask) = masked(f, v, if exact { u128::MAX } else { mask });
                 m.set_masked(f, v, mask);

@@ -350,7 +350,9 @@ impl Ct {
                 ("commit", None) => ct.commit = true,
                 ("force", None) => ct.force = true,
                 ("nat", None) => ct.nat = Some(Nat::default()),
-                ("table", Some(v)) => ct.table = Some(parse_num::<u8>(v)?).filter(|t| *t != CT_NO_TABLE),
+                ("table", Some(v)) => {
+                    ct.table = Some(parse_num::<u8>(v)?).filter(|t| *t != CT_NO_TABLE)
+                }
                 ("zone", Some(v)) => {
                     ct.zone = if v.starts_with(|c: char| c.is_ascii_digit()) {
                         CtZone::Imm(parse_num(v)?)

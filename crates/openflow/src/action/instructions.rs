@@ -33,7 +33,7 @@ fn begin(out: &mut Vec<u8>, ty: u16) -> usize {
     start
 }
 
-fn finish(out: &mut Vec<u8>, start: usize) {
+fn finish(out: &mut [u8], start: usize) {
     let len = (out.len() - start) as u16;
     out[start + 2..start + 4].copy_from_slice(&len.to_be_bytes());
 }

@@ -56,13 +56,21 @@ impl FlowModCommand {
             2 => FlowModCommand::ModifyStrict,
             3 => FlowModCommand::Delete,
             4 => FlowModCommand::DeleteStrict,
-            other => return Err(DecodeError::Unsupported { what: "flow_mod command", value: u64::from(other) }),
+            other => {
+                return Err(DecodeError::Unsupported {
+                    what: "flow_mod command",
+                    value: u64::from(other),
+                });
+            }
         })
     }
 
     /// Whether the command carries instructions (add and modify do, delete does not).
     pub fn has_instructions(self) -> bool {
-        matches!(self, FlowModCommand::Add | FlowModCommand::Modify | FlowModCommand::ModifyStrict)
+        matches!(
+            self,
+            FlowModCommand::Add | FlowModCommand::Modify | FlowModCommand::ModifyStrict
+        )
     }
 }
 
@@ -99,7 +107,14 @@ impl FlowMod {
             command,
             cookie: 0,
             cookie_mask: 0,
-            table_id: if matches!(command, FlowModCommand::Delete | FlowModCommand::DeleteStrict) { TABLE_ALL } else { 0 },
+            table_id: if matches!(
+                command,
+                FlowModCommand::Delete | FlowModCommand::DeleteStrict
+            ) {
+                TABLE_ALL
+            } else {
+                0
+            },
             idle_timeout: 0,
             hard_timeout: 0,
             priority: DEFAULT_PRIORITY,
@@ -156,7 +171,9 @@ impl FlowMod {
                 },
                 (name, None) => match FLAG_NAMES.iter().find(|(_, n)| *n == name) {
                     Some((bit, _)) => fm.flags |= bit,
-                    None => return Err(TextError::new(item, "unknown match field or flow keyword")),
+                    None => {
+                        return Err(TextError::new(item, "unknown match field or flow keyword"));
+                    }
                 },
                 _ => return Err(TextError::new(item, "unknown match field or flow keyword")),
             }
@@ -174,8 +191,14 @@ pub(crate) fn split_actions(text: &str) -> (&str, Option<&str>) {
         match c {
             '(' | '[' => depth += 1,
             ')' | ']' => depth -= 1,
-            'a' if depth == 0 && text[i..].starts_with("actions=") && (i == 0 || matches!(bytes[i - 1], b' ' | b',' | b'\t')) => {
-                return (text[..i].trim_end_matches([' ', ',', '\t']), Some(text[i + "actions=".len()..].trim()));
+            'a' if depth == 0
+                && text[i..].starts_with("actions=")
+                && (i == 0 || matches!(bytes[i - 1], b' ' | b',' | b'\t')) =>
+            {
+                return (
+                    text[..i].trim_end_matches([' ', ',', '\t']),
+                    Some(text[i + "actions=".len()..].trim()),
+                );
             }
             _ => {}
         }
@@ -206,7 +229,8 @@ impl Message for FlowMod {
     fn parse_body(body: &[u8]) -> Result<FlowMod, DecodeError> {
         DecodeError::need("ofp_flow_mod", body, FIXED_LEN)?;
         let u16_at = |i: usize| u16::from_be_bytes([body[i], body[i + 1]]);
-        let u32_at = |i: usize| u32::from_be_bytes([body[i], body[i + 1], body[i + 2], body[i + 3]]);
+        let u32_at =
+            |i: usize| u32::from_be_bytes([body[i], body[i + 1], body[i + 2], body[i + 3]]);
         let u64_at = |i: usize| (u64::from(u32_at(i)) << 32) | u64::from(u32_at(i + 4));
         let (flow_match, used) = Match::parse(&body[FIXED_LEN..])?;
         Ok(FlowMod {
@@ -247,7 +271,12 @@ impl fmt::Display for FlowMod {
     /// match part alone for delete.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut parts = Vec::new();
-        if self.table_id != 0 && !(self.table_id == TABLE_ALL && !self.command.has_instructions()) {
+        let default_table = if self.command.has_instructions() {
+            0
+        } else {
+            TABLE_ALL
+        };
+        if self.table_id != default_table {
             parts.push(format!("table={}", self.table_id));
         }
         if self.cookie != 0 || self.cookie_mask != 0 {
@@ -257,7 +286,11 @@ impl fmt::Display for FlowMod {
                 parts.push(format!("cookie={:#x}/{:#x}", self.cookie, self.cookie_mask));
             }
         }
-        for (v, name) in [(self.idle_timeout, "idle_timeout"), (self.hard_timeout, "hard_timeout"), (self.importance, "importance")] {
+        for (v, name) in [
+            (self.idle_timeout, "idle_timeout"),
+            (self.hard_timeout, "hard_timeout"),
+            (self.importance, "importance"),
+        ] {
             if v != 0 {
                 parts.push(format!("{name}={v}"));
             }
@@ -281,7 +314,11 @@ impl fmt::Display for FlowMod {
         if !self.command.has_instructions() {
             return f.write_str(&head);
         }
-        if head.is_empty() { write!(f, "actions={}", self.instructions) } else { write!(f, "{head} actions={}", self.instructions) }
+        if head.is_empty() {
+            write!(f, "actions={}", self.instructions)
+        } else {
+            write!(f, "{head} actions={}", self.instructions)
+        }
     }
 }
 
@@ -313,9 +350,13 @@ mod tests {
             &[6, 14, 0, 88, 0, 0, 0, 7][..],
             &[0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0],
             &[1, 0, 0, 0, 0, 0, 0, 200],
-            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0],
+            &[
+                0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0,
+            ],
             &[0, 1, 0, 10, 0x80, 0, 0x0a, 2, 8, 0, 0, 0, 0, 0, 0, 0],
-            &[0, 4, 0, 24, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 1, 0xff, 0xff, 0, 0, 0, 0, 0, 0],
+            &[
+                0, 4, 0, 24, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 1, 0xff, 0xff, 0, 0, 0, 0, 0, 0,
+            ],
         ]
         .concat();
         assert_eq!(b, expected);
@@ -338,9 +379,18 @@ mod tests {
         assert_eq!(del.to_string(), "table=1,cookie=0x5/0xff,ip");
         let all = FlowMod::from_text(FlowModCommand::Delete, "").unwrap();
         assert_eq!(all.table_id, TABLE_ALL);
+        assert_eq!(all.to_string(), "");
+        let table0 = FlowMod::from_text(FlowModCommand::Delete, "table=0,ip").unwrap();
+        assert_eq!(table0.to_string(), "table=0,ip");
         assert!(FlowMod::from_text(FlowModCommand::Delete, "ip actions=drop").is_err());
         assert!("ip".parse::<FlowMod>().is_err());
-        assert_eq!("ip,bogus actions=drop".parse::<FlowMod>().unwrap_err().input, "bogus");
+        assert_eq!(
+            "ip,bogus actions=drop"
+                .parse::<FlowMod>()
+                .unwrap_err()
+                .input,
+            "bogus"
+        );
     }
 
     #[test]
@@ -349,6 +399,9 @@ mod tests {
         let mut body = vec![0u8; 40];
         body[17] = 9;
         body.extend_from_slice(&[0, 1, 0, 4, 0, 0, 0, 0]);
-        assert!(matches!(FlowMod::parse_body(&body), Err(DecodeError::Unsupported { .. })));
+        assert!(matches!(
+            FlowMod::parse_body(&body),
+            Err(DecodeError::Unsupported { .. })
+        ));
     }
 }

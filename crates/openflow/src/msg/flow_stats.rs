@@ -6,11 +6,11 @@ use std::fmt;
 
 use super::flow_mod::{FLAG_NAMES, GROUP_ANY, TABLE_ALL, format_priority_and_match};
 use super::multipart::{self, mp_type};
+use crate::DecodeError;
 use crate::action::Instructions;
 use crate::header::msg_type;
 use crate::message::Message;
 use crate::oxm::{Match, PortNo};
-use crate::DecodeError;
 
 /// `OFPXSC_OPENFLOW_BASIC`, the OXS class of the standard statistics.
 const OXS_CLASS_BASIC: u16 = 0x8002;
@@ -29,7 +29,10 @@ pub struct Duration {
 
 impl Duration {
     fn from_u64(v: u64) -> Duration {
-        Duration { sec: (v >> 32) as u32, nsec: v as u32 }
+        Duration {
+            sec: (v >> 32) as u32,
+            nsec: v as u32,
+        }
     }
 
     fn to_u64(self) -> u64 {
@@ -64,7 +67,8 @@ impl FlowStatsCounters {
         let start = out.len();
         out.extend_from_slice(&[0, 0, 0, 0]);
         let mut put = |field: u8, value: &[u8]| {
-            let header = (u32::from(OXS_CLASS_BASIC) << 16) | (u32::from(field) << 9) | value.len() as u32;
+            let header =
+                (u32::from(OXS_CLASS_BASIC) << 16) | (u32::from(field) << 9) | value.len() as u32;
             out.extend_from_slice(&header.to_be_bytes());
             out.extend_from_slice(value);
         };
@@ -93,7 +97,10 @@ impl FlowStatsCounters {
         DecodeError::need("ofp_stats", buf, 4)?;
         let len = usize::from(u16::from_be_bytes([buf[2], buf[3]]));
         if len < 4 {
-            return Err(DecodeError::BadLength { what: "ofp_stats", len });
+            return Err(DecodeError::BadLength {
+                what: "ofp_stats",
+                len,
+            });
         }
         let padded = len.next_multiple_of(8);
         DecodeError::need("ofp_stats", buf, padded)?;
@@ -107,7 +114,10 @@ impl FlowStatsCounters {
             DecodeError::need("OXS field", rest, 4 + flen)?;
             let v = &rest[4..4 + flen];
             let as_u64 = || -> Result<u64, DecodeError> {
-                let b: [u8; 8] = v.try_into().map_err(|_| DecodeError::BadLength { what: "OXS field", len: flen })?;
+                let b: [u8; 8] = v.try_into().map_err(|_| DecodeError::BadLength {
+                    what: "OXS field",
+                    len: flen,
+                })?;
                 Ok(u64::from_be_bytes(b))
             };
             if class == OXS_CLASS_BASIC {
@@ -115,7 +125,10 @@ impl FlowStatsCounters {
                     OXS_DURATION => s.duration = Some(Duration::from_u64(as_u64()?)),
                     OXS_IDLE_TIME => s.idle_time = Some(Duration::from_u64(as_u64()?)),
                     OXS_FLOW_COUNT => {
-                        let b: [u8; 4] = v.try_into().map_err(|_| DecodeError::BadLength { what: "OXS flow_count", len: flen })?;
+                        let b: [u8; 4] = v.try_into().map_err(|_| DecodeError::BadLength {
+                            what: "OXS flow_count",
+                            len: flen,
+                        })?;
                         s.flow_count = Some(u32::from_be_bytes(b));
                     }
                     OXS_PACKET_COUNT => s.packet_count = Some(as_u64()?),
@@ -153,7 +166,13 @@ impl FlowStats {
         out.extend_from_slice(&[0, 0, 0, 0]);
         out.push(self.table_id);
         out.push(0);
-        for v in [self.priority, self.idle_timeout, self.hard_timeout, self.flags, self.importance] {
+        for v in [
+            self.priority,
+            self.idle_timeout,
+            self.hard_timeout,
+            self.flags,
+            self.importance,
+        ] {
             out.extend_from_slice(&v.to_be_bytes());
         }
         out.extend_from_slice(&self.cookie.to_be_bytes());
@@ -169,7 +188,10 @@ impl FlowStats {
         DecodeError::need("ofp_flow_desc", buf, FLOW_DESC_FIXED)?;
         let len = usize::from(u16::from_be_bytes([buf[0], buf[1]]));
         if len < FLOW_DESC_FIXED {
-            return Err(DecodeError::BadLength { what: "ofp_flow_desc", len });
+            return Err(DecodeError::BadLength {
+                what: "ofp_flow_desc",
+                len,
+            });
         }
         DecodeError::need("ofp_flow_desc", buf, len)?;
         let b = &buf[..len];
@@ -203,8 +225,22 @@ impl fmt::Display for FlowStats {
             write!(f, "duration={d}, ")?;
         }
         write!(f, "table={}, ", self.table_id)?;
-        write!(f, "n_packets={}, ", self.stats.packet_count.map(|n| n.to_string()).unwrap_or_else(|| "?".into()))?;
-        write!(f, "n_bytes={}, ", self.stats.byte_count.map(|n| n.to_string()).unwrap_or_else(|| "?".into()))?;
+        write!(
+            f,
+            "n_packets={}, ",
+            self.stats
+                .packet_count
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "?".into())
+        )?;
+        write!(
+            f,
+            "n_bytes={}, ",
+            self.stats
+                .byte_count
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "?".into())
+        )?;
         if self.idle_timeout != 0 {
             write!(f, "idle_timeout={}, ", self.idle_timeout)?;
         }
@@ -274,7 +310,10 @@ impl Message for FlowDescRequest {
     fn parse_body(body: &[u8]) -> Result<FlowDescRequest, DecodeError> {
         let (ty, _, b) = multipart::parse_header(body)?;
         if ty != mp_type::FLOW_DESC {
-            return Err(DecodeError::Invalid { what: "multipart request", reason: format!("type {ty} where FLOW_DESC was expected") });
+            return Err(DecodeError::Invalid {
+                what: "multipart request",
+                reason: format!("type {ty} where FLOW_DESC was expected"),
+            });
         }
         DecodeError::need("ofp_flow_stats_request", b, 32)?;
         let u32_at = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
@@ -308,7 +347,11 @@ impl Message for FlowDescReply {
     const TYPE: u8 = msg_type::MULTIPART_REPLY;
 
     fn emit_body(&self, out: &mut Vec<u8>) {
-        multipart::emit_header(out, mp_type::FLOW_DESC, if self.more { multipart::MORE } else { 0 });
+        multipart::emit_header(
+            out,
+            mp_type::FLOW_DESC,
+            if self.more { multipart::MORE } else { 0 },
+        );
         for flow in &self.flows {
             flow.emit(out);
         }
@@ -317,7 +360,10 @@ impl Message for FlowDescReply {
     fn parse_body(body: &[u8]) -> Result<FlowDescReply, DecodeError> {
         let (ty, flags, mut rest) = multipart::parse_header(body)?;
         if ty != mp_type::FLOW_DESC {
-            return Err(DecodeError::Invalid { what: "multipart reply", reason: format!("type {ty} where FLOW_DESC was expected") });
+            return Err(DecodeError::Invalid {
+                what: "multipart reply",
+                reason: format!("type {ty} where FLOW_DESC was expected"),
+            });
         }
         let mut flows = Vec::new();
         while !rest.is_empty() {
@@ -325,7 +371,10 @@ impl Message for FlowDescReply {
             flows.push(flow);
             rest = &rest[used..];
         }
-        Ok(FlowDescReply { more: flags & multipart::MORE != 0, flows })
+        Ok(FlowDescReply {
+            more: flags & multipart::MORE != 0,
+            flows,
+        })
     }
 }
 
@@ -347,7 +396,10 @@ mod tests {
             cookie: 0x5,
             flow_match: Match::new().with(Field::EthType, 0x0800),
             stats: FlowStatsCounters {
-                duration: Some(Duration { sec: 3, nsec: 500_000_000 }),
+                duration: Some(Duration {
+                    sec: 3,
+                    nsec: 500_000_000,
+                }),
                 idle_time: Some(Duration { sec: 2, nsec: 0 }),
                 flow_count: None,
                 packet_count: Some(7),
@@ -369,12 +421,18 @@ mod tests {
         f.instructions = Instructions::default();
         f.idle_timeout = 10;
         f.flags = 1;
-        assert_eq!(f.to_string(), " cookie=0x5, duration=3.5s, table=1, n_packets=7, n_bytes=700, idle_timeout=10, send_flow_rem idle_age=2, actions=drop");
+        assert_eq!(
+            f.to_string(),
+            " cookie=0x5, duration=3.5s, table=1, n_packets=7, n_bytes=700, idle_timeout=10, send_flow_rem idle_age=2, actions=drop"
+        );
     }
 
     #[test]
     fn reply_round_trip() {
-        let reply = FlowDescReply { more: true, flows: vec![sample(), sample()] };
+        let reply = FlowDescReply {
+            more: true,
+            flows: vec![sample(), sample()],
+        };
         let bytes = reply.to_bytes(9);
         assert_eq!(FlowDescReply::decode(&bytes), Ok((reply, 9)));
         // ofp_flow_desc: length, pad, table, pad, priority ...
@@ -392,7 +450,11 @@ mod tests {
 
     #[test]
     fn rejects_malformed() {
-        let mut bytes = FlowDescReply { more: false, flows: vec![sample()] }.to_bytes(1);
+        let mut bytes = FlowDescReply {
+            more: false,
+            flows: vec![sample()],
+        }
+        .to_bytes(1);
         bytes[17] = 10; // flow_desc length too small
         assert!(FlowDescReply::decode(&bytes).is_err());
         assert!(FlowStatsCounters::parse(&[0, 0, 0, 12, 0x80, 2, 0, 8]).is_err());

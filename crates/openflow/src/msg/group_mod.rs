@@ -51,11 +51,21 @@ pub enum GroupType {
 }
 
 impl GroupType {
-    const NAMES: [(GroupType, &'static str); 4] =
-        [(GroupType::All, "all"), (GroupType::Select, "select"), (GroupType::Indirect, "indirect"), (GroupType::FastFailover, "ff")];
+    const NAMES: [(GroupType, &'static str); 4] = [
+        (GroupType::All, "all"),
+        (GroupType::Select, "select"),
+        (GroupType::Indirect, "indirect"),
+        (GroupType::FastFailover, "ff"),
+    ];
 
     fn from_u8(v: u8) -> Result<GroupType, DecodeError> {
-        Self::NAMES.get(usize::from(v)).map(|(t, _)| *t).ok_or(DecodeError::Unsupported { what: "group type", value: u64::from(v) })
+        Self::NAMES
+            .get(usize::from(v))
+            .map(|(t, _)| *t)
+            .ok_or(DecodeError::Unsupported {
+                what: "group type",
+                value: u64::from(v),
+            })
     }
 
     fn name(self) -> &'static str {
@@ -131,7 +141,11 @@ impl Bucket {
         emit_actions(&self.actions, out);
         let actions_len = (out.len() - start - 8) as u16;
         if group_type == GroupType::Select || self.weight != 0 {
-            put_prop(out, BUCKET_PROP_WEIGHT, &[(self.weight >> 8) as u8, self.weight as u8, 0, 0]);
+            put_prop(
+                out,
+                BUCKET_PROP_WEIGHT,
+                &[(self.weight >> 8) as u8, self.weight as u8, 0, 0],
+            );
         }
         if let Some(p) = self.watch_port {
             put_prop(out, BUCKET_PROP_WATCH_PORT, &p.0.to_be_bytes());
@@ -149,7 +163,10 @@ impl Bucket {
         let len = usize::from(u16_at(buf, 0));
         let actions_len = usize::from(u16_at(buf, 2));
         if len < 8 || actions_len > len - 8 {
-            return Err(DecodeError::BadLength { what: "ofp15_bucket", len });
+            return Err(DecodeError::BadLength {
+                what: "ofp15_bucket",
+                len,
+            });
         }
         DecodeError::need("ofp15_bucket", buf, len)?;
         let mut bucket = Bucket {
@@ -165,13 +182,25 @@ impl Bucket {
             let ty = u16_at(props, 0);
             let plen = usize::from(u16_at(props, 2));
             if plen != 8 {
-                return Err(DecodeError::BadLength { what: "bucket property", len: plen });
+                return Err(DecodeError::BadLength {
+                    what: "bucket property",
+                    len: plen,
+                });
             }
             match ty {
                 BUCKET_PROP_WEIGHT => bucket.weight = u16_at(props, 4),
-                BUCKET_PROP_WATCH_PORT => bucket.watch_port = Some(PortNo(u32_at(props, 4))).filter(|p| *p != PortNo::ANY),
-                BUCKET_PROP_WATCH_GROUP => bucket.watch_group = Some(u32_at(props, 4)).filter(|g| *g != GROUP_ANY),
-                other => return Err(DecodeError::Unsupported { what: "bucket property", value: u64::from(other) }),
+                BUCKET_PROP_WATCH_PORT => {
+                    bucket.watch_port = Some(PortNo(u32_at(props, 4))).filter(|p| *p != PortNo::ANY)
+                }
+                BUCKET_PROP_WATCH_GROUP => {
+                    bucket.watch_group = Some(u32_at(props, 4)).filter(|g| *g != GROUP_ANY)
+                }
+                other => {
+                    return Err(DecodeError::Unsupported {
+                        what: "bucket property",
+                        value: u64::from(other),
+                    });
+                }
             }
             props = &props[8..];
         }
@@ -221,9 +250,16 @@ impl SelectionMethod {
             rest = &rest[h.header_len + bytes..];
         }
         if rest.iter().any(|b| *b != 0) {
-            return Err(DecodeError::Invalid { what: "selection_method property", reason: "trailing bytes after the fields".into() });
+            return Err(DecodeError::Invalid {
+                what: "selection_method property",
+                reason: "trailing bytes after the fields".into(),
+            });
         }
-        Ok(SelectionMethod { method, param: u64::from_be_bytes(param), fields })
+        Ok(SelectionMethod {
+            method,
+            param: u64::from_be_bytes(param),
+            fields,
+        })
     }
 }
 
@@ -244,8 +280,18 @@ impl GroupDesc {
     }
 
     /// Decodes buckets (`buckets`) and group properties (`props`).
-    fn parse_parts(group_type: GroupType, group_id: u32, mut buckets: &[u8], mut props: &[u8]) -> Result<GroupDesc, DecodeError> {
-        let mut g = GroupDesc { group_type, group_id, buckets: Vec::new(), selection: None };
+    fn parse_parts(
+        group_type: GroupType,
+        group_id: u32,
+        mut buckets: &[u8],
+        mut props: &[u8],
+    ) -> Result<GroupDesc, DecodeError> {
+        let mut g = GroupDesc {
+            group_type,
+            group_id,
+            buckets: Vec::new(),
+            selection: None,
+        };
         while !buckets.is_empty() {
             let (b, used) = Bucket::parse(buckets, group_type)?;
             g.buckets.push(b);
@@ -256,14 +302,24 @@ impl GroupDesc {
             let ty = u16_at(props, 0);
             let len = usize::from(u16_at(props, 2));
             if len < 4 {
-                return Err(DecodeError::BadLength { what: "group property", len });
+                return Err(DecodeError::BadLength {
+                    what: "group property",
+                    len,
+                });
             }
             let padded = len.next_multiple_of(8);
             DecodeError::need("group property", props, len)?;
-            if ty == PROP_EXPERIMENTER && len >= 12 && u32_at(props, 4) == NTR_VENDOR_ID && u32_at(props, 8) == NTRT_SELECTION_METHOD {
+            if ty == PROP_EXPERIMENTER
+                && len >= 12
+                && u32_at(props, 4) == NTR_VENDOR_ID
+                && u32_at(props, 8) == NTRT_SELECTION_METHOD
+            {
                 g.selection = Some(SelectionMethod::parse(&props[..len])?);
             } else {
-                return Err(DecodeError::Unsupported { what: "group property", value: u64::from(ty) });
+                return Err(DecodeError::Unsupported {
+                    what: "group property",
+                    value: u64::from(ty),
+                });
             }
             props = &props[padded.min(props.len())..];
         }
@@ -272,14 +328,25 @@ impl GroupDesc {
 
     /// Parses `group_id=…,type=…[,selection_method=…][,fields(…)],bucket=…`.
     pub fn from_text(s: &str) -> Result<GroupDesc, TextError> {
-        let mut g = GroupDesc { group_type: GroupType::All, group_id: 0, buckets: Vec::new(), selection: None };
+        let mut g = GroupDesc {
+            group_type: GroupType::All,
+            group_id: 0,
+            buckets: Vec::new(),
+            selection: None,
+        };
         let mut saw_id = false;
         let mut in_actions = false;
         // Which buckets were given a weight; the others get the group type's default.
         let mut weighted: Vec<bool> = Vec::new();
         for item in split_top(s, ',') {
             if let Some(rest) = item.strip_prefix("bucket=") {
-                g.buckets.push(Bucket { bucket_id: g.buckets.len() as u32, weight: 0, watch_port: None, watch_group: None, actions: Vec::new() });
+                g.buckets.push(Bucket {
+                    bucket_id: g.buckets.len() as u32,
+                    weight: 0,
+                    watch_port: None,
+                    watch_group: None,
+                    actions: Vec::new(),
+                });
                 weighted.push(false);
                 in_actions = false;
                 if rest.is_empty() {
@@ -302,7 +369,11 @@ impl GroupDesc {
                     saw_id = true;
                 }
                 ("type", Some(v)) => {
-                    g.group_type = GroupType::NAMES.iter().find(|(_, n)| *n == v).map(|(t, _)| *t).ok_or_else(|| TextError::new(item, "unknown group type"))?
+                    g.group_type = GroupType::NAMES
+                        .iter()
+                        .find(|(_, n)| *n == v)
+                        .map(|(t, _)| *t)
+                        .ok_or_else(|| TextError::new(item, "unknown group type"))?
                 }
                 ("selection_method", Some(v)) => selection(&mut g).method = v.to_string(),
                 ("selection_method_param", Some(v)) => selection(&mut g).param = parse_num(v)?,
@@ -335,18 +406,30 @@ fn parse_fields(s: &str) -> Result<Vec<(Field, Option<u128>)>, TextError> {
                 Some((n, m)) => (n, Some(m)),
                 None => (item, None),
             };
-            let field = Field::from_name(name).ok_or_else(|| TextError::new(item, "unknown field"))?;
-            let mask = mask.map(|m| crate::oxm::value::parse_value(field, m).map(|(v, _)| v)).transpose()?;
+            let field =
+                Field::from_name(name).ok_or_else(|| TextError::new(item, "unknown field"))?;
+            let mask = mask
+                .map(|m| crate::oxm::value::parse_value(field, m).map(|(v, _)| v))
+                .transpose()?;
             Ok((field, mask))
         })
         .collect()
 }
 
-fn apply_bucket_item(g: &mut GroupDesc, item: &str, in_actions: &mut bool, weighted: &mut [bool]) -> Result<(), TextError> {
-    let Some(bucket) = g.buckets.last_mut() else { return Err(TextError::new(item, "bucket item outside a bucket")) };
+fn apply_bucket_item(
+    g: &mut GroupDesc,
+    item: &str,
+    in_actions: &mut bool,
+    weighted: &mut [bool],
+) -> Result<(), TextError> {
+    let Some(bucket) = g.buckets.last_mut() else {
+        return Err(TextError::new(item, "bucket item outside a bucket"));
+    };
     if let Some(first) = item.strip_prefix("actions=") {
         *in_actions = true;
-        bucket.actions.extend(crate::action::text::parse_action_list(first)?);
+        bucket
+            .actions
+            .extend(crate::action::text::parse_action_list(first)?);
         return Ok(());
     }
     if !*in_actions {
@@ -381,7 +464,12 @@ impl fmt::Display for GroupDesc {
     /// `group_id=1,type=select,selection_method=hash,bucket=bucket_id:0,weight:100,actions=output:1`
     /// as `ovs-ofctl -O OpenFlow15 dump-groups` prints it (without the leading space).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "group_id={},type={}", self.group_id, self.group_type.name())?;
+        write!(
+            f,
+            "group_id={},type={}",
+            self.group_id,
+            self.group_type.name()
+        )?;
         if let Some(sel) = self.selection.as_ref().filter(|s| !s.method.is_empty()) {
             write!(f, ",selection_method={}", sel.method)?;
             if sel.param != 0 {
@@ -391,7 +479,11 @@ impl fmt::Display for GroupDesc {
                 .fields
                 .iter()
                 .map(|(field, mask)| match mask {
-                    Some(m) => format!("{}={}", field.def().name, crate::oxm::value::format_match_value(*field, *m, field.full_mask())),
+                    Some(m) => format!(
+                        "{}={}",
+                        field.def().name,
+                        crate::oxm::value::format_match_value(*field, *m, field.full_mask())
+                    ),
                     None => field.def().name.to_string(),
                 })
                 .collect();
@@ -412,7 +504,15 @@ impl fmt::Display for GroupDesc {
             if let Some(g) = b.watch_group {
                 write!(f, "watch_group:{g},")?;
             }
-            write!(f, "actions={}", if b.actions.is_empty() { "drop".to_string() } else { format_action_list(&b.actions) })?;
+            write!(
+                f,
+                "actions={}",
+                if b.actions.is_empty() {
+                    "drop".to_string()
+                } else {
+                    format_action_list(&b.actions)
+                }
+            )?;
         }
         Ok(())
     }
@@ -421,12 +521,20 @@ impl fmt::Display for GroupDesc {
 impl GroupMod {
     /// Adds `group`.
     pub fn add(group: GroupDesc) -> GroupMod {
-        GroupMod { command: GroupModCommand::Add, command_bucket_id: BUCKET_ALL, group }
+        GroupMod {
+            command: GroupModCommand::Add,
+            command_bucket_id: BUCKET_ALL,
+            group,
+        }
     }
 
     /// Replaces the group with the same id by `group`.
     pub fn modify(group: GroupDesc) -> GroupMod {
-        GroupMod { command: GroupModCommand::Modify, command_bucket_id: BUCKET_ALL, group }
+        GroupMod {
+            command: GroupModCommand::Modify,
+            command_bucket_id: BUCKET_ALL,
+            group,
+        }
     }
 
     /// Deletes group `group_id` (`GROUP_ALL` for every group).
@@ -434,7 +542,12 @@ impl GroupMod {
         GroupMod {
             command: GroupModCommand::Delete,
             command_bucket_id: BUCKET_ALL,
-            group: GroupDesc { group_type: GroupType::All, group_id, buckets: Vec::new(), selection: None },
+            group: GroupDesc {
+                group_type: GroupType::All,
+                group_id,
+                buckets: Vec::new(),
+                selection: None,
+            },
         }
     }
 
@@ -468,13 +581,27 @@ impl Message for GroupMod {
             2 => GroupModCommand::Delete,
             3 => GroupModCommand::InsertBucket,
             5 => GroupModCommand::RemoveBucket,
-            other => return Err(DecodeError::Unsupported { what: "group_mod command", value: u64::from(other) }),
+            other => {
+                return Err(DecodeError::Unsupported {
+                    what: "group_mod command",
+                    value: u64::from(other),
+                });
+            }
         };
         let group_type = GroupType::from_u8(body[2])?;
         let blen = usize::from(u16_at(body, 8));
         DecodeError::need("group_mod buckets", &body[16..], blen)?;
-        let group = GroupDesc::parse_parts(group_type, u32_at(body, 4), &body[16..16 + blen], &body[16 + blen..])?;
-        Ok(GroupMod { command, command_bucket_id: u32_at(body, 12), group })
+        let group = GroupDesc::parse_parts(
+            group_type,
+            u32_at(body, 4),
+            &body[16..16 + blen],
+            &body[16 + blen..],
+        )?;
+        Ok(GroupMod {
+            command,
+            command_bucket_id: u32_at(body, 12),
+            group,
+        })
     }
 }
 
@@ -513,10 +640,15 @@ impl Message for GroupDescRequest {
     fn parse_body(body: &[u8]) -> Result<GroupDescRequest, DecodeError> {
         let (ty, _, b) = multipart::parse_header(body)?;
         if ty != mp_type::GROUP_DESC {
-            return Err(DecodeError::Invalid { what: "multipart request", reason: format!("type {ty} where GROUP_DESC was expected") });
+            return Err(DecodeError::Invalid {
+                what: "multipart request",
+                reason: format!("type {ty} where GROUP_DESC was expected"),
+            });
         }
         DecodeError::need("group desc request", b, 4)?;
-        Ok(GroupDescRequest { group_id: u32_at(b, 0) })
+        Ok(GroupDescRequest {
+            group_id: u32_at(b, 0),
+        })
     }
 }
 
@@ -538,7 +670,11 @@ impl Message for GroupDescReply {
     const TYPE: u8 = msg_type::MULTIPART_REPLY;
 
     fn emit_body(&self, out: &mut Vec<u8>) {
-        multipart::emit_header(out, mp_type::GROUP_DESC, if self.more { multipart::MORE } else { 0 });
+        multipart::emit_header(
+            out,
+            mp_type::GROUP_DESC,
+            if self.more { multipart::MORE } else { 0 },
+        );
         for g in &self.groups {
             let start = out.len();
             out.extend_from_slice(&[0, 0]);
@@ -557,7 +693,10 @@ impl Message for GroupDescReply {
     fn parse_body(body: &[u8]) -> Result<GroupDescReply, DecodeError> {
         let (ty, flags, mut rest) = multipart::parse_header(body)?;
         if ty != mp_type::GROUP_DESC {
-            return Err(DecodeError::Invalid { what: "multipart reply", reason: format!("type {ty} where GROUP_DESC was expected") });
+            return Err(DecodeError::Invalid {
+                what: "multipart reply",
+                reason: format!("type {ty} where GROUP_DESC was expected"),
+            });
         }
         let mut groups = Vec::new();
         while !rest.is_empty() {
@@ -565,14 +704,25 @@ impl Message for GroupDescReply {
             let len = usize::from(u16_at(rest, 0));
             let blen = usize::from(u16_at(rest, 8));
             if len < 16 || blen > len - 16 {
-                return Err(DecodeError::BadLength { what: "ofp15_group_desc", len });
+                return Err(DecodeError::BadLength {
+                    what: "ofp15_group_desc",
+                    len,
+                });
             }
             DecodeError::need("ofp15_group_desc", rest, len)?;
             let group_type = GroupType::from_u8(rest[2])?;
-            groups.push(GroupDesc::parse_parts(group_type, u32_at(rest, 4), &rest[16..16 + blen], &rest[16 + blen..len])?);
+            groups.push(GroupDesc::parse_parts(
+                group_type,
+                u32_at(rest, 4),
+                &rest[16..16 + blen],
+                &rest[16 + blen..len],
+            )?);
             rest = &rest[len..];
         }
-        Ok(GroupDescReply { more: flags & multipart::MORE != 0, groups })
+        Ok(GroupDescReply {
+            more: flags & multipart::MORE != 0,
+            groups,
+        })
     }
 }
 
@@ -595,20 +745,37 @@ mod tests {
         let all = "group_id=2,type=all,bucket=bucket_id:0,actions=output:1,output:2";
         assert_eq!(all.parse::<GroupMod>().unwrap().to_string(), all);
         assert!("type=all".parse::<GroupMod>().is_err());
-        assert_eq!("group_id=1,type=nope".parse::<GroupMod>().unwrap_err().input, "type=nope");
+        assert_eq!(
+            "group_id=1,type=nope"
+                .parse::<GroupMod>()
+                .unwrap_err()
+                .input,
+            "type=nope"
+        );
     }
 
     #[test]
     fn wire_round_trip() {
         let g: GroupMod = SELECT.parse().unwrap();
         let b = g.to_bytes(3);
-        assert_eq!(&b[..8], &[6, 15, (b.len() >> 8) as u8, b.len() as u8, 0, 0, 0, 3]);
+        assert_eq!(
+            &b[..8],
+            &[6, 15, (b.len() >> 8) as u8, b.len() as u8, 0, 0, 0, 3]
+        );
         assert_eq!(&b[8..16], &[0, 0, 1, 0, 0, 0, 0, 1]);
         assert_eq!(GroupMod::decode(&b), Ok((g.clone(), 3)));
-        let reply = GroupDescReply { more: false, groups: vec![g.group.clone(), GroupMod::delete(5).group] };
+        let reply = GroupDescReply {
+            more: false,
+            groups: vec![g.group.clone(), GroupMod::delete(5).group],
+        };
         assert_eq!(GroupDescReply::decode(&reply.to_bytes(4)), Ok((reply, 4)));
-        let req = GroupDescRequest { group_id: GROUP_ALL };
-        assert_eq!(<GroupDescRequest as Message>::parse(&req.to_bytes(5)), Ok((req, 5)));
+        let req = GroupDescRequest {
+            group_id: GROUP_ALL,
+        };
+        assert_eq!(
+            <GroupDescRequest as Message>::parse(&req.to_bytes(5)),
+            Ok((req, 5))
+        );
     }
 
     #[test]

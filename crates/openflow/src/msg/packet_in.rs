@@ -3,10 +3,10 @@
 //! resume a paused pipeline).
 
 use super::flow_mod::NO_BUFFER;
+use crate::DecodeError;
 use crate::header::msg_type;
 use crate::message::Message;
 use crate::oxm::Match;
-use crate::DecodeError;
 
 /// `ofp_packet_in_reason` values.
 pub mod reason {
@@ -161,7 +161,10 @@ impl Message for PacketIn2 {
         let vendor = u32::from_be_bytes([body[0], body[1], body[2], body[3]]);
         let subtype = u32::from_be_bytes([body[4], body[5], body[6], body[7]]);
         if vendor != NX_VENDOR_ID || subtype != NXT_PACKET_IN2 {
-            return Err(DecodeError::Invalid { what: "experimenter message", reason: format!("{vendor:#x}/{subtype} is not NXT_PACKET_IN2") });
+            return Err(DecodeError::Invalid {
+                what: "experimenter message",
+                reason: format!("{vendor:#x}/{subtype} is not NXT_PACKET_IN2"),
+            });
         }
         let mut p = PacketIn2 {
             packet: Vec::new(),
@@ -181,15 +184,31 @@ impl Message for PacketIn2 {
             let ty = u16::from_be_bytes([rest[0], rest[1]]);
             let len = usize::from(u16::from_be_bytes([rest[2], rest[3]]));
             if len < 4 {
-                return Err(DecodeError::BadLength { what: "packet-in2 property", len });
+                return Err(DecodeError::BadLength {
+                    what: "packet-in2 property",
+                    len,
+                });
             }
             DecodeError::need("packet-in2 property", rest, len)?;
             let v = &rest[4..len];
             let fixed = |n: usize| -> Result<&[u8], DecodeError> {
-                if v.len() == n { Ok(v) } else { Err(DecodeError::BadLength { what: "packet-in2 property", len }) }
+                if v.len() == n {
+                    Ok(v)
+                } else {
+                    Err(DecodeError::BadLength {
+                        what: "packet-in2 property",
+                        len,
+                    })
+                }
             };
             let aligned_u64 = || -> Result<u64, DecodeError> {
-                let b: [u8; 8] = v.get(4..12).and_then(|s| s.try_into().ok()).ok_or(DecodeError::BadLength { what: "packet-in2 u64 property", len })?;
+                let b: [u8; 8] =
+                    v.get(4..12)
+                        .and_then(|s| s.try_into().ok())
+                        .ok_or(DecodeError::BadLength {
+                            what: "packet-in2 u64 property",
+                            len,
+                        })?;
                 Ok(u64::from_be_bytes(b))
             };
             match ty {
@@ -235,7 +254,10 @@ mod tests {
             data: vec![1, 2, 3, 4],
         };
         let b = p.to_bytes(2);
-        assert_eq!(&b[8..24], &[0xff, 0xff, 0xff, 0xff, 0, 4, 1, 3, 0, 0, 0, 0, 0, 0, 0, 5]);
+        assert_eq!(
+            &b[8..24],
+            &[0xff, 0xff, 0xff, 0xff, 0, 4, 1, 3, 0, 0, 0, 0, 0, 0, 0, 5]
+        );
         assert_eq!(&b[b.len() - 6..], &[0, 0, 1, 2, 3, 4]);
         assert_eq!(PacketIn::decode(&b), Ok((p, 2)));
         assert!(PacketIn::decode(&b[..20]).is_err());

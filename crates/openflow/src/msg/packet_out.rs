@@ -1,11 +1,11 @@
 //! `OFPT_PACKET_OUT` (OpenFlow 1.5): send a packet through a list of actions, with its pipeline
 //! fields (`in_port`, metadata, registers) carried in a match.
 
+use crate::DecodeError;
 use crate::action::{Action, emit_actions, parse_actions};
 use crate::header::msg_type;
 use crate::message::Message;
 use crate::oxm::Match;
-use crate::DecodeError;
 
 /// `OFPT_PACKET_OUT`.
 #[derive(Debug, Clone, PartialEq, Eq)]

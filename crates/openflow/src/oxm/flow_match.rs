@@ -125,7 +125,9 @@ impl Match {
         let proto = self.exact(Field::IpProto);
         let ipv4 = eth == Some(0x0800);
         let ipv6 = eth == Some(0x86dd);
-        let ct_valid = self.get(Field::CtState).is_some_and(|e| e.mask & 0x30 == 0x30 && e.value & 0x30 == 0x20);
+        let ct_valid = self
+            .get(Field::CtState)
+            .is_some_and(|e| e.mask & 0x30 == 0x30 && e.value & 0x30 == 0x20);
         for e in &self.entries {
             let ok = match e.field.def().prereq {
                 Prereq::None => true,

@@ -82,7 +82,12 @@ impl fmt::Display for Subfield {
         } else if self.n_bits == 1 {
             write!(f, "[{}]", self.ofs)
         } else {
-            write!(f, "[{}..{}]", self.ofs, u32::from(self.ofs) + u32::from(self.n_bits) - 1)
+            write!(
+                f,
+                "[{}..{}]",
+                self.ofs,
+                u32::from(self.ofs) + u32::from(self.n_bits) - 1
+            )
         }
     }
 }

@@ -39,13 +39,11 @@ impl Match {
     fn shorthand(&self) -> Option<(&'static str, bool)> {
         let eth = self.exact(Field::EthType)?;
         let proto = self.exact(Field::IpProto);
-        if let Some(p) = proto {
-            if let Some((name, ..)) = SHORTHANDS[..11]
-                .iter()
-                .find(|(_, e, sp)| *e == eth && *sp == Some(p))
-            {
-                return Some((name, true));
-            }
+        if let Some((name, ..)) = SHORTHANDS
+            .iter()
+            .find(|(_, e, sp)| *e == eth && sp.is_some() && *sp == proto)
+        {
+            return Some((name, true));
         }
         SHORTHANDS
             .iter()
@@ -134,7 +132,8 @@ impl Match {
             "icmp_type" => Pending::IcmpType(value),
             "icmp_code" => Pending::IcmpCode(value),
             "in_port" => {
-                let (v, m) = parse_value(Field::InPort, value).map_err(|e| TextError::new(item, e.reason))?;
+                let (v, m) = parse_value(Field::InPort, value)
+                    .map_err(|e| TextError::new(item, e.reason))?;
                 self.set_masked(Field::InPort, v, m);
                 return Ok(true);
             }

@@ -15,7 +15,11 @@ pub const TCP_FLAGS: [&str; 9] = ["fin", "syn", "rst", "psh", "ack", "urg", "ece
 
 /// A port field's value as a port number (16-bit fields use the OpenFlow 1.0 numbering).
 fn port(field: Field, v: u128) -> PortNo {
-    if field.def().bytes == 2 { PortNo::from_u16(v as u16) } else { PortNo(v as u32) }
+    if field.def().bytes == 2 {
+        PortNo::from_u16(v as u16)
+    } else {
+        PortNo(v as u32)
+    }
 }
 
 fn mac(v: u128) -> String {
@@ -129,7 +133,12 @@ fn parse_flags(names: &[&str], s: &str, full: u128) -> Result<(u128, u128), Text
             .iter()
             .position(|n| *n == name)
             .map(|b| 1u128 << b)
-            .or_else(|| name.starts_with("0x").then(|| parse_u128(name).ok()).flatten().filter(|v| v.is_power_of_two() && v & full != 0))
+            .or_else(|| {
+                name.starts_with("0x")
+                    .then(|| parse_u128(name).ok())
+                    .flatten()
+                    .filter(|v| v.is_power_of_two() && v & full != 0)
+            })
             .ok_or_else(|| TextError::new(s, format!("unknown flag {name:?}")))
     };
     if s.starts_with('+') || s.starts_with('-') {
@@ -207,8 +216,15 @@ pub fn parse_value(field: Field, s: &str) -> Result<(u128, u128), TextError> {
     let (v, m) = match field.def().kind {
         Kind::Port => {
             let p = s.parse::<PortNo>()?;
-            let v = if field.def().bytes == 2 { p.to_u16().map(u128::from) } else { Some(u128::from(p.0)) };
-            (v.ok_or_else(|| TextError::new(s, "port does not fit in 16 bits"))?, full)
+            let v = if field.def().bytes == 2 {
+                p.to_u16().map(u128::from)
+            } else {
+                Some(u128::from(p.0))
+            };
+            (
+                v.ok_or_else(|| TextError::new(s, "port does not fit in 16 bits"))?,
+                full,
+            )
         }
         Kind::Hex | Kind::Dec | Kind::EthType | Kind::FlowLabel | Kind::Dscp => {
             parse_int_masked(s, full)?

@@ -123,7 +123,7 @@ pub fn parse_ipv6(s: &str) -> Result<Ipv6Addr, TextError> {
 /// controller userdata. Dots are optional.
 pub fn parse_hex_bytes(s: &str) -> Result<Vec<u8>, TextError> {
     let digits: Vec<u8> = s.bytes().filter(|b| *b != b'.').collect();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err(TextError::new(s, "odd number of hex digits"));
     }
     digits

@@ -33,8 +33,13 @@ impl OfSocket {
     /// Connects and exchanges OpenFlow 1.5 hellos (with a version bitmap element).
     pub fn connect(path: &Path) -> OfSocket {
         let stream = UnixStream::connect(path).expect("connect to the bridge's management socket");
-        stream.set_read_timeout(Some(Duration::from_secs(20))).expect("set read timeout");
-        let mut s = OfSocket { stream, next_xid: 1 };
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .expect("set read timeout");
+        let mut s = OfSocket {
+            stream,
+            next_xid: 1,
+        };
         // ofp_header + one OFPHET_VERSIONBITMAP element with bit 6 (OpenFlow 1.5).
         s.write(&[6, OFPT_HELLO, 0, 16, 0, 0, 0, 0, 0, 1, 0, 8, 0, 0, 0, 0x40]);
         let hello = s.read_message();
@@ -50,13 +55,21 @@ impl OfSocket {
     /// Reads one message, framing it by the header length.
     pub fn read_message(&mut self) -> RawMessage {
         let mut header = [0u8; 8];
-        self.stream.read_exact(&mut header).expect("read an OpenFlow header");
+        self.stream
+            .read_exact(&mut header)
+            .expect("read an OpenFlow header");
         let len = usize::from(u16::from_be_bytes([header[2], header[3]]));
         assert!(len >= 8, "bad length {len} from the switch");
         let mut bytes = header.to_vec();
         bytes.resize(len, 0);
-        self.stream.read_exact(&mut bytes[8..]).expect("read an OpenFlow body");
-        RawMessage { msg_type: header[1], xid: u32::from_be_bytes([header[4], header[5], header[6], header[7]]), bytes }
+        self.stream
+            .read_exact(&mut bytes[8..])
+            .expect("read an OpenFlow body");
+        RawMessage {
+            msg_type: header[1],
+            xid: u32::from_be_bytes([header[4], header[5], header[6], header[7]]),
+            bytes,
+        }
     }
 
     /// A fresh transaction id.
@@ -97,7 +110,13 @@ impl OfSocket {
             .iter()
             .filter(|m| m.msg_type == OFPT_ERROR)
             .map(|m| {
-                let code = m.bytes.get(8..12).map(|b| format!("type {} code {}", u16::from_be_bytes([b[0], b[1]]), u16::from_be_bytes([b[2], b[3]])));
+                let code = m.bytes.get(8..12).map(|b| {
+                    format!(
+                        "type {} code {}",
+                        u16::from_be_bytes([b[0], b[1]]),
+                        u16::from_be_bytes([b[2], b[3]])
+                    )
+                });
                 format!("xid {}: {}", m.xid, code.unwrap_or_default())
             })
             .collect();
@@ -110,9 +129,18 @@ impl OfSocket {
 /// `hard_age`) from a `dump-flows` line.
 pub fn normalize_flow_line(line: &str) -> String {
     let mut out = line.trim().to_string();
-    for key in ["duration=", "n_packets=", "n_bytes=", "idle_age=", "hard_age="] {
+    for key in [
+        "duration=",
+        "n_packets=",
+        "n_bytes=",
+        "idle_age=",
+        "hard_age=",
+    ] {
         while let Some(start) = out.find(key) {
-            let end = out[start..].find(", ").map(|i| start + i + 2).unwrap_or(out.len());
+            let end = out[start..]
+                .find(", ")
+                .map(|i| start + i + 2)
+                .unwrap_or(out.len());
             out.replace_range(start..end, "");
         }
     }
@@ -121,7 +149,11 @@ pub fn normalize_flow_line(line: &str) -> String {
 
 /// The flow lines of a `dump-flows` output, normalised and sorted.
 pub fn normalized_dump(dump: &str) -> Vec<String> {
-    let mut lines: Vec<String> = dump.lines().filter(|l| l.contains("actions=")).map(normalize_flow_line).collect();
+    let mut lines: Vec<String> = dump
+        .lines()
+        .filter(|l| l.contains("actions="))
+        .map(normalize_flow_line)
+        .collect();
     lines.sort();
     lines
 }
