@@ -55,14 +55,21 @@ fn put_prop(out: &mut Vec<u8>, ty: u16, body: &[u8]) {
     out.resize(start + (4 + body.len()).next_multiple_of(8), 0);
 }
 
+/// A 16-bit property value followed by two bytes of padding: OpenFlow's (and OVS's) 8-byte
+/// layout for 16-bit properties.
+fn u16_prop(v: u16) -> [u8; 4] {
+    let b = v.to_be_bytes();
+    [b[0], b[1], 0, 0]
+}
+
 impl Controller {
     /// Appends the properties (the part after the 16-byte `nx_action_controller2` header).
     pub(crate) fn emit_props(&self, out: &mut Vec<u8>) {
         if self.max_len != 0xffff {
-            put_prop(out, PROP_MAX_LEN, &self.max_len.to_be_bytes());
+            put_prop(out, PROP_MAX_LEN, &u16_prop(self.max_len));
         }
         if self.controller_id != 0 {
-            put_prop(out, PROP_CONTROLLER_ID, &self.controller_id.to_be_bytes());
+            put_prop(out, PROP_CONTROLLER_ID, &u16_prop(self.controller_id));
         }
         if self.reason != REASON_ACTION {
             put_prop(out, PROP_REASON, &[self.reason]);

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use crate::oxm::Subfield;
-use crate::oxm::tlv::{emit_header, emit_value, parse_field_header, read_value};
+use crate::oxm::tlv::{emit_nxm_header, emit_value, parse_field_header, read_value};
 use crate::oxm::value::{format_mf_value, parse_value};
 use crate::text::{alt_hex, key_value, parse_num, parse_uint, split_top};
 use crate::{DecodeError, TextError};
@@ -71,7 +71,7 @@ fn imm_len(n_bits: u16) -> usize {
 }
 
 fn emit_subfield(out: &mut Vec<u8>, sf: &Subfield) {
-    emit_header(out, sf.field, false);
+    emit_nxm_header(out, sf.field);
     out.extend_from_slice(&sf.ofs.to_be_bytes());
 }
 

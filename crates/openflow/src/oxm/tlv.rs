@@ -15,6 +15,18 @@ pub fn emit_header(out: &mut Vec<u8>, field: Field, hasmask: bool) {
     out.extend_from_slice(&header.to_be_bytes());
 }
 
+/// Appends the unmasked header of `field` in its Nicira (NXM) form when it has one, as OVS
+/// writes field references in `learn` specs.
+pub fn emit_nxm_header(out: &mut Vec<u8>, field: Field) {
+    let d = field.def();
+    let (class, code) = match d.alt {
+        Some(alt) if d.class == class::OPENFLOW_BASIC => alt,
+        _ => (d.class, d.code),
+    };
+    let header = (u32::from(class) << 16) | (u32::from(code) << 9) | u32::from(d.bytes);
+    out.extend_from_slice(&header.to_be_bytes());
+}
+
 /// Appends the low `bytes` bytes of `value`, big-endian.
 pub fn emit_value(out: &mut Vec<u8>, value: u128, bytes: u8) {
     out.extend_from_slice(&value.to_be_bytes()[16 - usize::from(bytes)..]);
