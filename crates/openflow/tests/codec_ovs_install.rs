@@ -42,7 +42,7 @@ const FLOWS: &[&str] = &[
     "table=3,priority=200,ipv6 actions=ct(table=4,zone=65510,nat)",
     "table=4,priority=190,ct_state=+inv+trk,ip actions=drop",
     "table=4,priority=200,ct_state=-new+trk,ct_mark=0x10/0x10,ip actions=set_field:0x2/0x2->reg0,goto_table:5",
-    "table=4,priority=180,ct_zone=65520,ct_state=+new+trk,ip actions=goto_table:5",
+    "table=4,priority=180,ct_state=+new+trk,ct_zone=65520,ip actions=goto_table:5",
     // Service load balancing with groups and session affinity.
     "table=5,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.1,tp_dst=443 actions=set_field:0x20000/0x70000->reg4,set_field:0x200/0x200->reg0,group:1",
     "table=5,priority=200,udp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=53 actions=set_field:0x20000/0x70000->reg4,group:2",
@@ -66,19 +66,19 @@ const FLOWS: &[&str] = &[
     "table=14,priority=200,ip,nw_dst=10.10.1.0/24 actions=set_field:aa:bb:cc:dd:ee:ff->eth_src,set_field:0a:00:00:00:00:02->eth_dst,set_field:192.168.1.11->tun_dst,set_field:0x10000/0x10000->reg0,dec_ttl,goto_table:15",
     "table=15,priority=200,dl_dst=aa:bb:cc:dd:ee:01 actions=set_field:0x5->reg1,set_field:0x10000/0x10000->reg0,goto_table:16",
     // Assorted matches and instructions.
-    "table=20,idle_timeout=60,hard_timeout=120,send_flow_rem,importance=5,priority=100,udp,tp_dst=53 actions=resubmit(,21),resubmit:3",
+    "table=20,idle_timeout=60,hard_timeout=120,importance=5,send_flow_rem,priority=100,udp,tp_dst=53 actions=resubmit(,21),resubmit:3",
     "table=21,cookie=0x1020000000000,priority=100,metadata=0x5 actions=note:01.02.03.04.05.06,write_actions(output:2),write_metadata:0x1/0x3,goto_table:22",
     "table=22,priority=100,dl_vlan=5 actions=pop_vlan,output:3",
     "table=22,priority=90,in_port=3 actions=push_vlan:0x8100,output:4",
     "table=23,priority=100,ip actions=group:3",
     "table=24,priority=100,ip actions=ct_clear,resubmit(,25)",
     "table=25,priority=100,tcp,tcp_flags=+syn-ack actions=drop",
-    "table=26,priority=100,ipv6,xxreg3=0x1 actions=drop",
+    "table=26,priority=100,ipv6,reg12=0,reg13=0,reg14=0,reg15=0x1 actions=drop",
     "table=27,priority=100,ct_state=-inv+trk,ct_nw_dst=10.96.0.1,ct_nw_proto=6,ct_tp_dst=443,tcp actions=drop",
     "table=28,priority=100,pkt_mark=0x10,tun_id=0x5,tun_src=192.168.1.1,tun_dst=192.168.1.2,in_port=32768 actions=drop",
     "table=29,priority=100,ip,nw_tos=8,nw_ecn=1 actions=set_field:0x1->reg2",
     "table=29,priority=90,icmp,icmp_type=8,icmp_code=0 actions=LOCAL",
-    "table=30,priority=100,ip,ct_label=0x1/0x1 actions=move:NXM_NX_CT_LABEL[0..31]->NXM_NX_REG2[],output:1",
+    "table=30,priority=100,ct_label=0x1/0x1,ip actions=move:NXM_NX_CT_LABEL[0..31]->NXM_NX_REG2[],output:1",
 ];
 
 /// What a dump line for `fm` looks like (before normalisation).
@@ -135,6 +135,11 @@ fn installed_flows_dump_as_we_print_them() {
     let ovs = Ovs::start().expect("start ovs");
     let (mut sock, flows, _) = install(&ovs);
 
+    // The flow texts above are canonical: parsing and printing them gives them back (table 0
+    // is the default and not printed).
+    for (text, fm) in FLOWS.iter().zip(&flows) {
+        assert_eq!(fm.to_string(), text.trim_start_matches("table=0,"));
+    }
     let dump = ovs
         .ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br0}"])
         .expect("dump-flows");

@@ -370,7 +370,10 @@ mod tests {
     #[test]
     fn decodes_open_vswitch_matches() {
         for (text, hex) in OVS_VECTORS {
-            let bytes: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+            let bytes: Vec<u8> = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect();
             let expected: Match = text.parse().unwrap();
             assert_eq!(Match::parse_oxms(&bytes), Ok(expected), "{text}");
         }
