@@ -35,7 +35,8 @@ pub enum Action {
     },
     /// `move:SRC->DST` (`OFPAT_COPY_FIELD`).
     Move { src: Subfield, dst: Subfield },
-    /// `resubmit(PORT,TABLE[,ct])`: `port` is `IN_PORT` for "the packet's input port"; `table`
+    /// `resubmit(PORT,TABLE[,ct])`: `port` is `IN_PORT` for "the packet's input port" and must
+    /// have a 16-bit form (below `0xff00`, or reserved; others are sent as `IN_PORT`); `table`
     /// is never `Some(255)` (the wire's "no table").
     Resubmit {
         port: PortNo,

@@ -143,6 +143,18 @@ fn parse_output(value: &str) -> Result<Action, TextError> {
     })
 }
 
+/// A resubmit port: it must have a 16-bit (OpenFlow 1.0) form, the only one the action carries.
+fn resubmit_port(s: &str) -> Result<PortNo, TextError> {
+    let port: PortNo = s.parse()?;
+    match port.to_u16() {
+        Some(_) => Ok(port),
+        None => Err(TextError::new(
+            s,
+            "resubmit ports must be below 0xff00 or reserved",
+        )),
+    }
+}
+
 fn parse_resubmit(item: &str, args: &str) -> Result<Action, TextError> {
     let parts: Vec<&str> = args.split(',').map(str::trim).collect();
     if parts.len() > 3 {
@@ -152,7 +164,7 @@ fn parse_resubmit(item: &str, args: &str) -> Result<Action, TextError> {
         ));
     }
     let port = match parts.first() {
-        Some(p) if !p.is_empty() => p.parse()?,
+        Some(p) if !p.is_empty() => resubmit_port(p)?,
         _ => PortNo::IN_PORT,
     };
     let table = match parts.get(1) {
@@ -237,7 +249,7 @@ fn parse_action<'a>(item: &'a str) -> Result<Action, TextError> {
         "load" => parse_load(item, need(value)?)?,
         "move" => parse_move(item, need(value)?)?,
         "resubmit" => Action::Resubmit {
-            port: need(value)?.parse()?,
+            port: resubmit_port(need(value)?)?,
             table: None,
             ct: false,
         },
@@ -317,5 +329,52 @@ impl FromStr for Instructions {
             }
         }
         Ok(ins)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_spellings_print_canonically() {
+        for (input, printed) in [
+            ("load:0x2->NXM_NX_REG0[0..3]", "set_field:0x2/0xf->reg0"),
+            ("load:1->NXM_NX_REG0[19]", "set_field:0x80000/0x80000->reg0"),
+            ("3", "output:3"),
+            ("output:LOCAL", "LOCAL"),
+            ("output(port=CONTROLLER,max_len=128)", "CONTROLLER:128"),
+            ("controller", "CONTROLLER:65535"),
+            ("resubmit(3)", "resubmit:3"),
+            ("resubmit(,5,ct)", "resubmit(,5,ct)"),
+            ("set_field:10.0.0.1->nw_dst", "set_field:10.0.0.1->ip_dst"),
+            ("ct(nat,zone=5)", "ct(zone=5,nat)"),
+            ("ct(commit,alg=tftp)", "ct(commit,alg=tftp)"),
+        ] {
+            let a: Action = input.parse().unwrap_or_else(|e| panic!("{input}: {e}"));
+            assert_eq!(a.to_string(), printed, "{input}");
+        }
+        assert_eq!(parse_action_list("drop"), Ok(Vec::new()));
+        assert_eq!(Instructions::default().to_string(), "drop");
+    }
+
+    #[test]
+    fn errors_name_the_fragment() {
+        for (input, fragment) in [
+            ("output:1,bogus(1)", "bogus(1)"),
+            ("conjunction(1,3/2)", "conjunction(1,3/2)"),
+            ("resubmit:70000", "70000"),
+            (
+                "move:NXM_NX_REG0[0..3]->NXM_NX_REG1[0..4]",
+                "move:NXM_NX_REG0[0..3]->NXM_NX_REG1[0..4]",
+            ),
+            ("set_field:1->nope", "set_field:1->nope"),
+            ("ct(commit,frobnicate)", "frobnicate"),
+            ("learn(table=1,NXM_NX_NOPE[])", "NXM_NX_NOPE[]"),
+            ("controller(reason=whatever)", "reason=whatever"),
+        ] {
+            let e = parse_action_list(input).unwrap_err();
+            assert_eq!(e.input, fragment, "{input}: {e}");
+        }
     }
 }
