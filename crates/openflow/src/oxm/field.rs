@@ -334,17 +334,6 @@ pub static FIELDS: &[FieldDef] = &[
     def(Field::TcpFlags, OB, 42, Some((N1, 34)), 2, 12, true, "tcp_flags", "tcp_flags", &[], "NXM_NX_TCP_FLAGS", K::TcpFlags, P::Tcp),
 ];
 
-fn index() -> &'static HashMap<Field, usize> {
-    static INDEX: OnceLock<HashMap<Field, usize>> = OnceLock::new();
-    INDEX.get_or_init(|| {
-        FIELDS
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (d.field, i))
-            .collect()
-    })
-}
-
 fn by_header() -> &'static HashMap<(u16, u8), Field> {
     static BY_HEADER: OnceLock<HashMap<(u16, u8), Field>> = OnceLock::new();
     BY_HEADER.get_or_init(|| {
@@ -378,12 +367,10 @@ fn by_name() -> &'static HashMap<&'static str, Field> {
 impl Field {
     /// This field's row in [`FIELDS`].
     pub fn def(self) -> &'static FieldDef {
-        // Every `Field` value that can be constructed through this crate's API has a row; an
-        // out-of-range register index falls back to reg0 rather than panicking.
-        let i = index()
-            .get(&self)
-            .copied()
-            .unwrap_or_else(|| index()[&Field::Reg(0)]);
+        // FIELDS is sorted in `Field` order (a test checks it). Every `Field` value this crate
+        // builds has a row; an out-of-range register index (say `Reg(40)`) falls back to the
+        // first row rather than panicking.
+        let i = FIELDS.binary_search_by(|d| d.field.cmp(&self)).unwrap_or(0);
         &FIELDS[i]
     }
 
@@ -423,6 +410,7 @@ mod tests {
 
     #[test]
     fn table_is_consistent() {
+        assert!(FIELDS.windows(2).all(|w| w[0].field < w[1].field), "FIELDS must be sorted in Field order");
         let mut headers = std::collections::HashSet::new();
         for d in FIELDS {
             assert_eq!(d.field.def().name, d.name);
