@@ -6,6 +6,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::flow_mod::GROUP_ANY;
 use super::multipart::{self, mp_type};
 use crate::action::text::format_action_list;
 use crate::action::{Action, emit_actions, parse_actions};
@@ -16,10 +17,8 @@ use crate::oxm::{Field, PortNo};
 use crate::text::{call, key_value, parse_num, split_top};
 use crate::{DecodeError, TextError};
 
-/// `OFPG_ANY` / `OFPG_ALL`: every group (delete, desc request).
+/// `OFPG_ALL`: every group (delete, desc request).
 pub const GROUP_ALL: u32 = 0xffff_fffc;
-/// `OFPG_ANY`: no group (`watch_group` unset).
-pub const GROUP_ANY: u32 = 0xffff_ffff;
 /// `OFPG15_BUCKET_ALL`: the `command_bucket_id` of plain add/modify/delete.
 pub const BUCKET_ALL: u32 = 0xffff_ffff;
 
