@@ -410,7 +410,10 @@ mod tests {
 
     #[test]
     fn table_is_consistent() {
-        assert!(FIELDS.windows(2).all(|w| w[0].field < w[1].field), "FIELDS must be sorted in Field order");
+        assert!(
+            FIELDS.windows(2).all(|w| w[0].field < w[1].field),
+            "FIELDS must be sorted in Field order"
+        );
         let mut headers = std::collections::HashSet::new();
         for d in FIELDS {
             assert_eq!(d.field.def().name, d.name);
