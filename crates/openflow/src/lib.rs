@@ -18,6 +18,7 @@ pub mod header;
 pub mod message;
 pub mod msg;
 pub mod oxm;
+pub mod text;
 
 pub use error::{DecodeError, TextError};
 pub use header::{Header, OFP_VERSION_1_3, OFP_VERSION_1_5};

@@ -1,1 +1,788 @@
-//! (to be written)
+//! Groups in OpenFlow 1.5: `OFPT_GROUP_MOD` with `ofp15_bucket`s (bucket ids, weight /
+//! watch_port / watch_group properties) and the Netronome `selection_method` group property, the
+//! `OFPMP_GROUP_DESC` multipart request and reply, and the `ovs-ofctl add-group` /
+//! `dump-groups` text.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::flow_mod::GROUP_ANY;
+use super::multipart::{self, mp_type};
+use crate::action::text::format_action_list;
+use crate::action::{Action, emit_actions, parse_actions};
+use crate::header::msg_type;
+use crate::message::Message;
+use crate::oxm::tlv::{RawHeader, emit_header, emit_value, read_value};
+use crate::oxm::{Field, PortNo};
+use crate::text::{call, key_value, parse_num, split_top};
+use crate::{DecodeError, TextError};
+
+/// `OFPG_ALL`: every group (delete, desc request).
+pub const GROUP_ALL: u32 = 0xffff_fffc;
+/// `OFPG15_BUCKET_ALL`: the `command_bucket_id` of plain add/modify/delete.
+pub const BUCKET_ALL: u32 = 0xffff_ffff;
+
+const BUCKET_PROP_WEIGHT: u16 = 0;
+const BUCKET_PROP_WATCH_PORT: u16 = 1;
+const BUCKET_PROP_WATCH_GROUP: u16 = 2;
+const PROP_EXPERIMENTER: u16 = 0xffff;
+/// Netronome's experimenter id, owner of the selection-method group property.
+const NTR_VENDOR_ID: u32 = 0x0000_154d;
+const NTRT_SELECTION_METHOD: u32 = 1;
+
+/// `ofp_group_mod_command` (OpenFlow 1.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupModCommand {
+    Add = 0,
+    Modify = 1,
+    Delete = 2,
+    InsertBucket = 3,
+    RemoveBucket = 5,
+}
+
+/// `ofp_group_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupType {
+    All = 0,
+    Select = 1,
+    Indirect = 2,
+    FastFailover = 3,
+}
+
+impl GroupType {
+    const NAMES: [(GroupType, &'static str); 4] = [
+        (GroupType::All, "all"),
+        (GroupType::Select, "select"),
+        (GroupType::Indirect, "indirect"),
+        (GroupType::FastFailover, "ff"),
+    ];
+
+    fn from_u8(v: u8) -> Result<GroupType, DecodeError> {
+        Self::NAMES
+            .get(usize::from(v))
+            .map(|(t, _)| *t)
+            .ok_or(DecodeError::Unsupported {
+                what: "group type",
+                value: u64::from(v),
+            })
+    }
+
+    fn name(self) -> &'static str {
+        Self::NAMES[self as usize].1
+    }
+
+    /// The weight a bucket has when none is given.
+    fn default_weight(self) -> u16 {
+        if self == GroupType::Select { 1 } else { 0 }
+    }
+}
+
+/// A bucket (`ofp15_bucket`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bucket {
+    pub bucket_id: u32,
+    /// Relative weight (select groups).
+    pub weight: u16,
+    /// Port whose liveness decides the bucket's (fast-failover groups).
+    pub watch_port: Option<PortNo>,
+    /// Group whose liveness decides the bucket's.
+    pub watch_group: Option<u32>,
+    pub actions: Vec<Action>,
+}
+
+/// The selection-method group property: how a select group picks a bucket.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SelectionMethod {
+    /// `hash` or `dp_hash`.
+    pub method: String,
+    pub param: u64,
+    /// Fields hashed, with an optional mask.
+    pub fields: Vec<(Field, Option<u128>)>,
+}
+
+/// The description of a group, shared by group mods and group-desc replies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupDesc {
+    pub group_type: GroupType,
+    pub group_id: u32,
+    pub buckets: Vec<Bucket>,
+    pub selection: Option<SelectionMethod>,
+}
+
+/// `OFPT_GROUP_MOD`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMod {
+    pub command: GroupModCommand,
+    /// For bucket insert/remove: the bucket id concerned; otherwise `BUCKET_ALL`.
+    pub command_bucket_id: u32,
+    pub group: GroupDesc,
+}
+
+fn u16_at(b: &[u8], i: usize) -> u16 {
+    u16::from_be_bytes([b[i], b[i + 1]])
+}
+
+fn u32_at(b: &[u8], i: usize) -> u32 {
+    u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+}
+
+fn put_prop(out: &mut Vec<u8>, ty: u16, body: &[u8]) {
+    out.extend_from_slice(&ty.to_be_bytes());
+    out.extend_from_slice(&((4 + body.len()) as u16).to_be_bytes());
+    out.extend_from_slice(body);
+}
+
+impl Bucket {
+    fn emit(&self, group_type: GroupType, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&self.bucket_id.to_be_bytes());
+        emit_actions(&self.actions, out);
+        let actions_len = (out.len() - start - 8) as u16;
+        if group_type == GroupType::Select || self.weight != 0 {
+            put_prop(
+                out,
+                BUCKET_PROP_WEIGHT,
+                &[(self.weight >> 8) as u8, self.weight as u8, 0, 0],
+            );
+        }
+        if let Some(p) = self.watch_port {
+            put_prop(out, BUCKET_PROP_WATCH_PORT, &p.0.to_be_bytes());
+        }
+        if let Some(g) = self.watch_group {
+            put_prop(out, BUCKET_PROP_WATCH_GROUP, &g.to_be_bytes());
+        }
+        let len = (out.len() - start) as u16;
+        out[start..start + 2].copy_from_slice(&len.to_be_bytes());
+        out[start + 2..start + 4].copy_from_slice(&actions_len.to_be_bytes());
+    }
+
+    fn parse(buf: &[u8], group_type: GroupType) -> Result<(Bucket, usize), DecodeError> {
+        DecodeError::need("ofp15_bucket", buf, 8)?;
+        let len = usize::from(u16_at(buf, 0));
+        let actions_len = usize::from(u16_at(buf, 2));
+        if len < 8 || actions_len > len - 8 {
+            return Err(DecodeError::BadLength {
+                what: "ofp15_bucket",
+                len,
+            });
+        }
+        DecodeError::need("ofp15_bucket", buf, len)?;
+        let mut bucket = Bucket {
+            bucket_id: u32_at(buf, 4),
+            weight: group_type.default_weight(),
+            watch_port: None,
+            watch_group: None,
+            actions: parse_actions(&buf[8..8 + actions_len])?,
+        };
+        let mut props = &buf[8 + actions_len..len];
+        while !props.is_empty() {
+            DecodeError::need("bucket property", props, 8)?;
+            let ty = u16_at(props, 0);
+            let plen = usize::from(u16_at(props, 2));
+            if plen != 8 {
+                return Err(DecodeError::BadLength {
+                    what: "bucket property",
+                    len: plen,
+                });
+            }
+            match ty {
+                BUCKET_PROP_WEIGHT => bucket.weight = u16_at(props, 4),
+                BUCKET_PROP_WATCH_PORT => {
+                    bucket.watch_port = Some(PortNo(u32_at(props, 4))).filter(|p| *p != PortNo::ANY)
+                }
+                BUCKET_PROP_WATCH_GROUP => {
+                    bucket.watch_group = Some(u32_at(props, 4)).filter(|g| *g != GROUP_ANY)
+                }
+                other => {
+                    return Err(DecodeError::Unsupported {
+                        what: "bucket property",
+                        value: u64::from(other),
+                    });
+                }
+            }
+            props = &props[8..];
+        }
+        Ok((bucket, len))
+    }
+}
+
+impl SelectionMethod {
+    fn emit(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(&PROP_EXPERIMENTER.to_be_bytes());
+        out.extend_from_slice(&[0, 0]);
+        out.extend_from_slice(&NTR_VENDOR_ID.to_be_bytes());
+        out.extend_from_slice(&NTRT_SELECTION_METHOD.to_be_bytes());
+        out.extend_from_slice(&[0; 4]);
+        let mut name = [0u8; 16];
+        let n = self.method.len().min(15);
+        name[..n].copy_from_slice(&self.method.as_bytes()[..n]);
+        out.extend_from_slice(&name);
+        out.extend_from_slice(&self.param.to_be_bytes());
+        // Each field is a header followed by its mask (all ones for the whole field).
+        for (field, mask) in &self.fields {
+            emit_header(out, *field, false);
+            emit_value(out, mask.unwrap_or(field.full_mask()), field.def().bytes);
+        }
+        let len = out.len() - start;
+        out[start + 2..start + 4].copy_from_slice(&(len as u16).to_be_bytes());
+        out.resize(start + len.next_multiple_of(8), 0);
+    }
+
+    fn parse(prop: &[u8]) -> Result<SelectionMethod, DecodeError> {
+        DecodeError::need("selection_method property", prop, 40)?;
+        let name = &prop[16..32];
+        let end = name.iter().position(|b| *b == 0).unwrap_or(name.len());
+        let method = String::from_utf8_lossy(&name[..end]).into_owned();
+        let mut param = [0u8; 8];
+        param.copy_from_slice(&prop[32..40]);
+        let mut fields = Vec::new();
+        let mut rest = &prop[40..];
+        while rest.len() >= 4 {
+            let h = RawHeader::parse(rest)?;
+            let field = h.field()?;
+            let bytes = usize::from(field.def().bytes);
+            DecodeError::need("selection field", rest, h.header_len + bytes)?;
+            let mask = read_value(&rest[h.header_len..h.header_len + bytes]);
+            fields.push((field, (mask != field.full_mask()).then_some(mask)));
+            rest = &rest[h.header_len + bytes..];
+        }
+        if rest.iter().any(|b| *b != 0) {
+            return Err(DecodeError::Invalid {
+                what: "selection_method property",
+                reason: "trailing bytes after the fields".into(),
+            });
+        }
+        Ok(SelectionMethod {
+            method,
+            param: u64::from_be_bytes(param),
+            fields,
+        })
+    }
+}
+
+impl GroupDesc {
+    /// Appends the buckets; returns their total length.
+    fn emit_buckets(&self, out: &mut Vec<u8>) -> u16 {
+        let start = out.len();
+        for b in &self.buckets {
+            b.emit(self.group_type, out);
+        }
+        (out.len() - start) as u16
+    }
+
+    fn emit_props(&self, out: &mut Vec<u8>) {
+        if let Some(sel) = &self.selection {
+            sel.emit(out);
+        }
+    }
+
+    /// Decodes buckets (`buckets`) and group properties (`props`).
+    fn parse_parts(
+        group_type: GroupType,
+        group_id: u32,
+        mut buckets: &[u8],
+        mut props: &[u8],
+    ) -> Result<GroupDesc, DecodeError> {
+        let mut g = GroupDesc {
+            group_type,
+            group_id,
+            buckets: Vec::new(),
+            selection: None,
+        };
+        while !buckets.is_empty() {
+            let (b, used) = Bucket::parse(buckets, group_type)?;
+            g.buckets.push(b);
+            buckets = &buckets[used..];
+        }
+        while !props.is_empty() {
+            DecodeError::need("group property", props, 4)?;
+            let ty = u16_at(props, 0);
+            let len = usize::from(u16_at(props, 2));
+            if len < 4 {
+                return Err(DecodeError::BadLength {
+                    what: "group property",
+                    len,
+                });
+            }
+            let padded = len.next_multiple_of(8);
+            DecodeError::need("group property", props, len)?;
+            if ty == PROP_EXPERIMENTER
+                && len >= 12
+                && u32_at(props, 4) == NTR_VENDOR_ID
+                && u32_at(props, 8) == NTRT_SELECTION_METHOD
+            {
+                g.selection = Some(SelectionMethod::parse(&props[..len])?);
+            } else {
+                return Err(DecodeError::Unsupported {
+                    what: "group property",
+                    value: u64::from(ty),
+                });
+            }
+            props = &props[padded.min(props.len())..];
+        }
+        Ok(g)
+    }
+
+    /// Parses `group_id=…,type=…[,selection_method=…][,fields(…)],bucket=…`.
+    pub fn from_text(s: &str) -> Result<GroupDesc, TextError> {
+        let mut g = GroupDesc {
+            group_type: GroupType::All,
+            group_id: 0,
+            buckets: Vec::new(),
+            selection: None,
+        };
+        let mut saw_id = false;
+        let mut in_actions = false;
+        // Which buckets were given a weight; the others get the group type's default.
+        let mut weighted: Vec<bool> = Vec::new();
+        for item in split_top(s, ',') {
+            if let Some(rest) = item.strip_prefix("bucket=") {
+                g.buckets.push(Bucket {
+                    bucket_id: g.buckets.len() as u32,
+                    weight: 0,
+                    watch_port: None,
+                    watch_group: None,
+                    actions: Vec::new(),
+                });
+                weighted.push(false);
+                in_actions = false;
+                if rest.is_empty() {
+                    continue;
+                }
+                apply_bucket_item(&mut g, rest, &mut in_actions, &mut weighted)?;
+                continue;
+            }
+            if !g.buckets.is_empty() {
+                apply_bucket_item(&mut g, item, &mut in_actions, &mut weighted)?;
+                continue;
+            }
+            if let Some(("fields", inner)) = call(item) {
+                selection(&mut g).fields = parse_fields(inner)?;
+                continue;
+            }
+            match key_value(item) {
+                ("group_id", Some(v)) => {
+                    g.group_id = parse_num(v)?;
+                    saw_id = true;
+                }
+                ("type", Some(v)) => {
+                    g.group_type = GroupType::NAMES
+                        .iter()
+                        .find(|(_, n)| *n == v)
+                        .map(|(t, _)| *t)
+                        .ok_or_else(|| TextError::new(item, "unknown group type"))?
+                }
+                ("selection_method", Some(v)) => selection(&mut g).method = v.to_string(),
+                ("selection_method_param", Some(v)) => selection(&mut g).param = parse_num(v)?,
+                ("fields", Some(v)) => selection(&mut g).fields = parse_fields(v)?,
+                _ => return Err(TextError::new(item, "unknown group keyword")),
+            }
+        }
+        if !saw_id {
+            return Err(TextError::new(s, "missing group_id"));
+        }
+        let default_weight = g.group_type.default_weight();
+        for (b, explicit) in g.buckets.iter_mut().zip(weighted) {
+            if !explicit {
+                b.weight = default_weight;
+            }
+        }
+        Ok(g)
+    }
+}
+
+fn selection(g: &mut GroupDesc) -> &mut SelectionMethod {
+    g.selection.get_or_insert_with(SelectionMethod::default)
+}
+
+fn parse_fields(s: &str) -> Result<Vec<(Field, Option<u128>)>, TextError> {
+    split_top(s, ',')
+        .into_iter()
+        .map(|item| {
+            let (name, mask) = match item.split_once('=') {
+                Some((n, m)) => (n, Some(m)),
+                None => (item, None),
+            };
+            let field =
+                Field::from_name(name).ok_or_else(|| TextError::new(item, "unknown field"))?;
+            let mask = mask
+                .map(|m| crate::oxm::value::parse_value(field, m).map(|(v, _)| v))
+                .transpose()?;
+            Ok((field, mask))
+        })
+        .collect()
+}
+
+fn apply_bucket_item(
+    g: &mut GroupDesc,
+    item: &str,
+    in_actions: &mut bool,
+    weighted: &mut [bool],
+) -> Result<(), TextError> {
+    let Some(bucket) = g.buckets.last_mut() else {
+        return Err(TextError::new(item, "bucket item outside a bucket"));
+    };
+    if let Some(first) = item.strip_prefix("actions=") {
+        *in_actions = true;
+        bucket
+            .actions
+            .extend(crate::action::text::parse_action_list(first)?);
+        return Ok(());
+    }
+    if !*in_actions {
+        match key_value(item) {
+            ("bucket_id", Some(v)) => {
+                bucket.bucket_id = parse_num(v)?;
+                return Ok(());
+            }
+            ("weight", Some(v)) => {
+                bucket.weight = parse_num(v)?;
+                if let Some(w) = weighted.last_mut() {
+                    *w = true;
+                }
+                return Ok(());
+            }
+            ("watch_port", Some(v)) => {
+                bucket.watch_port = Some(v.parse()?);
+                return Ok(());
+            }
+            ("watch_group", Some(v)) => {
+                bucket.watch_group = Some(parse_num(v)?);
+                return Ok(());
+            }
+            _ => {}
+        }
+    }
+    bucket.actions.push(item.parse()?);
+    Ok(())
+}
+
+impl fmt::Display for GroupDesc {
+    /// `group_id=1,type=select,selection_method=hash,bucket=bucket_id:0,weight:100,actions=output:1`
+    /// as `ovs-ofctl -O OpenFlow15 dump-groups` prints it (without the leading space).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "group_id={},type={}",
+            self.group_id,
+            self.group_type.name()
+        )?;
+        if let Some(sel) = self.selection.as_ref().filter(|s| !s.method.is_empty()) {
+            write!(f, ",selection_method={}", sel.method)?;
+            if sel.param != 0 {
+                write!(f, ",selection_method_param={}", sel.param)?;
+            }
+            let fields: Vec<String> = sel
+                .fields
+                .iter()
+                .map(|(field, mask)| match mask {
+                    Some(m) => format!(
+                        "{}={}",
+                        field.def().name,
+                        crate::oxm::value::format_match_value(*field, *m, field.full_mask())
+                    ),
+                    None => field.def().name.to_string(),
+                })
+                .collect();
+            match fields.len() {
+                0 => {}
+                1 => write!(f, ",fields={}", fields[0])?,
+                _ => write!(f, ",fields({})", fields.join(","))?,
+            }
+        }
+        for b in &self.buckets {
+            write!(f, ",bucket=bucket_id:{},", b.bucket_id)?;
+            if b.weight != self.group_type.default_weight() {
+                write!(f, "weight:{},", b.weight)?;
+            }
+            if let Some(p) = b.watch_port {
+                write!(f, "watch_port:{p},")?;
+            }
+            if let Some(g) = b.watch_group {
+                write!(f, "watch_group:{g},")?;
+            }
+            write!(
+                f,
+                "actions={}",
+                if b.actions.is_empty() {
+                    "drop".to_string()
+                } else {
+                    format_action_list(&b.actions)
+                }
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl GroupMod {
+    /// Adds `group`.
+    pub fn add(group: GroupDesc) -> GroupMod {
+        GroupMod {
+            command: GroupModCommand::Add,
+            command_bucket_id: BUCKET_ALL,
+            group,
+        }
+    }
+
+    /// Replaces the group with the same id by `group`.
+    pub fn modify(group: GroupDesc) -> GroupMod {
+        GroupMod {
+            command: GroupModCommand::Modify,
+            command_bucket_id: BUCKET_ALL,
+            group,
+        }
+    }
+
+    /// Deletes group `group_id` (`GROUP_ALL` for every group).
+    pub fn delete(group_id: u32) -> GroupMod {
+        GroupMod {
+            command: GroupModCommand::Delete,
+            command_bucket_id: BUCKET_ALL,
+            group: GroupDesc {
+                group_type: GroupType::All,
+                group_id,
+                buckets: Vec::new(),
+                selection: None,
+            },
+        }
+    }
+
+    /// Decodes a whole `OFPT_GROUP_MOD` message (header included): the fuzzing entry point.
+    pub fn decode(buf: &[u8]) -> Result<(GroupMod, u32), DecodeError> {
+        <GroupMod as Message>::parse(buf)
+    }
+}
+
+impl Message for GroupMod {
+    const TYPE: u8 = msg_type::GROUP_MOD;
+
+    fn emit_body(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(&(self.command as u16).to_be_bytes());
+        out.push(self.group.group_type as u8);
+        out.push(0);
+        out.extend_from_slice(&self.group.group_id.to_be_bytes());
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&self.command_bucket_id.to_be_bytes());
+        let len = self.group.emit_buckets(out);
+        out[start + 8..start + 10].copy_from_slice(&len.to_be_bytes());
+        self.group.emit_props(out);
+    }
+
+    fn parse_body(body: &[u8]) -> Result<GroupMod, DecodeError> {
+        DecodeError::need("ofp15_group_mod", body, 16)?;
+        let command = match u16_at(body, 0) {
+            0 => GroupModCommand::Add,
+            1 => GroupModCommand::Modify,
+            2 => GroupModCommand::Delete,
+            3 => GroupModCommand::InsertBucket,
+            5 => GroupModCommand::RemoveBucket,
+            other => {
+                return Err(DecodeError::Unsupported {
+                    what: "group_mod command",
+                    value: u64::from(other),
+                });
+            }
+        };
+        let group_type = GroupType::from_u8(body[2])?;
+        let blen = usize::from(u16_at(body, 8));
+        DecodeError::need("group_mod buckets", &body[16..], blen)?;
+        let group = GroupDesc::parse_parts(
+            group_type,
+            u32_at(body, 4),
+            &body[16..16 + blen],
+            &body[16 + blen..],
+        )?;
+        Ok(GroupMod {
+            command,
+            command_bucket_id: u32_at(body, 12),
+            group,
+        })
+    }
+}
+
+impl fmt::Display for GroupMod {
+    /// The `add-group` text of the group (the command is not part of the text).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.group)
+    }
+}
+
+impl FromStr for GroupMod {
+    type Err = TextError;
+
+    /// Parses `add-group` text as an add.
+    fn from_str(s: &str) -> Result<GroupMod, TextError> {
+        Ok(GroupMod::add(GroupDesc::from_text(s)?))
+    }
+}
+
+/// `OFPMP_GROUP_DESC` request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupDescRequest {
+    /// `GROUP_ALL` for every group.
+    pub group_id: u32,
+}
+
+impl Message for GroupDescRequest {
+    const TYPE: u8 = msg_type::MULTIPART_REQUEST;
+
+    fn emit_body(&self, out: &mut Vec<u8>) {
+        multipart::emit_header(out, mp_type::GROUP_DESC, 0);
+        out.extend_from_slice(&self.group_id.to_be_bytes());
+        out.extend_from_slice(&[0; 4]);
+    }
+
+    fn parse_body(body: &[u8]) -> Result<GroupDescRequest, DecodeError> {
+        let (ty, _, b) = multipart::parse_header(body)?;
+        if ty != mp_type::GROUP_DESC {
+            return Err(DecodeError::Invalid {
+                what: "multipart request",
+                reason: format!("type {ty} where GROUP_DESC was expected"),
+            });
+        }
+        DecodeError::need("group desc request", b, 4)?;
+        Ok(GroupDescRequest {
+            group_id: u32_at(b, 0),
+        })
+    }
+}
+
+/// One `OFPMP_GROUP_DESC` reply message.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GroupDescReply {
+    pub more: bool,
+    pub groups: Vec<GroupDesc>,
+}
+
+impl GroupDescReply {
+    /// Decodes a whole reply message (header included): the fuzzing entry point.
+    pub fn decode(buf: &[u8]) -> Result<(GroupDescReply, u32), DecodeError> {
+        <GroupDescReply as Message>::parse(buf)
+    }
+}
+
+impl Message for GroupDescReply {
+    const TYPE: u8 = msg_type::MULTIPART_REPLY;
+
+    fn emit_body(&self, out: &mut Vec<u8>) {
+        multipart::emit_header(
+            out,
+            mp_type::GROUP_DESC,
+            if self.more { multipart::MORE } else { 0 },
+        );
+        for g in &self.groups {
+            let start = out.len();
+            out.extend_from_slice(&[0, 0]);
+            out.push(g.group_type as u8);
+            out.push(0);
+            out.extend_from_slice(&g.group_id.to_be_bytes());
+            out.extend_from_slice(&[0; 8]);
+            let blen = g.emit_buckets(out);
+            out[start + 8..start + 10].copy_from_slice(&blen.to_be_bytes());
+            g.emit_props(out);
+            let len = (out.len() - start) as u16;
+            out[start..start + 2].copy_from_slice(&len.to_be_bytes());
+        }
+    }
+
+    fn parse_body(body: &[u8]) -> Result<GroupDescReply, DecodeError> {
+        let (ty, flags, mut rest) = multipart::parse_header(body)?;
+        if ty != mp_type::GROUP_DESC {
+            return Err(DecodeError::Invalid {
+                what: "multipart reply",
+                reason: format!("type {ty} where GROUP_DESC was expected"),
+            });
+        }
+        let mut groups = Vec::new();
+        while !rest.is_empty() {
+            DecodeError::need("ofp15_group_desc", rest, 16)?;
+            let len = usize::from(u16_at(rest, 0));
+            let blen = usize::from(u16_at(rest, 8));
+            if len < 16 || blen > len - 16 {
+                return Err(DecodeError::BadLength {
+                    what: "ofp15_group_desc",
+                    len,
+                });
+            }
+            DecodeError::need("ofp15_group_desc", rest, len)?;
+            let group_type = GroupType::from_u8(rest[2])?;
+            groups.push(GroupDesc::parse_parts(
+                group_type,
+                u32_at(rest, 4),
+                &rest[16..16 + blen],
+                &rest[16 + blen..len],
+            )?);
+            rest = &rest[len..];
+        }
+        Ok(GroupDescReply {
+            more: flags & multipart::MORE != 0,
+            groups,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SELECT: &str = "group_id=1,type=select,selection_method=hash,fields(ip_src,nw_proto),bucket=bucket_id:0,weight:100,actions=output:1,bucket=bucket_id:1,weight:50,watch_port:2,actions=set_field:0x1->reg0,resubmit(,10)";
+
+    #[test]
+    fn text_round_trip() {
+        let g: GroupMod = SELECT.parse().unwrap();
+        assert_eq!(g.to_string(), SELECT);
+        assert_eq!(g.group.buckets.len(), 2);
+        assert_eq!(g.group.buckets[1].actions.len(), 2);
+        let ff = "group_id=7,type=ff,bucket=bucket_id:0,watch_group:3,actions=output:1";
+        assert_eq!(ff.parse::<GroupMod>().unwrap().to_string(), ff);
+        let zero = "group_id=3,type=select,bucket=bucket_id:0,weight:0,actions=output:1";
+        assert_eq!(zero.parse::<GroupMod>().unwrap().group.buckets[0].weight, 0);
+        let all = "group_id=2,type=all,bucket=bucket_id:0,actions=output:1,output:2";
+        assert_eq!(all.parse::<GroupMod>().unwrap().to_string(), all);
+        assert!("type=all".parse::<GroupMod>().is_err());
+        assert_eq!(
+            "group_id=1,type=nope"
+                .parse::<GroupMod>()
+                .unwrap_err()
+                .input,
+            "type=nope"
+        );
+    }
+
+    #[test]
+    fn wire_round_trip() {
+        let g: GroupMod = SELECT.parse().unwrap();
+        let b = g.to_bytes(3);
+        assert_eq!(
+            &b[..8],
+            &[6, 15, (b.len() >> 8) as u8, b.len() as u8, 0, 0, 0, 3]
+        );
+        assert_eq!(&b[8..16], &[0, 0, 1, 0, 0, 0, 0, 1]);
+        assert_eq!(GroupMod::decode(&b), Ok((g.clone(), 3)));
+        let reply = GroupDescReply {
+            more: false,
+            groups: vec![g.group.clone(), GroupMod::delete(5).group],
+        };
+        assert_eq!(GroupDescReply::decode(&reply.to_bytes(4)), Ok((reply, 4)));
+        let req = GroupDescRequest {
+            group_id: GROUP_ALL,
+        };
+        assert_eq!(
+            <GroupDescRequest as Message>::parse(&req.to_bytes(5)),
+            Ok((req, 5))
+        );
+    }
+
+    #[test]
+    fn rejects_malformed() {
+        let g: GroupMod = SELECT.parse().unwrap();
+        let mut b = g.to_bytes(3);
+        b[17] = 0xff; // bucket_array_len beyond the message
+        assert!(GroupMod::decode(&b).is_err());
+        assert!(GroupMod::parse_body(&[0; 15]).is_err());
+    }
+}
