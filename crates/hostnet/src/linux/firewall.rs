@@ -61,9 +61,9 @@ impl LinuxHost {
             .run(move || {
                 let op = format!("read the ingress block of {interface:?}");
                 let chain = nft::ingress_chain(&interface);
+                // The chain name carries the interface (nft's JSON does not always show the device).
                 if let Some(objects) = nft::list_table("netdev", &op)? {
-                    let present = nft::objects(&objects, "chain", &chain);
-                    if present.iter().any(|c| c.get("dev").and_then(|d| d.as_str()) == Some(&interface)) {
+                    if !nft::objects(&objects, "chain", &chain).is_empty() {
                         return Ok(false);
                     }
                 }
@@ -86,7 +86,7 @@ impl LinuxHost {
                 if nft::objects(&objects, "chain", &chain).is_empty() {
                     return Ok(false);
                 }
-                let script = format!("delete chain netdev {TABLE} \"{chain}\"\n");
+                let script = format!("delete chain netdev {TABLE} {chain}\n");
                 nft::apply(&script, &format!("unblock kernel ingress on {interface:?}"))?;
                 Ok(true)
             })

@@ -90,14 +90,15 @@ impl LinuxHost {
     }
 }
 
-/// Rejects names the kernel would refuse or that could not be quoted safely in an nft script.
+/// Rejects names the kernel would refuse or that cannot appear unquoted in an nft script
+/// (chain names are derived from interface names).
 fn validate_ifname(name: &str) -> Result<()> {
     let bad = |reason| Err(Error::Invalid { what: "interface name", value: name.to_owned(), reason });
     if name.is_empty() || name.len() > crate::naming::MAX_INTERFACE_NAME_LEN {
         return bad("must have 1 to 15 bytes");
     }
-    if name == "." || name == ".." || !name.bytes().all(|b| b.is_ascii_graphic() && !matches!(b, b'/' | b'"' | b'\\' | b':')) {
-        return bad("must be printable ASCII without '/', ':', '\"' or '\\'");
+    if name == "." || name == ".." || !name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')) {
+        return bad("may only hold ASCII letters, digits, '-', '_' and '.'");
     }
     Ok(())
 }

@@ -105,7 +105,7 @@ pub fn ingress_chain(interface: &str) -> String {
 pub fn ingress_block_script(interface: &str) -> String {
     format!(
         "add table netdev {TABLE}\n\
-         add chain netdev {TABLE} \"{chain}\" {{ type filter hook ingress device \"{interface}\" priority 0; policy drop; }}\n",
+         add chain netdev {TABLE} {chain} {{ type filter hook ingress device \"{interface}\" priority 0; policy drop; }}\n",
         chain = ingress_chain(interface),
     )
 }
