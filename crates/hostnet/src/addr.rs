@@ -28,6 +28,9 @@ pub struct Ipv4Cidr {
 }
 
 impl Ipv4Cidr {
+    /// `0.0.0.0/0`, the destination of a default route.
+    pub const ANY: Ipv4Cidr = Ipv4Cidr { addr: Ipv4Addr::UNSPECIFIED, prefix_len: 0 };
+
     /// `addr/prefix_len`; `None` when `prefix_len > 32`.
     pub fn new(addr: Ipv4Addr, prefix_len: u8) -> Option<Ipv4Cidr> {
         (prefix_len <= 32).then_some(Ipv4Cidr { addr, prefix_len })

@@ -15,6 +15,7 @@
 
 use std::future::Future;
 
+use crate::addr::MacAddr;
 use crate::error::Result;
 use crate::model::{
     GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat, RouteChanges,
@@ -42,8 +43,9 @@ pub trait HostNetwork: Send + Sync {
     fn restore_uplink(&self, bridge: &str) -> impl Future<Output = Result<Option<NicConfig>>> + Send;
 
     /// Gives the gateway interface its address (other IPv4 addresses removed), MAC, MTU and
-    /// brings it up.
-    fn configure_gateway(&self, gateway: &GatewayConfig) -> impl Future<Output = Result<Outcome>> + Send;
+    /// brings it up. Returns the interface's MAC as the OS reports it (on Windows the OVSDB
+    /// `mac` column has no effect on the adapter, so the agent records this one).
+    fn configure_gateway(&self, gateway: &GatewayConfig) -> impl Future<Output = Result<(MacAddr, Outcome)>> + Send;
 
     /// Makes the set of antrea-owned peer routes equal `desired`: adds missing ones, replaces
     /// changed ones, deletes the rest of ours, never touches routes owned by others.

@@ -41,8 +41,23 @@ fn ip(s: &str) -> Ipv4Addr {
 /// Namespaces of one test, deleted on drop (also when the test panics).
 struct Namespaces(Vec<String>);
 
+/// Deletes namespaces left behind by test processes that were killed (named `hn<pid>-…`).
+fn sweep_dead_test_namespaces() {
+    let Ok(entries) = std::fs::read_dir("/var/run/netns") else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix("hn").and_then(|r| r.split('-').next()) else { continue };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = Command::new("ip").args(["netns", "del", &name]).status();
+        }
+    }
+}
+
 impl Namespaces {
     fn add(&mut self, role: &str) -> String {
+        if self.0.is_empty() {
+            sweep_dead_test_namespaces();
+        }
         let name = format!("hn{}-{}-{role}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
         run(&["ip", "netns", "add", &name]);
         run(&["ip", "-n", &name, "link", "set", "lo", "up"]);
@@ -260,7 +275,8 @@ async fn gateway_configuration_is_applied_once() {
         mac: Some("02:00:0a:f4:01:01".parse().unwrap()),
         mtu: 1450,
     };
-    assert_eq!(host.configure_gateway(&gw).await.unwrap(), Outcome::Changed);
+    let (mac, outcome) = host.configure_gateway(&gw).await.unwrap();
+    assert_eq!((mac, outcome), (gw.mac.unwrap(), Outcome::Changed));
     assert_eq!(n.addrs("antrea-gw0"), vec!["10.244.1.1/24"], "stale address removed");
     let link = n.link("antrea-gw0");
     assert_eq!(link["address"], "02:00:0a:f4:01:01");
@@ -269,7 +285,7 @@ async fn gateway_configuration_is_applied_once() {
     assert!(tx_checksum_off(&n.node, "antrea-gw0"));
 
     let writes = host.writes();
-    assert_eq!(host.configure_gateway(&gw).await.unwrap(), Outcome::Unchanged);
+    assert_eq!(host.configure_gateway(&gw).await.unwrap(), (mac, Outcome::Unchanged));
     assert_eq!(host.writes(), writes);
 
     let missing = GatewayConfig { name: "antrea-gw9".into(), ..gw };
@@ -392,7 +408,8 @@ async fn kernel_ingress_block_drops_frames_for_the_node_and_is_removable() {
     assert_eq!(host.unblock_kernel_ingress("eth0").await.unwrap(), Outcome::Unchanged);
 }
 
-#[tokio::test]
+// On the multi-thread runtime (as in the agent): no worker thread ever changes namespace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pod_interface_create_repeat_check_delete() {
     let mut n = Node::new();
     let pod = n.namespaces.add("pod");

@@ -39,8 +39,8 @@ impl LinuxHost {
                 if nft::objects(&objects, "chain", SNAT_CHAIN).is_empty() {
                     return Ok(false);
                 }
-                let other_chains = objects.iter().filter_map(|o| o.get("chain")).count() - 1;
-                let script = if other_chains == 0 {
+                let chains = objects.iter().filter_map(|o| o.get("chain")).count();
+                let script = if chains <= 1 {
                     format!("delete table ip {TABLE}\n")
                 } else {
                     format!("delete chain ip {TABLE} {SNAT_CHAIN}\n")
@@ -62,10 +62,10 @@ impl LinuxHost {
                 let op = format!("read the ingress block of {interface:?}");
                 let chain = nft::ingress_chain(&interface);
                 // The chain name carries the interface (nft's JSON does not always show the device).
-                if let Some(objects) = nft::list_table("netdev", &op)? {
-                    if !nft::objects(&objects, "chain", &chain).is_empty() {
-                        return Ok(false);
-                    }
+                if let Some(objects) = nft::list_table("netdev", &op)?
+                    && !nft::objects(&objects, "chain", &chain).is_empty()
+                {
+                    return Ok(false);
                 }
                 nft::apply(&nft::ingress_block_script(&interface), &format!("block kernel ingress on {interface:?}"))?;
                 Ok(true)

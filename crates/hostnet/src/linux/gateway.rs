@@ -1,13 +1,14 @@
 //! The gateway interface (`antrea-gw0`): one IPv4 address (the first of the Pod CIDR), MAC,
 //! MTU, transmit checksum offload off, up.
 
-use crate::error::Result;
+use crate::addr::MacAddr;
+use crate::error::{Error, Result};
 use crate::model::{GatewayConfig, Outcome};
 
 use super::{LinuxHost, validate_ifname};
 
 impl LinuxHost {
-    pub(super) async fn gateway(&self, gateway: &GatewayConfig) -> Result<Outcome> {
+    pub(super) async fn gateway(&self, gateway: &GatewayConfig) -> Result<(MacAddr, Outcome)> {
         validate_ifname(&gateway.name)?;
         let writes_before = self.writes();
         let link = self.kernel.require_link(&gateway.name, "gateway interface").await?;
@@ -31,6 +32,12 @@ impl LinuxHost {
         if !link.up {
             self.kernel.set_up(&link).await?;
         }
-        Ok(if self.writes() == writes_before { Outcome::Unchanged } else { Outcome::Changed })
+        let link = self.kernel.require_link(&gateway.name, "gateway interface").await?;
+        let mac = link.mac.ok_or_else(|| Error::Invalid {
+            what: "gateway interface",
+            value: gateway.name.clone(),
+            reason: "has no Ethernet address",
+        })?;
+        Ok((mac, if self.writes() == writes_before { Outcome::Unchanged } else { Outcome::Changed }))
     }
 }

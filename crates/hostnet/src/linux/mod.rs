@@ -26,6 +26,7 @@ pub use netns::Netns;
 pub use routes::ROUTE_PROTOCOL;
 pub use uplink::UPLINK_ALIAS_PREFIX;
 
+use crate::addr::MacAddr;
 use crate::error::{Error, Result};
 use crate::host_network::HostNetwork;
 use crate::model::{
@@ -120,7 +121,7 @@ impl HostNetwork for LinuxHost {
         self.restore(bridge).await
     }
 
-    async fn configure_gateway(&self, gateway: &GatewayConfig) -> Result<Outcome> {
+    async fn configure_gateway(&self, gateway: &GatewayConfig) -> Result<(MacAddr, Outcome)> {
         self.gateway(gateway).await
     }
 

@@ -292,7 +292,7 @@ fn parse_route(message: &RouteMessage) -> Option<KernelRoute> {
     }
     let mut destination = Ipv4Addr::UNSPECIFIED;
     let mut route = HostRoute {
-        destination: Ipv4Cidr::new(destination, 0)?,
+        destination: Ipv4Cidr::ANY,
         gateway: None,
         metric: 0,
         table: u32::from(header.table),

@@ -37,7 +37,7 @@ fn mismatch(interface: &str, what: &'static str, expected: impl ToString, found:
 
 fn default_route(spec: &PodInterfaceSpec) -> HostRoute {
     HostRoute {
-        destination: Ipv4Cidr::new(Ipv4Addr::UNSPECIFIED, 0).unwrap_or(spec.address),
+        destination: Ipv4Cidr::ANY,
         gateway: Some(spec.gateway),
         metric: 0,
         table: MAIN_TABLE,
@@ -100,7 +100,7 @@ impl LinuxHost {
                 kernel.add_route(&route, &link, true).await?;
                 ethtool::set_tx_checksum(&ifname, false)
                     .map_err(|e| Error::os(format!("turn off transmit checksum offload of {ifname:?} in the Pod"), e))?;
-                link.mac.ok_or_else(|| Error::Invalid { what: "Pod interface", value: ifname, reason: "has no MAC" })
+                link.mac.ok_or(Error::Invalid { what: "Pod interface", value: ifname, reason: "has no MAC" })
             })
             .await?;
         self.count_write();
