@@ -9,6 +9,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use hostnet::linux::{LinuxHost, Netns, ROUTE_PROTOCOL};
+use ovstest::{Daemons, Ovs};
 use hostnet::naming::endpoint_name;
 use hostnet::{
     Error, GatewayConfig, HostNetwork, Ipv4Cidr, MacAddr, Outcome, PeerRoute, PodInterfaceSpec, PodSnat,
@@ -85,6 +86,13 @@ struct Node {
 
 impl Node {
     fn new() -> Node {
+        let node = Node::without_bridge();
+        run(&["ip", "-n", &node.node, "tuntap", "add", "br-int", "mode", "tap"]);
+        node
+    }
+
+    /// The Node without the `br-int` tap (for a real OVS to create it).
+    fn without_bridge() -> Node {
         let mut namespaces = Namespaces(Vec::new());
         let node = namespaces.add("node");
         let underlay = namespaces.add("ul");
@@ -95,7 +103,6 @@ impl Node {
         run(&["ip", "-n", &node, "addr", "add", "10.10.0.11/24", "dev", "eth0"]);
         run(&["ip", "-n", &node, "route", "add", "default", "via", "10.10.0.1"]);
         run(&["ip", "-n", &node, "route", "add", "192.168.50.0/24", "via", "10.10.0.254", "dev", "eth0", "metric", "7"]);
-        run(&["ip", "-n", &node, "tuntap", "add", "br-int", "mode", "tap"]);
         Node { namespaces, node, underlay }
     }
 
@@ -480,4 +487,49 @@ async fn pod_interface_create_repeat_check_delete() {
 
     // Never deletes an interface that is not a veth.
     assert!(matches!(host.delete_pod_interface("br-int").await.unwrap_err(), Error::Invalid { .. }));
+}
+
+/// The lab's Node bring-up with a real `ovs-vswitchd` (userspace datapath) in the Node's
+/// namespace: OVS creates `br-int`, the NIC becomes its uplink, the kernel is kept off the NIC
+/// and the Node IP moves to LOCAL. The Node must stay reachable through OVS, without duplicates.
+#[tokio::test]
+async fn takeover_under_real_ovs_keeps_the_node_reachable() {
+    let n = Node::without_bridge();
+    let ovs = Ovs::start_with(Daemons::Full, Some(&n.node)).expect("start OVS in the Node namespace");
+    ovs.add_bridge("br-int").unwrap();
+    let hwaddr = format!("other_config:hwaddr=\"{NIC_MAC}\"");
+    ovs.vsctl(&["set", "Bridge", "br-int", &hwaddr, "--", "set", "Interface", "br-int", "mtu_request=1500"]).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !succeeds(&["ip", "-n", &n.node, "link", "show", "br-int"]) {
+        assert!(std::time::Instant::now() < deadline, "OVS did not create the br-int tap");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let flows = "table=0,priority=200,in_port=3,actions=LOCAL\n\
+                 table=0,priority=200,in_port=LOCAL,actions=output:3\n\
+                 table=0,priority=0,actions=drop\n";
+    ovs.ofctl_stdin(&["add-flows", "{mgmt:br-int}", "-"], flows).unwrap();
+    ovs.vsctl(&["add-port", "br-int", "eth0", "--", "set", "Interface", "eth0", "ofport_request=3"]).unwrap();
+
+    let host = n.host().await;
+    assert_eq!(host.block_kernel_ingress("eth0").await.unwrap(), Outcome::Changed);
+    let nic = host.find_transport_interface(&TransportSelector::NodeIp(ip("10.10.0.11"))).await.unwrap();
+    let (uplink, outcome) = host.take_over_uplink(&nic, "br-int").await.unwrap();
+    assert_eq!((outcome, uplink.bridge.addresses.clone()), (Outcome::Changed, vec![cidr("10.10.0.11/24")]));
+
+    let ping = |ns: &str, target: &str| {
+        Command::new("ip").args(["netns", "exec", ns, "ping", "-c3", "-i0.2", "-W2", target]).output().unwrap()
+    };
+    for (ns, target) in [(&n.node, "10.10.0.1"), (&n.underlay, "10.10.0.11")] {
+        let out = ping(ns, target);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "ping {target} from {ns} through OVS: {text}");
+        assert!(!text.contains("duplicates"), "the kernel answered too: {text}");
+    }
+    assert!(n.ip_json(&["-4", "route", "show", "default"])[0]["dev"] == "br-int");
+
+    // Uninstall order: NIC out of OVS, kernel back on it, configuration back.
+    ovs.vsctl(&["del-port", "br-int", "eth0"]).unwrap();
+    assert_eq!(host.unblock_kernel_ingress("eth0").await.unwrap(), Outcome::Changed);
+    assert!(host.restore_uplink("br-int").await.unwrap().is_some());
+    assert!(ping(&n.node, "10.10.0.1").status.success(), "reachable through the NIC again");
 }
