@@ -95,13 +95,6 @@ pub enum Outcome {
     Unchanged,
 }
 
-impl Outcome {
-    /// `Changed` if any of the parts changed.
-    pub fn any(parts: impl IntoIterator<Item = Outcome>) -> Outcome {
-        if parts.into_iter().any(|o| o == Outcome::Changed) { Outcome::Changed } else { Outcome::Unchanged }
-    }
-}
-
 /// The desired configuration of the gateway interface (`antrea-gw0`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GatewayConfig {

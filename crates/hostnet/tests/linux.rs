@@ -533,3 +533,40 @@ async fn takeover_under_real_ovs_keeps_the_node_reachable() {
     assert!(host.restore_uplink("br-int").await.unwrap().is_some());
     assert!(ping(&n.node, "10.10.0.1").status.success(), "reachable through the NIC again");
 }
+
+fn pod_spec(netns: &str, host_ifname: &str, address: &str) -> PodInterfaceSpec {
+    PodInterfaceSpec {
+        netns: format!("/var/run/netns/{netns}"),
+        ifname: "eth0".into(),
+        host_ifname: host_ifname.into(),
+        address: cidr(address),
+        gateway: ip("10.244.1.1"),
+        mtu: 1450,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_pod_creates_each_report_their_own_outcome() {
+    let mut n = Node::new();
+    let (pa, pb) = (n.namespaces.add("pa"), n.namespaces.add("pb"));
+    let host = n.host().await;
+    let (a, b) = (pod_spec(&pa, "pa-1", "10.244.1.21/24"), pod_spec(&pb, "pb-1", "10.244.1.22/24"));
+    let (ra, rb) = tokio::join!(host.create_pod_interface(&a), host.create_pod_interface(&b));
+    assert_eq!((ra.unwrap().1, rb.unwrap().1), (Outcome::Changed, Outcome::Changed));
+    // One repeat runs beside a real change: only the real change reports Changed.
+    let c = pod_spec(&pb, "pb-2", "10.244.1.23/24");
+    let c = PodInterfaceSpec { ifname: "eth1".into(), ..c };
+    let (ra, rc) = tokio::join!(host.create_pod_interface(&a), host.create_pod_interface(&c));
+    assert_eq!((ra.unwrap().1, rc.unwrap().1), (Outcome::Unchanged, Outcome::Changed));
+}
+
+#[tokio::test]
+async fn pod_create_in_a_missing_namespace_fails_cleanly() {
+    let n = Node::new();
+    let host = n.host().await;
+    let spec = pod_spec("hn-no-such-netns", "px-1", "10.244.1.30/24");
+    let err = host.create_pod_interface(&spec).await.unwrap_err();
+    assert!(err.to_string().contains("/var/run/netns/hn-no-such-netns"), "{err}");
+    assert!(!succeeds(&["ip", "-n", &n.node, "link", "show", "px-1"]), "nothing left behind");
+    assert!(matches!(host.create_pod_interface(&PodInterfaceSpec { host_ifname: "bad name".into(), ..spec }).await.unwrap_err(), Error::Invalid { .. }));
+}

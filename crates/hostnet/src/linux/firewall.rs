@@ -96,7 +96,7 @@ impl LinuxHost {
 
     fn outcome(&self, changed: bool) -> Outcome {
         if changed {
-            self.count_write();
+            self.kernel.writes().record();
             Outcome::Changed
         } else {
             Outcome::Unchanged

@@ -10,8 +10,8 @@ use super::{LinuxHost, validate_ifname};
 impl LinuxHost {
     pub(super) async fn gateway(&self, gateway: &GatewayConfig) -> Result<(MacAddr, Outcome)> {
         validate_ifname(&gateway.name)?;
-        let writes_before = self.writes();
-        let link = self.kernel.require_link(&gateway.name, "gateway interface").await?;
+        let kernel = self.kernel.scoped();
+        let link = kernel.require_link(&gateway.name, "gateway interface").await?;
         let mac_differs = gateway.mac.is_some_and(|mac| link.mac != Some(mac));
         if mac_differs || link.mtu != gateway.mtu {
             let mut message = rtnetlink::LinkUnspec::new_with_index(link.index).mtu(gateway.mtu);
@@ -19,25 +19,25 @@ impl LinuxHost {
                 message = message.address(mac.octets().to_vec());
             }
             let op = format!("set MAC/MTU {} of gateway {:?}", gateway.mtu, gateway.name);
-            self.kernel.set_link(message.build(), op).await?;
+            kernel.set_link(message.build(), op).await?;
         }
-        self.tx_checksum_off(&gateway.name).await?;
-        let present = self.kernel.link_addresses(link.index).await?;
+        self.tx_checksum_off(&kernel, &gateway.name).await?;
+        let present = kernel.link_addresses(link.index).await?;
         for stale in present.iter().filter(|a| **a != gateway.address && !a.addr().is_link_local()) {
-            self.kernel.delete_address(&link, *stale).await?;
+            kernel.delete_address(&link, *stale).await?;
         }
         if !present.contains(&gateway.address) {
-            self.kernel.add_address(&link, gateway.address).await?;
+            kernel.add_address(&link, gateway.address).await?;
         }
         if !link.up {
-            self.kernel.set_up(&link).await?;
+            kernel.set_up(&link).await?;
         }
-        let link = self.kernel.require_link(&gateway.name, "gateway interface").await?;
+        let link = kernel.require_link(&gateway.name, "gateway interface").await?;
         let mac = link.mac.ok_or_else(|| Error::Invalid {
             what: "gateway interface",
             value: gateway.name.clone(),
             reason: "has no Ethernet address",
         })?;
-        Ok((mac, if self.writes() == writes_before { Outcome::Unchanged } else { Outcome::Changed }))
+        Ok((mac, kernel.writes().outcome()))
     }
 }

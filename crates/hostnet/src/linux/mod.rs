@@ -16,9 +16,7 @@ mod pod;
 mod routes;
 mod sysctl;
 mod uplink;
-
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+mod writes;
 
 use tokio::task::JoinHandle;
 
@@ -34,13 +32,13 @@ use crate::model::{
     TransportSelector, Uplink,
 };
 use netlink::Kernel;
+use writes::Writes;
 
 /// The Node's networking on Linux, in one network namespace.
 #[derive(Debug)]
 pub struct LinuxHost {
     netns: Netns,
     kernel: Kernel,
-    writes: Arc<AtomicU64>,
     connection: JoinHandle<()>,
 }
 
@@ -59,20 +57,18 @@ impl LinuxHost {
 
     /// A backend for `netns`.
     pub async fn new(netns: Netns) -> Result<LinuxHost> {
-        let writes = Arc::new(AtomicU64::new(0));
         let runtime = tokio::runtime::Handle::current();
-        let shared = Arc::clone(&writes);
         // The socket is created inside the namespace; the connection task runs on our runtime.
         let (kernel, connection) = netns
             .run(move || {
                 let _entered = runtime.enter();
                 let (connection, handle, _) =
                     rtnetlink::new_connection().map_err(|e| Error::os("open a netlink socket", e))?;
-                Ok((Kernel::from_handle(handle, shared), connection))
+                Ok((Kernel::from_handle(handle, Writes::default()), connection))
             })
             .await?;
         let connection = tokio::spawn(connection);
-        Ok(LinuxHost { netns, kernel, writes, connection })
+        Ok(LinuxHost { netns, kernel, connection })
     }
 
     /// The namespace this backend works on.
@@ -83,11 +79,7 @@ impl LinuxHost {
     /// How many changes this backend has made to the OS (netlink writes, nft transactions,
     /// ethtool and sysctl writes). An operation that finds the desired state leaves it unchanged.
     pub fn writes(&self) -> u64 {
-        self.writes.load(Ordering::Relaxed)
-    }
-
-    fn count_write(&self) {
-        self.writes.fetch_add(1, Ordering::Relaxed);
+        self.kernel.writes().total()
     }
 }
 

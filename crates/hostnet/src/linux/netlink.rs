@@ -2,9 +2,6 @@
 //! into this crate's types, and the few writes the backend makes, each counted.
 
 use std::net::{IpAddr, Ipv4Addr};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use futures_util::TryStreamExt;
 use netlink_packet_route::AddressFamily;
 use netlink_packet_route::address::{AddressAttribute, AddressMessage};
@@ -17,6 +14,8 @@ use rtnetlink::{Handle, LinkUnspec, RouteMessageBuilder};
 use crate::addr::{Ipv4Cidr, MacAddr};
 use crate::error::{Error, Result};
 use crate::model::{HostRoute, NicConfig};
+
+use super::writes::Writes;
 
 /// The routing table most routes live in.
 pub const MAIN_TABLE: u32 = RouteHeader::RT_TABLE_MAIN as u32;
@@ -44,11 +43,11 @@ pub struct KernelRoute {
     pub oif: Option<u32>,
 }
 
-/// A netlink handle on one namespace plus the shared count of writes.
+/// A netlink handle on one namespace plus the count of writes made through it.
 #[derive(Debug, Clone)]
 pub struct Kernel {
     handle: Handle,
-    writes: Arc<AtomicU64>,
+    writes: Writes,
 }
 
 fn netlink_error(op: impl Into<String>) -> impl FnOnce(rtnetlink::Error) -> Error {
@@ -69,19 +68,29 @@ pub fn is_errno(e: &Error, errno: i32) -> bool {
 impl Kernel {
     /// Opens a netlink socket in the calling thread's namespace; the connection task is spawned
     /// on the current tokio runtime.
-    pub fn connect(writes: Arc<AtomicU64>) -> Result<Kernel> {
+    pub fn connect(writes: Writes) -> Result<Kernel> {
         let (connection, handle, _) = rtnetlink::new_connection().map_err(|e| Error::os("open a netlink socket", e))?;
         tokio::spawn(connection);
         Ok(Kernel::from_handle(handle, writes))
     }
 
     /// Wraps a handle whose connection runs elsewhere.
-    pub fn from_handle(handle: Handle, writes: Arc<AtomicU64>) -> Kernel {
+    pub fn from_handle(handle: Handle, writes: Writes) -> Kernel {
         Kernel { handle, writes }
     }
 
+    /// The same socket with a fresh write count for one operation.
+    pub fn scoped(&self) -> Kernel {
+        Kernel { handle: self.handle.clone(), writes: self.writes.scoped() }
+    }
+
+    /// The writes made through this handle (netlink), plus the ones recorded on it by callers.
+    pub fn writes(&self) -> &Writes {
+        &self.writes
+    }
+
     fn count_write(&self) {
-        self.writes.fetch_add(1, Ordering::Relaxed);
+        self.writes.record();
     }
 
     pub async fn links(&self) -> Result<Vec<Link>> {

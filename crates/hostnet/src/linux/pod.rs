@@ -8,7 +8,6 @@
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::sync::Arc;
 
 use netlink_packet_route::link::{InfoData, InfoKind, InfoVeth};
 use rtnetlink::{LinkMessageBuilder, LinkUnspec, LinkVeth};
@@ -52,15 +51,12 @@ impl LinuxHost {
     pub(super) async fn create_pod(&self, spec: &PodInterfaceSpec) -> Result<(PodInterface, Outcome)> {
         validate_ifname(&spec.host_ifname)?;
         validate_ifname(&spec.ifname)?;
-        let mut outcome = Outcome::Unchanged;
-        if let Some(existing) = self.kernel.link(&spec.host_ifname).await? {
+        let kernel = self.kernel.scoped();
+        if let Some(existing) = kernel.link(&spec.host_ifname).await? {
             match self.observe_pod(spec).await {
                 Ok(found) => return Ok((found, Outcome::Unchanged)),
                 // A leftover that does not match (e.g. a half-made interface): start again.
-                Err(_) if existing.kind == Some(InfoKind::Veth) => {
-                    self.kernel.delete_link(&existing).await?;
-                    outcome = Outcome::Changed;
-                }
+                Err(_) if existing.kind == Some(InfoKind::Veth) => kernel.delete_link(&existing).await?,
                 Err(e) => return Err(e),
             }
         }
@@ -76,45 +72,45 @@ impl LinuxHost {
             .set_info_data(InfoData::Veth(InfoVeth::Peer(peer)))
             .build();
         let op = format!("create veth {:?} with peer {:?} in {}", spec.host_ifname, spec.ifname, spec.netns);
-        self.kernel.add_link(message, op).await?;
-        match self.configure_pod(spec, &pod_netns).await {
-            Ok(created) => Ok((created, Outcome::any([outcome, Outcome::Changed]))),
+        kernel.add_link(message, op).await?;
+        match self.configure_pod(&kernel, spec, &pod_netns).await {
+            Ok(created) => Ok((created, kernel.writes().outcome())),
             Err(error) => {
-                if let Ok(Some(link)) = self.kernel.link(&spec.host_ifname).await {
-                    let _ = self.kernel.delete_link(&link).await;
+                if let Ok(Some(link)) = kernel.link(&spec.host_ifname).await {
+                    let _ = kernel.delete_link(&link).await;
                 }
                 Err(error)
             }
         }
     }
 
-    async fn configure_pod(&self, spec: &PodInterfaceSpec, pod_netns: &Netns) -> Result<PodInterface> {
-        let writes = Arc::clone(&self.writes);
+    async fn configure_pod(&self, kernel: &Kernel, spec: &PodInterfaceSpec, pod_netns: &Netns) -> Result<PodInterface> {
+        let writes = kernel.writes().clone();
         let (ifname, address, route) = (spec.ifname.clone(), spec.address, default_route(spec));
         let container_mac = pod_netns
             .run_async(move || async move {
-                let kernel = Kernel::connect(writes)?;
-                let link = kernel.require_link(&ifname, "Pod interface").await?;
-                kernel.add_address(&link, address).await?;
-                kernel.set_up(&link).await?;
-                kernel.add_route(&route, &link, true).await?;
+                let pod_kernel = Kernel::connect(writes)?;
+                let link = pod_kernel.require_link(&ifname, "Pod interface").await?;
+                pod_kernel.add_address(&link, address).await?;
+                pod_kernel.set_up(&link).await?;
+                pod_kernel.add_route(&route, &link, true).await?;
                 ethtool::set_tx_checksum(&ifname, false)
                     .map_err(|e| Error::os(format!("turn off transmit checksum offload of {ifname:?} in the Pod"), e))?;
                 link.mac.ok_or(Error::Invalid { what: "Pod interface", value: ifname, reason: "has no MAC" })
             })
             .await?;
-        self.count_write();
-        self.tx_checksum_off(&spec.host_ifname).await?;
+        kernel.writes().record();
+        self.tx_checksum_off(kernel, &spec.host_ifname).await?;
         let host = spec.host_ifname.clone();
         let disabled = self
             .netns
             .run(move || sysctl::disable_ipv6(&host).map_err(|e| Error::os(format!("disable IPv6 on {host:?}"), e)))
             .await?;
         if disabled {
-            self.count_write();
+            kernel.writes().record();
         }
-        let host = self.kernel.require_link(&spec.host_ifname, "Pod host interface").await?;
-        self.kernel.set_up(&host).await?;
+        let host = kernel.require_link(&spec.host_ifname, "Pod host interface").await?;
+        kernel.set_up(&host).await?;
         let host_mac = host.mac.ok_or_else(|| mismatch(&spec.host_ifname, "MAC", "an Ethernet address", "none"))?;
         Ok(PodInterface { host_ifname: spec.host_ifname.clone(), host_mac, container_mac })
     }
@@ -133,7 +129,7 @@ impl LinuxHost {
             return Err(mismatch(name, "MTU", spec.mtu, host.mtu));
         }
         let pod_netns = Netns::open(Path::new(&spec.netns))?;
-        let writes = Arc::clone(&self.writes);
+        let writes = self.kernel.writes().scoped();
         let ifname = spec.ifname.clone();
         let container = pod_netns
             .run_async(move || async move {

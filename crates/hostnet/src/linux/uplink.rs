@@ -12,7 +12,7 @@ use crate::addr::Ipv4Cidr;
 use crate::error::{Error, Result};
 use crate::model::{HostRoute, NicConfig, Outcome, TransportSelector, Uplink};
 
-use super::netlink::{KernelRoute, Link};
+use super::netlink::{Kernel, KernelRoute, Link};
 use super::routes::ROUTE_PROTOCOL;
 use super::{LinuxHost, ethtool};
 
@@ -80,9 +80,9 @@ impl LinuxHost {
         }
         let bridge_link = self.kernel.require_link(bridge, "bridge LOCAL interface").await?;
         let nic_link = self.kernel.require_link(&nic.name, "uplink NIC").await?;
-        let writes_before = self.writes();
-        if let Err(error) = self.attach(&nic_link, &bridge_link, nic).await {
-            let rollback = match self.detach(&bridge_link, &nic_link, &nic.addresses, &nic.routes).await {
+        let kernel = self.kernel.scoped();
+        if let Err(error) = self.attach(&kernel, &nic_link, &bridge_link, nic).await {
+            let rollback = match self.detach(&kernel, &bridge_link, &nic_link, &nic.addresses, &nic.routes).await {
                 Ok(()) => "the NIC's configuration was put back".to_owned(),
                 Err(e) => format!("putting the NIC's configuration back failed too: {e}"),
             };
@@ -90,15 +90,14 @@ impl LinuxHost {
         }
         let bridge_link = self.kernel.require_link(bridge, "bridge LOCAL interface").await?;
         let config = self.kernel.nic_config(&bridge_link, ROUTE_PROTOCOL).await?;
-        let outcome = if self.writes() == writes_before { Outcome::Unchanged } else { Outcome::Changed };
-        Ok((Uplink { nic: nic.name.clone(), bridge: config }, outcome))
+        Ok((Uplink { nic: nic.name.clone(), bridge: config }, kernel.writes().outcome()))
     }
 
     /// Moves the NIC's configuration (`snapshot`) onto the bridge.
-    async fn attach(&self, nic: &Link, bridge: &Link, snapshot: &NicConfig) -> Result<()> {
+    async fn attach(&self, kernel: &Kernel, nic: &Link, bridge: &Link, snapshot: &NicConfig) -> Result<()> {
         let marker = format!("{UPLINK_ALIAS_PREFIX}{}", bridge.name);
         if nic.alias.as_deref() != Some(marker.as_str()) {
-            self.kernel.set_alias(nic, &marker).await?;
+            kernel.set_alias(nic, &marker).await?;
         }
         if bridge.mac != Some(snapshot.mac) || bridge.mtu != snapshot.mtu || !bridge.up {
             let message = rtnetlink::LinkUnspec::new_with_index(bridge.index)
@@ -107,53 +106,53 @@ impl LinuxHost {
                 .up()
                 .build();
             let op = format!("give {:?} the MAC {} and MTU {} of {:?}", bridge.name, snapshot.mac, snapshot.mtu, nic.name);
-            self.kernel.set_link(message, op).await?;
+            kernel.set_link(message, op).await?;
         }
-        self.tx_checksum_off(&bridge.name).await?;
-        self.move_config(nic, bridge, &snapshot.addresses, &snapshot.routes).await?;
+        self.tx_checksum_off(kernel, &bridge.name).await?;
+        self.move_config(kernel, nic, bridge, &snapshot.addresses, &snapshot.routes).await?;
         if !nic.up {
-            self.kernel.set_up(nic).await?;
+            kernel.set_up(nic).await?;
         }
         Ok(())
     }
 
     /// Moves `addresses` and `routes` from `bridge` back to `nic` and removes the marker.
-    async fn detach(&self, bridge: &Link, nic: &Link, addresses: &[Ipv4Cidr], routes: &[HostRoute]) -> Result<()> {
+    async fn detach(&self, kernel: &Kernel, bridge: &Link, nic: &Link, addresses: &[Ipv4Cidr], routes: &[HostRoute]) -> Result<()> {
         if !nic.up {
-            self.kernel.set_up(nic).await?;
+            kernel.set_up(nic).await?;
         }
-        self.move_config(bridge, nic, addresses, routes).await?;
-        let nic = self.kernel.require_link(&nic.name, "uplink NIC").await?;
+        self.move_config(kernel, bridge, nic, addresses, routes).await?;
+        let nic = kernel.require_link(&nic.name, "uplink NIC").await?;
         if nic.alias.is_some() {
-            self.kernel.set_alias(&nic, "").await?;
+            kernel.set_alias(&nic, "").await?;
         }
         Ok(())
     }
 
     /// Makes `to` hold `addresses` and `routes` instead of `from`; every step is skipped when
     /// already done, so an interrupted move can be repeated.
-    async fn move_config(&self, from: &Link, to: &Link, addresses: &[Ipv4Cidr], routes: &[HostRoute]) -> Result<()> {
-        let present = self.kernel.addresses().await?;
+    async fn move_config(&self, kernel: &Kernel, from: &Link, to: &Link, addresses: &[Ipv4Cidr], routes: &[HostRoute]) -> Result<()> {
+        let present = kernel.addresses().await?;
         for address in addresses {
             if !present.contains(&(to.index, *address)) {
-                self.kernel.add_address(to, *address).await?;
+                kernel.add_address(to, *address).await?;
             }
         }
-        let existing = self.kernel.routes().await?;
+        let existing = kernel.routes().await?;
         for route in routes {
             if has_route(&existing, route, from.index) {
-                self.kernel.delete_route(route, from).await?;
+                kernel.delete_route(route, from).await?;
             }
         }
         for address in addresses {
             if present.contains(&(from.index, *address)) {
-                self.kernel.delete_address(from, *address).await?;
+                kernel.delete_address(from, *address).await?;
             }
         }
-        let existing = self.kernel.routes().await?;
+        let existing = kernel.routes().await?;
         for route in routes {
             if !has_route(&existing, route, to.index) {
-                self.kernel.add_route(route, to, false).await?;
+                kernel.add_route(route, to, false).await?;
             }
         }
         Ok(())
@@ -165,14 +164,14 @@ impl LinuxHost {
         };
         let bridge_link = self.kernel.require_link(bridge, "bridge LOCAL interface").await?;
         let nic_link = self.kernel.require_link(&uplink.nic, "uplink NIC").await?;
-        self.detach(&bridge_link, &nic_link, &uplink.bridge.addresses, &uplink.bridge.routes).await?;
+        self.detach(&self.kernel, &bridge_link, &nic_link, &uplink.bridge.addresses, &uplink.bridge.routes).await?;
         let nic_link = self.kernel.require_link(&uplink.nic, "uplink NIC").await?;
         self.kernel.nic_config(&nic_link, ROUTE_PROTOCOL).await.map(Some)
     }
 
     /// Turns transmit checksum offload off on `interface` in our namespace (userspace datapath,
-    /// lab gotcha G2); nothing is written when it is already off.
-    pub(super) async fn tx_checksum_off(&self, interface: &str) -> Result<()> {
+    /// lab gotcha G2); nothing is written when it is already off. The write is counted on `kernel`.
+    pub(super) async fn tx_checksum_off(&self, kernel: &Kernel, interface: &str) -> Result<()> {
         let name = interface.to_owned();
         let changed = self
             .netns
@@ -186,7 +185,7 @@ impl LinuxHost {
             })
             .await?;
         if changed {
-            self.count_write();
+            kernel.writes().record();
         }
         Ok(())
     }
