@@ -39,7 +39,9 @@ pub trait HostNetwork: Send + Sync {
     fn find_uplink(&self, bridge: &str) -> impl Future<Output = Result<Option<Uplink>>> + Send;
 
     /// Puts the configuration held by `bridge` back on its uplink NIC (agent uninstall); returns
-    /// the NIC's configuration, or `None` when no uplink was taken over.
+    /// the NIC's configuration, or `None` when no uplink was taken over. Peer routes are not part
+    /// of it: the caller reconciles them to nothing, detaches the NIC from the bridge and
+    /// unblocks its kernel ingress first.
     fn restore_uplink(&self, bridge: &str) -> impl Future<Output = Result<Option<NicConfig>>> + Send;
 
     /// Gives the gateway interface its address (other IPv4 addresses removed), MAC, MTU and
