@@ -33,7 +33,8 @@ export WINEARCH=win64
   cmp -s "$shim" "$system32/bcryptprimitives.dll" || cp "$shim" "$system32/bcryptprimitives.dll"
 ) 9>"$cache/prefix.lock"
 
-# Persistent server: a no-op when one is already running for this prefix.
-wineserver -p"${WINESERVER_LINGER:-300}"
+# Keep a server warm for this prefix. Exits non-zero when one is already running, which is fine;
+# if it cannot start at all, wine starts its own below.
+wineserver -p"${WINESERVER_LINGER:-300}" 2>/dev/null || true
 
 exec wine "$@"

@@ -1,17 +1,18 @@
-//! Windows security FFI, the only `unsafe` code of the crate: security descriptors parsed from
-//! SDDL, pipe instances created with one, and a handle's DACL read back as SDDL.
+//! Windows FFI, the only `unsafe` code of the crate: security descriptors parsed from SDDL, pipe
+//! instances created with one, a handle's DACL read back as SDDL, and whether a pipe exists.
 
 use std::io;
 use std::os::windows::io::{AsRawHandle, BorrowedHandle};
 use std::ptr;
 
 use tokio::net::windows::named_pipe::{NamedPipeServer, ServerOptions};
-use windows_sys::Win32::Foundation::{ERROR_SUCCESS, HLOCAL, LocalFree};
+use windows_sys::Win32::Foundation::{ERROR_FILE_NOT_FOUND, ERROR_SEM_TIMEOUT, ERROR_SUCCESS, HLOCAL, LocalFree};
 use windows_sys::Win32::Security::Authorization::{
     ConvertSecurityDescriptorToStringSecurityDescriptorW, ConvertStringSecurityDescriptorToSecurityDescriptorW,
     GetSecurityInfo, SDDL_REVISION_1, SE_KERNEL_OBJECT,
 };
 use windows_sys::Win32::Security::{DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, SECURITY_ATTRIBUTES};
+use windows_sys::Win32::System::Pipes::WaitNamedPipeW;
 
 /// A self-relative security descriptor allocated by Windows (freed with `LocalFree`).
 #[derive(Debug)]
@@ -118,4 +119,21 @@ pub fn dacl_sddl(handle: BorrowedHandle<'_>) -> io::Result<String> {
     // SAFETY: `text` was LocalAlloc'd by the conversion above and is freed exactly once.
     unsafe { LocalFree(text as HLOCAL) };
     Ok(sddl)
+}
+
+/// Whether a pipe named `name` exists (some server has an instance of it), asked without
+/// connecting to it: `WaitNamedPipeW` with a 1 ms timeout succeeds when an instance is free and
+/// times out when all are busy; a missing pipe is `ERROR_FILE_NOT_FOUND`.
+pub(crate) fn pipe_exists(name: &str) -> io::Result<bool> {
+    let wide: Vec<u16> = name.encode_utf16().chain(Some(0)).collect();
+    // SAFETY: `wide` is NUL-terminated and outlives the call.
+    if unsafe { WaitNamedPipeW(wide.as_ptr(), 1) } != 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error().map(|code| code as u32) {
+        Some(ERROR_SEM_TIMEOUT) => Ok(true),
+        Some(ERROR_FILE_NOT_FOUND) => Ok(false),
+        _ => Err(io::Error::new(e.kind(), format!("check whether the pipe exists: {e}"))),
+    }
 }

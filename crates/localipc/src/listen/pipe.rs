@@ -20,17 +20,17 @@ pub(super) struct PipeListener {
 
 impl PipeListener {
     /// Creates the first instance of pipe `name`; fails if the pipe already exists.
+    ///
+    /// `FILE_FLAG_FIRST_PIPE_INSTANCE` makes creation fail atomically on Windows. Wine 8 ignores
+    /// that flag (it joins the existing pipe), so the pipe's existence is also checked first;
+    /// on Wine only that check protects, with a short race window.
     pub(super) fn create(name: &str, access: Access) -> io::Result<Self> {
+        if ffi::pipe_exists(name)? {
+            return Err(in_use(None));
+        }
         let security = SecurityDescriptor::from_sddl(access.sddl())?;
         let pending = create_instance(name, &security, true).map_err(|e| {
-            if e.raw_os_error() == Some(ERROR_ACCESS_DENIED as i32) {
-                io::Error::new(
-                    io::ErrorKind::AddrInUse,
-                    format!("already in use: another process serves this pipe ({e})"),
-                )
-            } else {
-                e
-            }
+            if e.raw_os_error() == Some(ERROR_ACCESS_DENIED as i32) { in_use(Some(e)) } else { e }
         })?;
         Ok(PipeListener { name: name.to_owned(), security, pending })
     }
@@ -57,6 +57,11 @@ impl PipeListener {
     pub(super) fn dacl_sddl(&self) -> io::Result<String> {
         ffi::dacl_sddl(std::os::windows::io::AsHandle::as_handle(&self.pending))
     }
+}
+
+fn in_use(cause: Option<io::Error>) -> io::Error {
+    let cause = cause.map(|e| format!(" ({e})")).unwrap_or_default();
+    io::Error::new(io::ErrorKind::AddrInUse, format!("already in use: another server has this pipe{cause}"))
 }
 
 fn create_instance(name: &str, security: &SecurityDescriptor, first: bool) -> io::Result<NamedPipeServer> {
