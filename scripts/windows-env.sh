@@ -7,8 +7,9 @@
 # needs RUSTC_BOOTSTRAP=1). scripts/windows-toolchain.sh installs one or the other.
 #
 # Exports:
-#   WINDOWS_TARGET   x86_64-pc-windows-gnu
-#   WINDOWS_CARGO    the cargo to run for the Windows target ("cargo" or /usr/bin/cargo)
+#   WINDOWS_TARGET     x86_64-pc-windows-gnu
+#   WINDOWS_TOOLCHAIN  rustup or debian-build-std
+#   WINDOWS_CARGO      the cargo to run for the Windows target ("cargo" or /usr/bin/cargo)
 #   ANTREA_RS_WINE_CACHE  the shim DLL and the Wine prefix live here
 # Cargo shares CARGO_TARGET_DIR across targets (outputs go to <dir>/x86_64-pc-windows-gnu/), so
 # no separate target directory is needed.
@@ -32,21 +33,29 @@ if [ -z "${ANTREA_RS_WINE_CACHE:-}" ]; then
 fi
 export ANTREA_RS_WINE_CACHE
 
-if command -v rustup >/dev/null 2>&1 \
+# ANTREA_RS_WINDOWS_TOOLCHAIN=rustup|debian forces one (e.g. to test the fallback); default: the
+# rustup target when it is installed, else the Debian toolchain.
+windows_env_choice=${ANTREA_RS_WINDOWS_TOOLCHAIN:-auto}
+if [ "$windows_env_choice" != debian ] && command -v rustup >/dev/null 2>&1 \
   && rustup target list --installed 2>/dev/null | grep -qx "$WINDOWS_TARGET"; then
   export WINDOWS_TOOLCHAIN=rustup
   export WINDOWS_CARGO=cargo
-elif [ -x /usr/bin/cargo ] && [ -d /usr/lib/rustlib/src/rust/library ]; then
+elif [ "$windows_env_choice" != rustup ] && [ -x /usr/bin/cargo ] && [ -x /usr/bin/cargo-clippy ] \
+  && [ -d /usr/lib/rustlib/src/rust/library ]; then
   export WINDOWS_TOOLCHAIN=debian-build-std
   export WINDOWS_CARGO=/usr/bin/cargo
+  # Debian's cargo, rustc, cargo-clippy and clippy-driver ahead of rustup's proxies.
+  export PATH=/usr/bin:$PATH
   export RUSTC=/usr/bin/rustc
   export RUSTDOC=/usr/bin/rustdoc
+  # -Z flags on a stable toolchain.
   export RUSTC_BOOTSTRAP=1
   # Same as passing -Zbuild-std=std: cargo builds core/alloc/std (and test, for test targets)
   # for the Windows target from rust-web-src; the host keeps Debian's prebuilt std.
   export CARGO_UNSTABLE_BUILD_STD=std
 else
-  echo "windows-env: no toolchain for $WINDOWS_TARGET; run scripts/windows-toolchain.sh" >&2
+  echo "windows-env: no $windows_env_choice toolchain for $WINDOWS_TARGET; run scripts/windows-toolchain.sh" >&2
+  unset windows_env_repo windows_env_choice
   return 1 2>/dev/null || exit 1
 fi
-unset windows_env_repo
+unset windows_env_repo windows_env_choice

@@ -12,7 +12,9 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 target=x86_64-pc-windows-gnu
 
-if command -v rustup >/dev/null && rustup target add "$target" >/dev/null 2>&1; then
+# ANTREA_RS_WINDOWS_TOOLCHAIN=debian skips rustup (see scripts/windows-env.sh).
+if [ "${ANTREA_RS_WINDOWS_TOOLCHAIN:-auto}" != debian ] && command -v rustup >/dev/null \
+  && rustup target add "$target" >/dev/null 2>&1; then
   echo "windows-toolchain: rustup target $target ready"
 else
   echo "windows-toolchain: rustup target unavailable, using Debian rustc-web + rust-web-src (-Zbuild-std)"
