@@ -10,7 +10,9 @@ pub enum Access {
     /// * Unix: the socket file has mode `0600` and is owned by the running user (the agent runs
     ///   as root), so only that user (and root) can connect.
     /// * Windows: the pipe's DACL is `D:P(A;;GA;;;SY)(A;;GA;;;BA)`: full access for LocalSystem
-    ///   and Builtin Administrators, no other entries, protected from inherited entries.
+    ///   and Builtin Administrators, no other entries, protected from inherited entries. The
+    ///   server itself must run as SYSTEM or elevated: creating each further pipe instance is
+    ///   checked against this DACL.
     Administrators,
 }
 
