@@ -30,7 +30,7 @@ pub(crate) trait Choice: Sized + Copy + 'static {
         Err(ConfigError::InvalidValue {
             key: key.to_owned(),
             value: format!("{name:?}"),
-            allowed: Self::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+            allowed: format!("one of {}", Self::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")),
         })
     }
 }

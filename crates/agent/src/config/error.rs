@@ -32,13 +32,13 @@ pub enum ConfigError {
         found: &'static str,
     },
     /// A key holds a value outside the allowed set.
-    #[error("{key}: {value} is not one of {allowed}")]
+    #[error("{key}: {value} is not {allowed}")]
     InvalidValue {
         /// The key's dotted path.
         key: String,
         /// The rejected value, as written (strings quoted).
         value: String,
-        /// What the key accepts.
+        /// What the key accepts (`one of a, b`, `a CIDR such as ...`).
         allowed: String,
     },
     /// A value Antrea accepts but antrea-rs does not implement (or not on this platform).

@@ -172,7 +172,7 @@ fn check_encryption_mode(mode: &str) -> Result<(), ConfigError> {
         Err(ConfigError::InvalidValue {
             key: KEY.to_owned(),
             value: format!("{mode:?}"),
-            allowed: "none, ipsec, wireGuard".to_owned(),
+            allowed: "one of none, ipsec, wireGuard".to_owned(),
         })
     }
 }
@@ -201,7 +201,7 @@ fn validate(config: &AgentConfig) -> Result<(), ConfigError> {
         return Err(ConfigError::InvalidValue {
             key: "defaultMTU".to_owned(),
             value: config.default_mtu.to_string(),
-            allowed: "0 (derived from the transport interface) or 68..65535".to_owned(),
+            allowed: "0 (derived from the transport interface) or a whole number in 68..65535".to_owned(),
         });
     }
     if config.platform == Platform::Windows {

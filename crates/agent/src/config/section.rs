@@ -89,7 +89,7 @@ impl<'a> Section<'a> {
                 Value::Number(_) => ConfigError::InvalidValue {
                     key: self.path_of(key),
                     value: show(value),
-                    allowed: format!("the whole numbers {min}..{max}"),
+                    allowed: format!("a whole number in {min}..{max}"),
                 },
                 other => self.wrong_type(key, "an integer", other),
             });
@@ -98,7 +98,7 @@ impl<'a> Section<'a> {
             return Err(ConfigError::InvalidValue {
                 key: self.path_of(key),
                 value: n.to_string(),
-                allowed: format!("the whole numbers {min}..{max}"),
+                allowed: format!("a whole number in {min}..{max}"),
             });
         }
         Ok(Some(n))
