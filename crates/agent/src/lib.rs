@@ -2,3 +2,4 @@
 //! cluster's Nodes and Pods ([`cluster`]).
 
 pub mod config;
+pub mod cluster;
