@@ -56,16 +56,27 @@ fn problem(text: &str) -> String {
 fn node_fields_are_decoded() {
     let file = decode_documents(NODE).unwrap();
     assert_eq!(file.skipped, vec![]);
-    let [object] = file.objects.as_slice() else { panic!("{:?}", file.objects) };
+    let [object] = file.objects.as_slice() else {
+        panic!("{:?}", file.objects)
+    };
     let n = node(object);
     assert_eq!(n.metadata.name.as_deref(), Some("node1"));
     let annotations = n.metadata.annotations.as_ref().unwrap();
-    assert_eq!(annotations["node.antrea.io/mac-address"], "0a:00:00:00:00:01");
+    assert_eq!(
+        annotations["node.antrea.io/mac-address"],
+        "0a:00:00:00:00:01"
+    );
     let spec = n.spec.as_ref().unwrap();
     assert_eq!(spec.pod_cidr.as_deref(), Some("10.10.1.0/24"));
-    assert_eq!(spec.pod_cidrs.as_deref(), Some(&["10.10.1.0/24".to_owned()][..]));
+    assert_eq!(
+        spec.pod_cidrs.as_deref(),
+        Some(&["10.10.1.0/24".to_owned()][..])
+    );
     let addresses = n.status.as_ref().unwrap().addresses.as_ref().unwrap();
-    assert_eq!((addresses[0].type_.as_str(), addresses[0].address.as_str()), ("InternalIP", "192.168.77.11"));
+    assert_eq!(
+        (addresses[0].type_.as_str(), addresses[0].address.as_str()),
+        ("InternalIP", "192.168.77.11")
+    );
 }
 
 #[test]
@@ -78,8 +89,13 @@ fn pod_fields_are_decoded_and_namespace_defaults() {
     let status = p.status.as_ref().unwrap();
     assert_eq!(status.pod_ip.as_deref(), Some("10.10.1.5"));
     assert_eq!(status.pod_ips.as_ref().unwrap()[0].ip, "10.10.1.5");
-    let explicit = decode_documents(&POD.replace("  name: web-0", "  name: web-0\n  namespace: prod")).unwrap();
-    assert_eq!(pod(&explicit.objects[0]).metadata.namespace.as_deref(), Some("prod"));
+    let explicit =
+        decode_documents(&POD.replace("  name: web-0", "  name: web-0\n  namespace: prod"))
+            .unwrap();
+    assert_eq!(
+        pod(&explicit.objects[0]).metadata.namespace.as_deref(),
+        Some("prod")
+    );
 }
 
 #[test]
@@ -98,28 +114,50 @@ fn documents_and_lists_keep_file_order() {
     let text = format!("{NODE}---\n{list}---\n# only a comment\n");
     let file = decode_documents(&text).unwrap();
     assert_eq!(file.objects.len(), 3);
-    assert_eq!(node(&file.objects[0]).metadata.name.as_deref(), Some("node1"));
-    assert_eq!(node(&file.objects[1]).metadata.name.as_deref(), Some("node2"));
-    assert_eq!(pod(&file.objects[2]).metadata.name.as_deref(), Some("web-0"));
+    assert_eq!(
+        node(&file.objects[0]).metadata.name.as_deref(),
+        Some("node1")
+    );
+    assert_eq!(
+        node(&file.objects[1]).metadata.name.as_deref(),
+        Some("node2")
+    );
+    assert_eq!(
+        pod(&file.objects[2]).metadata.name.as_deref(),
+        Some("web-0")
+    );
     assert_eq!(decode_documents("").unwrap().objects, vec![]);
-    assert_eq!(decode_documents("apiVersion: v1\nkind: List\nitems:\n").unwrap().objects, vec![]);
+    assert_eq!(
+        decode_documents("apiVersion: v1\nkind: List\nitems:\n")
+            .unwrap()
+            .objects,
+        vec![]
+    );
 }
 
 #[test]
 fn other_kinds_are_skipped_with_their_position() {
-    let text = format!("apiVersion: v1\nkind: Service\nmetadata: {{name: s}}\n---\n{NODE}---\napiVersion: apps/v1\nkind: Pod\n");
+    let text = format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: s}}\n---\n{NODE}---\napiVersion: apps/v1\nkind: Pod\n"
+    );
     let file = decode_documents(&text).unwrap();
     assert_eq!(file.objects.len(), 1);
     assert_eq!(
         file.skipped,
         vec![
             DecodeProblem::UnknownKind {
-                position: Position { document: 1, item: None },
+                position: Position {
+                    document: 1,
+                    item: None
+                },
                 api_version: "v1".into(),
                 kind: "Service".into()
             },
             DecodeProblem::UnknownKind {
-                position: Position { document: 3, item: None },
+                position: Position {
+                    document: 3,
+                    item: None
+                },
                 api_version: "apps/v1".into(),
                 kind: "Pod".into()
             },
@@ -135,16 +173,39 @@ fn other_kinds_are_skipped_with_their_position() {
 fn malformed_documents_name_position_and_field() {
     let bad_cidr = NODE.replace("podCIDR: 10.10.1.0/24", "podCIDR: [1, 2]");
     let message = problem(&format!("{POD}---\n{bad_cidr}"));
-    assert!(message.starts_with("document 2: spec.podCIDR: invalid type: sequence, expected a string"), "{message}");
-    assert_eq!(problem("apiVersion: v1\nkind: Node\nmetadata: {}\n"), "document 1: metadata.name: missing");
-    assert_eq!(problem("apiVersion: v1\nmetadata: {name: a}\n"), "document 1: kind: expected a non-empty string");
-    assert_eq!(problem("kind: Node\n"), "document 1: apiVersion: expected a non-empty string");
-    assert_eq!(problem("- a\n"), "document 1: expected a Kubernetes object (a mapping)");
+    assert!(
+        message.starts_with("document 2: spec.podCIDR: invalid type: sequence, expected a string"),
+        "{message}"
+    );
     assert_eq!(
-        problem("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: ''}\n"),
+        problem("apiVersion: v1\nkind: Node\nmetadata: {}\n"),
+        "document 1: metadata.name: missing"
+    );
+    assert_eq!(
+        problem("apiVersion: v1\nmetadata: {name: a}\n"),
+        "document 1: kind: expected a non-empty string"
+    );
+    assert_eq!(
+        problem("kind: Node\n"),
+        "document 1: apiVersion: expected a non-empty string"
+    );
+    assert_eq!(
+        problem("- a\n"),
+        "document 1: expected a Kubernetes object (a mapping)"
+    );
+    assert_eq!(
+        problem(
+            "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: ''}\n"
+        ),
         "document 1 item 1: metadata.name: missing"
     );
-    assert_eq!(problem("apiVersion: v1\nkind: List\nitems: 3\n"), "document 1: items: expected a list");
+    assert_eq!(
+        problem("apiVersion: v1\nkind: List\nitems: 3\n"),
+        "document 1: items: expected a list"
+    );
     let message = problem("apiVersion: v1\nkind: Node\nmetadata: {name: [\n");
-    assert!(message.starts_with("not valid YAML: ") && message.contains("line 3"), "{message}");
+    assert!(
+        message.starts_with("not valid YAML: ") && message.contains("line 3"),
+        "{message}"
+    );
 }

@@ -14,7 +14,9 @@ fn node(name: &str, cidr: &str) -> String {
 }
 
 fn pod(name: &str, node: &str, ip: &str) -> String {
-    format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  labels: {{app: x}}\nspec:\n  nodeName: {node}\nstatus:\n  podIP: {ip}\n")
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  labels: {{app: x}}\nspec:\n  nodeName: {node}\nstatus:\n  podIP: {ip}\n"
+    )
 }
 
 fn write(dir: &Path, file: &str, text: &str) {
@@ -38,13 +40,29 @@ fn started(dir: &Path) -> DirectorySource {
 #[test]
 fn first_poll_lists_everything_then_synced() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "nodes.yaml", &format!("{}---\n{}", node("n2", "10.0.2.0/24"), node("n1", "10.0.1.0/24")));
+    write(
+        dir.path(),
+        "nodes.yaml",
+        &format!(
+            "{}---\n{}",
+            node("n2", "10.0.2.0/24"),
+            node("n1", "10.0.1.0/24")
+        ),
+    );
     write(dir.path(), "pods.yml", &pod("web", "n1", "10.0.1.5"));
     let mut source = DirectorySource::new(dir.path());
     let store = source.store();
     assert!(!store.is_synced());
     let outcome = source.poll();
-    assert_eq!(names(&outcome), ["NodeAdded n1", "NodeAdded n2", "PodAdded default/web", "Synced"]);
+    assert_eq!(
+        names(&outcome),
+        [
+            "NodeAdded n1",
+            "NodeAdded n2",
+            "PodAdded default/web",
+            "Synced"
+        ]
+    );
     assert_eq!(problems(&outcome), Vec::<String>::new());
     assert!(store.is_synced());
     assert_eq!(store.nodes().len(), 2);
@@ -63,7 +81,10 @@ fn an_empty_directory_is_synced_and_a_missing_one_is_not() {
     let mut source = DirectorySource::new(&missing);
     let outcome = source.poll();
     assert_eq!(names(&outcome), Vec::<String>::new());
-    assert!(problems(&outcome)[0].starts_with(&format!("cannot list cluster directory {}: ", missing.display())));
+    assert!(problems(&outcome)[0].starts_with(&format!(
+        "cannot list cluster directory {}: ",
+        missing.display()
+    )));
     assert!(!source.store().is_synced());
     fs::create_dir(&missing).unwrap();
     write(&missing, "n.yaml", &node("n1", "10.0.1.0/24"));
@@ -79,24 +100,56 @@ fn changes_become_updates_with_old_and_new() {
     write(dir.path(), "n1.yaml", &node("n1", "10.0.9.0/24"));
     write(dir.path(), "p.yaml", &pod("web", "n1", "10.0.9.5"));
     let outcome = source.poll();
-    assert_eq!(names(&outcome), ["NodeUpdated n1", "PodUpdated default/web"]);
-    let ClusterEvent::NodeUpdated { old, new } = &outcome.events[0] else { panic!() };
-    assert_eq!(old.spec.as_ref().unwrap().pod_cidr.as_deref(), Some("10.0.1.0/24"));
-    assert_eq!(new.spec.as_ref().unwrap().pod_cidr.as_deref(), Some("10.0.9.0/24"));
-    let stored = source.store().pod(&ObjectKey::new("default", "web")).unwrap();
-    assert_eq!(stored.status.as_ref().unwrap().pod_ip.as_deref(), Some("10.0.9.5"));
+    assert_eq!(
+        names(&outcome),
+        ["NodeUpdated n1", "PodUpdated default/web"]
+    );
+    let ClusterEvent::NodeUpdated { old, new } = &outcome.events[0] else {
+        panic!()
+    };
+    assert_eq!(
+        old.spec.as_ref().unwrap().pod_cidr.as_deref(),
+        Some("10.0.1.0/24")
+    );
+    assert_eq!(
+        new.spec.as_ref().unwrap().pod_cidr.as_deref(),
+        Some("10.0.9.0/24")
+    );
+    let stored = source
+        .store()
+        .pod(&ObjectKey::new("default", "web"))
+        .unwrap();
+    assert_eq!(
+        stored.status.as_ref().unwrap().pod_ip.as_deref(),
+        Some("10.0.9.5")
+    );
     // Rewriting a file with only a comment added changes no object.
-    write(dir.path(), "n1.yaml", &format!("# edited\n{}", node("n1", "10.0.9.0/24")));
+    write(
+        dir.path(),
+        "n1.yaml",
+        &format!("# edited\n{}", node("n1", "10.0.9.0/24")),
+    );
     assert_eq!(names(&source.poll()), Vec::<String>::new());
 }
 
 #[test]
 fn removed_files_delete_pods_before_nodes() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "all.yaml", &format!("{}---\n{}", node("n1", "10.0.1.0/24"), pod("web", "n1", "10.0.1.5")));
+    write(
+        dir.path(),
+        "all.yaml",
+        &format!(
+            "{}---\n{}",
+            node("n1", "10.0.1.0/24"),
+            pod("web", "n1", "10.0.1.5")
+        ),
+    );
     let mut source = started(dir.path());
     fs::remove_file(dir.path().join("all.yaml")).unwrap();
-    assert_eq!(names(&source.poll()), ["PodDeleted default/web", "NodeDeleted n1"]);
+    assert_eq!(
+        names(&source.poll()),
+        ["PodDeleted default/web", "NodeDeleted n1"]
+    );
     assert!(source.store().nodes().is_empty());
     assert!(source.store().pods().is_empty());
 }
@@ -106,21 +159,37 @@ fn documents_added_to_a_multi_document_file_are_added() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "c.yaml", &node("n1", "10.0.1.0/24"));
     let mut source = started(dir.path());
-    let text = format!("{}---\n{}---\n{}", node("n1", "10.0.1.0/24"), node("n2", "10.0.2.0/24"), pod("a", "n2", "10.0.2.2"));
+    let text = format!(
+        "{}---\n{}---\n{}",
+        node("n1", "10.0.1.0/24"),
+        node("n2", "10.0.2.0/24"),
+        pod("a", "n2", "10.0.2.2")
+    );
     write(dir.path(), "c.yaml", &text);
-    assert_eq!(names(&source.poll()), ["NodeAdded n2", "PodAdded default/a"]);
+    assert_eq!(
+        names(&source.poll()),
+        ["NodeAdded n2", "PodAdded default/a"]
+    );
 }
 
 #[test]
 fn a_malformed_file_keeps_its_last_good_objects() {
     let dir = tempfile::tempdir().unwrap();
-    let good = format!("{}---\n{}", node("n1", "10.0.1.0/24"), node("n2", "10.0.2.0/24"));
+    let good = format!(
+        "{}---\n{}",
+        node("n1", "10.0.1.0/24"),
+        node("n2", "10.0.2.0/24")
+    );
     write(dir.path(), "nodes.yaml", &good);
     write(dir.path(), "other.yaml", &node("n3", "10.0.3.0/24"));
     let mut source = started(dir.path());
 
     // Mid-edit: the second document lost a value's type; another file changes meanwhile.
-    write(dir.path(), "nodes.yaml", &good.replace("podCIDR: 10.0.2.0/24", "podCIDR: {}"));
+    write(
+        dir.path(),
+        "nodes.yaml",
+        &good.replace("podCIDR: 10.0.2.0/24", "podCIDR: {}"),
+    );
     write(dir.path(), "other.yaml", &node("n3", "10.0.33.0/24"));
     let outcome = source.poll();
     assert_eq!(names(&outcome), ["NodeUpdated n3"]);
@@ -136,9 +205,17 @@ fn a_malformed_file_keeps_its_last_good_objects() {
     // Reported once, not on every poll.
     assert_eq!(problems(&source.poll()), Vec::<String>::new());
 
-    write(dir.path(), "nodes.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: [\n");
+    write(
+        dir.path(),
+        "nodes.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: [\n",
+    );
     let outcome = source.poll();
-    assert!(problems(&outcome)[0].contains("not valid YAML"), "{:?}", problems(&outcome));
+    assert!(
+        problems(&outcome)[0].contains("not valid YAML"),
+        "{:?}",
+        problems(&outcome)
+    );
     assert_eq!(source.store().nodes().len(), 3);
 
     write(dir.path(), "nodes.yaml", &node("n1", "10.0.1.0/24"));
@@ -148,14 +225,21 @@ fn a_malformed_file_keeps_its_last_good_objects() {
 #[test]
 fn a_new_malformed_file_does_not_stop_the_others() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "a.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {}\n");
+    write(
+        dir.path(),
+        "a.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {}\n",
+    );
     write(dir.path(), "b.yaml", &node("n1", "10.0.1.0/24"));
     let mut source = DirectorySource::new(dir.path());
     let outcome = source.poll();
     assert_eq!(names(&outcome), ["NodeAdded n1", "Synced"]);
     assert_eq!(
         problems(&outcome),
-        [format!("{}: document 1: metadata.name: missing; keeping the objects it last held", dir.path().join("a.yaml").display())]
+        [format!(
+            "{}: document 1: metadata.name: missing; keeping the objects it last held",
+            dir.path().join("a.yaml").display()
+        )]
     );
 }
 
@@ -168,14 +252,21 @@ fn renaming_a_file_changes_nothing() {
     assert_eq!(names(&source.poll()), Vec::<String>::new());
     assert!(source.store().node("n1").is_some());
     // Renamed out of the watched names: the Node goes.
-    fs::rename(dir.path().join("renamed.yml"), dir.path().join("renamed.yml.bak")).unwrap();
+    fs::rename(
+        dir.path().join("renamed.yml"),
+        dir.path().join("renamed.yml.bak"),
+    )
+    .unwrap();
     assert_eq!(names(&source.poll()), ["NodeDeleted n1"]);
 }
 
 #[test]
 fn unknown_kinds_are_skipped_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
-    let text = format!("apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\n---\n{}", node("n1", "10.0.1.0/24"));
+    let text = format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\n---\n{}",
+        node("n1", "10.0.1.0/24")
+    );
     write(dir.path(), "mixed.yaml", &text);
     let outcome = DirectorySource::new(dir.path()).poll();
     assert_eq!(names(&outcome), ["NodeAdded n1", "Synced"]);
@@ -194,9 +285,20 @@ fn hidden_files_other_extensions_and_subdirectories_are_ignored() {
     write(dir.path(), ".n1.yaml.swp", &node("n1", "10.0.1.0/24"));
     write(dir.path(), "notes.txt", &node("n2", "10.0.2.0/24"));
     fs::create_dir(dir.path().join("sub.yaml")).unwrap();
-    write(&dir.path().join("sub.yaml"), "n3.yaml", &node("n3", "10.0.3.0/24"));
-    write(dir.path(), "n4.json", r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n4"}}"#);
-    assert_eq!(names(&DirectorySource::new(dir.path()).poll()), ["NodeAdded n4", "Synced"]);
+    write(
+        &dir.path().join("sub.yaml"),
+        "n3.yaml",
+        &node("n3", "10.0.3.0/24"),
+    );
+    write(
+        dir.path(),
+        "n4.json",
+        r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n4"}}"#,
+    );
+    assert_eq!(
+        names(&DirectorySource::new(dir.path()).poll()),
+        ["NodeAdded n4", "Synced"]
+    );
 }
 
 #[test]
@@ -216,7 +318,10 @@ fn an_object_in_two_files_is_taken_from_the_first() {
         }]
     );
     let stored = source.store().node("n1").unwrap();
-    assert_eq!(stored.spec.as_ref().unwrap().pod_cidr.as_deref(), Some("10.0.1.0/24"));
+    assert_eq!(
+        stored.spec.as_ref().unwrap().pod_cidr.as_deref(),
+        Some("10.0.1.0/24")
+    );
     fs::remove_file(dir.path().join("a.yaml")).unwrap();
     assert_eq!(names(&source.poll()), ["NodeUpdated n1"]);
 }

@@ -2,6 +2,7 @@
 //! `v1` Nodes, Pods, or Lists of them (what `kubectl get -o yaml` prints).
 
 use std::fmt;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use serde::de::DeserializeOwned;
@@ -11,9 +12,9 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClusterObject {
     /// A `v1` Node.
-    Node(Node),
+    Node(Arc<Node>),
     /// A `v1` Pod (its namespace filled in as `default` when absent).
-    Pod(Pod),
+    Pod(Arc<Pod>),
 }
 
 /// Where in a file a document is: its number among the file's non-empty documents (from 1) and,
@@ -54,7 +55,9 @@ pub enum DecodeProblem {
         message: String,
     },
     /// A document of a kind the agent does not use; it is skipped.
-    #[error("{position}: kind {kind:?} of apiVersion {api_version:?} is not used by the agent, ignored")]
+    #[error(
+        "{position}: kind {kind:?} of apiVersion {api_version:?} is not used by the agent, ignored"
+    )]
     UnknownKind {
         /// Which document.
         position: Position,
@@ -79,10 +82,15 @@ pub struct DecodedFile {
 /// fuzzing entry point: any text gives objects or a problem, never a panic.
 pub fn decode_documents(text: &str) -> Result<DecodedFile, DecodeProblem> {
     let documents: Vec<Value> =
-        serde_saphyr::from_multiple(text).map_err(|e| DecodeProblem::Yaml { message: e.to_string() })?;
+        serde_saphyr::from_multiple(text).map_err(|e| DecodeProblem::Yaml {
+            message: e.to_string(),
+        })?;
     let mut file = DecodedFile::default();
     for (i, document) in documents.into_iter().enumerate() {
-        let position = Position { document: i + 1, item: None };
+        let position = Position {
+            document: i + 1,
+            item: None,
+        };
         if type_meta(&document, position)? == ("v1", "List") {
             let items = match document.get("items") {
                 None | Some(Value::Null) => Vec::new(),
@@ -90,7 +98,14 @@ pub fn decode_documents(text: &str) -> Result<DecodedFile, DecodeProblem> {
                 Some(_) => return Err(invalid(position, "items: expected a list".to_owned())),
             };
             for (j, item) in items.into_iter().enumerate() {
-                decode_object(item, Position { item: Some(j + 1), ..position }, &mut file)?;
+                decode_object(
+                    item,
+                    Position {
+                        item: Some(j + 1),
+                        ..position
+                    },
+                    &mut file,
+                )?;
             }
         } else {
             decode_object(document, position, &mut file)?;
@@ -106,28 +121,40 @@ fn invalid(position: Position, message: String) -> DecodeProblem {
 /// The document's `apiVersion` and `kind`, both required strings.
 fn type_meta(document: &Value, position: Position) -> Result<(&str, &str), DecodeProblem> {
     if !document.is_object() {
-        return Err(invalid(position, "expected a Kubernetes object (a mapping)".to_owned()));
+        return Err(invalid(
+            position,
+            "expected a Kubernetes object (a mapping)".to_owned(),
+        ));
     }
     let field = |name: &str| match document.get(name) {
         Some(Value::String(s)) if !s.is_empty() => Ok(s.as_str()),
-        _ => Err(invalid(position, format!("{name}: expected a non-empty string"))),
+        _ => Err(invalid(
+            position,
+            format!("{name}: expected a non-empty string"),
+        )),
     };
     Ok((field("apiVersion")?, field("kind")?))
 }
 
-fn decode_object(document: Value, position: Position, file: &mut DecodedFile) -> Result<(), DecodeProblem> {
+fn decode_object(
+    document: Value,
+    position: Position,
+    file: &mut DecodedFile,
+) -> Result<(), DecodeProblem> {
     let (api_version, kind) = type_meta(&document, position)?;
     match (api_version, kind) {
         ("v1", "Node") => {
             let node: Node = typed(document, position)?;
             require_name(node.metadata.name.as_deref(), position)?;
-            file.objects.push(ClusterObject::Node(node));
+            file.objects.push(ClusterObject::Node(Arc::new(node)));
         }
         ("v1", "Pod") => {
             let mut pod: Pod = typed(document, position)?;
             require_name(pod.metadata.name.as_deref(), position)?;
-            pod.metadata.namespace.get_or_insert_with(|| "default".to_owned());
-            file.objects.push(ClusterObject::Pod(pod));
+            pod.metadata
+                .namespace
+                .get_or_insert_with(|| "default".to_owned());
+            file.objects.push(ClusterObject::Pod(Arc::new(pod)));
         }
         (api_version, kind) => file.skipped.push(DecodeProblem::UnknownKind {
             position,
@@ -142,7 +169,11 @@ fn decode_object(document: Value, position: Position, file: &mut DecodedFile) ->
 fn typed<T: DeserializeOwned>(document: Value, position: Position) -> Result<T, DecodeProblem> {
     serde_path_to_error::deserialize(document).map_err(|e| {
         let path = e.path().to_string();
-        let message = if path == "." { e.inner().to_string() } else { format!("{path}: {}", e.inner()) };
+        let message = if path == "." {
+            e.inner().to_string()
+        } else {
+            format!("{path}: {}", e.inner())
+        };
         invalid(position, message)
     })
 }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
@@ -60,17 +61,34 @@ impl fmt::Display for SourceProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SourceProblem::ReadDirectory { dir, error } => {
-                write!(f, "cannot list cluster directory {}: {error}", dir.display())
+                write!(
+                    f,
+                    "cannot list cluster directory {}: {error}",
+                    dir.display()
+                )
             }
             SourceProblem::ReadFile { path, error } => {
-                write!(f, "{}: cannot read: {error}; keeping the objects it last held", path.display())
+                write!(
+                    f,
+                    "{}: cannot read: {error}; keeping the objects it last held",
+                    path.display()
+                )
             }
             SourceProblem::Malformed { path, problem } => {
-                write!(f, "{}: {problem}; keeping the objects it last held", path.display())
+                write!(
+                    f,
+                    "{}: {problem}; keeping the objects it last held",
+                    path.display()
+                )
             }
             SourceProblem::Skipped { path, problem } => write!(f, "{}: {problem}", path.display()),
             SourceProblem::Duplicate { path, object, used } => {
-                write!(f, "{}: {object} is also defined in {}, which is used", path.display(), used.display())
+                write!(
+                    f,
+                    "{}: {object} is also defined in {}, which is used",
+                    path.display(),
+                    used.display()
+                )
             }
         }
     }
@@ -106,7 +124,11 @@ pub struct DirectorySource {
 impl DirectorySource {
     /// A source over `dir`; nothing is read until the first [`poll`](Self::poll).
     pub fn new(dir: impl Into<PathBuf>) -> DirectorySource {
-        DirectorySource { dir: dir.into(), files: BTreeMap::new(), writer: StoreWriter::new() }
+        DirectorySource {
+            dir: dir.into(),
+            files: BTreeMap::new(),
+            writer: StoreWriter::new(),
+        }
     }
 
     /// The store this source fills.
@@ -120,7 +142,10 @@ impl DirectorySource {
         let paths = match self.list() {
             Ok(paths) => paths,
             Err(error) => {
-                outcome.problems.push(SourceProblem::ReadDirectory { dir: self.dir.clone(), error: error.to_string() });
+                outcome.problems.push(SourceProblem::ReadDirectory {
+                    dir: self.dir.clone(),
+                    error: error.to_string(),
+                });
                 return outcome;
             }
         };
@@ -175,49 +200,80 @@ impl DirectorySource {
         let content = match std::fs::read(&path) {
             Ok(content) => content,
             Err(error) => {
-                problems.push(SourceProblem::ReadFile { path, error: error.to_string() });
+                problems.push(SourceProblem::ReadFile {
+                    path,
+                    error: error.to_string(),
+                });
                 return false;
             }
         };
-        if self.files.get(&path).is_some_and(|state| state.content == content) {
+        if self
+            .files
+            .get(&path)
+            .is_some_and(|state| state.content == content)
+        {
             return false;
         }
         let decoded = match std::str::from_utf8(&content) {
             Ok(text) => decode_documents(text),
-            Err(e) => Err(DecodeProblem::Yaml { message: format!("not UTF-8 text: {e}") }),
+            Err(e) => Err(DecodeProblem::Yaml {
+                message: format!("not UTF-8 text: {e}"),
+            }),
         };
-        let objects = match decoded {
-            Ok(file) => {
-                problems.extend(file.skipped.into_iter().map(|problem| SourceProblem::Skipped { path: path.clone(), problem }));
-                file.objects
-            }
-            Err(problem) => {
-                problems.push(SourceProblem::Malformed { path: path.clone(), problem });
-                self.files.get_mut(&path).map(|state| std::mem::take(&mut state.objects)).unwrap_or_default()
-            }
-        };
+        let objects =
+            match decoded {
+                Ok(file) => {
+                    problems.extend(file.skipped.into_iter().map(|problem| {
+                        SourceProblem::Skipped {
+                            path: path.clone(),
+                            problem,
+                        }
+                    }));
+                    file.objects
+                }
+                Err(problem) => {
+                    problems.push(SourceProblem::Malformed {
+                        path: path.clone(),
+                        problem,
+                    });
+                    self.files
+                        .get_mut(&path)
+                        .map(|state| std::mem::take(&mut state.objects))
+                        .unwrap_or_default()
+                }
+            };
         self.files.insert(path, FileState { content, objects });
         true
     }
 
     /// Every file's objects together; the first file (by name) holding an object wins.
-    fn merged(&self, problems: &mut Vec<SourceProblem>) -> (Vec<Node>, Vec<Pod>) {
-        let mut nodes: BTreeMap<String, (&Path, &Node)> = BTreeMap::new();
+    fn merged(&self, problems: &mut Vec<SourceProblem>) -> (Vec<Arc<Node>>, Vec<Arc<Pod>>) {
+        let mut nodes: BTreeMap<String, (&Path, &Arc<Node>)> = BTreeMap::new();
         let mut pods = BTreeMap::new();
         for (path, state) in &self.files {
             for object in &state.objects {
                 let (first, object) = match object {
                     ClusterObject::Node(node) => {
                         let key = node_key(node);
-                        (nodes.entry(key.clone()).or_insert((path, node)).0, format!("Node {key}"))
+                        (
+                            nodes.entry(key.clone()).or_insert((path, node)).0,
+                            format!("Node {key}"),
+                        )
                     }
                     ClusterObject::Pod(pod) => {
                         let key = pod_key(pod);
-                        (pods.entry(key.clone()).or_insert((path.as_path(), pod)).0, format!("Pod {key}"))
+                        (
+                            pods.entry(key.clone()).or_insert((path.as_path(), pod)).0,
+                            format!("Pod {key}"),
+                        )
                     }
                 };
                 if first != path.as_path() {
-                    problems.push(SourceProblem::Duplicate { path: path.clone(), object, used: first.to_owned() });
+                    problems.push(SourceProblem::Duplicate {
+                        path: path.clone(),
+                        object,
+                        used: first.to_owned(),
+                    });
                 }
             }
         }
@@ -229,7 +285,13 @@ impl DirectorySource {
 }
 
 fn is_object_file(path: &Path) -> bool {
-    let hidden = path.file_name().and_then(|n| n.to_str()).is_none_or(|n| n.starts_with('.'));
-    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
+    let hidden = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_none_or(|n| n.starts_with('.'));
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
     !hidden && matches!(extension, "yaml" | "yml" | "json")
 }

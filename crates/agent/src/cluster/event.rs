@@ -20,7 +20,10 @@ pub struct ObjectKey {
 impl ObjectKey {
     /// The key `namespace/name`.
     pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> ObjectKey {
-        ObjectKey { namespace: namespace.into(), name: name.into() }
+        ObjectKey {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
     }
 }
 

@@ -99,9 +99,9 @@ impl StoreWriter {
     }
 
     /// Stores the Node: `NodeAdded`, `NodeUpdated`, or nothing when it is unchanged.
-    pub fn apply_node(&mut self, node: Node) -> Option<ClusterEvent> {
+    pub fn apply_node(&mut self, node: impl Into<Arc<Node>>) -> Option<ClusterEvent> {
         let mut state = self.store.write();
-        let new = Arc::new(node);
+        let new = node.into();
         match state.nodes.insert(node_key(&new), new.clone()) {
             None => Some(ClusterEvent::NodeAdded(new)),
             Some(old) if old == new => None,
@@ -111,13 +111,17 @@ impl StoreWriter {
 
     /// Removes the Node named `name`: `NodeDeleted`, or nothing when it is not stored.
     pub fn delete_node(&mut self, name: &str) -> Option<ClusterEvent> {
-        self.store.write().nodes.remove(name).map(ClusterEvent::NodeDeleted)
+        self.store
+            .write()
+            .nodes
+            .remove(name)
+            .map(ClusterEvent::NodeDeleted)
     }
 
     /// Stores the Pod: `PodAdded`, `PodUpdated`, or nothing when it is unchanged.
-    pub fn apply_pod(&mut self, pod: Pod) -> Option<ClusterEvent> {
+    pub fn apply_pod(&mut self, pod: impl Into<Arc<Pod>>) -> Option<ClusterEvent> {
         let mut state = self.store.write();
-        let new = Arc::new(pod);
+        let new = pod.into();
         match state.pods.insert(pod_key(&new), new.clone()) {
             None => Some(ClusterEvent::PodAdded(new)),
             Some(old) if old == new => None,
@@ -127,19 +131,49 @@ impl StoreWriter {
 
     /// Removes the Pod: `PodDeleted`, or nothing when it is not stored.
     pub fn delete_pod(&mut self, key: &ObjectKey) -> Option<ClusterEvent> {
-        self.store.write().pods.remove(key).map(ClusterEvent::PodDeleted)
+        self.store
+            .write()
+            .pods
+            .remove(key)
+            .map(ClusterEvent::PodDeleted)
     }
 
     /// Makes the store hold exactly these objects (a full re-list) and returns the changes in
     /// dependency order: Nodes added or updated, then Pods added or updated, then Pods deleted,
     /// then Nodes deleted; by key within each group. Of objects with the same key the last wins.
-    pub fn replace(&mut self, nodes: impl IntoIterator<Item = Node>, pods: impl IntoIterator<Item = Pod>) -> Vec<ClusterEvent> {
-        let nodes: BTreeMap<String, Node> = nodes.into_iter().map(|n| (node_key(&n), n)).collect();
-        let pods: BTreeMap<ObjectKey, Pod> = pods.into_iter().map(|p| (pod_key(&p), p)).collect();
+    pub fn replace<N, P>(
+        &mut self,
+        nodes: impl IntoIterator<Item = N>,
+        pods: impl IntoIterator<Item = P>,
+    ) -> Vec<ClusterEvent>
+    where
+        N: Into<Arc<Node>>,
+        P: Into<Arc<Pod>>,
+    {
+        let nodes: BTreeMap<String, Arc<Node>> = nodes
+            .into_iter()
+            .map(Into::into)
+            .map(|n| (node_key(&n), n))
+            .collect();
+        let pods: BTreeMap<ObjectKey, Arc<Pod>> = pods
+            .into_iter()
+            .map(Into::into)
+            .map(|p| (pod_key(&p), p))
+            .collect();
         let (gone_nodes, gone_pods) = {
             let state = self.store.read();
-            let gone_nodes: Vec<String> = state.nodes.keys().filter(|k| !nodes.contains_key(*k)).cloned().collect();
-            let gone_pods: Vec<ObjectKey> = state.pods.keys().filter(|k| !pods.contains_key(*k)).cloned().collect();
+            let gone_nodes: Vec<String> = state
+                .nodes
+                .keys()
+                .filter(|k| !nodes.contains_key(*k))
+                .cloned()
+                .collect();
+            let gone_pods: Vec<ObjectKey> = state
+                .pods
+                .keys()
+                .filter(|k| !pods.contains_key(*k))
+                .cloned()
+                .collect();
             (gone_nodes, gone_pods)
         };
         let mut events = Vec::new();
@@ -170,16 +204,29 @@ mod tests {
 
     fn node(name: &str, pod_cidr: &str) -> Node {
         Node {
-            metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
-            spec: Some(k8s_openapi::api::core::v1::NodeSpec { pod_cidr: Some(pod_cidr.into()), ..Default::default() }),
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            spec: Some(k8s_openapi::api::core::v1::NodeSpec {
+                pod_cidr: Some(pod_cidr.into()),
+                ..Default::default()
+            }),
             ..Default::default()
         }
     }
 
     fn pod(namespace: Option<&str>, name: &str, node: &str) -> Pod {
         Pod {
-            metadata: ObjectMeta { name: Some(name.into()), namespace: namespace.map(Into::into), ..Default::default() },
-            spec: Some(PodSpec { node_name: Some(node.into()), ..Default::default() }),
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: namespace.map(Into::into),
+                ..Default::default()
+            },
+            spec: Some(PodSpec {
+                node_name: Some(node.into()),
+                ..Default::default()
+            }),
             ..Default::default()
         }
     }
@@ -188,17 +235,29 @@ mod tests {
     fn applying_is_idempotent() {
         let mut writer = StoreWriter::new();
         let store = writer.store();
-        assert!(matches!(writer.apply_node(node("n1", "10.0.1.0/24")), Some(ClusterEvent::NodeAdded(_))));
+        assert!(matches!(
+            writer.apply_node(node("n1", "10.0.1.0/24")),
+            Some(ClusterEvent::NodeAdded(_))
+        ));
         assert_eq!(writer.apply_node(node("n1", "10.0.1.0/24")), None);
         match writer.apply_node(node("n1", "10.0.2.0/24")) {
             Some(ClusterEvent::NodeUpdated { old, new }) => {
-                assert_eq!(old.spec.as_ref().unwrap().pod_cidr.as_deref(), Some("10.0.1.0/24"));
-                assert_eq!(new.spec.as_ref().unwrap().pod_cidr.as_deref(), Some("10.0.2.0/24"));
+                assert_eq!(
+                    old.spec.as_ref().unwrap().pod_cidr.as_deref(),
+                    Some("10.0.1.0/24")
+                );
+                assert_eq!(
+                    new.spec.as_ref().unwrap().pod_cidr.as_deref(),
+                    Some("10.0.2.0/24")
+                );
             }
             other => panic!("{other:?}"),
         }
         assert_eq!(store.nodes().len(), 1);
-        assert!(matches!(writer.delete_node("n1"), Some(ClusterEvent::NodeDeleted(_))));
+        assert!(matches!(
+            writer.delete_node("n1"),
+            Some(ClusterEvent::NodeDeleted(_))
+        ));
         assert_eq!(writer.delete_node("n1"), None);
         assert!(store.node("n1").is_none());
     }
@@ -212,7 +271,10 @@ mod tests {
         assert!(store.pod(&ObjectKey::new("default", "a")).is_some());
         assert_eq!(store.pods_on_node("n2").len(), 1);
         assert_eq!(store.pods_on_node("n3").len(), 0);
-        assert!(matches!(writer.delete_pod(&ObjectKey::new("default", "a")), Some(ClusterEvent::PodDeleted(_))));
+        assert!(matches!(
+            writer.delete_pod(&ObjectKey::new("default", "a")),
+            Some(ClusterEvent::PodDeleted(_))
+        ));
     }
 
     #[test]
@@ -224,8 +286,20 @@ mod tests {
             .iter()
             .map(ToString::to_string)
             .collect();
-        assert_eq!(events, ["NodeUpdated n2", "NodeAdded n3", "PodAdded default/p2", "PodDeleted default/p1", "NodeDeleted n1"]);
-        assert_eq!(writer.replace([node("n2", "c"), node("n3", "d")], [pod(None, "p2", "n3")]), vec![]);
+        assert_eq!(
+            events,
+            [
+                "NodeUpdated n2",
+                "NodeAdded n3",
+                "PodAdded default/p2",
+                "PodDeleted default/p1",
+                "NodeDeleted n1"
+            ]
+        );
+        assert_eq!(
+            writer.replace([node("n2", "c"), node("n3", "d")], [pod(None, "p2", "n3")]),
+            vec![]
+        );
     }
 
     #[test]

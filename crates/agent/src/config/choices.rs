@@ -16,7 +16,13 @@ pub(crate) trait Choice: Sized + Copy + 'static {
 
     /// The value named `name` in the key `key`.
     fn parse(key: &str, name: &str) -> Result<Self, ConfigError> {
-        let same = |a: &str| if Self::IGNORE_CASE { a.eq_ignore_ascii_case(name) } else { a == name };
+        let same = |a: &str| {
+            if Self::IGNORE_CASE {
+                a.eq_ignore_ascii_case(name)
+            } else {
+                a == name
+            }
+        };
         if let Some((_, value)) = Self::NAMES.iter().find(|(n, _)| same(n)) {
             return Ok(*value);
         }
@@ -30,7 +36,14 @@ pub(crate) trait Choice: Sized + Copy + 'static {
         Err(ConfigError::InvalidValue {
             key: key.to_owned(),
             value: format!("{name:?}"),
-            allowed: format!("one of {}", Self::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")),
+            allowed: format!(
+                "one of {}",
+                Self::NAMES
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         })
     }
 }
@@ -45,7 +58,8 @@ pub enum DatapathType {
 }
 
 impl Choice for DatapathType {
-    const NAMES: &'static [(&'static str, Self)] = &[("system", Self::System), ("netdev", Self::Netdev)];
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("system", Self::System), ("netdev", Self::Netdev)];
     const UNSUPPORTED: &'static [(&'static str, &'static str)] = &[];
     const IGNORE_CASE: bool = false;
 }
@@ -60,7 +74,8 @@ pub enum TunnelType {
 }
 
 impl Choice for TunnelType {
-    const NAMES: &'static [(&'static str, Self)] = &[("geneve", Self::Geneve), ("vxlan", Self::Vxlan)];
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("geneve", Self::Geneve), ("vxlan", Self::Vxlan)];
     const UNSUPPORTED: &'static [(&'static str, &'static str)] = &[
         ("stt", "antrea-rs implements geneve and vxlan tunnels only"),
         ("gre", "antrea-rs implements geneve and vxlan tunnels only"),
@@ -80,8 +95,11 @@ pub enum TrafficEncapMode {
 }
 
 impl Choice for TrafficEncapMode {
-    const NAMES: &'static [(&'static str, Self)] =
-        &[("encap", Self::Encap), ("noEncap", Self::NoEncap), ("hybrid", Self::Hybrid)];
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("encap", Self::Encap),
+        ("noEncap", Self::NoEncap),
+        ("hybrid", Self::Hybrid),
+    ];
     const UNSUPPORTED: &'static [(&'static str, &'static str)] = &[(
         "networkPolicyOnly",
         "antrea-rs is the primary CNI and does not run chained behind another one",
@@ -98,7 +116,10 @@ impl TrafficEncapMode {
 
 /// The canonical name of a choice, as written in the configuration.
 fn canonical<T: Choice + PartialEq>(value: T) -> &'static str {
-    T::NAMES.iter().find(|(_, v)| *v == value).map_or("?", |(n, _)| n)
+    T::NAMES
+        .iter()
+        .find(|(_, v)| *v == value)
+        .map_or("?", |(n, _)| n)
 }
 
 macro_rules! display_by_name {
@@ -128,9 +149,14 @@ mod tests {
 
     #[test]
     fn encap_mode_ignores_case_but_tunnel_type_does_not() {
-        assert_eq!(TrafficEncapMode::parse("k", "NOENCAP").unwrap(), TrafficEncapMode::NoEncap);
         assert_eq!(
-            TunnelType::parse("tunnelType", "Geneve").unwrap_err().to_string(),
+            TrafficEncapMode::parse("k", "NOENCAP").unwrap(),
+            TrafficEncapMode::NoEncap
+        );
+        assert_eq!(
+            TunnelType::parse("tunnelType", "Geneve")
+                .unwrap_err()
+                .to_string(),
             r#"tunnelType: "Geneve" is not one of geneve, vxlan"#
         );
     }

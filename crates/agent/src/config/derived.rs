@@ -41,7 +41,11 @@ pub fn mtu_deduction(mode: TrafficEncapMode, tunnel: TunnelType, transport_is_ip
 impl AgentConfig {
     /// The tunnel's UDP destination port: `tunnelPort`, or the protocol's IANA port when 0.
     pub fn tunnel_destination_port(&self) -> u16 {
-        if self.tunnel_port == 0 { self.tunnel_type.iana_port() } else { self.tunnel_port }
+        if self.tunnel_port == 0 {
+            self.tunnel_type.iana_port()
+        } else {
+            self.tunnel_port
+        }
     }
 
     /// The MTU of the gateway and of every Pod interface: `defaultMTU` when set, otherwise the
@@ -52,8 +56,13 @@ impl AgentConfig {
             return self.default_mtu;
         }
         let mode = self.traffic_encap_mode;
-        let mtu = transport_mtu.saturating_sub(mtu_deduction(mode, self.tunnel_type, transport_is_ipv6));
-        if mode.uses_tunnel() { mtu.min(OVS_TUNNEL_MAX_MTU) } else { mtu }
+        let mtu =
+            transport_mtu.saturating_sub(mtu_deduction(mode, self.tunnel_type, transport_is_ipv6));
+        if mode.uses_tunnel() {
+            mtu.min(OVS_TUNNEL_MAX_MTU)
+        } else {
+            mtu
+        }
     }
 
     /// Where ovsdb-server listens: `<ovsRunDir>/db.sock`, a named pipe on Windows.

@@ -90,7 +90,10 @@ impl fmt::Display for ConfigWarning {
         match self {
             ConfigWarning::UnknownKey { key } => write!(f, "{key}: unknown key, ignored"),
             ConfigWarning::NotImplemented { key } => {
-                write!(f, "{key}: Antrea option not implemented by antrea-rs, ignored")
+                write!(
+                    f,
+                    "{key}: Antrea option not implemented by antrea-rs, ignored"
+                )
             }
             ConfigWarning::UnknownFeatureGate { name } => {
                 write!(f, "featureGates.{name}: unknown feature gate, ignored")

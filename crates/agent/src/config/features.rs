@@ -48,38 +48,108 @@ pub enum Feature {
 /// Per gate: its name, Antrea's default on Linux, and whether Windows supports it (unsupported
 /// gates default to off on Windows and may not be enabled there).
 const GATES: &[(Feature, &str, bool, bool)] = &[
-    (Feature::AdminNetworkPolicy, "AdminNetworkPolicy", false, true),
+    (
+        Feature::AdminNetworkPolicy,
+        "AdminNetworkPolicy",
+        false,
+        true,
+    ),
     (Feature::AntreaIPAM, "AntreaIPAM", false, false),
     (Feature::AntreaNodeConfig, "AntreaNodeConfig", true, false),
     (Feature::AntreaPolicy, "AntreaPolicy", true, true),
     (Feature::AntreaProxy, "AntreaProxy", true, true),
     (Feature::BGPPolicy, "BGPPolicy", false, false),
-    (Feature::CleanupStaleUDPSvcConntrack, "CleanupStaleUDPSvcConntrack", true, false),
-    (Feature::ClusterNetworkPolicy, "ClusterNetworkPolicy", false, true),
+    (
+        Feature::CleanupStaleUDPSvcConntrack,
+        "CleanupStaleUDPSvcConntrack",
+        true,
+        false,
+    ),
+    (
+        Feature::ClusterNetworkPolicy,
+        "ClusterNetworkPolicy",
+        false,
+        true,
+    ),
     (Feature::Egress, "Egress", true, false),
-    (Feature::EgressSeparateSubnet, "EgressSeparateSubnet", true, false),
-    (Feature::EgressTrafficShaping, "EgressTrafficShaping", false, false),
+    (
+        Feature::EgressSeparateSubnet,
+        "EgressSeparateSubnet",
+        true,
+        false,
+    ),
+    (
+        Feature::EgressTrafficShaping,
+        "EgressTrafficShaping",
+        false,
+        false,
+    ),
     (Feature::EndpointSlice, "EndpointSlice", true, true),
     (Feature::ExternalNode, "ExternalNode", false, true),
     (Feature::FlowExporter, "FlowExporter", false, false),
     (Feature::IPsecCertAuth, "IPsecCertAuth", false, false),
     (Feature::L7NetworkPolicy, "L7NetworkPolicy", false, false),
-    (Feature::LoadBalancerModeDSR, "LoadBalancerModeDSR", false, false),
+    (
+        Feature::LoadBalancerModeDSR,
+        "LoadBalancerModeDSR",
+        false,
+        false,
+    ),
     (Feature::Multicast, "Multicast", true, false),
     (Feature::Multicluster, "Multicluster", false, false),
-    (Feature::NetworkPolicyStats, "NetworkPolicyStats", true, true),
-    (Feature::NFTablesHostNetworkMode, "NFTablesHostNetworkMode", false, false),
+    (
+        Feature::NetworkPolicyStats,
+        "NetworkPolicyStats",
+        true,
+        true,
+    ),
+    (
+        Feature::NFTablesHostNetworkMode,
+        "NFTablesHostNetworkMode",
+        false,
+        false,
+    ),
     (Feature::NodeIPAM, "NodeIPAM", true, true),
-    (Feature::NodeLatencyMonitor, "NodeLatencyMonitor", false, false),
-    (Feature::NodeNetworkPolicy, "NodeNetworkPolicy", false, false),
+    (
+        Feature::NodeLatencyMonitor,
+        "NodeLatencyMonitor",
+        false,
+        false,
+    ),
+    (
+        Feature::NodeNetworkPolicy,
+        "NodeNetworkPolicy",
+        false,
+        false,
+    ),
     (Feature::NodePortLocal, "NodePortLocal", true, true),
     (Feature::PacketCapture, "PacketCapture", false, false),
-    (Feature::PreferSameTrafficDistribution, "PreferSameTrafficDistribution", false, true),
+    (
+        Feature::PreferSameTrafficDistribution,
+        "PreferSameTrafficDistribution",
+        false,
+        true,
+    ),
     (Feature::SecondaryNetwork, "SecondaryNetwork", false, false),
     (Feature::ServiceExternalIP, "ServiceExternalIP", true, false),
-    (Feature::ServiceTrafficDistribution, "ServiceTrafficDistribution", true, true),
-    (Feature::SupportBundleCollection, "SupportBundleCollection", false, true),
-    (Feature::TopologyAwareHints, "TopologyAwareHints", true, true),
+    (
+        Feature::ServiceTrafficDistribution,
+        "ServiceTrafficDistribution",
+        true,
+        true,
+    ),
+    (
+        Feature::SupportBundleCollection,
+        "SupportBundleCollection",
+        false,
+        true,
+    ),
+    (
+        Feature::TopologyAwareHints,
+        "TopologyAwareHints",
+        true,
+        true,
+    ),
     (Feature::Traceflow, "Traceflow", true, true),
     (Feature::TrafficControl, "TrafficControl", false, true),
 ];
@@ -133,7 +203,10 @@ pub struct FeatureGates {
 impl FeatureGates {
     /// Antrea's defaults for `platform`, nothing set explicitly.
     pub fn defaults(platform: Platform) -> FeatureGates {
-        FeatureGates { platform, explicit: BTreeMap::new() }
+        FeatureGates {
+            platform,
+            explicit: BTreeMap::new(),
+        }
     }
 
     /// Sets a gate explicitly.
@@ -143,7 +216,10 @@ impl FeatureGates {
 
     /// Whether the gate is on.
     pub fn enabled(&self, feature: Feature) -> bool {
-        self.explicit.get(&feature).copied().unwrap_or_else(|| feature.default_on(self.platform))
+        self.explicit
+            .get(&feature)
+            .copied()
+            .unwrap_or_else(|| feature.default_on(self.platform))
     }
 
     /// The gates set in the configuration, with their values.

@@ -18,7 +18,7 @@ use ipnet::IpNet;
 use localipc::Endpoint;
 
 pub use choices::{DatapathType, TrafficEncapMode, TunnelType};
-pub use derived::{mtu_deduction, OVS_TUNNEL_MAX_MTU};
+pub use derived::{OVS_TUNNEL_MAX_MTU, mtu_deduction};
 pub use error::{ConfigError, ConfigWarning};
 pub use features::{Feature, FeatureGates};
 pub use node_name::{node_name, node_name_from_environment};
@@ -111,12 +111,17 @@ impl AgentConfig {
             tunnel_port: 0,
             tunnel_csum: false,
             default_mtu: 0,
-            service_cidr: "10.96.0.0/12".parse().expect("the default Service CIDR is valid"),
+            service_cidr: "10.96.0.0/12"
+                .parse()
+                .expect("the default Service CIDR is valid"),
             transport_interface: None,
             transport_interface_cidrs: Vec::new(),
             api_port: 10350,
             enable_prometheus_metrics: true,
-            antrea_proxy: AntreaProxyConfig { enable: true, proxy_all: false },
+            antrea_proxy: AntreaProxyConfig {
+                enable: true,
+                proxy_all: false,
+            },
         }
     }
 
@@ -128,8 +133,10 @@ impl AgentConfig {
 
     /// Reads and parses the configuration file at `path`.
     pub fn load(path: &Path, platform: Platform) -> Result<LoadedConfig, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
         AgentConfig::parse(&text, platform)
     }
 }

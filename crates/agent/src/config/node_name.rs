@@ -4,7 +4,11 @@
 use super::{ConfigError, Platform};
 
 /// The Node name from the value of `NODE_NAME` and the host name, either possibly unknown.
-pub fn node_name(platform: Platform, node_name_env: Option<&str>, hostname: Option<&str>) -> Result<String, ConfigError> {
+pub fn node_name(
+    platform: Platform,
+    node_name_env: Option<&str>,
+    hostname: Option<&str>,
+) -> Result<String, ConfigError> {
     let name = [node_name_env, hostname]
         .into_iter()
         .flatten()

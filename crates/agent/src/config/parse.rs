@@ -64,8 +64,9 @@ const PROXY_NOT_IMPLEMENTED: &[&str] = &[
 const CLIENT_NOT_IMPLEMENTED: &[&str] = &["acceptContentTypes", "contentType", "qps", "burst"];
 
 pub(super) fn parse(text: &str, platform: Platform) -> Result<LoadedConfig, ConfigError> {
-    let document: Value =
-        serde_saphyr::from_str(text).map_err(|e| ConfigError::Yaml { message: e.to_string() })?;
+    let document: Value = serde_saphyr::from_str(text).map_err(|e| ConfigError::Yaml {
+        message: e.to_string(),
+    })?;
     let mut root = Section::root(&document)?;
     let mut warnings = Vec::new();
     let mut config = AgentConfig::defaults(platform);
@@ -73,7 +74,9 @@ pub(super) fn parse(text: &str, platform: Platform) -> Result<LoadedConfig, Conf
     for (name, enabled) in root.bool_map("featureGates")? {
         match Feature::from_name(name) {
             Some(feature) => config.feature_gates.set(feature, enabled),
-            None => warnings.push(ConfigWarning::UnknownFeatureGate { name: name.to_owned() }),
+            None => warnings.push(ConfigWarning::UnknownFeatureGate {
+                name: name.to_owned(),
+            }),
         }
     }
     if let Some(socket) = root.string("cniSocket")? {
@@ -201,7 +204,8 @@ fn validate(config: &AgentConfig) -> Result<(), ConfigError> {
         return Err(ConfigError::InvalidValue {
             key: "defaultMTU".to_owned(),
             value: config.default_mtu.to_string(),
-            allowed: "0 (derived from the transport interface) or a whole number in 68..65535".to_owned(),
+            allowed: "0 (derived from the transport interface) or a whole number in 68..65535"
+                .to_owned(),
         });
     }
     if config.platform == Platform::Windows {

@@ -15,7 +15,11 @@ pub enum Platform {
 impl Platform {
     /// The platform this binary was built for (Windows for Windows targets, Linux otherwise).
     pub fn current() -> Platform {
-        if cfg!(windows) { Platform::Windows } else { Platform::Linux }
+        if cfg!(windows) {
+            Platform::Windows
+        } else {
+            Platform::Linux
+        }
     }
 
     /// Antrea's default Open vSwitch run directory.

@@ -37,8 +37,16 @@ impl<'a> Section<'a> {
     /// The document's top-level mapping. An empty document (only comments) is an empty mapping.
     pub(crate) fn root(value: &'a Value) -> Result<Section<'a>, ConfigError> {
         match value {
-            Value::Object(map) => Ok(Section { path: String::new(), map, read: BTreeSet::new() }),
-            Value::Null => Ok(Section { path: String::new(), map: empty_map(), read: BTreeSet::new() }),
+            Value::Object(map) => Ok(Section {
+                path: String::new(),
+                map,
+                read: BTreeSet::new(),
+            }),
+            Value::Null => Ok(Section {
+                path: String::new(),
+                map: empty_map(),
+                read: BTreeSet::new(),
+            }),
             other => Err(ConfigError::WrongType {
                 key: "(document)".to_owned(),
                 expected: "a mapping of keys",
@@ -49,7 +57,11 @@ impl<'a> Section<'a> {
 
     /// The dotted path of `key` in this section.
     pub(crate) fn path_of(&self, key: &str) -> String {
-        if self.path.is_empty() { key.to_owned() } else { format!("{}.{key}", self.path) }
+        if self.path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{}.{key}", self.path)
+        }
     }
 
     /// The value of `key`, marked as read. Absent and null (`key:` with nothing after) are `None`.
@@ -59,7 +71,11 @@ impl<'a> Section<'a> {
     }
 
     fn wrong_type(&self, key: &str, expected: &'static str, found: &Value) -> ConfigError {
-        ConfigError::WrongType { key: self.path_of(key), expected, found: type_name(found) }
+        ConfigError::WrongType {
+            key: self.path_of(key),
+            expected,
+            found: type_name(found),
+        }
     }
 
     /// A string; the empty string means "not set", as in Antrea.
@@ -82,8 +98,15 @@ impl<'a> Section<'a> {
     }
 
     /// A whole number in `min..=max`.
-    pub(crate) fn integer(&mut self, key: &'static str, min: i64, max: i64) -> Result<Option<i64>, ConfigError> {
-        let Some(value) = self.take(key) else { return Ok(None) };
+    pub(crate) fn integer(
+        &mut self,
+        key: &'static str,
+        min: i64,
+        max: i64,
+    ) -> Result<Option<i64>, ConfigError> {
+        let Some(value) = self.take(key) else {
+            return Ok(None);
+        };
         let Some(n) = value.as_i64() else {
             return Err(match value {
                 Value::Number(_) => ConfigError::InvalidValue {
@@ -128,14 +151,25 @@ impl<'a> Section<'a> {
     pub(crate) fn section(&mut self, key: &'static str) -> Result<Section<'a>, ConfigError> {
         let path = self.path_of(key);
         match self.take(key) {
-            None => Ok(Section { path, map: empty_map(), read: BTreeSet::new() }),
-            Some(Value::Object(map)) => Ok(Section { path, map, read: BTreeSet::new() }),
+            None => Ok(Section {
+                path,
+                map: empty_map(),
+                read: BTreeSet::new(),
+            }),
+            Some(Value::Object(map)) => Ok(Section {
+                path,
+                map,
+                read: BTreeSet::new(),
+            }),
             Some(other) => Err(self.wrong_type(key, "a mapping", other)),
         }
     }
 
     /// A mapping from names to booleans, in document order of the keys' names.
-    pub(crate) fn bool_map(&mut self, key: &'static str) -> Result<Vec<(&'a str, bool)>, ConfigError> {
+    pub(crate) fn bool_map(
+        &mut self,
+        key: &'static str,
+    ) -> Result<Vec<(&'a str, bool)>, ConfigError> {
         let path = self.path_of(key);
         match self.take(key) {
             None => Ok(Vec::new()),
@@ -156,10 +190,16 @@ impl<'a> Section<'a> {
 
     /// Antrea keys antrea-rs does not implement: a warning for each one set to a value that
     /// would matter (anything but nothing, `""`, `false`, `0` or an empty list/mapping).
-    pub(crate) fn not_implemented(&mut self, keys: &[&'static str], warnings: &mut Vec<ConfigWarning>) {
+    pub(crate) fn not_implemented(
+        &mut self,
+        keys: &[&'static str],
+        warnings: &mut Vec<ConfigWarning>,
+    ) {
         for &key in keys {
             if self.take(key).is_some_and(has_effect) {
-                warnings.push(ConfigWarning::NotImplemented { key: self.path_of(key) });
+                warnings.push(ConfigWarning::NotImplemented {
+                    key: self.path_of(key),
+                });
             }
         }
     }
@@ -168,7 +208,9 @@ impl<'a> Section<'a> {
     pub(crate) fn finish(self, warnings: &mut Vec<ConfigWarning>) {
         for key in self.map.keys() {
             if !self.read.contains(key.as_str()) {
-                warnings.push(ConfigWarning::UnknownKey { key: self.path_of(key) });
+                warnings.push(ConfigWarning::UnknownKey {
+                    key: self.path_of(key),
+                });
             }
         }
     }
