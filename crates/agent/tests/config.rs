@@ -476,7 +476,7 @@ fn ovs_endpoints_follow_the_platform() {
         linux.bridge_mgmt_endpoint().to_string(),
         "unix:/var/run/openvswitch/br-int.mgmt"
     );
-    linux.ovs_run_dir = "/run/lab/ovs".into();
+    linux.ovs_run_dir = "/run/lab/ovs/".into();
     linux.ovs_bridge = "br-lab".into();
     assert_eq!(
         linux.bridge_mgmt_endpoint().to_string(),

@@ -1,8 +1,6 @@
 //! Values computed from the configuration: the tunnel's destination port, the Pod MTU and the
 //! local endpoints of Open vSwitch.
 
-use std::path::Path;
-
 use localipc::{Endpoint, ovs_pipe_name};
 
 use super::{AgentConfig, Platform, TrafficEncapMode, TunnelType};
@@ -77,7 +75,10 @@ impl AgentConfig {
 
     fn ovs_socket(&self, file: &str) -> Endpoint {
         match self.platform {
-            Platform::Linux => Endpoint::Unix(Path::new(&self.ovs_run_dir).join(file)),
+            // Joined with `/` whatever the build host, since the platform is an input.
+            Platform::Linux => {
+                Endpoint::Unix(format!("{}/{file}", self.ovs_run_dir.trim_end_matches('/')).into())
+            }
             Platform::Windows => Endpoint::NamedPipe(ovs_pipe_name(&self.ovs_run_dir, file)),
         }
     }

@@ -5,9 +5,9 @@ use std::fmt;
 
 use super::Platform;
 
-/// A feature gate Antrea defines (`featureGates.<Name>: true|false`).
+/// A feature gate Antrea defines (`featureGates.<Name>: true|false`); each variant is named
+/// exactly as the gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[allow(missing_docs)]
 pub enum Feature {
     AdminNetworkPolicy,
     AntreaIPAM,

@@ -47,3 +47,15 @@ impl fmt::Display for Platform {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn current_is_the_build_target() {
+        let expected = if cfg!(windows) { Platform::Windows } else { Platform::Linux };
+        assert_eq!(Platform::current(), expected);
+        assert_eq!(Platform::Windows.to_string(), "Windows");
+    }
+}
