@@ -163,14 +163,25 @@ impl DirectorySource {
         outcome
     }
 
-    /// Polls every `interval` and sends the events, logging problems, until the receiver is
-    /// dropped.
+    /// Polls every `interval` (reading files on the blocking-I/O threads) and sends the events,
+    /// logging problems, until the receiver is dropped.
     pub async fn run(mut self, interval: Duration, events: mpsc::Sender<ClusterEvent>) {
         let mut ticker = tokio::time::interval(interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             ticker.tick().await;
-            let outcome = self.poll();
+            let polled = tokio::task::spawn_blocking(move || {
+                let outcome = self.poll();
+                (self, outcome)
+            });
+            let outcome;
+            (self, outcome) = match polled.await {
+                Ok(polled) => polled,
+                Err(error) => {
+                    tracing::error!("cluster directory poll failed: {error}");
+                    return;
+                }
+            };
             for problem in &outcome.problems {
                 tracing::warn!("{problem}");
             }

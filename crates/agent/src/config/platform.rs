@@ -54,7 +54,11 @@ mod tests {
 
     #[test]
     fn current_is_the_build_target() {
-        let expected = if cfg!(windows) { Platform::Windows } else { Platform::Linux };
+        let expected = if cfg!(windows) {
+            Platform::Windows
+        } else {
+            Platform::Linux
+        };
         assert_eq!(Platform::current(), expected);
         assert_eq!(Platform::Windows.to_string(), "Windows");
     }

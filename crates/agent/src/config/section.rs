@@ -16,7 +16,7 @@ pub(crate) struct Section<'a> {
 }
 
 /// The YAML type of a value, as operators know it.
-pub(crate) fn type_name(value: &Value) -> &'static str {
+fn type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "nothing",
         Value::Bool(_) => "a boolean",
@@ -26,11 +26,6 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
         Value::Array(_) => "a list",
         Value::Object(_) => "a mapping",
     }
-}
-
-/// A value written back for an error message: strings quoted, others as YAML shows them.
-pub(crate) fn show(value: &Value) -> String {
-    value.to_string()
 }
 
 impl<'a> Section<'a> {
@@ -111,7 +106,7 @@ impl<'a> Section<'a> {
             return Err(match value {
                 Value::Number(_) => ConfigError::InvalidValue {
                     key: self.path_of(key),
-                    value: show(value),
+                    value: value.to_string(),
                     allowed: format!("a whole number in {min}..{max}"),
                 },
                 other => self.wrong_type(key, "an integer", other),
