@@ -2,7 +2,7 @@
 //! every poll. A file that fails to decode keeps the objects it last held, so an operator editing
 //! it does not see its Nodes disappear mid-edit.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -100,7 +100,8 @@ pub struct PollOutcome {
     /// The changes, in the order [`StoreWriter::replace`] gives, then `Synced` after the first
     /// complete read.
     pub events: Vec<ClusterEvent>,
-    /// What could not be used. Each problem is reported once, when the file changes.
+    /// What could not be used. A problem with a file's content is reported once, when the
+    /// content changes; a directory or file that cannot be read is reported on every poll.
     pub problems: Vec<SourceProblem>,
 }
 
@@ -194,15 +195,14 @@ impl DirectorySource {
     }
 
     /// The files of the directory that hold objects, by name.
-    fn list(&self) -> std::io::Result<Vec<PathBuf>> {
-        let mut paths = Vec::new();
+    fn list(&self) -> std::io::Result<BTreeSet<PathBuf>> {
+        let mut paths = BTreeSet::new();
         for entry in std::fs::read_dir(&self.dir)? {
             let path = entry?.path();
             if is_object_file(&path) && path.is_file() {
-                paths.push(path);
+                paths.insert(path);
             }
         }
-        paths.sort();
         Ok(paths)
     }
 
