@@ -343,3 +343,34 @@ async fn run_sends_events_until_the_receiver_is_gone() {
     write(dir.path(), "p.yaml", &pod("web", "n1", "10.0.1.6"));
     task.await.unwrap();
 }
+
+#[test]
+fn the_documented_example_directory_loads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cluster");
+    let mut source = DirectorySource::new(&dir);
+    let outcome = source.poll();
+    assert_eq!(problems(&outcome), Vec::<String>::new());
+    assert_eq!(
+        names(&outcome),
+        [
+            "NodeAdded node1",
+            "NodeAdded node2",
+            "PodAdded default/web-0",
+            "PodAdded test/client",
+            "Synced"
+        ]
+    );
+    let store = source.store();
+    let node1 = store.node("node1").unwrap();
+    let annotations = node1.metadata.annotations.as_ref().unwrap();
+    assert_eq!(
+        annotations["node.antrea.io/mac-address"],
+        "0a:00:00:00:00:01"
+    );
+    let on_node2: Vec<String> = store
+        .pods_on_node("node2")
+        .iter()
+        .map(|p| p.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(on_node2, ["client"]);
+}
