@@ -1,6 +1,9 @@
 //! The lab's Node n1 (see the lab notes): two local Pods and the peer n2, in any traffic mode.
 #![allow(dead_code)] // each test binary uses a different part
 
+#[cfg(target_os = "linux")]
+pub mod switch;
+
 use std::net::Ipv4Addr;
 
 use openflow::msg::flow_mod::FlowMod;
