@@ -20,6 +20,11 @@ pub struct Switch {
 impl Switch {
     /// Starts OVS with `br0` and the Node's ports (`tunnel`: the tunnel port's type, if any).
     pub async fn start(tunnel: Option<&str>) -> Switch {
+        Switch::start_with(tunnel, ConnOptions::default()).await
+    }
+
+    /// Like [`Switch::start`], connecting with `options`.
+    pub async fn start_with(tunnel: Option<&str>, options: ConnOptions) -> Switch {
         let ovs = Ovs::start().expect("start OVS");
         ovs.add_bridge("br0").expect("add br0");
         let internal = |name: &str, ofport: u32| {
@@ -43,7 +48,7 @@ impl Switch {
             .expect("add tunnel port");
         }
         let endpoint: Endpoint = format!("unix:{}", ovs.mgmt_socket("br0").display()).parse().unwrap();
-        let conn = OfConnection::connect(endpoint, ConnOptions::default()).await.expect("connect");
+        let conn = OfConnection::connect(endpoint, options).await.expect("connect");
         Switch { ovs, conn }
     }
 
