@@ -52,10 +52,14 @@ async fn new_round_replaces_old_without_gap() {
         let mut cache = second.cache().lock().unwrap();
         cache.replace(FlowOwner::Node, node_flows(&node)).unwrap();
         let p1 = support::pods().remove(0);
-        cache.replace(FlowOwner::Pod(p1.key.clone()), pod_flows(&node, &p1)).unwrap();
+        cache
+            .replace(FlowOwner::Pod(p1.key.clone()), pod_flows(&node, &p1))
+            .unwrap();
         let mut peer = support::peer();
         peer.node_ip = Ipv4Addr::new(10, 10, 0, 13);
-        cache.replace(FlowOwner::Peer(peer.name.clone()), peer_flows(&node, &peer)).unwrap();
+        cache
+            .replace(FlowOwner::Peer(peer.name.clone()), peer_flows(&node, &peer))
+            .unwrap();
     }
     second.install_all().await.expect("install round 2");
     let desired2 = texts(&second.cache().lock().unwrap().all_flows());
@@ -65,18 +69,27 @@ async fn new_round_replaces_old_without_gap() {
     // round 1 is still there, in place or replaced (same key) by round 2's version.
     let between_set: BTreeSet<String> = between.iter().cloned().collect();
     for flow in &desired2 {
-        assert!(between_set.contains(flow), "round-2 flow missing after its bundle: {flow}");
+        assert!(
+            between_set.contains(flow),
+            "round-2 flow missing after its bundle: {flow}"
+        );
     }
     let keys = |flows: &[String]| -> BTreeSet<String> {
         flows
             .iter()
             .map(|f| {
                 let fm: FlowMod = f.parse().unwrap();
-                format!("table={},priority={},{}", fm.table_id, fm.priority, fm.flow_match)
+                format!(
+                    "table={},priority={},{}",
+                    fm.table_id, fm.priority, fm.flow_match
+                )
             })
             .collect()
     };
-    assert!(keys(&round1).is_subset(&keys(&between)), "a round-1 flow vanished before the cleanup");
+    assert!(
+        keys(&round1).is_subset(&keys(&between)),
+        "a round-1 flow vanished before the cleanup"
+    );
     // The leftovers are exactly p3's flows, still with round 1's cookie.
     let leftovers: Vec<&String> = between.iter().filter(|f| !desired2.contains(f)).collect();
     let p3 = support::pods().remove(1);
@@ -85,16 +98,31 @@ async fn new_round_replaces_old_without_gap() {
     for f in &leftovers {
         let fm: FlowMod = f.parse().unwrap();
         assert_eq!(Round::of_cookie(fm.cookie), Some(round(1)), "{f}");
-        assert!(p3_flows.contains(&without_cookie(&[f.to_string()]).into_iter().next().unwrap()), "{f}");
+        assert!(
+            p3_flows.contains(&without_cookie(&[f.to_string()]).into_iter().next().unwrap()),
+            "{f}"
+        );
     }
     // The changed flow was replaced in place by round 2's version.
-    assert!(between.iter().any(|f| f.contains("set_field:10.10.0.13->tun_dst")));
-    assert!(!between.iter().any(|f| f.contains("set_field:10.10.0.12->tun_dst")));
+    assert!(
+        between
+            .iter()
+            .any(|f| f.contains("set_field:10.10.0.13->tun_dst"))
+    );
+    assert!(
+        !between
+            .iter()
+            .any(|f| f.contains("set_field:10.10.0.12->tun_dst"))
+    );
 
     second.delete_round(round(1)).await.expect("delete round 1");
     let after = sw.dump();
     assert_eq!(after, desired2);
-    assert!(after.iter().all(|f| f.parse::<FlowMod>().unwrap().cookie & ROUND_MASK == round(2).cookie_bits()));
+    assert!(
+        after
+            .iter()
+            .all(|f| f.parse::<FlowMod>().unwrap().cookie & ROUND_MASK == round(2).cookie_bits())
+    );
 }
 
 #[tokio::test]
@@ -108,7 +136,10 @@ async fn owner_update_changes_only_its_flows() {
     // The same flows again: nothing to send.
     let p1 = support::pods().remove(0);
     let owner = FlowOwner::Pod(p1.key.clone());
-    let diff = installer.replace(owner.clone(), pod_flows(&node, &p1)).await.unwrap();
+    let diff = installer
+        .replace(owner.clone(), pod_flows(&node, &p1))
+        .await
+        .unwrap();
     assert_eq!(diff, FlowDiff::default());
 
     // p1 gets a new MAC: its spoof-guard and L2 flows change their match (delete + add), its L3
@@ -116,7 +147,10 @@ async fn owner_update_changes_only_its_flows() {
     let mut moved = p1.clone();
     moved.mac = "02:00:0a:f4:01:7f".parse().unwrap();
     let old_p1 = texts(&installer.cache().lock().unwrap().flows_of(&owner));
-    let diff = installer.replace(owner.clone(), pod_flows(&node, &moved)).await.unwrap();
+    let diff = installer
+        .replace(owner.clone(), pod_flows(&node, &moved))
+        .await
+        .unwrap();
     assert_eq!(diff.adds.len(), 3);
     assert_eq!(diff.deletes.len(), 3);
     assert_eq!(diff.modifies.len(), 1);
@@ -125,21 +159,34 @@ async fn owner_update_changes_only_its_flows() {
     let new_p1 = texts(&installer.cache().lock().unwrap().flows_of(&owner));
 
     let after = sw.dump();
-    let expected: BTreeSet<String> =
-        before.iter().filter(|f| !old_p1.contains(f)).chain(new_p1.iter()).cloned().collect();
+    let expected: BTreeSet<String> = before
+        .iter()
+        .filter(|f| !old_p1.contains(f))
+        .chain(new_p1.iter())
+        .cloned()
+        .collect();
     assert_eq!(after.iter().cloned().collect::<BTreeSet<_>>(), expected);
     assert!(after.iter().any(|f| f.contains("dl_dst=02:00:0a:f4:01:7f")));
 
     // Removing the Pod removes exactly its flows.
     let diff = installer.remove(owner).await.unwrap();
     assert_eq!(diff.deletes.len(), 6);
-    let gone: BTreeSet<String> = before.iter().filter(|f| !old_p1.contains(f)).cloned().collect();
+    let gone: BTreeSet<String> = before
+        .iter()
+        .filter(|f| !old_p1.contains(f))
+        .cloned()
+        .collect();
     assert_eq!(sw.dump().into_iter().collect::<BTreeSet<_>>(), gone);
 
     // A conflicting owner is refused before anything reaches the switch.
     let thief = FlowOwner::Pod(PodKey::new("default", "thief"));
     let p3 = support::pods().remove(1);
-    assert!(installer.replace(thief, pod_flows(&node, &p3)).await.is_err());
+    assert!(
+        installer
+            .replace(thief, pod_flows(&node, &p3))
+            .await
+            .is_err()
+    );
     assert_eq!(sw.dump().into_iter().collect::<BTreeSet<_>>(), gone);
 }
 

@@ -37,7 +37,11 @@ pub struct FlowInstaller {
 
 impl FlowInstaller {
     pub fn new(conn: OfConnection, cache: SharedCache) -> FlowInstaller {
-        FlowInstaller { conn, cache, updates: tokio::sync::Mutex::new(()) }
+        FlowInstaller {
+            conn,
+            cache,
+            updates: tokio::sync::Mutex::new(()),
+        }
     }
 
     /// The shared cache (for [`replay`] in the connection's on-connect hook).
@@ -47,14 +51,21 @@ impl FlowInstaller {
 
     /// Replaces `owner`'s flows by `flows`. Sends only the difference, as one bundle, and
     /// returns once the switch committed it. On error neither the switch nor the cache changed.
-    pub async fn replace(&self, owner: FlowOwner, flows: Vec<FlowMod>) -> Result<FlowDiff, ApplyError> {
+    pub async fn replace(
+        &self,
+        owner: FlowOwner,
+        flows: Vec<FlowMod>,
+    ) -> Result<FlowDiff, ApplyError> {
         let _serial = self.updates.lock().await;
         let update = lock(&self.cache).prepare(owner, flows)?;
         if !update.diff.is_empty() {
             self.conn
                 .bundle(&encode(update.diff.messages()))
                 .await
-                .map_err(|source| ApplyError::Switch { owner: update.owner.to_string(), source })?;
+                .map_err(|source| ApplyError::Switch {
+                    owner: update.owner.to_string(),
+                    source,
+                })?;
         }
         let diff = update.diff.clone();
         lock(&self.cache).commit(update);
@@ -75,7 +86,10 @@ impl FlowInstaller {
         let round = lock(&self.cache).round();
         replay(&self.conn, &self.cache)
             .await
-            .map_err(|source| ApplyError::Switch { owner: format!("all flows of {round}"), source })
+            .map_err(|source| ApplyError::Switch {
+                owner: format!("all flows of {round}"),
+                source,
+            })
     }
 
     /// Deletes the flows that still carry `round`, and waits until the switch processed it.
@@ -83,7 +97,10 @@ impl FlowInstaller {
         self.conn
             .batch(&encode([&round.delete_all()]))
             .await
-            .map_err(|source| ApplyError::Switch { owner: format!("{round} cleanup"), source })
+            .map_err(|source| ApplyError::Switch {
+                owner: format!("{round} cleanup"),
+                source,
+            })
     }
 }
 

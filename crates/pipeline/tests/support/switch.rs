@@ -7,10 +7,10 @@ use localipc::Endpoint;
 use openflow::conn::{ConnOptions, OfConnection};
 use openflow::msg::flow_mod::FlowMod;
 use ovstest::Ovs;
+use pipeline::Round;
 use pipeline::cache::{FlowCache, FlowInstaller, FlowOwner};
 use pipeline::model::{NodeNetwork, NodePorts};
 use pipeline::render::{node_flows, peer_flows, pod_flows};
-use pipeline::Round;
 
 pub struct Switch {
     pub ovs: Ovs,
@@ -29,7 +29,14 @@ impl Switch {
         ovs.add_bridge("br0").expect("add br0");
         let internal = |name: &str, ofport: u32| {
             ovs.vsctl(&[
-                "add-port", "br0", name, "--", "set", "interface", name, "type=internal",
+                "add-port",
+                "br0",
+                name,
+                "--",
+                "set",
+                "interface",
+                name,
+                "type=internal",
                 &format!("ofport_request={ofport}"),
             ])
             .unwrap_or_else(|e| panic!("add {name}: {e}"));
@@ -41,25 +48,44 @@ impl Switch {
         }
         if let Some(kind) = tunnel {
             ovs.vsctl(&[
-                "add-port", "br0", "antrea-tun0", "--", "set", "interface", "antrea-tun0",
-                &format!("type={kind}"), "options:key=flow", "options:remote_ip=flow",
-                "options:local_ip=10.10.0.11", &format!("ofport_request={}", NodePorts::TUNNEL),
+                "add-port",
+                "br0",
+                "antrea-tun0",
+                "--",
+                "set",
+                "interface",
+                "antrea-tun0",
+                &format!("type={kind}"),
+                "options:key=flow",
+                "options:remote_ip=flow",
+                "options:local_ip=10.10.0.11",
+                &format!("ofport_request={}", NodePorts::TUNNEL),
             ])
             .expect("add tunnel port");
         }
-        let endpoint: Endpoint = format!("unix:{}", ovs.mgmt_socket("br0").display()).parse().unwrap();
-        let conn = OfConnection::connect(endpoint, options).await.expect("connect");
+        let endpoint: Endpoint = format!("unix:{}", ovs.mgmt_socket("br0").display())
+            .parse()
+            .unwrap();
+        let conn = OfConnection::connect(endpoint, options)
+            .await
+            .expect("connect");
         Switch { ovs, conn }
     }
 
     /// An installer with an empty cache of `round`.
     pub fn installer(&self, round: Round) -> FlowInstaller {
-        FlowInstaller::new(self.conn.clone(), Arc::new(Mutex::new(FlowCache::new(round))))
+        FlowInstaller::new(
+            self.conn.clone(),
+            Arc::new(Mutex::new(FlowCache::new(round))),
+        )
     }
 
     /// The switch's flows, parsed back into flow mods, sorted by their text.
     pub fn dump(&self) -> Vec<String> {
-        let dump = self.ovs.ofctl(&["-O", "OpenFlow15", "--no-stats", "dump-flows", "{mgmt:br0}"]).expect("dump-flows");
+        let dump = self
+            .ovs
+            .ofctl(&["-O", "OpenFlow15", "--no-stats", "dump-flows", "{mgmt:br0}"])
+            .expect("dump-flows");
         let mut flows: Vec<String> = dump
             .lines()
             .filter(|l| l.contains("actions="))
@@ -80,18 +106,29 @@ impl Switch {
         for state in ct_next {
             args.extend(["--ct-next", state]);
         }
-        self.ovs.appctl(&args).unwrap_or_else(|e| panic!("trace {flow}: {e}"))
+        self.ovs
+            .appctl(&args)
+            .unwrap_or_else(|e| panic!("trace {flow}: {e}"))
     }
 }
 
 /// Installs n1's flows through `installer`, one owner at a time.
 pub async fn install_all(installer: &FlowInstaller, node: &NodeNetwork) {
-    installer.replace(FlowOwner::Node, node_flows(node)).await.expect("node flows");
+    installer
+        .replace(FlowOwner::Node, node_flows(node))
+        .await
+        .expect("node flows");
     for pod in super::pods() {
-        installer.replace(FlowOwner::Pod(pod.key.clone()), pod_flows(node, &pod)).await.expect("pod flows");
+        installer
+            .replace(FlowOwner::Pod(pod.key.clone()), pod_flows(node, &pod))
+            .await
+            .expect("pod flows");
     }
     let peer = super::peer();
-    installer.replace(FlowOwner::Peer(peer.name.clone()), peer_flows(node, &peer)).await.expect("peer flows");
+    installer
+        .replace(FlowOwner::Peer(peer.name.clone()), peer_flows(node, &peer))
+        .await
+        .expect("peer flows");
 }
 
 /// Flow mods as sorted text.
