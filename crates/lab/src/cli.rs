@@ -155,12 +155,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             });
             let state = up(&layout, &UpOptions { topology, agent, keep_on_failure })?;
             println!(
-                "lab up in {:.1} s: {} Nodes x {} Pods, wiring {}, encap {}; state {}",
+                "lab up in {:.1} s: {} Nodes x {} Pods, wiring {}{}; state {}",
                 state.up_seconds.unwrap_or_default(),
                 nodes,
                 pods_per_node,
                 wiring,
-                encap,
+                if wiring == Wiring::Agent { format!(" ({encap})") } else { String::new() },
                 layout.root().display()
             );
             Ok(ExitCode::SUCCESS)

@@ -130,14 +130,17 @@ impl Report {
         let s = self.summary;
         let _ = writeln!(
             out,
-            "{}: {} probes, {} passed, {} failed, {} flaky; wiring {}, encap {}, SNAT {}; {:.1} s",
+            "{}: {} probes, {} passed, {} failed, {} flaky; wiring {}{}, SNAT {}; {:.1} s",
             if self.ok { "PASS" } else { "FAIL" },
             s.total,
             s.passed,
             s.failed,
             s.flaky,
             self.wiring,
-            self.encap,
+            match self.wiring {
+                Wiring::Agent => format!(" ({})", self.encap),
+                Wiring::Normal => String::new(),
+            },
             self.snat,
             self.seconds
         );
@@ -214,7 +217,7 @@ mod tests {
         assert_eq!(row("lab-n1 "), ["T+I+", "T+I+", "T+I+", "T+I+", ".", ".", "."]);
         assert!(text.contains("  lab-n1-p1 -> lab-ext (10.10.0.100) tcp: FAILED after 3 attempts: lab-ext saw source"));
         assert!(text.contains("  lab-n2-p2 -> lab-n1-p1 (10.244.1.11) icmp: passed at attempt 2: timeout"));
-        assert!(text.trim_end().ends_with("FAIL: 64 probes, 63 passed, 1 failed, 1 flaky; wiring agent, encap geneve, SNAT verified; 2.0 s"));
+        assert!(text.trim_end().ends_with("FAIL: 64 probes, 63 passed, 1 failed, 1 flaky; wiring agent (geneve), SNAT verified; 2.0 s"));
     }
 
     #[test]

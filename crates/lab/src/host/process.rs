@@ -6,7 +6,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,9 +17,10 @@ use crate::error::{LabError, Result};
 const GRACE: Duration = Duration::from_secs(5);
 
 /// Starts `cmd` in its own process group with stdin closed and output appended to `log`, and
-/// writes its PID to `pidfile`. The caller never waits for it; once the lab command exits the
+/// writes its PID to `pidfile`. The returned handle only serves to notice an early exit
+/// (`try_wait`); dropping it leaves the process running, and once the lab command exits the
 /// process is adopted by init.
-pub fn spawn_detached(cmd: &mut Command, pidfile: &Path, log: &Path) -> Result<u32> {
+pub fn spawn_detached(cmd: &mut Command, pidfile: &Path, log: &Path) -> Result<Child> {
     let log_err = |source| LabError::File { what: "log file", path: log.to_owned(), source };
     let out: File = OpenOptions::new().create(true).append(true).open(log).map_err(log_err)?;
     let err = out.try_clone().map_err(log_err)?;
@@ -32,7 +33,7 @@ pub fn spawn_detached(cmd: &mut Command, pidfile: &Path, log: &Path) -> Result<u
         .map_err(|source| LabError::Spawn { program: describe(cmd), source })?;
     let pid = child.id();
     fs::write(pidfile, format!("{pid}\n")).map_err(|source| LabError::File { what: "pidfile", path: pidfile.to_owned(), source })?;
-    Ok(pid)
+    Ok(child)
 }
 
 /// The PID in a pidfile, if it holds one.
@@ -77,15 +78,22 @@ pub fn pidfiles_under(root: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// Signals `pid`, and its whole process group when it leads one (the lab starts its processes
+/// as group leaders, and OVS daemons lead their own sessions), so that children a process
+/// started (a shell's `sleep`, a helper) go with it.
 fn signal(pid: i32, sig: libc::c_int) {
+    // SAFETY: getpgid(2) takes a plain integer and touches no memory of ours.
+    let leads_group = unsafe { libc::getpgid(pid) } == pid;
+    let target = if leads_group { -pid } else { pid };
     // SAFETY: kill(2) takes plain integers and shares no memory with the target; `pid` is
-    // positive (never a process group or "all processes") and was just checked against
-    // /proc/<pid>/cmdline by the caller.
-    unsafe { libc::kill(pid, sig) };
+    // positive and was just checked against /proc/<pid>/cmdline by the caller, and `-pid` is
+    // the group that verified process leads.
+    unsafe { libc::kill(target, sig) };
 }
 
 /// Stops every PID in `pids` that is still ours: SIGTERM to all at once, up to [`GRACE`] for
-/// them to exit, then SIGKILL to the rest. Returns the PIDs that were signalled.
+/// them to exit, then SIGKILL to the rest (each with its process group when it leads one).
+/// Returns the PIDs that were signalled.
 pub fn stop_all(pids: &[i32], marker: &str) -> Vec<i32> {
     let ours: Vec<i32> = pids.iter().copied().filter(|p| *p > 0 && is_ours(*p, marker)).collect();
     for &pid in &ours {
@@ -120,7 +128,7 @@ mod tests {
         fs::write(&log, "").unwrap();
         let mut cmd = Command::new("tail");
         cmd.arg("-f").arg(&log);
-        let pid = spawn_detached(&mut cmd, &pidfile, &dir.join("tail-output.log")).unwrap() as i32;
+        let pid = spawn_detached(&mut cmd, &pidfile, &dir.join("tail-output.log")).unwrap().id() as i32;
         assert_eq!(read_pid(&pidfile), Some(pid));
         // Until the child has exec'd, its command line is still ours (the test binary's).
         super::super::command::wait_until("tail to exec", Duration::from_secs(5), || is_ours(pid, &marker)).unwrap();

@@ -5,9 +5,10 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::error::{LabError, Result};
+use crate::host::command::wait_until;
 use crate::host::netns::{self, lab_namespaces};
 use crate::host::process::{cmdline, is_ours, pidfiles_under, read_pid, stop_all};
 use crate::layout::Layout;
@@ -44,6 +45,8 @@ pub fn down(layout: &Layout) -> Result<DownReport> {
         report.warnings.push(format!("process {pid} did not exit"));
     }
     for ns in namespaces {
+        // Children of stopped processes may take a moment to go.
+        let _ = wait_until("", Duration::from_secs(1), || netns::pids(&ns).is_empty());
         let foreign = netns::pids(&ns);
         if !foreign.is_empty() {
             report.warnings.push(format!("namespace {ns} still holds processes the lab did not start: {foreign:?} (left running)"));

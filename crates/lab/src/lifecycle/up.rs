@@ -84,10 +84,13 @@ fn build(layout: &Layout, state: &mut State, bins: Option<&AgentBinaries>) -> Re
     })?;
     if let Some(bins) = bins {
         agent::publish_nodes(layout, &topology)?;
+        let mut agents = Vec::new();
         for &node in &nodes {
-            agent::start_agent(layout, node, topology.encap, bins)?;
+            agents.push((node, agent::start_agent(layout, node, topology.encap, bins)?));
         }
-        in_parallel(&nodes, |&node| agent::wait_ready(layout, node, bins.ready_timeout))?;
+        for (node, child) in &mut agents {
+            agent::wait_ready(layout, *node, child, bins.ready_timeout)?;
+        }
     }
     let per_node: Vec<Vec<PodRecord>> = in_parallel(&nodes, |&node| {
         topology

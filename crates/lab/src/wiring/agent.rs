@@ -7,6 +7,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Child;
 use std::time::Duration;
 
 use crate::agent::{AgentConfig, NodeObject, PodObject, write_object};
@@ -14,11 +15,10 @@ use crate::cni::{CniCommand, CniError, Invocation, NetConf, parse_result};
 use crate::error::{LabError, Result};
 use crate::host::command::{describe, in_netns, run_with_timeout, wait_until};
 use crate::host::netns;
-use crate::host::process::{alive, spawn_detached};
+use crate::host::process::spawn_detached;
 use crate::layout::Layout;
 use crate::plan::{Encap, NodePlan, POD_IFNAME, PodPlan, Topology};
 use crate::state::PodRecord;
-use crate::wiring::common::layout_marker;
 
 /// How long one CNI plugin execution may take.
 const CNI_TIMEOUT: Duration = Duration::from_secs(60);
@@ -58,8 +58,8 @@ pub fn publish_nodes(layout: &Layout, topology: &Topology) -> Result<()> {
     Ok(())
 }
 
-/// Writes `node`'s agent configuration and starts its agent.
-pub fn start_agent(layout: &Layout, node: NodePlan, encap: Encap, bins: &AgentBinaries) -> Result<()> {
+/// Writes `node`'s agent configuration and starts its agent; the handle tells whether it exits.
+pub fn start_agent(layout: &Layout, node: NodePlan, encap: Encap, bins: &AgentBinaries) -> Result<Child> {
     let name = node.name();
     let config_path = layout.agent_config(&name);
     let config = AgentConfig::for_node(encap, &layout.ovs_run_dir(&name), &layout.cni_socket(&name));
@@ -67,22 +67,22 @@ pub fn start_agent(layout: &Layout, node: NodePlan, encap: Encap, bins: &AgentBi
     fs::write(&config_path, yaml).map_err(|source| LabError::File { what: "agent configuration", path: config_path.clone(), source })?;
     let mut cmd = in_netns(&name, &bins.agent);
     cmd.arg("--config").arg(&config_path).arg("--cluster-dir").arg(layout.cluster_dir()).env("NODE_NAME", &name);
-    spawn_detached(&mut cmd, &layout.agent_pidfile(&name), &layout.agent_log(&name)).map(drop)
+    spawn_detached(&mut cmd, &layout.agent_pidfile(&name), &layout.agent_log(&name))
 }
 
 /// Waits until `node`'s agent has created its CNI socket; fails at once if the agent exits.
-pub fn wait_ready(layout: &Layout, node: NodePlan, timeout: Duration) -> Result<()> {
+pub fn wait_ready(layout: &Layout, node: NodePlan, agent: &mut Child, timeout: Duration) -> Result<()> {
     let name = node.name();
     let socket = layout.cni_socket(&name);
-    let pidfile = layout.agent_pidfile(&name);
-    let marker = layout_marker(layout);
+    let mut exit = None;
     wait_until(&format!("antrea-agent of {name} to create {}", socket.display()), timeout, || {
-        socket.exists() || alive(&pidfile, &marker).is_none()
+        exit = agent.try_wait().ok().flatten();
+        socket.exists() || exit.is_some()
     })?;
-    if socket.exists() {
-        return Ok(());
+    match exit {
+        None => Ok(()),
+        Some(status) => Err(LabError::AgentExited { node: name.clone(), status: status.to_string(), log_tail: log_tail(&layout.agent_log(&name), 20) }),
     }
-    Err(LabError::AgentExited { node: name.clone(), status: "exited".into(), log_tail: log_tail(&layout.agent_log(&name), 20) })
 }
 
 fn log_tail(path: &Path, lines: usize) -> String {

@@ -9,7 +9,7 @@ use crate::error::{LabError, Result};
 use crate::host::command::{in_netns, ip, wait_until};
 use crate::host::netns::{self, sysctl, tx_off};
 use crate::host::ovs::NodeOvs;
-use crate::host::process::{alive, spawn_detached};
+use crate::host::process::spawn_detached;
 use crate::layout::Layout;
 use crate::plan::{EXT_IP, EXT_NETNS, FLAT_POD_PREFIX_LEN, LAN_BRIDGE, LAN_PREFIX_LEN, Mac, NODE_NIC, NodePlan, SERVE_PORT, UNDERLAY_NETNS, Wiring};
 
@@ -67,10 +67,9 @@ pub fn start_serve(layout: &Layout, netns: &str) -> Result<()> {
     let pidfile = dir.join("serve.pid");
     let mut cmd = in_netns(netns, exe);
     cmd.args(["serve", "--name", netns, "--port", &SERVE_PORT.to_string(), "--ready-file"]).arg(&ready);
-    spawn_detached(&mut cmd, &pidfile, &dir.join("serve.log"))?;
-    let marker = layout_marker(layout);
+    let mut child = spawn_detached(&mut cmd, &pidfile, &dir.join("serve.log"))?;
     wait_until(&format!("serve in {netns} to listen"), Duration::from_secs(10), || {
-        ready.exists() || alive(&pidfile, &marker).is_none()
+        ready.exists() || !matches!(child.try_wait(), Ok(None))
     })?;
     if ready.exists() {
         Ok(())
