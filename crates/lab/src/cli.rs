@@ -132,11 +132,18 @@ pub fn main() -> ExitCode {
 }
 
 fn absolute(dir: &Path) -> PathBuf {
-    if dir.is_absolute() { dir.to_owned() } else { std::env::current_dir().unwrap_or_default().join(dir) }
+    if dir.is_absolute() {
+        dir.to_owned()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(dir)
+    }
 }
 
 fn beside_self(name: &str) -> PathBuf {
-    std::env::current_exe().ok().and_then(|p| p.parent().map(|d| d.join(name))).unwrap_or_else(|| PathBuf::from(name))
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join(name)))
+        .unwrap_or_else(|| PathBuf::from(name))
 }
 
 fn load(layout: &Layout) -> Result<State> {
@@ -146,35 +153,81 @@ fn load(layout: &Layout) -> Result<State> {
 fn run(cli: Cli) -> Result<ExitCode> {
     let layout = Layout::new(absolute(&cli.state_dir));
     match cli.command {
-        Cmd::Up { nodes, pods_per_node, encap, wiring, agent_bin, cni_bin, agent_ready_timeout, keep_on_failure } => {
+        Cmd::Up {
+            nodes,
+            pods_per_node,
+            encap,
+            wiring,
+            agent_bin,
+            cni_bin,
+            agent_ready_timeout,
+            keep_on_failure,
+        } => {
             let topology = Topology::new(nodes, pods_per_node, encap, wiring)?;
             let agent = (wiring == Wiring::Agent).then(|| AgentBinaries {
                 agent: agent_bin.unwrap_or_else(|| beside_self("antrea-agent")),
                 cni: cni_bin.unwrap_or_else(|| beside_self("antrea")),
                 ready_timeout: Duration::from_secs_f64(agent_ready_timeout.max(0.0)),
             });
-            let state = up(&layout, &UpOptions { topology, agent, keep_on_failure })?;
+            let state = up(
+                &layout,
+                &UpOptions {
+                    topology,
+                    agent,
+                    keep_on_failure,
+                },
+            )?;
             println!(
                 "lab up in {:.1} s: {} Nodes x {} Pods, wiring {}{}; state {}",
                 state.up_seconds.unwrap_or_default(),
                 nodes,
                 pods_per_node,
                 wiring,
-                if wiring == Wiring::Agent { format!(" ({encap})") } else { String::new() },
+                if wiring == Wiring::Agent {
+                    format!(" ({encap})")
+                } else {
+                    String::new()
+                },
                 layout.root().display()
             );
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Check { json, attempts, concurrency } => {
+        Cmd::Check {
+            json,
+            attempts,
+            concurrency,
+        } => {
             let state = load(&layout)?;
-            let report = check(&state, CheckOptions { attempts, concurrency, ..CheckOptions::default() })?;
-            print!("{}", if json { report.to_json() + "\n" } else { report.to_text() });
-            Ok(if report.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            let report = check(
+                &state,
+                CheckOptions {
+                    attempts,
+                    concurrency,
+                    ..CheckOptions::default()
+                },
+            )?;
+            print!(
+                "{}",
+                if json {
+                    report.to_json() + "\n"
+                } else {
+                    report.to_text()
+                }
+            );
+            Ok(if report.ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
         Cmd::Status => {
             let s = status(&layout)?;
             print!("{}", s.to_text(&layout));
-            Ok(if s.healthy() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            Ok(if s.healthy() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
         Cmd::Down => {
             let report = down(&layout)?;
@@ -189,11 +242,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 report.seconds,
                 report.stopped.len(),
                 report.namespaces.len(),
-                if report.removed_state_dir { "removed" } else { "was absent" }
+                if report.removed_state_dir {
+                    "removed"
+                } else {
+                    "was absent"
+                }
             );
-            Ok(if report.warnings.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            Ok(if report.warnings.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
-        Cmd::Iperf { from, to, seconds, json } => {
+        Cmd::Iperf {
+            from,
+            to,
+            seconds,
+            json,
+        } => {
             let state = load(&layout)?;
             let started = Instant::now();
             let t = iperf::measure(&layout, &state, &from, &to, seconds)?;
@@ -212,19 +278,29 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Serve { name, port, ready_file } => {
-            serve::serve(&name, port, &ready_file).map_err(|source| LabError::File { what: "serve", path: ready_file, source })?;
+        Cmd::Serve {
+            name,
+            port,
+            ready_file,
+        } => {
+            serve::serve(&name, port, &ready_file).map_err(|source| LabError::File {
+                what: "serve",
+                path: ready_file,
+                source,
+            })?;
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::ProbeTcp { to, timeout_ms } => match serve::probe_tcp(to, Duration::from_millis(timeout_ms)) {
-            Ok(answer) => {
-                print!("{}", serve::format_answer(&answer.name, answer.peer));
-                Ok(ExitCode::SUCCESS)
+        Cmd::ProbeTcp { to, timeout_ms } => {
+            match serve::probe_tcp(to, Duration::from_millis(timeout_ms)) {
+                Ok(answer) => {
+                    print!("{}", serve::format_answer(&answer.name, answer.peer));
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    Ok(ExitCode::FAILURE)
+                }
             }
-            Err(e) => {
-                eprintln!("{e}");
-                Ok(ExitCode::FAILURE)
-            }
-        },
+        }
     }
 }

@@ -72,7 +72,9 @@ pub enum LabError {
         hint: &'static str,
     },
     /// The agent of a Node exited before it was ready.
-    #[error("antrea-agent of {node} exited before it was ready ({status}); its log ends with:\n{log_tail}")]
+    #[error(
+        "antrea-agent of {node} exited before it was ready ({status}); its log ends with:\n{log_tail}"
+    )]
     AgentExited {
         /// The Node.
         node: String,

@@ -10,6 +10,8 @@ fn main() -> ExitCode {
 
 #[cfg(not(target_os = "linux"))]
 fn main() -> ExitCode {
-    eprintln!("antrea-lab: the lab emulates Nodes with Linux network namespaces and runs on Linux only");
+    eprintln!(
+        "antrea-lab: the lab emulates Nodes with Linux network namespaces and runs on Linux only"
+    );
     ExitCode::from(2)
 }

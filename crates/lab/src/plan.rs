@@ -122,14 +122,24 @@ pub struct Topology {
 
 impl Topology {
     /// A checked topology.
-    pub fn new(nodes: u8, pods_per_node: u8, encap: Encap, wiring: Wiring) -> Result<Topology, PlanError> {
+    pub fn new(
+        nodes: u8,
+        pods_per_node: u8,
+        encap: Encap,
+        wiring: Wiring,
+    ) -> Result<Topology, PlanError> {
         if !(1..=MAX_NODES).contains(&nodes) {
             return Err(PlanError::Nodes(nodes));
         }
         if !(1..=MAX_PODS_PER_NODE).contains(&pods_per_node) {
             return Err(PlanError::PodsPerNode(pods_per_node));
         }
-        Ok(Topology { nodes, pods_per_node, encap, wiring })
+        Ok(Topology {
+            nodes,
+            pods_per_node,
+            encap,
+            wiring,
+        })
     }
 
     /// The Nodes, n1 first.
@@ -139,13 +149,17 @@ impl Topology {
 
     /// The Pods of one Node.
     pub fn pods_of(&self, node: NodePlan) -> impl Iterator<Item = PodPlan> + use<> {
-        (1..=self.pods_per_node).map(move |index| PodPlan { node: node.index, index })
+        (1..=self.pods_per_node).map(move |index| PodPlan {
+            node: node.index,
+            index,
+        })
     }
 
     /// Every Pod, Node by Node.
     pub fn pods(&self) -> impl Iterator<Item = PodPlan> + use<> {
         let per_node = self.pods_per_node;
-        (1..=self.nodes).flat_map(move |node| (1..=per_node).map(move |index| PodPlan { node, index }))
+        (1..=self.nodes)
+            .flat_map(move |node| (1..=per_node).map(move |index| PodPlan { node, index }))
     }
 }
 
@@ -280,18 +294,44 @@ mod tests {
         let nodes: Vec<String> = t.nodes().map(NodePlan::name).collect();
         assert_eq!(nodes, ["lab-n1", "lab-n2"]);
         let pods: Vec<String> = t.pods().map(PodPlan::name).collect();
-        assert_eq!(pods, ["lab-n1-p1", "lab-n1-p2", "lab-n1-p3", "lab-n2-p1", "lab-n2-p2", "lab-n2-p3"]);
-        let of_n2: Vec<String> = t.pods_of(NodePlan { index: 2 }).map(PodPlan::name).collect();
+        assert_eq!(
+            pods,
+            [
+                "lab-n1-p1",
+                "lab-n1-p2",
+                "lab-n1-p3",
+                "lab-n2-p1",
+                "lab-n2-p2",
+                "lab-n2-p3"
+            ]
+        );
+        let of_n2: Vec<String> = t
+            .pods_of(NodePlan { index: 2 })
+            .map(PodPlan::name)
+            .collect();
         assert_eq!(of_n2, ["lab-n2-p1", "lab-n2-p2", "lab-n2-p3"]);
     }
 
     #[test]
     fn topology_rejects_unaddressable_sizes() {
-        assert_eq!(Topology::new(0, 1, Encap::Geneve, Wiring::Agent), Err(PlanError::Nodes(0)));
-        assert_eq!(Topology::new(81, 1, Encap::Geneve, Wiring::Agent), Err(PlanError::Nodes(81)));
-        assert_eq!(Topology::new(1, 0, Encap::Geneve, Wiring::Agent), Err(PlanError::PodsPerNode(0)));
-        assert_eq!(Topology::new(1, 201, Encap::Geneve, Wiring::Agent), Err(PlanError::PodsPerNode(201)));
-        let max = Topology::new(MAX_NODES, MAX_PODS_PER_NODE, Encap::Vxlan, Wiring::Normal).unwrap();
+        assert_eq!(
+            Topology::new(0, 1, Encap::Geneve, Wiring::Agent),
+            Err(PlanError::Nodes(0))
+        );
+        assert_eq!(
+            Topology::new(81, 1, Encap::Geneve, Wiring::Agent),
+            Err(PlanError::Nodes(81))
+        );
+        assert_eq!(
+            Topology::new(1, 0, Encap::Geneve, Wiring::Agent),
+            Err(PlanError::PodsPerNode(0))
+        );
+        assert_eq!(
+            Topology::new(1, 201, Encap::Geneve, Wiring::Agent),
+            Err(PlanError::PodsPerNode(201))
+        );
+        let max =
+            Topology::new(MAX_NODES, MAX_PODS_PER_NODE, Encap::Vxlan, Wiring::Normal).unwrap();
         let last = max.pods().last().unwrap();
         assert_eq!(last.normal_ip(), Ipv4Addr::new(10, 244, 80, 210));
         assert!(max.nodes().last().unwrap().ip() < EXT_IP);

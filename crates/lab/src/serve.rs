@@ -68,7 +68,12 @@ pub fn parse_answer(text: &str) -> Result<Answer, String> {
     for word in words {
         match word.split_once('=') {
             Some(("name", v)) if !v.is_empty() => name = Some(v.to_owned()),
-            Some(("peer", v)) => peer = Some(v.parse::<SocketAddr>().map_err(|_| format!("peer {v:?} is not an address"))?),
+            Some(("peer", v)) => {
+                peer = Some(
+                    v.parse::<SocketAddr>()
+                        .map_err(|_| format!("peer {v:?} is not an address"))?,
+                )
+            }
             _ => return Err(format!("unexpected word {:?}", truncate(word))),
         }
     }
@@ -102,10 +107,14 @@ pub fn serve(name: &str, port: u16, ready_file: &Path) -> io::Result<()> {
 
 /// Connects to a `serve` at `addr` and reads its answer, each step bounded by `timeout`.
 pub fn probe_tcp(addr: SocketAddrV4, timeout: Duration) -> Result<Answer, ProbeError> {
-    let conn = TcpStream::connect_timeout(&SocketAddr::V4(addr), timeout).map_err(|source| ProbeError::Connect { addr, source })?;
-    conn.set_read_timeout(Some(timeout)).map_err(|source| ProbeError::Read { addr, source })?;
+    let conn = TcpStream::connect_timeout(&SocketAddr::V4(addr), timeout)
+        .map_err(|source| ProbeError::Connect { addr, source })?;
+    conn.set_read_timeout(Some(timeout))
+        .map_err(|source| ProbeError::Read { addr, source })?;
     let mut text = String::new();
-    conn.take(MAX_ANSWER).read_to_string(&mut text).map_err(|source| ProbeError::Read { addr, source })?;
+    conn.take(MAX_ANSWER)
+        .read_to_string(&mut text)
+        .map_err(|source| ProbeError::Read { addr, source })?;
     parse_answer(&text).map_err(|message| ProbeError::Answer { addr, message })
 }
 
@@ -117,8 +126,17 @@ mod tests {
     fn answer_round_trips() {
         let peer: SocketAddr = "10.244.1.11:40000".parse().unwrap();
         let line = format_answer("lab-n2-p1", peer);
-        assert_eq!(line, "antrea-lab-serve name=lab-n2-p1 peer=10.244.1.11:40000\n");
-        assert_eq!(parse_answer(&line), Ok(Answer { name: "lab-n2-p1".into(), peer }));
+        assert_eq!(
+            line,
+            "antrea-lab-serve name=lab-n2-p1 peer=10.244.1.11:40000\n"
+        );
+        assert_eq!(
+            parse_answer(&line),
+            Ok(Answer {
+                name: "lab-n2-p1".into(),
+                peer
+            })
+        );
     }
 
     #[test]
@@ -138,11 +156,16 @@ mod tests {
 
     #[test]
     fn serve_and_probe_over_loopback() {
-        let dir = std::env::temp_dir().join(format!("antrea-lab-serve-test-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("antrea-lab-serve-test-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let ready = dir.join("ready");
         // Port 0 is not useful for a probe; find a free port first.
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let ready_file = ready.clone();
         std::thread::spawn(move || serve("tester", port, &ready_file));
         for _ in 0..200 {
@@ -151,7 +174,11 @@ mod tests {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        let answer = probe_tcp(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port), Duration::from_secs(2)).unwrap();
+        let answer = probe_tcp(
+            SocketAddrV4::new(Ipv4Addr::LOCALHOST, port),
+            Duration::from_secs(2),
+        )
+        .unwrap();
         assert_eq!(answer.name, "tester");
         assert_eq!(answer.peer.ip(), Ipv4Addr::LOCALHOST);
         fs::remove_dir_all(&dir).unwrap();
@@ -159,8 +186,16 @@ mod tests {
 
     #[test]
     fn probe_to_a_closed_port_is_a_connect_error() {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let err = probe_tcp(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port), Duration::from_secs(1)).unwrap_err();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let err = probe_tcp(
+            SocketAddrV4::new(Ipv4Addr::LOCALHOST, port),
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
         assert!(matches!(err, ProbeError::Connect { .. }), "{err}");
     }
 }

@@ -76,20 +76,39 @@ pub enum StateError {
 
 impl State {
     /// A fresh state for a lab being built.
-    pub fn building(topology: Topology, agent_bin: Option<PathBuf>, cni_bin: Option<PathBuf>) -> State {
-        State { format: FORMAT, phase: Phase::Building, topology, agent_bin, cni_bin, pods: Vec::new(), up_seconds: None }
+    pub fn building(
+        topology: Topology,
+        agent_bin: Option<PathBuf>,
+        cni_bin: Option<PathBuf>,
+    ) -> State {
+        State {
+            format: FORMAT,
+            phase: Phase::Building,
+            topology,
+            agent_bin,
+            cni_bin,
+            pods: Vec::new(),
+            up_seconds: None,
+        }
     }
 
     /// Parses a state file's text. Never panics; any other text gives [`StateError::Invalid`].
     pub fn parse(text: &[u8], path: &Path) -> Result<State, StateError> {
-        let invalid = |message: String| StateError::Invalid { path: path.to_owned(), message };
+        let invalid = |message: String| StateError::Invalid {
+            path: path.to_owned(),
+            message,
+        };
         let state: State = serde_json::from_slice(text).map_err(|e| invalid(e.to_string()))?;
         if state.format != FORMAT {
-            return Err(invalid(format!("format {} (this antrea-lab reads format {FORMAT})", state.format)));
+            return Err(invalid(format!(
+                "format {} (this antrea-lab reads format {FORMAT})",
+                state.format
+            )));
         }
         // Re-check the topology limits: the file may have been edited.
         let t = state.topology;
-        Topology::new(t.nodes, t.pods_per_node, t.encap, t.wiring).map_err(|e| invalid(e.to_string()))?;
+        Topology::new(t.nodes, t.pods_per_node, t.encap, t.wiring)
+            .map_err(|e| invalid(e.to_string()))?;
         Ok(state)
     }
 
@@ -98,13 +117,19 @@ impl State {
         match fs::read(path) {
             Ok(text) => State::parse(&text, path).map(Some),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(StateError::Io { path: path.to_owned(), source }),
+            Err(source) => Err(StateError::Io {
+                path: path.to_owned(),
+                source,
+            }),
         }
     }
 
     /// Writes the state file atomically (a temporary file renamed over it).
     pub fn save(&self, path: &Path) -> Result<(), StateError> {
-        let io_err = |source| StateError::Io { path: path.to_owned(), source };
+        let io_err = |source| StateError::Io {
+            path: path.to_owned(),
+            source,
+        };
         let text = serde_json::to_vec_pretty(self).map_err(|e| io_err(io::Error::other(e)))?;
         let tmp = path.with_extension("json.tmp");
         fs::write(&tmp, text).map_err(io_err)?;
@@ -124,9 +149,21 @@ mod tests {
 
     fn sample() -> State {
         let topology = Topology::new(2, 2, Encap::Vxlan, Wiring::Agent).unwrap();
-        let mut s = State::building(topology, Some("/x/antrea-agent".into()), Some("/x/antrea".into()));
-        s.pods.push(PodRecord { name: "lab-n1-p1".into(), node: "lab-n1".into(), ip: Some(Ipv4Addr::new(10, 244, 1, 2)) });
-        s.pods.push(PodRecord { name: "lab-n1-p2".into(), node: "lab-n1".into(), ip: None });
+        let mut s = State::building(
+            topology,
+            Some("/x/antrea-agent".into()),
+            Some("/x/antrea".into()),
+        );
+        s.pods.push(PodRecord {
+            name: "lab-n1-p1".into(),
+            node: "lab-n1".into(),
+            ip: Some(Ipv4Addr::new(10, 244, 1, 2)),
+        });
+        s.pods.push(PodRecord {
+            name: "lab-n1-p2".into(),
+            node: "lab-n1".into(),
+            ip: None,
+        });
         s.phase = Phase::Up;
         s.up_seconds = Some(1.5);
         s
@@ -134,7 +171,8 @@ mod tests {
 
     #[test]
     fn save_then_load_gives_the_same_state() {
-        let dir = std::env::temp_dir().join(format!("antrea-lab-state-test-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("antrea-lab-state-test-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let path = dir.join("state.json");
         let s = sample();
@@ -146,13 +184,21 @@ mod tests {
 
     #[test]
     fn missing_file_is_no_state() {
-        assert_eq!(State::load(Path::new("/nonexistent/antrea-lab/state.json")).unwrap(), None);
+        assert_eq!(
+            State::load(Path::new("/nonexistent/antrea-lab/state.json")).unwrap(),
+            None
+        );
     }
 
     #[test]
     fn file_uses_readable_names() {
         let text = serde_json::to_string(&sample()).unwrap();
-        for needle in [r#""phase":"up""#, r#""encap":"vxlan""#, r#""wiring":"agent""#, r#""ip":"10.244.1.2""#] {
+        for needle in [
+            r#""phase":"up""#,
+            r#""encap":"vxlan""#,
+            r#""wiring":"agent""#,
+            r#""ip":"10.244.1.2""#,
+        ] {
             assert!(text.contains(needle), "{needle} in {text}");
         }
     }
@@ -166,9 +212,17 @@ mod tests {
         assert!(err.to_string().contains("format 2"), "{err}");
         let mut v = serde_json::to_value(sample()).unwrap();
         v["topology"]["nodes"] = 0.into();
-        assert!(State::parse(v.to_string().as_bytes(), p).unwrap_err().to_string().contains("--nodes 0"));
+        assert!(
+            State::parse(v.to_string().as_bytes(), p)
+                .unwrap_err()
+                .to_string()
+                .contains("--nodes 0")
+        );
         for garbage in [&b""[..], b"{", b"[]", b"\xff\xfe", b"{\"format\":1}"] {
-            assert!(matches!(State::parse(garbage, p), Err(StateError::Invalid { .. })));
+            assert!(matches!(
+                State::parse(garbage, p),
+                Err(StateError::Invalid { .. })
+            ));
         }
     }
 }

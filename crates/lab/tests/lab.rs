@@ -20,8 +20,18 @@ struct Lab {
 impl Lab {
     fn new(test: &str) -> Lab {
         let serial = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        let lab = Lab { state_dir: PathBuf::from(format!("/run/antrea-lab-test-{test}-{}", std::process::id())), _serial: serial };
-        assert!(lab_namespaces().is_empty(), "lab-* namespaces exist before the test (a lab is up?): {:?}", lab_namespaces());
+        let lab = Lab {
+            state_dir: PathBuf::from(format!(
+                "/run/antrea-lab-test-{test}-{}",
+                std::process::id()
+            )),
+            _serial: serial,
+        };
+        assert!(
+            lab_namespaces().is_empty(),
+            "lab-* namespaces exist before the test (a lab is up?): {:?}",
+            lab_namespaces()
+        );
         lab
     }
 
@@ -36,7 +46,12 @@ impl Lab {
 
     fn run_ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
-        assert!(out.status.success(), "antrea-lab {args:?} failed: {}\n{}", text(&out.stderr), text(&out.stdout));
+        assert!(
+            out.status.success(),
+            "antrea-lab {args:?} failed: {}\n{}",
+            text(&out.stderr),
+            text(&out.stdout)
+        );
         text(&out.stdout)
     }
 
@@ -52,7 +67,11 @@ impl Lab {
     fn assert_gone(&self) {
         assert_eq!(lab_namespaces(), Vec::<String>::new());
         assert_eq!(processes_naming(&self.state_dir), Vec::<String>::new());
-        assert!(!self.state_dir.exists(), "{} still exists", self.state_dir.display());
+        assert!(
+            !self.state_dir.exists(),
+            "{} still exists",
+            self.state_dir.display()
+        );
     }
 }
 
@@ -69,7 +88,12 @@ fn text(bytes: &[u8]) -> String {
 
 fn lab_namespaces() -> Vec<String> {
     let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    text(&out.stdout).lines().filter_map(|l| l.split_whitespace().next()).filter(|n| n.starts_with("lab-")).map(str::to_owned).collect()
+    text(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with("lab-"))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Live processes whose command line contains `dir/`.
@@ -95,19 +119,42 @@ fn write_script(path: &Path, body: &str) {
 #[test]
 fn normal_wiring_connects_everything_and_down_leaves_nothing() {
     let lab = Lab::new("normal");
-    lab.run_ok(&["up", "--wiring", "normal", "--nodes", "2", "--pods-per-node", "2"]);
+    lab.run_ok(&[
+        "up",
+        "--wiring",
+        "normal",
+        "--nodes",
+        "2",
+        "--pods-per-node",
+        "2",
+    ]);
     let status = lab.run_ok(&["status"]);
-    assert!(status.contains("healthy") && !status.contains("NOT healthy"), "{status}");
+    assert!(
+        status.contains("healthy") && !status.contains("NOT healthy"),
+        "{status}"
+    );
 
-    let report: serde_json::Value = serde_json::from_str(&lab.run_ok(&["check", "--json"])).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&lab.run_ok(&["check", "--json"])).unwrap();
     assert_eq!(report["ok"], true, "{report:#}");
     assert_eq!(report["snat"], "n/a");
     assert_eq!(report["summary"]["total"], 64);
     assert_eq!(report["summary"]["failed"], 0);
     let probes = report["probes"].as_array().unwrap();
-    for path in ["pod-pod-same-node", "pod-pod-cross-node", "node-pod", "pod-node", "pod-external"] {
+    for path in [
+        "pod-pod-same-node",
+        "pod-pod-cross-node",
+        "node-pod",
+        "pod-node",
+        "pod-external",
+    ] {
         for proto in ["tcp", "icmp"] {
-            assert!(probes.iter().any(|p| p["path"] == path && p["proto"] == proto), "no {path} {proto} probe");
+            assert!(
+                probes
+                    .iter()
+                    .any(|p| p["path"] == path && p["proto"] == proto),
+                "no {path} {proto} probe"
+            );
         }
     }
     for p in probes.iter().filter(|p| p["proto"] == "tcp") {
@@ -115,26 +162,59 @@ fn normal_wiring_connects_everything_and_down_leaves_nothing() {
         assert_eq!(p["ok"], true, "{p}");
     }
     // Pod to Pod across Nodes keeps the Pod's source address (NORMAL switching, no NAT).
-    let cross = probes.iter().find(|p| p["from"] == "lab-n1-p1" && p["to"] == "lab-n2-p2" && p["proto"] == "tcp").unwrap();
-    assert!(cross["peer_seen"].as_str().unwrap().starts_with("10.244.1.11:"), "{cross}");
+    let cross = probes
+        .iter()
+        .find(|p| p["from"] == "lab-n1-p1" && p["to"] == "lab-n2-p2" && p["proto"] == "tcp")
+        .unwrap();
+    assert!(
+        cross["peer_seen"]
+            .as_str()
+            .unwrap()
+            .starts_with("10.244.1.11:"),
+        "{cross}"
+    );
 
-    let iperf: serde_json::Value = serde_json::from_str(&lab.run_ok(&["iperf", "--from", "lab-n1-p1", "--to", "lab-n2-p1", "--seconds", "1", "--json"])).unwrap();
+    let iperf: serde_json::Value = serde_json::from_str(&lab.run_ok(&[
+        "iperf",
+        "--from",
+        "lab-n1-p1",
+        "--to",
+        "lab-n2-p1",
+        "--seconds",
+        "1",
+        "--json",
+    ]))
+    .unwrap();
     assert!(iperf["bits_per_second"].as_f64().unwrap() > 0.0, "{iperf}");
 
     lab.run_ok(&["down"]);
     lab.assert_gone();
     // down is idempotent.
     let again = lab.run_ok(&["down"]);
-    assert!(again.contains("0 processes stopped, 0 namespaces deleted"), "{again}");
+    assert!(
+        again.contains("0 processes stopped, 0 namespaces deleted"),
+        "{again}"
+    );
 }
 
 #[test]
 fn check_fails_and_names_the_broken_paths() {
     let lab = Lab::new("broken");
-    lab.run_ok(&["up", "--wiring", "normal", "--nodes", "2", "--pods-per-node", "1"]);
+    lab.run_ok(&[
+        "up",
+        "--wiring",
+        "normal",
+        "--nodes",
+        "2",
+        "--pods-per-node",
+        "1",
+    ]);
     // Unplug Pod lab-n2-p1 from br-int: everything towards it must fail, the rest must pass.
     let status = Command::new("ovs-vsctl")
-        .arg(format!("--db=unix:{}/lab-n2/run/db.sock", lab.state_dir.display()))
+        .arg(format!(
+            "--db=unix:{}/lab-n2/run/db.sock",
+            lab.state_dir.display()
+        ))
         .args(["del-port", "br-int", "n2p1"])
         .status()
         .unwrap();
@@ -148,7 +228,10 @@ fn check_fails_and_names_the_broken_paths() {
         assert_eq!(p["ok"], !touches_pod, "{p}");
     }
     let text_report = text(&lab.run(&["check", "--attempts", "1"]).stdout);
-    assert!(text_report.contains("lab-n1-p1 -> lab-n2-p1 (10.244.2.11) tcp: FAILED after 1 attempts"), "{text_report}");
+    assert!(
+        text_report.contains("lab-n1-p1 -> lab-n2-p1 (10.244.2.11) tcp: FAILED after 1 attempts"),
+        "{text_report}"
+    );
     lab.run_ok(&["down"]);
     lab.assert_gone();
 }
@@ -161,12 +244,22 @@ fn failed_up_removes_everything_it_made() {
     write_script(&scratch.join("antrea-agent"), "while :; do sleep 1; done");
     write_script(&scratch.join("antrea"), "exit 1");
     let out = lab.run(&[
-        "up", "--wiring", "agent", "--agent-bin", &format!("{}/antrea-agent", scratch.display()),
-        "--cni-bin", &format!("{}/antrea", scratch.display()), "--agent-ready-timeout", "2",
+        "up",
+        "--wiring",
+        "agent",
+        "--agent-bin",
+        &format!("{}/antrea-agent", scratch.display()),
+        "--cni-bin",
+        &format!("{}/antrea", scratch.display()),
+        "--agent-ready-timeout",
+        "2",
     ]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
-    assert!(err.contains("timed out after 2.0 s waiting for antrea-agent of lab-n1 to create"), "{err}");
+    assert!(
+        err.contains("timed out after 2.0 s waiting for antrea-agent of lab-n1 to create"),
+        "{err}"
+    );
     lab.assert_gone();
 }
 
@@ -177,18 +270,45 @@ fn down_cleans_a_failed_up_that_was_kept() {
     write_script(&scratch.join("antrea-agent"), "while :; do sleep 1; done");
     write_script(&scratch.join("antrea"), "exit 1");
     let out = lab.run(&[
-        "up", "--wiring", "agent", "--agent-bin", &format!("{}/antrea-agent", scratch.display()),
-        "--cni-bin", &format!("{}/antrea", scratch.display()), "--agent-ready-timeout", "1", "--keep-on-failure",
+        "up",
+        "--wiring",
+        "agent",
+        "--agent-bin",
+        &format!("{}/antrea-agent", scratch.display()),
+        "--cni-bin",
+        &format!("{}/antrea", scratch.display()),
+        "--agent-ready-timeout",
+        "1",
+        "--keep-on-failure",
     ]);
     assert!(!out.status.success());
     // Left behind: namespaces, OVS daemons and both agents.
-    assert!(lab_namespaces().contains(&"lab-n2".to_owned()), "{:?}", lab_namespaces());
+    assert!(
+        lab_namespaces().contains(&"lab-n2".to_owned()),
+        "{:?}",
+        lab_namespaces()
+    );
     let procs = processes_naming(&lab.state_dir);
-    assert_eq!(procs.iter().filter(|p| p.contains("antrea-agent --config")).count(), 2, "{procs:?}");
-    assert_eq!(procs.iter().filter(|p| p.contains("ovs-vswitchd")).count(), 2, "{procs:?}");
+    assert_eq!(
+        procs
+            .iter()
+            .filter(|p| p.contains("antrea-agent --config"))
+            .count(),
+        2,
+        "{procs:?}"
+    );
+    assert_eq!(
+        procs.iter().filter(|p| p.contains("ovs-vswitchd")).count(),
+        2,
+        "{procs:?}"
+    );
     let status = lab.run(&["status"]);
     assert!(!status.status.success());
-    assert!(text(&status.stdout).contains("building, or a failed up"), "{}", text(&status.stdout));
+    assert!(
+        text(&status.stdout).contains("building, or a failed up"),
+        "{}",
+        text(&status.stdout)
+    );
     let down = lab.run_ok(&["down"]);
     assert!(down.contains("6 processes stopped"), "{down}");
     lab.assert_gone();
@@ -198,15 +318,26 @@ fn down_cleans_a_failed_up_that_was_kept() {
 fn agent_that_exits_is_reported_with_its_log() {
     let lab = Lab::new("agent-exits");
     let scratch = lab.scratch();
-    write_script(&scratch.join("antrea-agent"), "echo \"agent says: cannot connect to OVS\" >&2; exit 3");
+    write_script(
+        &scratch.join("antrea-agent"),
+        "echo \"agent says: cannot connect to OVS\" >&2; exit 3",
+    );
     write_script(&scratch.join("antrea"), "exit 1");
     let out = lab.run(&[
-        "up", "--wiring", "agent", "--agent-bin", &format!("{}/antrea-agent", scratch.display()),
-        "--cni-bin", &format!("{}/antrea", scratch.display()),
+        "up",
+        "--wiring",
+        "agent",
+        "--agent-bin",
+        &format!("{}/antrea-agent", scratch.display()),
+        "--cni-bin",
+        &format!("{}/antrea", scratch.display()),
     ]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
-    assert!(err.contains("antrea-agent of lab-n1 exited before it was ready (exit status: 3)"), "{err}");
+    assert!(
+        err.contains("antrea-agent of lab-n1 exited before it was ready (exit status: 3)"),
+        "{err}"
+    );
     assert!(err.contains("agent says: cannot connect to OVS"), "{err}");
     lab.assert_gone();
 }
@@ -244,20 +375,40 @@ fn agent_wiring_drives_agent_and_plugin_by_the_contract() {
         ),
     );
     let up = lab.run(&[
-        "up", "--wiring", "agent", "--encap", "vxlan", "--agent-bin", &format!("{}/antrea-agent", scratch.display()),
-        "--cni-bin", &format!("{}/antrea", scratch.display()),
+        "up",
+        "--wiring",
+        "agent",
+        "--encap",
+        "vxlan",
+        "--agent-bin",
+        &format!("{}/antrea-agent", scratch.display()),
+        "--cni-bin",
+        &format!("{}/antrea", scratch.display()),
     ]);
     assert!(up.status.success(), "{}", text(&up.stderr));
     let state = lab.state_dir.display().to_string();
 
     let args = fs::read_to_string(seen.join("lab-n2/args")).unwrap();
-    assert_eq!(args.trim(), format!("--config {state}/lab-n2/antrea-agent.conf --cluster-dir {state}/cluster"));
-    let config: serde_json::Value = serde_saphyr::from_str(&fs::read_to_string(seen.join("lab-n2/config")).unwrap()).unwrap();
+    assert_eq!(
+        args.trim(),
+        format!("--config {state}/lab-n2/antrea-agent.conf --cluster-dir {state}/cluster")
+    );
+    let config: serde_json::Value =
+        serde_saphyr::from_str(&fs::read_to_string(seen.join("lab-n2/config")).unwrap()).unwrap();
     assert_eq!(config["ovsRunDir"], format!("{state}/lab-n2/run"));
     assert_eq!(config["cniSocket"], format!("{state}/lab-n2/cni.sock"));
-    assert_eq!((config["trafficEncapMode"].as_str(), config["tunnelType"].as_str()), (Some("encap"), Some("vxlan")));
+    assert_eq!(
+        (
+            config["trafficEncapMode"].as_str(),
+            config["tunnelType"].as_str()
+        ),
+        (Some("encap"), Some("vxlan"))
+    );
     // Every Node object is in place before any agent starts.
-    assert_eq!(fs::read_to_string(seen.join("lab-n1/cluster")).unwrap(), "node-lab-n1.yaml\nnode-lab-n2.yaml\n");
+    assert_eq!(
+        fs::read_to_string(seen.join("lab-n1/cluster")).unwrap(),
+        "node-lab-n1.yaml\nnode-lab-n2.yaml\n"
+    );
     // The OVS the agent is pointed at is running.
     assert!(Path::new(&format!("{state}/lab-n2/run/db.sock")).exists());
 
@@ -269,13 +420,20 @@ fn agent_wiring_drives_agent_and_plugin_by_the_contract() {
         scratch.display()
     );
     assert_eq!(env, expected);
-    let stdin: serde_json::Value = serde_json::from_str(&fs::read_to_string(seen.join("lab-n2-p1/stdin")).unwrap()).unwrap();
+    let stdin: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(seen.join("lab-n2-p1/stdin")).unwrap()).unwrap();
     assert_eq!(stdin["type"], "antrea");
     assert_eq!(stdin["cniVersion"], "1.0.0");
 
     let status = lab.run_ok(&["status"]);
-    assert!(status.contains("pod lab-n2-p1    10.244.2.2      on lab-n2"), "{status}");
-    let pod: serde_json::Value = serde_saphyr::from_str(&fs::read_to_string(format!("{state}/cluster/pod-lab-n2-p1.yaml")).unwrap()).unwrap();
+    assert!(
+        status.contains("pod lab-n2-p1    10.244.2.2      on lab-n2"),
+        "{status}"
+    );
+    let pod: serde_json::Value = serde_saphyr::from_str(
+        &fs::read_to_string(format!("{state}/cluster/pod-lab-n2-p1.yaml")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(pod["spec"]["nodeName"], "lab-n2");
     assert_eq!(pod["status"]["podIP"], "10.244.2.2");
 

@@ -129,12 +129,24 @@ impl NodeObject {
         NodeObject {
             api_version: "v1".into(),
             kind: "Node".into(),
-            metadata: Metadata { name: name.into(), namespace: None },
-            spec: NodeSpec { pod_cidr: pod_cidr.into(), pod_cidrs: vec![pod_cidr.into()] },
+            metadata: Metadata {
+                name: name.into(),
+                namespace: None,
+            },
+            spec: NodeSpec {
+                pod_cidr: pod_cidr.into(),
+                pod_cidrs: vec![pod_cidr.into()],
+            },
             status: NodeStatus {
                 addresses: vec![
-                    NodeAddress { address_type: "InternalIP".into(), address: node_ip.to_string() },
-                    NodeAddress { address_type: "Hostname".into(), address: name.into() },
+                    NodeAddress {
+                        address_type: "InternalIP".into(),
+                        address: node_ip.to_string(),
+                    },
+                    NodeAddress {
+                        address_type: "Hostname".into(),
+                        address: name.into(),
+                    },
                 ],
             },
         }
@@ -152,16 +164,24 @@ impl PodObject {
         PodObject {
             api_version: "v1".into(),
             kind: "Pod".into(),
-            metadata: Metadata { name: name.into(), namespace: Some("default".into()) },
+            metadata: Metadata {
+                name: name.into(),
+                namespace: Some("default".into()),
+            },
             spec: PodSpec {
                 node_name: node.into(),
-                containers: vec![Container { name: "serve".into(), image: "antrea-lab serve".into() }],
+                containers: vec![Container {
+                    name: "serve".into(),
+                    image: "antrea-lab serve".into(),
+                }],
             },
             status: PodStatus {
                 phase: "Running".into(),
                 host_ip: node_ip.to_string(),
                 pod_ip: pod_ip.to_string(),
-                pod_ips: vec![PodIp { ip: pod_ip.to_string() }],
+                pod_ips: vec![PodIp {
+                    ip: pod_ip.to_string(),
+                }],
             },
         }
     }
@@ -175,7 +195,8 @@ impl PodObject {
 /// Writes `object` as YAML to `dir/file_name` through a hidden temporary file (which the
 /// agent's directory source ignores) and a rename.
 pub fn write_object<T: Serialize>(dir: &Path, file_name: &str, object: &T) -> io::Result<PathBuf> {
-    let text = serde_saphyr::to_string(object).map_err(|e| io::Error::other(format!("{file_name}: {e}")))?;
+    let text = serde_saphyr::to_string(object)
+        .map_err(|e| io::Error::other(format!("{file_name}: {e}")))?;
     let path = dir.join(file_name);
     let tmp = dir.join(format!(".{file_name}.tmp"));
     fs::write(&tmp, text)?;
@@ -207,7 +228,12 @@ mod tests {
 
     #[test]
     fn pod_object_is_a_v1_pod() {
-        let p = PodObject::new("lab-n1-p2", "lab-n1", Ipv4Addr::new(10, 10, 0, 11), Ipv4Addr::new(10, 244, 1, 3));
+        let p = PodObject::new(
+            "lab-n1-p2",
+            "lab-n1",
+            Ipv4Addr::new(10, 10, 0, 11),
+            Ipv4Addr::new(10, 244, 1, 3),
+        );
         assert_eq!(p.file_name(), "pod-lab-n1-p2.yaml");
         assert_eq!(
             yaml_value(&p),
@@ -220,13 +246,21 @@ mod tests {
 
     #[test]
     fn write_object_leaves_only_the_final_file() {
-        let dir = std::env::temp_dir().join(format!("antrea-lab-cluster-test-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("antrea-lab-cluster-test-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let n = NodeObject::new("lab-n1", "10.244.1.0/24", Ipv4Addr::new(10, 10, 0, 11));
         let path = write_object(&dir, &n.file_name(), &n).unwrap();
-        let names: Vec<String> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let names: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         assert_eq!(names, ["node-lab-n1.yaml"]);
-        assert_eq!(yaml_value(&n), serde_saphyr::from_str::<serde_json::Value>(&fs::read_to_string(path).unwrap()).unwrap());
+        assert_eq!(
+            yaml_value(&n),
+            serde_saphyr::from_str::<serde_json::Value>(&fs::read_to_string(path).unwrap())
+                .unwrap()
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -50,7 +50,9 @@ impl AgentConfig {
     /// The YAML text, with a header comment.
     pub fn to_yaml(&self) -> Result<String, String> {
         let body = serde_saphyr::to_string(self).map_err(|e| e.to_string())?;
-        Ok(format!("# Written by antrea-lab up for one lab Node.\n{body}"))
+        Ok(format!(
+            "# Written by antrea-lab up for one lab Node.\n{body}"
+        ))
     }
 }
 
@@ -60,7 +62,11 @@ mod tests {
 
     #[test]
     fn yaml_has_antrea_keys_and_values() {
-        let c = AgentConfig::for_node(Encap::Noencap, Path::new("/run/antrea-lab/lab-n1/run"), Path::new("/run/antrea-lab/lab-n1/cni.sock"));
+        let c = AgentConfig::for_node(
+            Encap::Noencap,
+            Path::new("/run/antrea-lab/lab-n1/run"),
+            Path::new("/run/antrea-lab/lab-n1/cni.sock"),
+        );
         let yaml = c.to_yaml().unwrap();
         let v: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
         assert_eq!(
@@ -73,6 +79,9 @@ mod tests {
         );
         assert!(yaml.starts_with("# Written by antrea-lab"));
         let vx = AgentConfig::for_node(Encap::Vxlan, Path::new("/r"), Path::new("/s"));
-        assert_eq!((vx.traffic_encap_mode.as_str(), vx.tunnel_type.as_str()), ("encap", "vxlan"));
+        assert_eq!(
+            (vx.traffic_encap_mode.as_str(), vx.tunnel_type.as_str()),
+            ("encap", "vxlan")
+        );
     }
 }

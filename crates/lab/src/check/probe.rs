@@ -40,12 +40,33 @@ pub enum Role {
 /// The endpoints of a lab, in matrix order: its Pods (those with an address), its Nodes, then
 /// the external host.
 pub fn endpoints(state: &State) -> Vec<Endpoint> {
-    let node_ip = |name: &str| state.topology.nodes().find(|n| n.name() == name).map(NodePlan::ip);
+    let node_ip = |name: &str| {
+        state
+            .topology
+            .nodes()
+            .find(|n| n.name() == name)
+            .map(NodePlan::ip)
+    };
     let pods = state.pods.iter().filter_map(|p| {
-        Some(Endpoint { name: p.name.clone(), ip: p.ip?, role: Role::Pod { node: p.node.clone(), node_ip: node_ip(&p.node)? } })
+        Some(Endpoint {
+            name: p.name.clone(),
+            ip: p.ip?,
+            role: Role::Pod {
+                node: p.node.clone(),
+                node_ip: node_ip(&p.node)?,
+            },
+        })
     });
-    let nodes = state.topology.nodes().map(|n| Endpoint { name: n.name(), ip: n.ip(), role: Role::Node });
-    let ext = Endpoint { name: EXT_NETNS.to_owned(), ip: EXT_IP, role: Role::External };
+    let nodes = state.topology.nodes().map(|n| Endpoint {
+        name: n.name(),
+        ip: n.ip(),
+        role: Role::Node,
+    });
+    let ext = Endpoint {
+        name: EXT_NETNS.to_owned(),
+        ip: EXT_IP,
+        role: Role::External,
+    };
     pods.chain(nodes).chain(std::iter::once(ext)).collect()
 }
 
@@ -108,15 +129,24 @@ impl Probe {
     /// Judges a TCP answer: it must come from the target and show the expected source.
     pub fn judge(&self, answer: &Answer) -> Result<(), String> {
         if answer.name != self.to {
-            return Err(format!("answered by {} instead of {}", answer.name, self.to));
+            return Err(format!(
+                "answered by {} instead of {}",
+                answer.name, self.to
+            ));
         }
         let seen = answer.peer.ip();
         match self.peer {
             PeerCheck::Any => Ok(()),
             PeerCheck::Unchanged(ip) if seen == ip => Ok(()),
-            PeerCheck::Unchanged(ip) => Err(format!("{} saw source {seen}, expected the untranslated {ip}", self.to)),
+            PeerCheck::Unchanged(ip) => Err(format!(
+                "{} saw source {seen}, expected the untranslated {ip}",
+                self.to
+            )),
             PeerCheck::Snat(ip) if seen == ip => Ok(()),
-            PeerCheck::Snat(ip) => Err(format!("{} saw source {seen}, expected the Node IP {ip} (SNAT)", self.to)),
+            PeerCheck::Snat(ip) => Err(format!(
+                "{} saw source {seen}, expected the Node IP {ip} (SNAT)",
+                self.to
+            )),
         }
     }
 }
@@ -128,9 +158,18 @@ pub fn plan(endpoints: &[Endpoint], wiring: Wiring) -> Vec<Probe> {
     let mut probes = Vec::new();
     for from in endpoints {
         for to in endpoints {
-            let Some((path, peer)) = classify(from, to, wiring) else { continue };
+            let Some((path, peer)) = classify(from, to, wiring) else {
+                continue;
+            };
             for proto in [Proto::Tcp, Proto::Icmp] {
-                probes.push(Probe { from: from.name.clone(), to: to.name.clone(), to_ip: to.ip, path, proto, peer });
+                probes.push(Probe {
+                    from: from.name.clone(),
+                    to: to.name.clone(),
+                    to_ip: to.ip,
+                    path,
+                    proto,
+                    peer,
+                });
             }
         }
     }
@@ -141,7 +180,11 @@ fn classify(from: &Endpoint, to: &Endpoint, wiring: Wiring) -> Option<(PathKind,
     match (&from.role, &to.role) {
         _ if from.name == to.name => None,
         (Role::Pod { node: a, .. }, Role::Pod { node: b, .. }) => {
-            let path = if a == b { PathKind::PodPodSameNode } else { PathKind::PodPodCrossNode };
+            let path = if a == b {
+                PathKind::PodPodSameNode
+            } else {
+                PathKind::PodPodCrossNode
+            };
             Some((path, PeerCheck::Unchanged(from.ip)))
         }
         (Role::Node, Role::Pod { .. }) => Some((PathKind::NodePod, PeerCheck::Any)),
@@ -165,9 +208,16 @@ pub(crate) mod tests {
         let pod = |n: u8, p: u8| Endpoint {
             name: format!("lab-n{n}-p{p}"),
             ip: Ipv4Addr::new(10, 244, n, 10 + p),
-            role: Role::Pod { node: format!("lab-n{n}"), node_ip: Ipv4Addr::new(10, 10, 0, 10 + n) },
+            role: Role::Pod {
+                node: format!("lab-n{n}"),
+                node_ip: Ipv4Addr::new(10, 10, 0, 10 + n),
+            },
         };
-        let node = |n: u8| Endpoint { name: format!("lab-n{n}"), ip: Ipv4Addr::new(10, 10, 0, 10 + n), role: Role::Node };
+        let node = |n: u8| Endpoint {
+            name: format!("lab-n{n}"),
+            ip: Ipv4Addr::new(10, 10, 0, 10 + n),
+            role: Role::Node,
+        };
         vec![
             pod(1, 1),
             pod(1, 2),
@@ -175,7 +225,11 @@ pub(crate) mod tests {
             pod(2, 2),
             node(1),
             node(2),
-            Endpoint { name: "lab-ext".into(), ip: Ipv4Addr::new(10, 10, 0, 100), role: Role::External },
+            Endpoint {
+                name: "lab-ext".into(),
+                ip: Ipv4Addr::new(10, 10, 0, 100),
+                role: Role::External,
+            },
         ]
     }
 
@@ -194,8 +248,19 @@ pub(crate) mod tests {
         assert_eq!(count(&probes, PathKind::PodExternal), 4 * 2);
         assert_eq!(probes.len(), 64);
         assert!(probes.iter().all(|p| p.from != p.to));
-        assert!(!probes.iter().any(|p| p.from == "lab-ext" || (p.from == "lab-n1" && p.to == "lab-ext")));
-        assert_eq!((probes[0].from.as_str(), probes[0].to.as_str(), probes[0].proto), ("lab-n1-p1", "lab-n1-p2", Proto::Tcp));
+        assert!(
+            !probes
+                .iter()
+                .any(|p| p.from == "lab-ext" || (p.from == "lab-n1" && p.to == "lab-ext"))
+        );
+        assert_eq!(
+            (
+                probes[0].from.as_str(),
+                probes[0].to.as_str(),
+                probes[0].proto
+            ),
+            ("lab-n1-p1", "lab-n1-p2", Proto::Tcp)
+        );
         assert_eq!(probes[1].proto, Proto::Icmp);
     }
 
@@ -203,9 +268,17 @@ pub(crate) mod tests {
     fn endpoints_come_from_the_state() {
         use crate::plan::{Encap, Topology};
         use crate::state::PodRecord;
-        let mut state = State::building(Topology::new(2, 2, Encap::Geneve, Wiring::Normal).unwrap(), None, None);
+        let mut state = State::building(
+            Topology::new(2, 2, Encap::Geneve, Wiring::Normal).unwrap(),
+            None,
+            None,
+        );
         for p in state.topology.pods() {
-            state.pods.push(PodRecord { name: p.name(), node: p.node().name(), ip: Some(p.normal_ip()) });
+            state.pods.push(PodRecord {
+                name: p.name(),
+                node: p.node().name(),
+                ip: Some(p.normal_ip()),
+            });
         }
         state.pods[3].ip = None;
         assert_eq!(super::endpoints(&state), endpoints_without_last_pod());
@@ -219,23 +292,56 @@ pub(crate) mod tests {
 
     #[test]
     fn egress_expects_snat_only_with_the_agent() {
-        let ext = |w| plan(&sample_endpoints(), w).into_iter().find(|p| p.from == "lab-n2-p1" && p.to == "lab-ext").unwrap();
-        assert_eq!(ext(Wiring::Agent).peer, PeerCheck::Snat(Ipv4Addr::new(10, 10, 0, 12)));
-        assert_eq!(ext(Wiring::Normal).peer, PeerCheck::Unchanged(Ipv4Addr::new(10, 244, 2, 11)));
+        let ext = |w| {
+            plan(&sample_endpoints(), w)
+                .into_iter()
+                .find(|p| p.from == "lab-n2-p1" && p.to == "lab-ext")
+                .unwrap()
+        };
+        assert_eq!(
+            ext(Wiring::Agent).peer,
+            PeerCheck::Snat(Ipv4Addr::new(10, 10, 0, 12))
+        );
+        assert_eq!(
+            ext(Wiring::Normal).peer,
+            PeerCheck::Unchanged(Ipv4Addr::new(10, 244, 2, 11))
+        );
     }
 
     #[test]
     fn judge_checks_name_and_source() {
         let probes = plan(&sample_endpoints(), Wiring::Agent);
-        let pick = |from: &str, to: &str| probes.iter().find(|p| p.from == from && p.to == to).unwrap().clone();
-        let answer = |name: &str, peer: &str| Answer { name: name.into(), peer: peer.parse().unwrap() };
+        let pick = |from: &str, to: &str| {
+            probes
+                .iter()
+                .find(|p| p.from == from && p.to == to)
+                .unwrap()
+                .clone()
+        };
+        let answer = |name: &str, peer: &str| Answer {
+            name: name.into(),
+            peer: peer.parse().unwrap(),
+        };
         let pp = pick("lab-n1-p1", "lab-n2-p1");
         assert_eq!(pp.judge(&answer("lab-n2-p1", "10.244.1.11:1234")), Ok(()));
-        assert!(pp.judge(&answer("lab-n2", "10.244.1.11:1234")).unwrap_err().contains("instead of lab-n2-p1"));
-        assert!(pp.judge(&answer("lab-n2-p1", "10.10.0.11:1234")).unwrap_err().contains("untranslated"));
+        assert!(
+            pp.judge(&answer("lab-n2", "10.244.1.11:1234"))
+                .unwrap_err()
+                .contains("instead of lab-n2-p1")
+        );
+        assert!(
+            pp.judge(&answer("lab-n2-p1", "10.10.0.11:1234"))
+                .unwrap_err()
+                .contains("untranslated")
+        );
         let egress = pick("lab-n1-p2", "lab-ext");
         assert_eq!(egress.judge(&answer("lab-ext", "10.10.0.11:5")), Ok(()));
-        assert!(egress.judge(&answer("lab-ext", "10.244.1.12:5")).unwrap_err().contains("SNAT"));
+        assert!(
+            egress
+                .judge(&answer("lab-ext", "10.244.1.12:5"))
+                .unwrap_err()
+                .contains("SNAT")
+        );
         let node_pod = pick("lab-n1", "lab-n2-p2");
         assert_eq!(node_pod.judge(&answer("lab-n2-p2", "10.244.1.1:9")), Ok(()));
     }

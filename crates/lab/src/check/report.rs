@@ -76,8 +76,23 @@ impl Report {
             failed: probes.len() - passed,
             flaky: probes.iter().filter(|o| o.flaky()).count(),
         };
-        let snat = if probes.iter().any(|o| matches!(o.probe.peer, PeerCheck::Snat(_))) { "verified" } else { "n/a" };
-        Report { ok: summary.failed == 0, wiring, encap, snat, summary, seconds, probes }
+        let snat = if probes
+            .iter()
+            .any(|o| matches!(o.probe.peer, PeerCheck::Snat(_)))
+        {
+            "verified"
+        } else {
+            "n/a"
+        };
+        Report {
+            ok: summary.failed == 0,
+            wiring,
+            encap,
+            snat,
+            summary,
+            seconds,
+            probes,
+        }
     }
 
     /// The JSON document.
@@ -95,13 +110,22 @@ impl Report {
             push_unique(&mut sources, &o.probe.from);
         }
         // Targets in source order first, so the matrix reads like a square.
-        for name in sources.iter().copied().chain(self.probes.iter().map(|o| o.probe.to.as_str())) {
+        for name in sources
+            .iter()
+            .copied()
+            .chain(self.probes.iter().map(|o| o.probe.to.as_str()))
+        {
             if self.probes.iter().any(|o| o.probe.to == name) {
                 push_unique(&mut targets, name);
             }
         }
         let width = targets.iter().map(|t| t.len()).max().unwrap_or(0).max(4);
-        let row_head = sources.iter().map(|s| s.len()).max().unwrap_or(0).max("from \\ to".len());
+        let row_head = sources
+            .iter()
+            .map(|s| s.len())
+            .max()
+            .unwrap_or(0)
+            .max("from \\ to".len());
         let mut out = String::new();
         let _ = write!(out, "{:<row_head$}", "from \\ to");
         for t in &targets {
@@ -119,12 +143,19 @@ impl Report {
         out.push_str("(T=TCP to serve:8080, I=ICMP echo; + passed, ~ passed after retry, X failed, . not probed)\n");
         let mut notes = BTreeSet::new();
         for o in self.probes.iter().filter(|o| !o.ok || o.flaky()) {
-            let verdict = if o.ok { format!("passed at attempt {}", o.attempts) } else { format!("FAILED after {} attempts", o.attempts) };
+            let verdict = if o.ok {
+                format!("passed at attempt {}", o.attempts)
+            } else {
+                format!("FAILED after {} attempts", o.attempts)
+            };
             let proto = match o.probe.proto {
                 Proto::Tcp => "tcp",
                 Proto::Icmp => "icmp",
             };
-            notes.insert(format!("  {} -> {} ({}) {proto}: {verdict}: {}\n", o.probe.from, o.probe.to, o.probe.to_ip, o.detail));
+            notes.insert(format!(
+                "  {} -> {} ({}) {proto}: {verdict}: {}\n",
+                o.probe.from, o.probe.to, o.probe.to_ip, o.detail
+            ));
         }
         out.extend(notes);
         let s = self.summary;
@@ -149,18 +180,25 @@ impl Report {
 
     fn cell(&self, from: &str, to: &str) -> String {
         let mark = |proto| {
-            self.probes.iter().find(|o| o.probe.from == from && o.probe.to == to && o.probe.proto == proto).map_or('.', |o| {
-                if !o.ok {
-                    'X'
-                } else if o.flaky() {
-                    '~'
-                } else {
-                    '+'
-                }
-            })
+            self.probes
+                .iter()
+                .find(|o| o.probe.from == from && o.probe.to == to && o.probe.proto == proto)
+                .map_or('.', |o| {
+                    if !o.ok {
+                        'X'
+                    } else if o.flaky() {
+                        '~'
+                    } else {
+                        '+'
+                    }
+                })
         };
         let (t, i) = (mark(Proto::Tcp), mark(Proto::Icmp));
-        if t == '.' && i == '.' { ".".to_owned() } else { format!("T{t}I{i}") }
+        if t == '.' && i == '.' {
+            ".".to_owned()
+        } else {
+            format!("T{t}I{i}")
+        }
     }
 }
 
@@ -179,14 +217,30 @@ mod tests {
         plan(&sample_endpoints(), Wiring::Agent)
             .into_iter()
             .map(|probe| {
-                let failed = probe.from == "lab-n1-p1" && probe.to == "lab-ext" && probe.proto == Proto::Tcp;
-                let flaky = probe.from == "lab-n2-p2" && probe.to == "lab-n1-p1" && probe.proto == Proto::Icmp;
+                let failed =
+                    probe.from == "lab-n1-p1" && probe.to == "lab-ext" && probe.proto == Proto::Tcp;
+                let flaky = probe.from == "lab-n2-p2"
+                    && probe.to == "lab-n1-p1"
+                    && probe.proto == Proto::Icmp;
                 Outcome {
                     ok: !failed,
-                    attempts: if failed { 3 } else if flaky { 2 } else { 1 },
+                    attempts: if failed {
+                        3
+                    } else if flaky {
+                        2
+                    } else {
+                        1
+                    },
                     answered_by: None,
                     peer_seen: None,
-                    detail: if failed { "lab-ext saw source 10.244.1.11, expected the Node IP 10.10.0.11 (SNAT)".into() } else if flaky { "timeout".into() } else { String::new() },
+                    detail: if failed {
+                        "lab-ext saw source 10.244.1.11, expected the Node IP 10.10.0.11 (SNAT)"
+                            .into()
+                    } else if flaky {
+                        "timeout".into()
+                    } else {
+                        String::new()
+                    },
                     probe,
                 }
             })
@@ -197,9 +251,24 @@ mod tests {
     fn verdict_and_counts() {
         let r = Report::new(Wiring::Agent, Encap::Geneve, outcomes(), 2.0);
         assert!(!r.ok);
-        assert_eq!(r.summary, Summary { total: 64, passed: 63, failed: 1, flaky: 1 });
+        assert_eq!(
+            r.summary,
+            Summary {
+                total: 64,
+                passed: 63,
+                failed: 1,
+                flaky: 1
+            }
+        );
         assert_eq!(r.snat, "verified");
-        let all_ok: Vec<Outcome> = outcomes().into_iter().map(|o| Outcome { ok: true, attempts: 1, ..o }).collect();
+        let all_ok: Vec<Outcome> = outcomes()
+            .into_iter()
+            .map(|o| Outcome {
+                ok: true,
+                attempts: 1,
+                ..o
+            })
+            .collect();
         let r = Report::new(Wiring::Normal, Encap::Geneve, all_ok, 1.0);
         assert!(r.ok);
         assert_eq!(r.summary.failed, 0);
@@ -210,13 +279,50 @@ mod tests {
         let text = Report::new(Wiring::Agent, Encap::Geneve, outcomes(), 2.0).to_text();
         let lines: Vec<&str> = text.lines().collect();
         let header: Vec<&str> = lines[0].split_whitespace().collect();
-        assert_eq!(header, ["from", "\\", "to", "lab-n1-p1", "lab-n1-p2", "lab-n2-p1", "lab-n2-p2", "lab-n1", "lab-n2", "lab-ext"]);
-        let row = |name: &str| lines.iter().find(|l| l.starts_with(name)).unwrap().split_whitespace().skip(1).collect::<Vec<_>>();
-        assert_eq!(row("lab-n1-p1 "), [".", "T+I+", "T+I+", "T+I+", "T+I+", "T+I+", "TXI+"]);
-        assert_eq!(row("lab-n2-p2 "), ["T+I~", "T+I+", "T+I+", ".", "T+I+", "T+I+", "T+I+"]);
-        assert_eq!(row("lab-n1 "), ["T+I+", "T+I+", "T+I+", "T+I+", ".", ".", "."]);
-        assert!(text.contains("  lab-n1-p1 -> lab-ext (10.10.0.100) tcp: FAILED after 3 attempts: lab-ext saw source"));
-        assert!(text.contains("  lab-n2-p2 -> lab-n1-p1 (10.244.1.11) icmp: passed at attempt 2: timeout"));
+        assert_eq!(
+            header,
+            [
+                "from",
+                "\\",
+                "to",
+                "lab-n1-p1",
+                "lab-n1-p2",
+                "lab-n2-p1",
+                "lab-n2-p2",
+                "lab-n1",
+                "lab-n2",
+                "lab-ext"
+            ]
+        );
+        let row = |name: &str| {
+            lines
+                .iter()
+                .find(|l| l.starts_with(name))
+                .unwrap()
+                .split_whitespace()
+                .skip(1)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            row("lab-n1-p1 "),
+            [".", "T+I+", "T+I+", "T+I+", "T+I+", "T+I+", "TXI+"]
+        );
+        assert_eq!(
+            row("lab-n2-p2 "),
+            ["T+I~", "T+I+", "T+I+", ".", "T+I+", "T+I+", "T+I+"]
+        );
+        assert_eq!(
+            row("lab-n1 "),
+            ["T+I+", "T+I+", "T+I+", "T+I+", ".", ".", "."]
+        );
+        assert!(text.contains(
+            "  lab-n1-p1 -> lab-ext (10.10.0.100) tcp: FAILED after 3 attempts: lab-ext saw source"
+        ));
+        assert!(
+            text.contains(
+                "  lab-n2-p2 -> lab-n1-p1 (10.244.1.11) icmp: passed at attempt 2: timeout"
+            )
+        );
         assert!(text.trim_end().ends_with("FAIL: 64 probes, 63 passed, 1 failed, 1 flaky; wiring agent (geneve), SNAT verified; 2.0 s"));
     }
 
@@ -233,7 +339,10 @@ mod tests {
         assert_eq!(first["to"], "lab-n1-p2");
         assert_eq!(first["path"], "pod-pod-same-node");
         assert_eq!(first["proto"], "tcp");
-        assert_eq!(first["peer"], serde_json::json!({"expect": "unchanged", "ip": "10.244.1.11"}));
+        assert_eq!(
+            first["peer"],
+            serde_json::json!({"expect": "unchanged", "ip": "10.244.1.11"})
+        );
         assert_eq!(first["ok"], true);
     }
 }

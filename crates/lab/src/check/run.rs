@@ -31,13 +31,21 @@ pub struct CheckOptions {
 
 impl Default for CheckOptions {
     fn default() -> CheckOptions {
-        CheckOptions { attempts: 3, concurrency: 8, tcp_timeout: Duration::from_secs(2), retry_pause: Duration::from_millis(300) }
+        CheckOptions {
+            attempts: 3,
+            concurrency: 8,
+            tcp_timeout: Duration::from_secs(2),
+            retry_pause: Duration::from_millis(300),
+        }
     }
 }
 
 /// Runs every probe of the lab described by `state`.
 pub fn check(state: &State, options: CheckOptions) -> Result<Report> {
-    let exe = std::env::current_exe().map_err(|source| LabError::Spawn { program: "antrea-lab (own executable)".into(), source })?;
+    let exe = std::env::current_exe().map_err(|source| LabError::Spawn {
+        program: "antrea-lab (own executable)".into(),
+        source,
+    })?;
     let probes = plan(&endpoints(state), state.topology.wiring);
     let started = Instant::now();
     let next = AtomicUsize::new(0);
@@ -56,12 +64,29 @@ pub fn check(state: &State, options: CheckOptions) -> Result<Report> {
             });
         }
     });
-    let outcomes = results.into_inner().unwrap_or_default().into_iter().flatten().collect();
-    Ok(Report::new(state.topology.wiring, state.topology.encap, outcomes, started.elapsed().as_secs_f64()))
+    let outcomes = results
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .collect();
+    Ok(Report::new(
+        state.topology.wiring,
+        state.topology.encap,
+        outcomes,
+        started.elapsed().as_secs_f64(),
+    ))
 }
 
 fn run_probe(exe: &std::path::Path, probe: &Probe, options: CheckOptions) -> Outcome {
-    let mut outcome = Outcome { probe: probe.clone(), ok: false, attempts: 0, answered_by: None, peer_seen: None, detail: String::new() };
+    let mut outcome = Outcome {
+        probe: probe.clone(),
+        ok: false,
+        attempts: 0,
+        answered_by: None,
+        peer_seen: None,
+        detail: String::new(),
+    };
     for attempt in 1..=options.attempts.max(1) {
         outcome.attempts = attempt;
         if attempt > 1 {
@@ -83,12 +108,27 @@ fn run_probe(exe: &std::path::Path, probe: &Probe, options: CheckOptions) -> Out
 }
 
 /// One attempt; on TCP success, who answered and the peer it saw.
-fn attempt_once(exe: &std::path::Path, probe: &Probe, options: CheckOptions) -> std::result::Result<Option<(String, String)>, String> {
+fn attempt_once(
+    exe: &std::path::Path,
+    probe: &Probe,
+    options: CheckOptions,
+) -> std::result::Result<Option<(String, String)>, String> {
     match probe.proto {
         Proto::Tcp => {
             let mut cmd = in_netns(&probe.from, exe);
-            cmd.args(["probe-tcp", "--to", &format!("{}:{SERVE_PORT}", probe.to_ip), "--timeout-ms", &options.tcp_timeout.as_millis().to_string()]);
-            let out = run_with_timeout(&mut cmd, b"", options.tcp_timeout * 2 + Duration::from_secs(5)).map_err(|e| e.to_string())?;
+            cmd.args([
+                "probe-tcp",
+                "--to",
+                &format!("{}:{SERVE_PORT}", probe.to_ip),
+                "--timeout-ms",
+                &options.tcp_timeout.as_millis().to_string(),
+            ]);
+            let out = run_with_timeout(
+                &mut cmd,
+                b"",
+                options.tcp_timeout * 2 + Duration::from_secs(5),
+            )
+            .map_err(|e| e.to_string())?;
             if !out.status.success() {
                 return Err(String::from_utf8_lossy(&out.stderr).trim().to_owned());
             }
@@ -99,8 +139,13 @@ fn attempt_once(exe: &std::path::Path, probe: &Probe, options: CheckOptions) -> 
         Proto::Icmp => {
             let mut cmd = in_netns(&probe.from, "ping");
             cmd.args(["-c1", "-W1", "-n", "-q", &probe.to_ip.to_string()]);
-            let out = run_with_timeout(&mut cmd, b"", Duration::from_secs(5)).map_err(|e| e.to_string())?;
-            if out.status.success() { Ok(None) } else { Err("no echo reply within 1 s".to_owned()) }
+            let out = run_with_timeout(&mut cmd, b"", Duration::from_secs(5))
+                .map_err(|e| e.to_string())?;
+            if out.status.success() {
+                Ok(None)
+            } else {
+                Err("no echo reply within 1 s".to_owned())
+            }
         }
     }
 }

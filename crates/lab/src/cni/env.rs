@@ -100,10 +100,15 @@ mod tests {
         assert_eq!(get("CNI_IFNAME"), Some("eth0"));
         assert_eq!(
             get("CNI_ARGS"),
-            Some("K8S_POD_NAMESPACE=default;K8S_POD_NAME=lab-n1-p2;K8S_POD_INFRA_CONTAINER_ID=antrea-lab-001-002")
+            Some(
+                "K8S_POD_NAMESPACE=default;K8S_POD_NAME=lab-n1-p2;K8S_POD_INFRA_CONTAINER_ID=antrea-lab-001-002"
+            )
         );
         assert_eq!(get("CNI_PATH"), Some("/opt/cni/bin"));
-        assert_eq!(get("ANTREA_CNI_SOCKET"), Some("/run/antrea-lab/lab-n1/cni.sock"));
+        assert_eq!(
+            get("ANTREA_CNI_SOCKET"),
+            Some("/run/antrea-lab/lab-n1/cni.sock")
+        );
         assert_eq!(env.len(), 7);
     }
 
@@ -112,7 +117,10 @@ mod tests {
         assert_eq!(CniCommand::Add.as_str(), "ADD");
         assert_eq!(CniCommand::Del.as_str(), "DEL");
         assert_eq!(CniCommand::Check.as_str(), "CHECK");
-        let del = Invocation { command: CniCommand::Del, ..add() };
+        let del = Invocation {
+            command: CniCommand::Del,
+            ..add()
+        };
         assert_eq!(del.env()[0], ("CNI_COMMAND", "DEL".to_owned()));
     }
 }

@@ -37,7 +37,9 @@ impl NetConf {
             cni_version: CNI_VERSION.to_owned(),
             name: "antrea".to_owned(),
             plugin_type: "antrea".to_owned(),
-            ipam: Ipam { ipam_type: "host-local".to_owned() },
+            ipam: Ipam {
+                ipam_type: "host-local".to_owned(),
+            },
         }
     }
 

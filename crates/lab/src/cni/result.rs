@@ -45,12 +45,26 @@ pub enum CniError {
 /// The Pod's IPv4 address from a plugin's stdout. With `interfaces` present, an address on the
 /// sandbox interface `ifname` is preferred over others.
 pub fn parse_result(stdout: &[u8], ifname: &str) -> Result<PodAddress, CniError> {
-    let value: Value = serde_json::from_slice(stdout).map_err(|e| CniError::NotJson(e.to_string()))?;
-    let Value::Object(obj) = &value else { return Err(CniError::NotJson("not an object".into())) };
+    let value: Value =
+        serde_json::from_slice(stdout).map_err(|e| CniError::NotJson(e.to_string()))?;
+    let Value::Object(obj) = &value else {
+        return Err(CniError::NotJson("not an object".into()));
+    };
     if let Some(code) = obj.get("code") {
-        let code = code.as_i64().ok_or_else(|| CniError::Malformed("code: expected an integer".into()))?;
-        let text = |k: &str| obj.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-        return Err(CniError::Plugin { code, msg: text("msg"), details: text("details") });
+        let code = code
+            .as_i64()
+            .ok_or_else(|| CniError::Malformed("code: expected an integer".into()))?;
+        let text = |k: &str| {
+            obj.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        return Err(CniError::Plugin {
+            code,
+            msg: text("msg"),
+            details: text("details"),
+        });
     }
     if let Some(ip4) = obj.get("ip4") {
         return legacy_ip4(ip4);
@@ -63,15 +77,31 @@ pub fn parse_result(stdout: &[u8], ifname: &str) -> Result<PodAddress, CniError>
     let sandbox_iface = sandbox_interface(obj.get("interfaces"), ifname)?;
     let mut first = None;
     for (i, entry) in ips.iter().enumerate() {
-        let Value::Object(entry) = entry else { return Err(CniError::Malformed(format!("ips[{i}]: expected an object"))) };
-        if entry.get("version").and_then(Value::as_str).is_some_and(|v| v != "4") {
+        let Value::Object(entry) = entry else {
+            return Err(CniError::Malformed(format!("ips[{i}]: expected an object")));
+        };
+        if entry
+            .get("version")
+            .and_then(Value::as_str)
+            .is_some_and(|v| v != "4")
+        {
             continue;
         }
-        let address = entry.get("address").and_then(Value::as_str).ok_or_else(|| CniError::Malformed(format!("ips[{i}].address: missing")))?;
-        let Some((ip, prefix_len)) = parse_cidr_v4(address)? else { continue };
+        let address = entry
+            .get("address")
+            .and_then(Value::as_str)
+            .ok_or_else(|| CniError::Malformed(format!("ips[{i}].address: missing")))?;
+        let Some((ip, prefix_len)) = parse_cidr_v4(address)? else {
+            continue;
+        };
         let gateway = optional_ip(entry.get("gateway"), &format!("ips[{i}].gateway"))?;
-        let found = PodAddress { ip, prefix_len, gateway };
-        let on_sandbox = sandbox_iface.is_some() && entry.get("interface").and_then(Value::as_u64) == sandbox_iface;
+        let found = PodAddress {
+            ip,
+            prefix_len,
+            gateway,
+        };
+        let on_sandbox = sandbox_iface.is_some()
+            && entry.get("interface").and_then(Value::as_u64) == sandbox_iface;
         if on_sandbox {
             return Ok(found);
         }
@@ -82,10 +112,18 @@ pub fn parse_result(stdout: &[u8], ifname: &str) -> Result<PodAddress, CniError>
 
 /// 0.1.0/0.2.0: `"ip4": {"ip": "10.1.0.5/16", "gateway": "10.1.0.1"}`.
 fn legacy_ip4(ip4: &Value) -> Result<PodAddress, CniError> {
-    let ip = ip4.get("ip").and_then(Value::as_str).ok_or_else(|| CniError::Malformed("ip4.ip: missing".into()))?;
-    let (ip, prefix_len) = parse_cidr_v4(ip)?.ok_or_else(|| CniError::Malformed(format!("ip4.ip {ip}: not IPv4")))?;
+    let ip = ip4
+        .get("ip")
+        .and_then(Value::as_str)
+        .ok_or_else(|| CniError::Malformed("ip4.ip: missing".into()))?;
+    let (ip, prefix_len) =
+        parse_cidr_v4(ip)?.ok_or_else(|| CniError::Malformed(format!("ip4.ip {ip}: not IPv4")))?;
     let gateway = optional_ip(ip4.get("gateway"), "ip4.gateway")?;
-    Ok(PodAddress { ip, prefix_len, gateway })
+    Ok(PodAddress {
+        ip,
+        prefix_len,
+        gateway,
+    })
 }
 
 /// The index of the interface named `ifname` with a `sandbox`, if the result lists interfaces.
@@ -99,7 +137,9 @@ fn sandbox_interface(interfaces: Option<&Value>, ifname: &str) -> Result<Option<
         .iter()
         .position(|i| {
             i.get("name").and_then(Value::as_str) == Some(ifname)
-                && i.get("sandbox").and_then(Value::as_str).is_some_and(|s| !s.is_empty())
+                && i.get("sandbox")
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| !s.is_empty())
         })
         .map(|p| p as u64))
 }
@@ -123,7 +163,10 @@ fn optional_ip(value: Option<&Value>, what: &str) -> Result<Option<Ipv4Addr>, Cn
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.contains(':') => Ok(None),
-        Some(Value::String(s)) => s.parse().map(Some).map_err(|_| CniError::Malformed(format!("{what} {s:?}: not an address"))),
+        Some(Value::String(s)) => s
+            .parse()
+            .map(Some)
+            .map_err(|_| CniError::Malformed(format!("{what} {s:?}: not an address"))),
         Some(_) => Err(CniError::Malformed(format!("{what}: expected a string"))),
     }
 }
@@ -133,15 +176,25 @@ mod tests {
     use super::*;
 
     fn addr(ip: [u8; 4], len: u8, gw: Option<[u8; 4]>) -> PodAddress {
-        PodAddress { ip: Ipv4Addr::from(ip), prefix_len: len, gateway: gw.map(Ipv4Addr::from) }
+        PodAddress {
+            ip: Ipv4Addr::from(ip),
+            prefix_len: len,
+            gateway: gw.map(Ipv4Addr::from),
+        }
     }
 
     #[test]
     fn v0_2_ip4() {
         let out = br#"{"cniVersion":"0.2.0","ip4":{"ip":"10.244.1.5/24","gateway":"10.244.1.1","routes":[{"dst":"0.0.0.0/0"}]},"dns":{}}"#;
-        assert_eq!(parse_result(out, "eth0"), Ok(addr([10, 244, 1, 5], 24, Some([10, 244, 1, 1]))));
+        assert_eq!(
+            parse_result(out, "eth0"),
+            Ok(addr([10, 244, 1, 5], 24, Some([10, 244, 1, 1])))
+        );
         let no_gw = br#"{"cniVersion":"0.1.0","ip4":{"ip":"10.0.0.2/8"}}"#;
-        assert_eq!(parse_result(no_gw, "eth0"), Ok(addr([10, 0, 0, 2], 8, None)));
+        assert_eq!(
+            parse_result(no_gw, "eth0"),
+            Ok(addr([10, 0, 0, 2], 8, None))
+        );
     }
 
     #[test]
@@ -151,13 +204,19 @@ mod tests {
             "ips":[{"version":"6","address":"fd00::5/64","gateway":"fd00::1","interface":1},
                    {"version":"4","address":"10.244.1.5/24","gateway":"10.244.1.1","interface":1}],
             "routes":[{"dst":"0.0.0.0/0"}]}"#;
-        assert_eq!(parse_result(out, "eth0"), Ok(addr([10, 244, 1, 5], 24, Some([10, 244, 1, 1]))));
+        assert_eq!(
+            parse_result(out, "eth0"),
+            Ok(addr([10, 244, 1, 5], 24, Some([10, 244, 1, 1])))
+        );
     }
 
     #[test]
     fn v0_3_ips_without_interfaces() {
         let out = br#"{"cniVersion":"0.3.1","ips":[{"version":"4","address":"10.244.2.9/24"}]}"#;
-        assert_eq!(parse_result(out, "eth0"), Ok(addr([10, 244, 2, 9], 24, None)));
+        assert_eq!(
+            parse_result(out, "eth0"),
+            Ok(addr([10, 244, 2, 9], 24, None))
+        );
     }
 
     #[test]
@@ -166,39 +225,73 @@ mod tests {
             "interfaces":[{"name":"host-side"},{"name":"eth0","sandbox":"/var/run/netns/p"}],
             "ips":[{"address":"192.168.9.9/32","interface":0},{"address":"fd00::3/64","interface":1},
                    {"address":"10.244.3.7/24","gateway":"10.244.3.1","interface":1}]}"#;
-        assert_eq!(parse_result(out, "eth0"), Ok(addr([10, 244, 3, 7], 24, Some([10, 244, 3, 1]))));
+        assert_eq!(
+            parse_result(out, "eth0"),
+            Ok(addr([10, 244, 3, 7], 24, Some([10, 244, 3, 1])))
+        );
         // Without a sandbox interface of that name, the first IPv4 address wins.
-        assert_eq!(parse_result(out, "net1"), Ok(addr([192, 168, 9, 9], 32, None)));
+        assert_eq!(
+            parse_result(out, "net1"),
+            Ok(addr([192, 168, 9, 9], 32, None))
+        );
     }
 
     #[test]
     fn error_results_carry_code_and_message() {
         let out = br#"{"cniVersion":"1.0.0","code":7,"msg":"invalid network config","details":"no ipam"}"#;
         let err = parse_result(out, "eth0").unwrap_err();
-        assert_eq!(err, CniError::Plugin { code: 7, msg: "invalid network config".into(), details: "no ipam".into() });
-        assert_eq!(err.to_string(), "plugin error 7: invalid network config (no ipam)");
+        assert_eq!(
+            err,
+            CniError::Plugin {
+                code: 7,
+                msg: "invalid network config".into(),
+                details: "no ipam".into()
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "plugin error 7: invalid network config (no ipam)"
+        );
         let bad_code = br#"{"code":"x"}"#;
-        assert!(matches!(parse_result(bad_code, "eth0"), Err(CniError::Malformed(_))));
+        assert!(matches!(
+            parse_result(bad_code, "eth0"),
+            Err(CniError::Malformed(_))
+        ));
     }
 
     #[test]
     fn results_without_ipv4_or_with_bad_shapes_are_errors() {
-        let cases: [(&[u8], fn(&CniError) -> bool); 11] = [
+        type Expect = fn(&CniError) -> bool;
+        let cases: [(&[u8], Expect); 11] = [
             (b"", |e| matches!(e, CniError::NotJson(_))),
             (b"[1]", |e| matches!(e, CniError::NotJson(_))),
             (b"{}", |e| *e == CniError::NoIpv4),
             (br#"{"ips":[]}"#, |e| *e == CniError::NoIpv4),
-            (br#"{"ips":[{"address":"fd00::1/64"}]}"#, |e| *e == CniError::NoIpv4),
+            (br#"{"ips":[{"address":"fd00::1/64"}]}"#, |e| {
+                *e == CniError::NoIpv4
+            }),
             (br#"{"ips":{}}"#, |e| matches!(e, CniError::Malformed(_))),
             (br#"{"ips":[7]}"#, |e| matches!(e, CniError::Malformed(_))),
-            (br#"{"ips":[{"address":"10.0.0.1"}]}"#, |e| matches!(e, CniError::Malformed(_))),
-            (br#"{"ips":[{"address":"10.0.0.1/33"}]}"#, |e| matches!(e, CniError::Malformed(_))),
-            (br#"{"ips":[{"address":"10.0.0.1/8","gateway":5}]}"#, |e| matches!(e, CniError::Malformed(_))),
-            (br#"{"ip4":{"ip":"fd00::1/64"}}"#, |e| matches!(e, CniError::Malformed(_))),
+            (br#"{"ips":[{"address":"10.0.0.1"}]}"#, |e| {
+                matches!(e, CniError::Malformed(_))
+            }),
+            (br#"{"ips":[{"address":"10.0.0.1/33"}]}"#, |e| {
+                matches!(e, CniError::Malformed(_))
+            }),
+            (br#"{"ips":[{"address":"10.0.0.1/8","gateway":5}]}"#, |e| {
+                matches!(e, CniError::Malformed(_))
+            }),
+            (br#"{"ip4":{"ip":"fd00::1/64"}}"#, |e| {
+                matches!(e, CniError::Malformed(_))
+            }),
         ];
         for (input, expected) in cases {
             let err = parse_result(input, "eth0").unwrap_err();
-            assert!(expected(&err), "{} -> {err:?}", String::from_utf8_lossy(input));
+            assert!(
+                expected(&err),
+                "{} -> {err:?}",
+                String::from_utf8_lossy(input)
+            );
         }
     }
 

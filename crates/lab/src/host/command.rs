@@ -25,7 +25,13 @@ pub fn in_netns(netns: &str, program: impl AsRef<OsStr>) -> Command {
 
 /// Runs `cmd` without stdin and returns its stdout, or an error with its stderr.
 pub fn run(cmd: &mut Command) -> Result<String> {
-    let out = cmd.stdin(Stdio::null()).output().map_err(|source| LabError::Spawn { program: describe(cmd), source })?;
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|source| LabError::Spawn {
+            program: describe(cmd),
+            source,
+        })?;
     checked(cmd, out)
 }
 
@@ -43,7 +49,10 @@ pub fn run_with_timeout(cmd: &mut Command, stdin: &[u8], timeout: Duration) -> R
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|source| LabError::Spawn { program: program.clone(), source })?;
+        .map_err(|source| LabError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
     let mut input = child.stdin.take();
     let stdin = stdin.to_vec();
     let writer = thread::spawn(move || {
@@ -60,8 +69,18 @@ pub fn run_with_timeout(cmd: &mut Command, stdin: &[u8], timeout: Duration) -> R
             buf
         })
     };
-    let stdout = reader(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let stderr = reader(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stdout = reader(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = reader(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let deadline = Instant::now() + timeout;
     let status = loop {
         match child.try_wait() {
@@ -70,13 +89,20 @@ pub fn run_with_timeout(cmd: &mut Command, stdin: &[u8], timeout: Duration) -> R
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(LabError::Timeout { what: program, seconds: timeout.as_secs_f64() });
+                return Err(LabError::Timeout {
+                    what: program,
+                    seconds: timeout.as_secs_f64(),
+                });
             }
             Err(source) => return Err(LabError::Spawn { program, source }),
         }
     };
     let _ = writer.join();
-    Ok(Output { status, stdout: stdout.join().unwrap_or_default(), stderr: stderr.join().unwrap_or_default() })
+    Ok(Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
 }
 
 /// Like [`run_with_timeout`] but failing on a non-zero exit.
@@ -102,7 +128,10 @@ pub fn wait_until(what: &str, timeout: Duration, mut ready: impl FnMut() -> bool
     let deadline = Instant::now() + timeout;
     while !ready() {
         if Instant::now() > deadline {
-            return Err(LabError::Timeout { what: what.to_owned(), seconds: timeout.as_secs_f64() });
+            return Err(LabError::Timeout {
+                what: what.to_owned(),
+                seconds: timeout.as_secs_f64(),
+            });
         }
         thread::sleep(Duration::from_millis(20));
     }
@@ -118,14 +147,28 @@ mod tests {
         assert_eq!(run(Command::new("echo").arg("hi")).unwrap(), "hi\n");
         let err = run(Command::new("sh").args(["-c", "echo oops >&2; exit 3"])).unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("`sh -c echo oops >&2; exit 3` failed") && text.contains("oops"), "{text}");
-        assert!(matches!(run(&mut Command::new("/nonexistent/x")), Err(LabError::Spawn { .. })));
+        assert!(
+            text.contains("`sh -c echo oops >&2; exit 3` failed") && text.contains("oops"),
+            "{text}"
+        );
+        assert!(matches!(
+            run(&mut Command::new("/nonexistent/x")),
+            Err(LabError::Spawn { .. })
+        ));
     }
 
     #[test]
     fn stdin_is_fed_and_deadline_kills() {
-        assert_eq!(run_stdin(&mut Command::new("cat"), b"abc", Duration::from_secs(5)).unwrap(), "abc");
-        let err = run_with_timeout(Command::new("sleep").arg("5"), b"", Duration::from_millis(100)).unwrap_err();
+        assert_eq!(
+            run_stdin(&mut Command::new("cat"), b"abc", Duration::from_secs(5)).unwrap(),
+            "abc"
+        );
+        let err = run_with_timeout(
+            Command::new("sleep").arg("5"),
+            b"",
+            Duration::from_millis(100),
+        )
+        .unwrap_err();
         assert!(matches!(err, LabError::Timeout { .. }), "{err}");
     }
 

@@ -17,7 +17,13 @@ pub fn add(name: &str, ipv6_off: bool) -> Result<()> {
     ip(&["netns", "add", name])?;
     ip(&["-n", name, "link", "set", "lo", "up"])?;
     if ipv6_off {
-        sysctl(name, &["net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])?;
+        sysctl(
+            name,
+            &[
+                "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1",
+            ],
+        )?;
     }
     Ok(())
 }
@@ -34,15 +40,21 @@ pub fn lab_namespaces() -> Result<Vec<String>> {
 
 /// The `lab-*` names in `ip netns list` output (`name` or `name (id: N)` per line).
 pub fn parse_netns_list(text: &str) -> Vec<String> {
-    let mut names: Vec<String> =
-        text.lines().filter_map(|l| l.split_whitespace().next()).filter(|n| n.starts_with(NETNS_PREFIX)).map(str::to_owned).collect();
+    let mut names: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(NETNS_PREFIX))
+        .map(str::to_owned)
+        .collect();
     names.sort();
     names
 }
 
 /// The PIDs of processes in namespace `name`.
 pub fn pids(name: &str) -> Vec<i32> {
-    ip(&["netns", "pids", name]).map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect()).unwrap_or_default()
+    ip(&["netns", "pids", name])
+        .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
 }
 
 /// `sysctl -qw` settings inside `netns`.
@@ -60,7 +72,12 @@ pub fn tx_off(netns: &str, dev: &str) -> Result<()> {
 pub fn keep_kernel_off(netns: &str, dev: &str) -> Result<()> {
     let mut nft = in_netns(netns, "nft");
     nft.args(["-f", "-"]);
-    run_stdin(&mut nft, ingress_drop_rules(dev).as_bytes(), Duration::from_secs(10)).map(drop)
+    run_stdin(
+        &mut nft,
+        ingress_drop_rules(dev).as_bytes(),
+        Duration::from_secs(10),
+    )
+    .map(drop)
 }
 
 /// The nft script for [`keep_kernel_off`] (the table is declared again: declarations merge).
@@ -74,7 +91,10 @@ pub fn ingress_drop_rules(dev: &str) -> String {
 /// Waits for link `dev` to exist in `netns` (OVS creates its taps asynchronously).
 pub fn wait_link(netns: &str, dev: &str, timeout: Duration) -> Result<()> {
     wait_until(&format!("link {dev} in {netns}"), timeout, || {
-        Command::new("ip").args(["-n", netns, "link", "show", dev]).output().is_ok_and(|o| o.status.success())
+        Command::new("ip")
+            .args(["-n", netns, "link", "show", dev])
+            .output()
+            .is_ok_and(|o| o.status.success())
     })
 }
 
@@ -85,7 +105,10 @@ mod tests {
     #[test]
     fn netns_list_keeps_lab_names_only() {
         let text = "lab-n2 (id: 3)\nlab-underlay (id: 0)\novst-123-0\nlab-n1-p1\n\nlabx\n";
-        assert_eq!(parse_netns_list(text), ["lab-n1-p1", "lab-n2", "lab-underlay"]);
+        assert_eq!(
+            parse_netns_list(text),
+            ["lab-n1-p1", "lab-n2", "lab-underlay"]
+        );
     }
 
     #[test]
@@ -93,7 +116,9 @@ mod tests {
         let rules = ingress_drop_rules("n1p2");
         assert!(rules.contains("table netdev lab_ovs_ports {"));
         assert!(rules.contains("chain n1p2_ingress {"));
-        assert!(rules.contains("type filter hook ingress device \"n1p2\" priority 0; policy drop;"));
+        assert!(
+            rules.contains("type filter hook ingress device \"n1p2\" priority 0; policy drop;")
+        );
         assert!(ingress_drop_rules("p1-h").contains("chain p1_h_ingress"));
     }
 }

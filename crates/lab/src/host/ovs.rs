@@ -60,10 +60,17 @@ impl NodeOvs {
     /// Creates the database and starts both daemons; returns when `ovs-vswitchd` answers.
     pub fn start(&self) -> Result<()> {
         for dir in [&self.run, &self.db, &self.log, &self.etc] {
-            fs::create_dir_all(dir).map_err(|source| LabError::File { what: "OVS directory", path: dir.clone(), source })?;
+            fs::create_dir_all(dir).map_err(|source| LabError::File {
+                what: "OVS directory",
+                path: dir.clone(),
+                source,
+            })?;
         }
         let conf = self.db.join("conf.db");
-        run(Command::new("ovsdb-tool").arg("create").arg(&conf).arg(SCHEMA))?;
+        run(Command::new("ovsdb-tool")
+            .arg("create")
+            .arg(&conf)
+            .arg(SCHEMA))?;
         let run_dir = self.run.display();
         let log_dir = self.log.display();
         run(self.command("ovsdb-server").arg(&conf).args([
@@ -76,7 +83,13 @@ impl NodeOvs {
             "--detach".to_owned(),
         ]))?;
         self.vsctl(&["--no-wait", "init"])?;
-        self.vsctl(&["--no-wait", "set", "Open_vSwitch", ".", &format!("external_ids:system-id={}", self.netns)])?;
+        self.vsctl(&[
+            "--no-wait",
+            "set",
+            "Open_vSwitch",
+            ".",
+            &format!("external_ids:system-id={}", self.netns),
+        ])?;
         run(self.command("ovs-vswitchd").args([
             format!("unix:{run_dir}/db.sock"),
             format!("--pidfile={run_dir}/ovs-vswitchd.pid"),
@@ -86,13 +99,19 @@ impl NodeOvs {
             "--detach".to_owned(),
         ]))?;
         let ctl = self.run.join("ovs-vswitchd.ctl");
-        wait_until(&format!("ovs-vswitchd control socket {}", ctl.display()), Duration::from_secs(10), || ctl.exists())
+        wait_until(
+            &format!("ovs-vswitchd control socket {}", ctl.display()),
+            Duration::from_secs(10),
+            || ctl.exists(),
+        )
     }
 
     /// `ovs-vsctl --timeout=20 --db=unix:<db.sock> args…`.
     pub fn vsctl(&self, args: &[&str]) -> Result<String> {
         let db = format!("--db=unix:{}", self.db_socket().display());
-        run(Command::new("ovs-vsctl").args(["--timeout=20", &db]).args(args))
+        run(Command::new("ovs-vsctl")
+            .args(["--timeout=20", &db])
+            .args(args))
     }
 
     /// `ovs-ofctl add-flows <bridge> -` with `flows` on stdin.

@@ -35,12 +35,26 @@ pub fn down(layout: &Layout) -> Result<DownReport> {
     let marker = layout_marker(layout);
     let mut report = DownReport::default();
     let namespaces = lab_namespaces()?;
-    let mut candidates: BTreeSet<i32> = pidfiles_under(layout.root()).iter().filter_map(|p| read_pid(p)).collect();
+    let mut candidates: BTreeSet<i32> = pidfiles_under(layout.root())
+        .iter()
+        .filter_map(|p| read_pid(p))
+        .collect();
     candidates.extend(namespaces.iter().flat_map(|ns| netns::pids(ns)));
-    let ours: Vec<i32> = candidates.into_iter().filter(|p| is_ours(*p, &marker)).collect();
-    let described: Vec<String> = ours.iter().map(|p| format!("{p} {}", cmdline(*p))).collect();
+    let ours: Vec<i32> = candidates
+        .into_iter()
+        .filter(|p| is_ours(*p, &marker))
+        .collect();
+    let described: Vec<String> = ours
+        .iter()
+        .map(|p| format!("{p} {}", cmdline(*p)))
+        .collect();
     let stopped = stop_all(&ours, &marker);
-    report.stopped = described.into_iter().zip(&ours).filter(|(_, p)| stopped.contains(p)).map(|(d, _)| d).collect();
+    report.stopped = described
+        .into_iter()
+        .zip(&ours)
+        .filter(|(_, p)| stopped.contains(p))
+        .map(|(d, _)| d)
+        .collect();
     for pid in ours.iter().filter(|p| is_ours(**p, &marker)) {
         report.warnings.push(format!("process {pid} did not exit"));
     }
@@ -57,7 +71,11 @@ pub fn down(layout: &Layout) -> Result<DownReport> {
         }
     }
     if layout.root().exists() {
-        fs::remove_dir_all(layout.root()).map_err(|source| LabError::File { what: "state directory", path: layout.root().to_owned(), source })?;
+        fs::remove_dir_all(layout.root()).map_err(|source| LabError::File {
+            what: "state directory",
+            path: layout.root().to_owned(),
+            source,
+        })?;
         report.removed_state_dir = true;
     }
     report.seconds = started.elapsed().as_secs_f64();

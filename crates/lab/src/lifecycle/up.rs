@@ -31,11 +31,15 @@ pub struct UpOptions {
 /// Builds the lab; on failure everything made so far is removed (unless `keep_on_failure`).
 pub fn up(layout: &Layout, options: &UpOptions) -> Result<State> {
     if layout.root().exists() {
-        return Err(LabError::Exists { what: format!("state directory {}", layout.root().display()) });
+        return Err(LabError::Exists {
+            what: format!("state directory {}", layout.root().display()),
+        });
     }
     let existing = lab_namespaces()?;
     if !existing.is_empty() {
-        return Err(LabError::Exists { what: format!("namespaces {}", existing.join(" ")) });
+        return Err(LabError::Exists {
+            what: format!("namespaces {}", existing.join(" ")),
+        });
     }
     let bins = match (options.topology.wiring, &options.agent) {
         (Wiring::Agent, Some(bins)) => {
@@ -43,14 +47,29 @@ pub fn up(layout: &Layout, options: &UpOptions) -> Result<State> {
             Some(bins)
         }
         (Wiring::Agent, None) => {
-            return Err(LabError::MissingBinary { what: "antrea-agent", path: "".into(), hint: "set --agent-bin and --cni-bin" });
+            return Err(LabError::MissingBinary {
+                what: "antrea-agent",
+                path: "".into(),
+                hint: "set --agent-bin and --cni-bin",
+            });
         }
         (Wiring::Normal, _) => None,
     };
-    fs::create_dir_all(layout.root()).map_err(|source| LabError::File { what: "state directory", path: layout.root().to_owned(), source })?;
+    fs::create_dir_all(layout.root()).map_err(|source| LabError::File {
+        what: "state directory",
+        path: layout.root().to_owned(),
+        source,
+    })?;
     let started = Instant::now();
-    let mut state = State::building(options.topology, bins.map(|b| b.agent.clone()), bins.map(|b| b.cni.clone()));
-    let built = state.save(&layout.state_file()).map_err(LabError::from).and_then(|()| build(layout, &mut state, bins));
+    let mut state = State::building(
+        options.topology,
+        bins.map(|b| b.agent.clone()),
+        bins.map(|b| b.cni.clone()),
+    );
+    let built = state
+        .save(&layout.state_file())
+        .map_err(LabError::from)
+        .and_then(|()| build(layout, &mut state, bins));
     match built {
         Ok(()) => {
             state.phase = Phase::Up;
@@ -86,7 +105,10 @@ fn build(layout: &Layout, state: &mut State, bins: Option<&AgentBinaries>) -> Re
         agent::publish_nodes(layout, &topology)?;
         let mut agents = Vec::new();
         for &node in &nodes {
-            agents.push((node, agent::start_agent(layout, node, topology.encap, bins)?));
+            agents.push((
+                node,
+                agent::start_agent(layout, node, topology.encap, bins)?,
+            ));
         }
         for (node, child) in &mut agents {
             agent::wait_ready(layout, *node, child, bins.ready_timeout)?;
@@ -110,10 +132,26 @@ fn build(layout: &Layout, state: &mut State, bins: Option<&AgentBinaries>) -> Re
 }
 
 /// Runs `f` on every item on its own thread; the results in item order, or the first error.
-fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync) -> Result<Vec<R>> {
+fn in_parallel<T: Sync, R: Send>(
+    items: &[T],
+    f: impl Fn(&T) -> Result<R> + Sync,
+) -> Result<Vec<R>> {
     let f = &f;
     thread::scope(|scope| {
-        let handles: Vec<_> = items.iter().map(|item| scope.spawn(move || f(item))).collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(LabError::Output { tool: "antrea-lab", message: "a build thread panicked".into() }))).collect()
+        let handles: Vec<_> = items
+            .iter()
+            .map(|item| scope.spawn(move || f(item)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(LabError::Output {
+                        tool: "antrea-lab",
+                        message: "a build thread panicked".into(),
+                    })
+                })
+            })
+            .collect()
     })
 }

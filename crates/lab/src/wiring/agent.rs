@@ -38,10 +38,18 @@ impl AgentBinaries {
     /// Fails with an operator message if a binary is missing.
     pub fn verify(&self) -> Result<()> {
         if !self.agent.is_file() {
-            return Err(LabError::MissingBinary { what: "antrea-agent", path: self.agent.clone(), hint: "set --agent-bin" });
+            return Err(LabError::MissingBinary {
+                what: "antrea-agent",
+                path: self.agent.clone(),
+                hint: "set --agent-bin",
+            });
         }
         if !self.cni.is_file() {
-            return Err(LabError::MissingBinary { what: "the antrea CNI plugin", path: self.cni.clone(), hint: "set --cni-bin" });
+            return Err(LabError::MissingBinary {
+                what: "the antrea CNI plugin",
+                path: self.cni.clone(),
+                hint: "set --cni-bin",
+            });
         }
         Ok(())
     }
@@ -50,38 +58,80 @@ impl AgentBinaries {
 /// Writes every Node object into the cluster directory.
 pub fn publish_nodes(layout: &Layout, topology: &Topology) -> Result<()> {
     let dir = layout.cluster_dir();
-    fs::create_dir_all(&dir).map_err(|source| LabError::File { what: "cluster directory", path: dir.clone(), source })?;
+    fs::create_dir_all(&dir).map_err(|source| LabError::File {
+        what: "cluster directory",
+        path: dir.clone(),
+        source,
+    })?;
     for node in topology.nodes() {
         let object = NodeObject::new(&node.name(), &node.pod_cidr(), node.ip());
-        write_object(&dir, &object.file_name(), &object).map_err(|source| LabError::File { what: "Node object", path: dir.clone(), source })?;
+        write_object(&dir, &object.file_name(), &object).map_err(|source| LabError::File {
+            what: "Node object",
+            path: dir.clone(),
+            source,
+        })?;
     }
     Ok(())
 }
 
 /// Writes `node`'s agent configuration and starts its agent; the handle tells whether it exits.
-pub fn start_agent(layout: &Layout, node: NodePlan, encap: Encap, bins: &AgentBinaries) -> Result<Child> {
+pub fn start_agent(
+    layout: &Layout,
+    node: NodePlan,
+    encap: Encap,
+    bins: &AgentBinaries,
+) -> Result<Child> {
     let name = node.name();
     let config_path = layout.agent_config(&name);
-    let config = AgentConfig::for_node(encap, &layout.ovs_run_dir(&name), &layout.cni_socket(&name));
-    let yaml = config.to_yaml().map_err(|message| LabError::Output { tool: "YAML writer", message })?;
-    fs::write(&config_path, yaml).map_err(|source| LabError::File { what: "agent configuration", path: config_path.clone(), source })?;
+    let config =
+        AgentConfig::for_node(encap, &layout.ovs_run_dir(&name), &layout.cni_socket(&name));
+    let yaml = config.to_yaml().map_err(|message| LabError::Output {
+        tool: "YAML writer",
+        message,
+    })?;
+    fs::write(&config_path, yaml).map_err(|source| LabError::File {
+        what: "agent configuration",
+        path: config_path.clone(),
+        source,
+    })?;
     let mut cmd = in_netns(&name, &bins.agent);
-    cmd.arg("--config").arg(&config_path).arg("--cluster-dir").arg(layout.cluster_dir()).env("NODE_NAME", &name);
-    spawn_detached(&mut cmd, &layout.agent_pidfile(&name), &layout.agent_log(&name))
+    cmd.arg("--config")
+        .arg(&config_path)
+        .arg("--cluster-dir")
+        .arg(layout.cluster_dir())
+        .env("NODE_NAME", &name);
+    spawn_detached(
+        &mut cmd,
+        &layout.agent_pidfile(&name),
+        &layout.agent_log(&name),
+    )
 }
 
 /// Waits until `node`'s agent has created its CNI socket; fails at once if the agent exits.
-pub fn wait_ready(layout: &Layout, node: NodePlan, agent: &mut Child, timeout: Duration) -> Result<()> {
+pub fn wait_ready(
+    layout: &Layout,
+    node: NodePlan,
+    agent: &mut Child,
+    timeout: Duration,
+) -> Result<()> {
     let name = node.name();
     let socket = layout.cni_socket(&name);
     let mut exit = None;
-    wait_until(&format!("antrea-agent of {name} to create {}", socket.display()), timeout, || {
-        exit = agent.try_wait().ok().flatten();
-        socket.exists() || exit.is_some()
-    })?;
+    wait_until(
+        &format!("antrea-agent of {name} to create {}", socket.display()),
+        timeout,
+        || {
+            exit = agent.try_wait().ok().flatten();
+            socket.exists() || exit.is_some()
+        },
+    )?;
     match exit {
         None => Ok(()),
-        Some(status) => Err(LabError::AgentExited { node: name.clone(), status: status.to_string(), log_tail: log_tail(&layout.agent_log(&name), 20) }),
+        Some(status) => Err(LabError::AgentExited {
+            node: name.clone(),
+            status: status.to_string(),
+            log_tail: log_tail(&layout.agent_log(&name), 20),
+        }),
     }
 }
 
@@ -112,7 +162,8 @@ pub fn add_pod(layout: &Layout, pod: PodPlan, bins: &AgentBinaries) -> Result<Po
     netns::add(&name, false)?;
     let invocation = add_invocation(layout, pod, &bins.cni);
     let mut cmd = in_netns(&node.name(), &bins.cni);
-    cmd.env_clear().env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
     for (key, value) in invocation.env() {
         cmd.env(key, value);
     }
@@ -120,16 +171,38 @@ pub fn add_pod(layout: &Layout, pod: PodPlan, bins: &AgentBinaries) -> Result<Po
     let stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
     let address = match (out.status.success(), parse_result(&out.stdout, POD_IFNAME)) {
         (true, Ok(address)) => address,
-        (_, Err(source)) => return Err(LabError::Cni { pod: name, source, stderr }),
+        (_, Err(source)) => {
+            return Err(LabError::Cni {
+                pod: name,
+                source,
+                stderr,
+            });
+        }
         (false, Ok(_)) => {
-            let source = CniError::Malformed(format!("`{}` exited with {} after printing a success result", describe(&cmd), out.status));
-            return Err(LabError::Cni { pod: name, source, stderr });
+            let source = CniError::Malformed(format!(
+                "`{}` exited with {} after printing a success result",
+                describe(&cmd),
+                out.status
+            ));
+            return Err(LabError::Cni {
+                pod: name,
+                source,
+                stderr,
+            });
         }
     };
     let object = PodObject::new(&name, &node.name(), node.ip(), address.ip);
     let dir = layout.cluster_dir();
-    write_object(&dir, &object.file_name(), &object).map_err(|source| LabError::File { what: "Pod object", path: dir, source })?;
-    Ok(PodRecord { name, node: node.name(), ip: Some(address.ip) })
+    write_object(&dir, &object.file_name(), &object).map_err(|source| LabError::File {
+        what: "Pod object",
+        path: dir,
+        source,
+    })?;
+    Ok(PodRecord {
+        name,
+        node: node.name(),
+        ip: Some(address.ip),
+    })
 }
 
 #[cfg(test)]
@@ -139,20 +212,40 @@ mod tests {
     #[test]
     fn add_invocation_points_at_the_pod_and_its_node() {
         let layout = Layout::new("/run/antrea-lab");
-        let inv = add_invocation(&layout, PodPlan { node: 2, index: 1 }, Path::new("/opt/lab/bin/antrea"));
+        let inv = add_invocation(
+            &layout,
+            PodPlan { node: 2, index: 1 },
+            Path::new("/opt/lab/bin/antrea"),
+        );
         assert_eq!(inv.netns, Path::new("/var/run/netns/lab-n2-p1"));
         assert_eq!(inv.socket, Path::new("/run/antrea-lab/lab-n2/cni.sock"));
         assert_eq!(inv.cni_path, Path::new("/opt/lab/bin"));
-        assert_eq!(inv.cni_args(), "K8S_POD_NAMESPACE=default;K8S_POD_NAME=lab-n2-p1;K8S_POD_INFRA_CONTAINER_ID=antrea-lab-002-001");
+        assert_eq!(
+            inv.cni_args(),
+            "K8S_POD_NAMESPACE=default;K8S_POD_NAME=lab-n2-p1;K8S_POD_INFRA_CONTAINER_ID=antrea-lab-002-001"
+        );
         assert_eq!(inv.ifname, "eth0");
         assert_eq!(inv.command, CniCommand::Add);
     }
 
     #[test]
     fn missing_binaries_are_named() {
-        let bins = AgentBinaries { agent: "/nonexistent/antrea-agent".into(), cni: "/bin/sh".into(), ready_timeout: Duration::from_secs(1) };
-        assert!(bins.verify().unwrap_err().to_string().contains("--agent-bin"));
-        let bins = AgentBinaries { agent: "/bin/sh".into(), cni: "/nonexistent/antrea".into(), ..bins };
+        let bins = AgentBinaries {
+            agent: "/nonexistent/antrea-agent".into(),
+            cni: "/bin/sh".into(),
+            ready_timeout: Duration::from_secs(1),
+        };
+        assert!(
+            bins.verify()
+                .unwrap_err()
+                .to_string()
+                .contains("--agent-bin")
+        );
+        let bins = AgentBinaries {
+            agent: "/bin/sh".into(),
+            cni: "/nonexistent/antrea".into(),
+            ..bins
+        };
         assert!(bins.verify().unwrap_err().to_string().contains("--cni-bin"));
     }
 }
