@@ -1,0 +1,266 @@
+//! The cluster directory: one YAML file per object, `v1` Nodes (name, podCIDR, InternalIP) and
+//! Pods (name, nodeName, podIP), written atomically (a hidden temporary file renamed into
+//! place), so an agent polling the directory never reads half a file.
+
+use std::fs;
+use std::io;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// `metadata`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Metadata {
+    /// The object's name.
+    pub name: String,
+    /// The namespace (Pods only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+/// A `v1` Node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeObject {
+    /// `v1`.
+    pub api_version: String,
+    /// `Node`.
+    pub kind: String,
+    /// Name.
+    pub metadata: Metadata,
+    /// podCIDR(s).
+    pub spec: NodeSpec,
+    /// Addresses.
+    pub status: NodeStatus,
+}
+
+/// `Node.spec`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSpec {
+    /// The Node's Pod CIDR.
+    #[serde(rename = "podCIDR")]
+    pub pod_cidr: String,
+    /// The same, as the list newer clusters fill in.
+    #[serde(rename = "podCIDRs")]
+    pub pod_cidrs: Vec<String>,
+}
+
+/// `Node.status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeStatus {
+    /// `InternalIP` (the Node IP) and `Hostname`.
+    pub addresses: Vec<NodeAddress>,
+}
+
+/// One `Node.status.addresses` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeAddress {
+    /// `InternalIP` or `Hostname`.
+    #[serde(rename = "type")]
+    pub address_type: String,
+    /// The value.
+    pub address: String,
+}
+
+/// A `v1` Pod.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodObject {
+    /// `v1`.
+    pub api_version: String,
+    /// `Pod`.
+    pub kind: String,
+    /// Name and namespace.
+    pub metadata: Metadata,
+    /// nodeName and one container.
+    pub spec: PodSpec,
+    /// podIP(s).
+    pub status: PodStatus,
+}
+
+/// `Pod.spec`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSpec {
+    /// The Node the Pod runs on.
+    pub node_name: String,
+    /// One container (the lab's `serve` answerer), since the API requires at least one.
+    pub containers: Vec<Container>,
+}
+
+/// `Pod.spec.containers[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Container {
+    /// Container name.
+    pub name: String,
+    /// Image (descriptive only).
+    pub image: String,
+}
+
+/// `Pod.status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodStatus {
+    /// `Running`.
+    pub phase: String,
+    /// The Node IP.
+    #[serde(rename = "hostIP")]
+    pub host_ip: String,
+    /// The Pod IP.
+    #[serde(rename = "podIP")]
+    pub pod_ip: String,
+    /// The same, as a list.
+    #[serde(rename = "podIPs")]
+    pub pod_ips: Vec<PodIp>,
+}
+
+/// One `Pod.status.podIPs` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PodIp {
+    /// The address.
+    pub ip: String,
+}
+
+impl NodeObject {
+    /// A lab Node.
+    pub fn new(name: &str, pod_cidr: &str, node_ip: Ipv4Addr) -> NodeObject {
+        NodeObject {
+            api_version: "v1".into(),
+            kind: "Node".into(),
+            metadata: Metadata {
+                name: name.into(),
+                namespace: None,
+            },
+            spec: NodeSpec {
+                pod_cidr: pod_cidr.into(),
+                pod_cidrs: vec![pod_cidr.into()],
+            },
+            status: NodeStatus {
+                addresses: vec![
+                    NodeAddress {
+                        address_type: "InternalIP".into(),
+                        address: node_ip.to_string(),
+                    },
+                    NodeAddress {
+                        address_type: "Hostname".into(),
+                        address: name.into(),
+                    },
+                ],
+            },
+        }
+    }
+
+    /// The file name in the cluster directory.
+    pub fn file_name(&self) -> String {
+        format!("node-{}.yaml", self.metadata.name)
+    }
+}
+
+impl PodObject {
+    /// A lab Pod in namespace `default`, running on `node`.
+    pub fn new(name: &str, node: &str, node_ip: Ipv4Addr, pod_ip: Ipv4Addr) -> PodObject {
+        PodObject {
+            api_version: "v1".into(),
+            kind: "Pod".into(),
+            metadata: Metadata {
+                name: name.into(),
+                namespace: Some("default".into()),
+            },
+            spec: PodSpec {
+                node_name: node.into(),
+                containers: vec![Container {
+                    name: "serve".into(),
+                    image: "antrea-lab serve".into(),
+                }],
+            },
+            status: PodStatus {
+                phase: "Running".into(),
+                host_ip: node_ip.to_string(),
+                pod_ip: pod_ip.to_string(),
+                pod_ips: vec![PodIp {
+                    ip: pod_ip.to_string(),
+                }],
+            },
+        }
+    }
+
+    /// The file name in the cluster directory.
+    pub fn file_name(&self) -> String {
+        format!("pod-{}.yaml", self.metadata.name)
+    }
+}
+
+/// Writes `object` as YAML to `dir/file_name` through a hidden temporary file (which the
+/// agent's directory source ignores) and a rename.
+pub fn write_object<T: Serialize>(dir: &Path, file_name: &str, object: &T) -> io::Result<PathBuf> {
+    let text = serde_saphyr::to_string(object)
+        .map_err(|e| io::Error::other(format!("{file_name}: {e}")))?;
+    let path = dir.join(file_name);
+    let tmp = dir.join(format!(".{file_name}.tmp"));
+    fs::write(&tmp, text)?;
+    fs::rename(&tmp, &path)?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn yaml_value<T: Serialize>(object: &T) -> serde_json::Value {
+        serde_saphyr::from_str(&serde_saphyr::to_string(object).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn node_object_is_a_v1_node() {
+        let n = NodeObject::new("lab-n2", "10.244.2.0/24", Ipv4Addr::new(10, 10, 0, 12));
+        assert_eq!(n.file_name(), "node-lab-n2.yaml");
+        assert_eq!(
+            yaml_value(&n),
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "lab-n2"},
+                   "spec": {"podCIDR": "10.244.2.0/24", "podCIDRs": ["10.244.2.0/24"]},
+                   "status": {"addresses": [{"type": "InternalIP", "address": "10.10.0.12"},
+                                            {"type": "Hostname", "address": "lab-n2"}]}})
+        );
+    }
+
+    #[test]
+    fn pod_object_is_a_v1_pod() {
+        let p = PodObject::new(
+            "lab-n1-p2",
+            "lab-n1",
+            Ipv4Addr::new(10, 10, 0, 11),
+            Ipv4Addr::new(10, 244, 1, 3),
+        );
+        assert_eq!(p.file_name(), "pod-lab-n1-p2.yaml");
+        assert_eq!(
+            yaml_value(&p),
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "lab-n1-p2", "namespace": "default"},
+                   "spec": {"nodeName": "lab-n1", "containers": [{"name": "serve", "image": "antrea-lab serve"}]},
+                   "status": {"phase": "Running", "hostIP": "10.10.0.11", "podIP": "10.244.1.3",
+                              "podIPs": [{"ip": "10.244.1.3"}]}})
+        );
+    }
+
+    #[test]
+    fn write_object_leaves_only_the_final_file() {
+        let dir =
+            std::env::temp_dir().join(format!("antrea-lab-cluster-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let n = NodeObject::new("lab-n1", "10.244.1.0/24", Ipv4Addr::new(10, 10, 0, 11));
+        let path = write_object(&dir, &n.file_name(), &n).unwrap();
+        let names: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["node-lab-n1.yaml"]);
+        assert_eq!(
+            yaml_value(&n),
+            serde_saphyr::from_str::<serde_json::Value>(&fs::read_to_string(path).unwrap())
+                .unwrap()
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

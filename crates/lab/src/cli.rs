@@ -1,0 +1,306 @@
+//! The `antrea-lab` command line.
+
+use std::net::SocketAddrV4;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+
+use crate::check::run::{CheckOptions, check};
+use crate::error::{LabError, Result};
+use crate::iperf;
+use crate::layout::{DEFAULT_STATE_DIR, Layout};
+use crate::lifecycle::down::down;
+use crate::lifecycle::status::status;
+use crate::lifecycle::up::{UpOptions, up};
+use crate::plan::{Encap, Topology, Wiring};
+use crate::serve;
+use crate::state::State;
+use crate::wiring::agent::AgentBinaries;
+
+/// An emulated multi-Node cluster on one Linux machine: network namespaces, a private Open
+/// vSwitch per Node, Pods wired by antrea-agent through the antrea CNI plugin (or, as a
+/// baseline, by a plain OVS NORMAL bridge), and a connectivity check.
+#[derive(Debug, Parser)]
+#[command(name = "antrea-lab", version)]
+pub struct Cli {
+    /// Where the lab keeps its state, OVS directories, logs and pidfiles.
+    #[arg(long, global = true, default_value = DEFAULT_STATE_DIR)]
+    pub state_dir: PathBuf,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Build the lab.
+    Up {
+        /// Number of Nodes.
+        #[arg(long, default_value_t = 2)]
+        nodes: u8,
+        /// Pods on each Node.
+        #[arg(long, default_value_t = 2)]
+        pods_per_node: u8,
+        /// Cross-Node traffic mode (agent wiring).
+        #[arg(long, value_enum, default_value_t = Encap::Geneve)]
+        encap: Encap,
+        /// Who wires the Nodes: antrea-agent + CNI plugin, or a plain NORMAL bridge.
+        #[arg(long, value_enum, default_value_t = Wiring::Normal)]
+        wiring: Wiring,
+        /// The antrea-agent binary [default: next to antrea-lab].
+        #[arg(long)]
+        agent_bin: Option<PathBuf>,
+        /// The antrea CNI plugin binary [default: next to antrea-lab].
+        #[arg(long)]
+        cni_bin: Option<PathBuf>,
+        /// Seconds an agent may take to create its CNI socket.
+        #[arg(long, default_value_t = 60.0)]
+        agent_ready_timeout: f64,
+        /// Leave a half-built lab in place if up fails (remove it with down).
+        #[arg(long)]
+        keep_on_failure: bool,
+    },
+    /// Probe connectivity: Pod<->Pod, Node->Pod, Pod->Node, Pod->external (SNAT); TCP and ICMP.
+    Check {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Attempts per probe.
+        #[arg(long, default_value_t = 3)]
+        attempts: u32,
+        /// Probes in flight at once.
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
+    },
+    /// Show what exists: Nodes, Pods, namespaces, processes.
+    Status,
+    /// Remove every process, namespace and file of the lab.
+    Down,
+    /// Measure TCP throughput between two endpoints with iperf3.
+    Iperf {
+        /// Source endpoint (a Pod, a Node or lab-ext).
+        #[arg(long)]
+        from: String,
+        /// Target endpoint.
+        #[arg(long)]
+        to: String,
+        /// Seconds to measure.
+        #[arg(long, default_value_t = 5)]
+        seconds: u32,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// (internal) Answer TCP connections with our name and the peer address.
+    #[command(hide = true)]
+    Serve {
+        /// Name to answer with.
+        #[arg(long)]
+        name: String,
+        /// Port to listen on (all addresses).
+        #[arg(long)]
+        port: u16,
+        /// File written once listening.
+        #[arg(long)]
+        ready_file: PathBuf,
+    },
+    /// (internal) Connect to a serve answerer and print its answer.
+    #[command(hide = true)]
+    ProbeTcp {
+        /// Address and port.
+        #[arg(long)]
+        to: SocketAddrV4,
+        /// Connect and read timeout.
+        #[arg(long, default_value_t = 2000)]
+        timeout_ms: u64,
+    },
+}
+
+/// Parses the command line and runs it.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("antrea-lab: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn absolute(dir: &Path) -> PathBuf {
+    if dir.is_absolute() {
+        dir.to_owned()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(dir)
+    }
+}
+
+fn beside_self(name: &str) -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join(name)))
+        .unwrap_or_else(|| PathBuf::from(name))
+}
+
+fn load(layout: &Layout) -> Result<State> {
+    State::load(&layout.state_file())?.ok_or_else(|| LabError::NotUp(layout.state_file()))
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    let layout = Layout::new(absolute(&cli.state_dir));
+    match cli.command {
+        Cmd::Up {
+            nodes,
+            pods_per_node,
+            encap,
+            wiring,
+            agent_bin,
+            cni_bin,
+            agent_ready_timeout,
+            keep_on_failure,
+        } => {
+            let topology = Topology::new(nodes, pods_per_node, encap, wiring)?;
+            let agent = (wiring == Wiring::Agent).then(|| AgentBinaries {
+                agent: agent_bin.unwrap_or_else(|| beside_self("antrea-agent")),
+                cni: cni_bin.unwrap_or_else(|| beside_self("antrea")),
+                ready_timeout: Duration::from_secs_f64(agent_ready_timeout.max(0.0)),
+            });
+            let state = up(
+                &layout,
+                &UpOptions {
+                    topology,
+                    agent,
+                    keep_on_failure,
+                },
+            )?;
+            println!(
+                "lab up in {:.1} s: {} Nodes x {} Pods, wiring {}{}; state {}",
+                state.up_seconds.unwrap_or_default(),
+                nodes,
+                pods_per_node,
+                wiring,
+                if wiring == Wiring::Agent {
+                    format!(" ({encap})")
+                } else {
+                    String::new()
+                },
+                layout.root().display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Check {
+            json,
+            attempts,
+            concurrency,
+        } => {
+            let state = load(&layout)?;
+            let report = check(
+                &state,
+                CheckOptions {
+                    attempts,
+                    concurrency,
+                    ..CheckOptions::default()
+                },
+            )?;
+            print!(
+                "{}",
+                if json {
+                    report.to_json() + "\n"
+                } else {
+                    report.to_text()
+                }
+            );
+            Ok(if report.ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Cmd::Status => {
+            let s = status(&layout)?;
+            print!("{}", s.to_text(&layout));
+            Ok(if s.healthy() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Cmd::Down => {
+            let report = down(&layout)?;
+            for p in &report.stopped {
+                println!("stopped {p}");
+            }
+            for w in &report.warnings {
+                eprintln!("warning: {w}");
+            }
+            println!(
+                "down in {:.1} s: {} processes stopped, {} namespaces deleted, state directory {}",
+                report.seconds,
+                report.stopped.len(),
+                report.namespaces.len(),
+                if report.removed_state_dir {
+                    "removed"
+                } else {
+                    "was absent"
+                }
+            );
+            Ok(if report.warnings.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Cmd::Iperf {
+            from,
+            to,
+            seconds,
+            json,
+        } => {
+            let state = load(&layout)?;
+            let started = Instant::now();
+            let t = iperf::measure(&layout, &state, &from, &to, seconds)?;
+            if json {
+                println!("{}", serde_json::to_string(&t).unwrap_or_default());
+            } else {
+                println!(
+                    "{} -> {}: {:.3} Gbit/s over {} s, {} retransmits ({:.1} s wall)",
+                    t.from,
+                    t.to,
+                    t.gbits(),
+                    t.seconds,
+                    t.retransmits,
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Serve {
+            name,
+            port,
+            ready_file,
+        } => {
+            serve::serve(&name, port, &ready_file).map_err(|source| LabError::File {
+                what: "serve",
+                path: ready_file,
+                source,
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::ProbeTcp { to, timeout_ms } => {
+            match serve::probe_tcp(to, Duration::from_millis(timeout_ms)) {
+                Ok(answer) => {
+                    print!("{}", serve::format_answer(&answer.name, answer.peer));
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
+    }
+}

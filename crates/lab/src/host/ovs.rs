@@ -1,0 +1,123 @@
+//! A Node's private Open vSwitch: `ovsdb-server` and `ovs-vswitchd` (userspace datapath) run
+//! inside the Node's namespace (one `ovs-vswitchd` per namespace: each creates the `ovs-netdev`
+//! tap), with run, database, log and sysconf directories under the state directory, detached,
+//! with pidfiles there. `OVS_RUNDIR` points at the run directory, so bridge management sockets
+//! (`br-int.mgmt`) appear there for the agent.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use super::command::{in_netns, run, run_stdin, wait_until};
+use crate::error::{LabError, Result};
+use crate::layout::Layout;
+
+const SCHEMA: &str = "/usr/share/openvswitch/vswitch.ovsschema";
+
+/// One Node's OVS.
+#[derive(Debug, Clone)]
+pub struct NodeOvs {
+    netns: String,
+    run: PathBuf,
+    db: PathBuf,
+    log: PathBuf,
+    etc: PathBuf,
+}
+
+impl NodeOvs {
+    /// The OVS of `node` (its namespace has the same name).
+    pub fn new(layout: &Layout, node: &str) -> NodeOvs {
+        NodeOvs {
+            netns: node.to_owned(),
+            run: layout.ovs_run_dir(node),
+            db: layout.ovs_db_dir(node),
+            log: layout.log_dir(node),
+            etc: layout.ovs_etc_dir(node),
+        }
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut cmd = in_netns(&self.netns, program);
+        cmd.env("OVS_RUNDIR", &self.run)
+            .env("OVS_DBDIR", &self.db)
+            .env("OVS_LOGDIR", &self.log)
+            .env("OVS_SYSCONFDIR", &self.etc)
+            .env("OVS_PKGDATADIR", "/usr/share/openvswitch");
+        cmd
+    }
+
+    /// The OVSDB socket path.
+    pub fn db_socket(&self) -> PathBuf {
+        self.run.join("db.sock")
+    }
+
+    /// `unix:<run>/<bridge>.mgmt` for `ovs-ofctl`.
+    pub fn mgmt(&self, bridge: &str) -> String {
+        format!("unix:{}", self.run.join(format!("{bridge}.mgmt")).display())
+    }
+
+    /// Creates the database and starts both daemons; returns when `ovs-vswitchd` answers.
+    pub fn start(&self) -> Result<()> {
+        for dir in [&self.run, &self.db, &self.log, &self.etc] {
+            fs::create_dir_all(dir).map_err(|source| LabError::File {
+                what: "OVS directory",
+                path: dir.clone(),
+                source,
+            })?;
+        }
+        let conf = self.db.join("conf.db");
+        run(Command::new("ovsdb-tool")
+            .arg("create")
+            .arg(&conf)
+            .arg(SCHEMA))?;
+        let run_dir = self.run.display();
+        let log_dir = self.log.display();
+        run(self.command("ovsdb-server").arg(&conf).args([
+            format!("--remote=punix:{run_dir}/db.sock"),
+            "--remote=db:Open_vSwitch,Open_vSwitch,manager_options".to_owned(),
+            format!("--pidfile={run_dir}/ovsdb-server.pid"),
+            format!("--unixctl={run_dir}/ovsdb-server.ctl"),
+            format!("--log-file={log_dir}/ovsdb-server.log"),
+            "-vconsole:off".to_owned(),
+            "--detach".to_owned(),
+        ]))?;
+        self.vsctl(&["--no-wait", "init"])?;
+        self.vsctl(&[
+            "--no-wait",
+            "set",
+            "Open_vSwitch",
+            ".",
+            &format!("external_ids:system-id={}", self.netns),
+        ])?;
+        run(self.command("ovs-vswitchd").args([
+            format!("unix:{run_dir}/db.sock"),
+            format!("--pidfile={run_dir}/ovs-vswitchd.pid"),
+            format!("--unixctl={run_dir}/ovs-vswitchd.ctl"),
+            format!("--log-file={log_dir}/ovs-vswitchd.log"),
+            "-vconsole:off".to_owned(),
+            "--detach".to_owned(),
+        ]))?;
+        let ctl = self.run.join("ovs-vswitchd.ctl");
+        wait_until(
+            &format!("ovs-vswitchd control socket {}", ctl.display()),
+            Duration::from_secs(10),
+            || ctl.exists(),
+        )
+    }
+
+    /// `ovs-vsctl --timeout=20 --db=unix:<db.sock> args…`.
+    pub fn vsctl(&self, args: &[&str]) -> Result<String> {
+        let db = format!("--db=unix:{}", self.db_socket().display());
+        run(Command::new("ovs-vsctl")
+            .args(["--timeout=20", &db])
+            .args(args))
+    }
+
+    /// `ovs-ofctl add-flows <bridge> -` with `flows` on stdin.
+    pub fn add_flows(&self, bridge: &str, flows: &str) -> Result<()> {
+        let mut cmd = Command::new("ovs-ofctl");
+        cmd.args(["-O", "OpenFlow13", "add-flows", &self.mgmt(bridge), "-"]);
+        run_stdin(&mut cmd, flows.as_bytes(), Duration::from_secs(20)).map(drop)
+    }
+}

@@ -1,0 +1,121 @@
+//! Where the lab keeps its files: one state directory holding the state file, each Node's OVS
+//! directories, agent files, the cluster directory, logs and every pidfile. Every process the
+//! lab starts names a path under this directory on its command line, which is how `down` and
+//! `status` recognise them.
+
+use std::path::{Path, PathBuf};
+
+/// The default state directory (tmpfs: it goes away on reboot, like the namespaces).
+pub const DEFAULT_STATE_DIR: &str = "/run/antrea-lab";
+
+/// The paths under one state directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    root: PathBuf,
+}
+
+impl Layout {
+    /// The layout rooted at `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Layout {
+        Layout { root: root.into() }
+    }
+
+    /// The state directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The state file (JSON, see [`crate::state::State`]).
+    pub fn state_file(&self) -> PathBuf {
+        self.root.join("state.json")
+    }
+
+    /// A Node's directory.
+    pub fn node_dir(&self, node: &str) -> PathBuf {
+        self.root.join(node)
+    }
+
+    /// A Node's OVS run directory (`db.sock`, `br-int.mgmt`, control sockets, pidfiles): the
+    /// agent's `ovsRunDir`.
+    pub fn ovs_run_dir(&self, node: &str) -> PathBuf {
+        self.node_dir(node).join("run")
+    }
+
+    /// A Node's OVS database directory.
+    pub fn ovs_db_dir(&self, node: &str) -> PathBuf {
+        self.node_dir(node).join("db")
+    }
+
+    /// A Node's log directory (OVS logs, agent log).
+    pub fn log_dir(&self, node: &str) -> PathBuf {
+        self.node_dir(node).join("log")
+    }
+
+    /// A Node's OVS sysconf directory (unused by OVS here, but kept private).
+    pub fn ovs_etc_dir(&self, node: &str) -> PathBuf {
+        self.node_dir(node).join("etc")
+    }
+
+    /// The agent configuration file of a Node.
+    pub fn agent_config(&self, node: &str) -> PathBuf {
+        self.node_dir(node).join("antrea-agent.conf")
+    }
+
+    /// The agent's pidfile (written by the lab).
+    pub fn agent_pidfile(&self, node: &str) -> PathBuf {
+        self.node_dir(node).join("antrea-agent.pid")
+    }
+
+    /// The agent's stdout and stderr.
+    pub fn agent_log(&self, node: &str) -> PathBuf {
+        self.log_dir(node).join("antrea-agent.log")
+    }
+
+    /// The agent's CNI socket; its appearance means the agent is ready.
+    pub fn cni_socket(&self, node: &str) -> PathBuf {
+        self.node_dir(node).join("cni.sock")
+    }
+
+    /// The cluster directory shared by every agent (Node and Pod objects as YAML).
+    pub fn cluster_dir(&self) -> PathBuf {
+        self.root.join("cluster")
+    }
+
+    /// The directory of one `serve` answerer (by namespace name).
+    pub fn serve_dir(&self, netns: &str) -> PathBuf {
+        self.root.join("serve").join(netns)
+    }
+
+    /// The iperf3 server's pidfile.
+    pub fn iperf_pidfile(&self) -> PathBuf {
+        self.root.join("iperf3-server.pid")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_path_is_under_the_root() {
+        let l = Layout::new("/run/x");
+        for p in [
+            l.state_file(),
+            l.ovs_run_dir("lab-n1"),
+            l.ovs_db_dir("lab-n1"),
+            l.log_dir("lab-n1"),
+            l.ovs_etc_dir("lab-n1"),
+            l.agent_config("lab-n1"),
+            l.agent_pidfile("lab-n1"),
+            l.agent_log("lab-n1"),
+            l.cni_socket("lab-n1"),
+            l.cluster_dir(),
+            l.serve_dir("lab-n1-p1"),
+            l.iperf_pidfile(),
+        ] {
+            assert!(p.starts_with("/run/x"), "{}", p.display());
+        }
+        assert_eq!(l.cni_socket("lab-n2"), Path::new("/run/x/lab-n2/cni.sock"));
+        assert_eq!(l.ovs_run_dir("lab-n2"), Path::new("/run/x/lab-n2/run"));
+    }
+}

@@ -1,0 +1,157 @@
+//! `antrea-lab up`: the LAN and external host, the Nodes (in parallel), their wiring, the Pods
+//! (Nodes in parallel, Pods of one Node in order), and a `serve` answerer in every namespace.
+//! The state file is written first (phase `building`) and updated as Pods appear, so a lab
+//! that fails half-way is still fully known to `down`; unless asked to keep it, `up` runs
+//! `down` itself on failure.
+
+use std::fs;
+use std::thread;
+use std::time::Instant;
+
+use super::down;
+use crate::error::{LabError, Result};
+use crate::host::netns::lab_namespaces;
+use crate::layout::Layout;
+use crate::plan::{EXT_NETNS, Topology, Wiring};
+use crate::state::{Phase, PodRecord, State};
+use crate::wiring::agent::{self, AgentBinaries};
+use crate::wiring::{common, normal};
+
+/// What `up` was asked for.
+#[derive(Debug, Clone)]
+pub struct UpOptions {
+    /// The shape.
+    pub topology: Topology,
+    /// The binaries (`agent` wiring only).
+    pub agent: Option<AgentBinaries>,
+    /// Leave a half-built lab in place when building fails (for inspection; `down` removes it).
+    pub keep_on_failure: bool,
+}
+
+/// Builds the lab; on failure everything made so far is removed (unless `keep_on_failure`).
+pub fn up(layout: &Layout, options: &UpOptions) -> Result<State> {
+    if layout.root().exists() {
+        return Err(LabError::Exists {
+            what: format!("state directory {}", layout.root().display()),
+        });
+    }
+    let existing = lab_namespaces()?;
+    if !existing.is_empty() {
+        return Err(LabError::Exists {
+            what: format!("namespaces {}", existing.join(" ")),
+        });
+    }
+    let bins = match (options.topology.wiring, &options.agent) {
+        (Wiring::Agent, Some(bins)) => {
+            bins.verify()?;
+            Some(bins)
+        }
+        (Wiring::Agent, None) => {
+            return Err(LabError::MissingBinary {
+                what: "antrea-agent",
+                path: "".into(),
+                hint: "set --agent-bin and --cni-bin",
+            });
+        }
+        (Wiring::Normal, _) => None,
+    };
+    fs::create_dir_all(layout.root()).map_err(|source| LabError::File {
+        what: "state directory",
+        path: layout.root().to_owned(),
+        source,
+    })?;
+    let started = Instant::now();
+    let mut state = State::building(
+        options.topology,
+        bins.map(|b| b.agent.clone()),
+        bins.map(|b| b.cni.clone()),
+    );
+    let built = state
+        .save(&layout.state_file())
+        .map_err(LabError::from)
+        .and_then(|()| build(layout, &mut state, bins));
+    match built {
+        Ok(()) => {
+            state.phase = Phase::Up;
+            state.up_seconds = Some(started.elapsed().as_secs_f64());
+            state.save(&layout.state_file())?;
+            Ok(state)
+        }
+        Err(e) if options.keep_on_failure => Err(e),
+        Err(e) => {
+            if let Ok(report) = down::down(layout) {
+                for warning in report.warnings {
+                    eprintln!("antrea-lab up: cleanup: {warning}");
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
+fn build(layout: &Layout, state: &mut State, bins: Option<&AgentBinaries>) -> Result<()> {
+    let topology = state.topology;
+    common::underlay()?;
+    common::external(topology.wiring)?;
+    let nodes: Vec<_> = topology.nodes().collect();
+    in_parallel(&nodes, |&node| {
+        common::node(layout, node)?;
+        match topology.wiring {
+            Wiring::Normal => normal::bridge(layout, node),
+            Wiring::Agent => Ok(()),
+        }
+    })?;
+    if let Some(bins) = bins {
+        agent::publish_nodes(layout, &topology)?;
+        let mut agents = Vec::new();
+        for &node in &nodes {
+            agents.push((
+                node,
+                agent::start_agent(layout, node, topology.encap, bins)?,
+            ));
+        }
+        for (node, child) in &mut agents {
+            agent::wait_ready(layout, *node, child, bins.ready_timeout)?;
+        }
+    }
+    let per_node: Vec<Vec<PodRecord>> = in_parallel(&nodes, |&node| {
+        topology
+            .pods_of(node)
+            .map(|pod| match bins {
+                Some(bins) => agent::add_pod(layout, pod, bins),
+                None => normal::pod(layout, pod),
+            })
+            .collect()
+    })?;
+    state.pods = per_node.into_iter().flatten().collect();
+    state.save(&layout.state_file())?;
+    let mut answerers: Vec<String> = state.pods.iter().map(|p| p.name.clone()).collect();
+    answerers.extend(nodes.iter().map(|n| n.name()));
+    answerers.push(EXT_NETNS.to_owned());
+    in_parallel(&answerers, |netns| common::start_serve(layout, netns)).map(drop)
+}
+
+/// Runs `f` on every item on its own thread; the results in item order, or the first error.
+fn in_parallel<T: Sync, R: Send>(
+    items: &[T],
+    f: impl Fn(&T) -> Result<R> + Sync,
+) -> Result<Vec<R>> {
+    let f = &f;
+    thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .iter()
+            .map(|item| scope.spawn(move || f(item)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(LabError::Output {
+                        tool: "antrea-lab",
+                        message: "a build thread panicked".into(),
+                    })
+                })
+            })
+            .collect()
+    })
+}

@@ -1,0 +1,201 @@
+//! The lab's TCP answerer and its client. `serve` runs in every Pod, Node and the external
+//! namespace and answers each connection with one line naming itself and the peer address it
+//! saw, so a probe proves both which endpoint it reached and whether the source was translated
+//! (SNAT). [`parse_answer`] is a decode entry point: any text gives an answer or an error.
+
+use std::fs;
+use std::io::{self, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
+use std::path::Path;
+use std::time::Duration;
+
+/// The first word of every answer.
+pub const ANSWER_TAG: &str = "antrea-lab-serve";
+/// Answers are one short line; anything longer is not ours.
+const MAX_ANSWER: u64 = 512;
+
+/// What a `serve` answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The answerer's name (its namespace).
+    pub name: String,
+    /// The peer address it saw.
+    pub peer: SocketAddr,
+}
+
+/// A probe that got no valid answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// Connecting failed or timed out.
+    #[error("connect to {addr}: {source}")]
+    Connect {
+        /// The target.
+        addr: SocketAddrV4,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// Reading the answer failed or timed out.
+    #[error("read from {addr}: {source}")]
+    Read {
+        /// The target.
+        addr: SocketAddrV4,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The answer is not a `serve` answer.
+    #[error("answer from {addr}: {message}")]
+    Answer {
+        /// The target.
+        addr: SocketAddrV4,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The answer line for `name` and `peer`.
+pub fn format_answer(name: &str, peer: SocketAddr) -> String {
+    format!("{ANSWER_TAG} name={name} peer={peer}\n")
+}
+
+/// Parses an answer line.
+pub fn parse_answer(text: &str) -> Result<Answer, String> {
+    let mut words = text.trim_end_matches(['\r', '\n']).split(' ');
+    if words.next() != Some(ANSWER_TAG) {
+        return Err(format!("not an {ANSWER_TAG} answer: {:?}", truncate(text)));
+    }
+    let mut name = None;
+    let mut peer = None;
+    for word in words {
+        match word.split_once('=') {
+            Some(("name", v)) if !v.is_empty() => name = Some(v.to_owned()),
+            Some(("peer", v)) => {
+                peer = Some(
+                    v.parse::<SocketAddr>()
+                        .map_err(|_| format!("peer {v:?} is not an address"))?,
+                )
+            }
+            _ => return Err(format!("unexpected word {:?}", truncate(word))),
+        }
+    }
+    match (name, peer) {
+        (Some(name), Some(peer)) => Ok(Answer { name, peer }),
+        _ => Err(format!("answer lacks name or peer: {:?}", truncate(text))),
+    }
+}
+
+fn truncate(text: &str) -> String {
+    text.chars().take(80).collect()
+}
+
+/// Listens on `0.0.0.0:port`, writes `ready_file` once bound, and answers every connection
+/// until killed. Each connection is answered on its own thread.
+pub fn serve(name: &str, port: u16, ready_file: &Path) -> io::Result<()> {
+    let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port))?;
+    fs::write(ready_file, format!("{}\n", std::process::id()))?;
+    for conn in listener.incoming() {
+        let Ok(mut conn) = conn else { continue };
+        let name = name.to_owned();
+        std::thread::spawn(move || {
+            let _ = conn.set_write_timeout(Some(Duration::from_secs(2)));
+            if let Ok(peer) = conn.peer_addr() {
+                let _ = conn.write_all(format_answer(&name, peer).as_bytes());
+            }
+        });
+    }
+    Ok(())
+}
+
+/// Connects to a `serve` at `addr` and reads its answer, each step bounded by `timeout`.
+pub fn probe_tcp(addr: SocketAddrV4, timeout: Duration) -> Result<Answer, ProbeError> {
+    let conn = TcpStream::connect_timeout(&SocketAddr::V4(addr), timeout)
+        .map_err(|source| ProbeError::Connect { addr, source })?;
+    conn.set_read_timeout(Some(timeout))
+        .map_err(|source| ProbeError::Read { addr, source })?;
+    let mut text = String::new();
+    conn.take(MAX_ANSWER)
+        .read_to_string(&mut text)
+        .map_err(|source| ProbeError::Read { addr, source })?;
+    parse_answer(&text).map_err(|message| ProbeError::Answer { addr, message })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_round_trips() {
+        let peer: SocketAddr = "10.244.1.11:40000".parse().unwrap();
+        let line = format_answer("lab-n2-p1", peer);
+        assert_eq!(
+            line,
+            "antrea-lab-serve name=lab-n2-p1 peer=10.244.1.11:40000\n"
+        );
+        assert_eq!(
+            parse_answer(&line),
+            Ok(Answer {
+                name: "lab-n2-p1".into(),
+                peer
+            })
+        );
+    }
+
+    #[test]
+    fn foreign_or_broken_answers_are_refused() {
+        for bad in [
+            "",
+            "HTTP/1.1 200 OK\r\n",
+            "antrea-lab-serve name=x\n",
+            "antrea-lab-serve peer=1.2.3.4:5\n",
+            "antrea-lab-serve name=x peer=nope\n",
+            "antrea-lab-serve name= peer=1.2.3.4:5\n",
+            "antrea-lab-serve name=x peer=1.2.3.4:5 extra\n",
+        ] {
+            assert!(parse_answer(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn serve_and_probe_over_loopback() {
+        let dir =
+            std::env::temp_dir().join(format!("antrea-lab-serve-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let ready = dir.join("ready");
+        // Port 0 is not useful for a probe; find a free port first.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let ready_file = ready.clone();
+        std::thread::spawn(move || serve("tester", port, &ready_file));
+        for _ in 0..200 {
+            if ready.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let answer = probe_tcp(
+            SocketAddrV4::new(Ipv4Addr::LOCALHOST, port),
+            Duration::from_secs(2),
+        )
+        .unwrap();
+        assert_eq!(answer.name, "tester");
+        assert_eq!(answer.peer.ip(), Ipv4Addr::LOCALHOST);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn probe_to_a_closed_port_is_a_connect_error() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let err = probe_tcp(
+            SocketAddrV4::new(Ipv4Addr::LOCALHOST, port),
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ProbeError::Connect { .. }), "{err}");
+    }
+}

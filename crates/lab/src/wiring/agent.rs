@@ -1,0 +1,251 @@
+//! `agent` wiring: per Node the lab writes the agent's configuration, publishes every Node in
+//! the cluster directory, starts `antrea-agent --config <file> --cluster-dir <dir>` with
+//! `NODE_NAME` inside the Node's namespace, waits until the agent's CNI socket appears (the
+//! readiness signal), then creates each Pod as a runtime would: a namespace, then the `antrea`
+//! CNI plugin executed with `CNI_COMMAND=ADD` inside the Node's namespace, and the Pod object
+//! (with the address from the plugin's result) written to the cluster directory.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::time::Duration;
+
+use crate::agent::{AgentConfig, NodeObject, PodObject, write_object};
+use crate::cni::{CniCommand, CniError, Invocation, NetConf, parse_result};
+use crate::error::{LabError, Result};
+use crate::host::command::{describe, in_netns, run_with_timeout, wait_until};
+use crate::host::netns;
+use crate::host::process::spawn_detached;
+use crate::layout::Layout;
+use crate::plan::{Encap, NodePlan, POD_IFNAME, PodPlan, Topology};
+use crate::state::PodRecord;
+
+/// How long one CNI plugin execution may take.
+const CNI_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The binaries the `agent` wiring drives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentBinaries {
+    /// `antrea-agent`.
+    pub agent: PathBuf,
+    /// The `antrea` CNI plugin.
+    pub cni: PathBuf,
+    /// How long an agent may take to create its CNI socket.
+    pub ready_timeout: Duration,
+}
+
+impl AgentBinaries {
+    /// Fails with an operator message if a binary is missing.
+    pub fn verify(&self) -> Result<()> {
+        if !self.agent.is_file() {
+            return Err(LabError::MissingBinary {
+                what: "antrea-agent",
+                path: self.agent.clone(),
+                hint: "set --agent-bin",
+            });
+        }
+        if !self.cni.is_file() {
+            return Err(LabError::MissingBinary {
+                what: "the antrea CNI plugin",
+                path: self.cni.clone(),
+                hint: "set --cni-bin",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Writes every Node object into the cluster directory.
+pub fn publish_nodes(layout: &Layout, topology: &Topology) -> Result<()> {
+    let dir = layout.cluster_dir();
+    fs::create_dir_all(&dir).map_err(|source| LabError::File {
+        what: "cluster directory",
+        path: dir.clone(),
+        source,
+    })?;
+    for node in topology.nodes() {
+        let object = NodeObject::new(&node.name(), &node.pod_cidr(), node.ip());
+        write_object(&dir, &object.file_name(), &object).map_err(|source| LabError::File {
+            what: "Node object",
+            path: dir.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// Writes `node`'s agent configuration and starts its agent; the handle tells whether it exits.
+pub fn start_agent(
+    layout: &Layout,
+    node: NodePlan,
+    encap: Encap,
+    bins: &AgentBinaries,
+) -> Result<Child> {
+    let name = node.name();
+    let config_path = layout.agent_config(&name);
+    let config =
+        AgentConfig::for_node(encap, &layout.ovs_run_dir(&name), &layout.cni_socket(&name));
+    let yaml = config.to_yaml().map_err(|message| LabError::Output {
+        tool: "YAML writer",
+        message,
+    })?;
+    fs::write(&config_path, yaml).map_err(|source| LabError::File {
+        what: "agent configuration",
+        path: config_path.clone(),
+        source,
+    })?;
+    let mut cmd = in_netns(&name, &bins.agent);
+    cmd.arg("--config")
+        .arg(&config_path)
+        .arg("--cluster-dir")
+        .arg(layout.cluster_dir())
+        .env("NODE_NAME", &name);
+    spawn_detached(
+        &mut cmd,
+        &layout.agent_pidfile(&name),
+        &layout.agent_log(&name),
+    )
+}
+
+/// Waits until `node`'s agent has created its CNI socket; fails at once if the agent exits.
+pub fn wait_ready(
+    layout: &Layout,
+    node: NodePlan,
+    agent: &mut Child,
+    timeout: Duration,
+) -> Result<()> {
+    let name = node.name();
+    let socket = layout.cni_socket(&name);
+    let mut exit = None;
+    wait_until(
+        &format!("antrea-agent of {name} to create {}", socket.display()),
+        timeout,
+        || {
+            exit = agent.try_wait().ok().flatten();
+            socket.exists() || exit.is_some()
+        },
+    )?;
+    match exit {
+        None => Ok(()),
+        Some(status) => Err(LabError::AgentExited {
+            node: name.clone(),
+            status: status.to_string(),
+            log_tail: log_tail(&layout.agent_log(&name), 20),
+        }),
+    }
+}
+
+fn log_tail(path: &Path, lines: usize) -> String {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// The CNI invocation that adds `pod`.
+pub fn add_invocation(layout: &Layout, pod: PodPlan, cni_bin: &Path) -> Invocation {
+    let name = pod.name();
+    Invocation {
+        command: CniCommand::Add,
+        container_id: pod.container_id(),
+        netns: PathBuf::from("/var/run/netns").join(&name),
+        ifname: POD_IFNAME.to_owned(),
+        pod_namespace: "default".to_owned(),
+        pod_name: name,
+        cni_path: cni_bin.parent().map(Path::to_path_buf).unwrap_or_default(),
+        socket: layout.cni_socket(&pod.node().name()),
+    }
+}
+
+/// Creates `pod` through the CNI plugin and publishes it in the cluster directory.
+pub fn add_pod(layout: &Layout, pod: PodPlan, bins: &AgentBinaries) -> Result<PodRecord> {
+    let (name, node) = (pod.name(), pod.node());
+    netns::add(&name, false)?;
+    let invocation = add_invocation(layout, pod, &bins.cni);
+    let mut cmd = in_netns(&node.name(), &bins.cni);
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    for (key, value) in invocation.env() {
+        cmd.env(key, value);
+    }
+    let out = run_with_timeout(&mut cmd, &NetConf::antrea().to_json(), CNI_TIMEOUT)?;
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+    let address = match (out.status.success(), parse_result(&out.stdout, POD_IFNAME)) {
+        (true, Ok(address)) => address,
+        (_, Err(source)) => {
+            return Err(LabError::Cni {
+                pod: name,
+                source,
+                stderr,
+            });
+        }
+        (false, Ok(_)) => {
+            let source = CniError::Malformed(format!(
+                "`{}` exited with {} after printing a success result",
+                describe(&cmd),
+                out.status
+            ));
+            return Err(LabError::Cni {
+                pod: name,
+                source,
+                stderr,
+            });
+        }
+    };
+    let object = PodObject::new(&name, &node.name(), node.ip(), address.ip);
+    let dir = layout.cluster_dir();
+    write_object(&dir, &object.file_name(), &object).map_err(|source| LabError::File {
+        what: "Pod object",
+        path: dir,
+        source,
+    })?;
+    Ok(PodRecord {
+        name,
+        node: node.name(),
+        ip: Some(address.ip),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_invocation_points_at_the_pod_and_its_node() {
+        let layout = Layout::new("/run/antrea-lab");
+        let inv = add_invocation(
+            &layout,
+            PodPlan { node: 2, index: 1 },
+            Path::new("/opt/lab/bin/antrea"),
+        );
+        assert_eq!(inv.netns, Path::new("/var/run/netns/lab-n2-p1"));
+        assert_eq!(inv.socket, Path::new("/run/antrea-lab/lab-n2/cni.sock"));
+        assert_eq!(inv.cni_path, Path::new("/opt/lab/bin"));
+        assert_eq!(
+            inv.cni_args(),
+            "K8S_POD_NAMESPACE=default;K8S_POD_NAME=lab-n2-p1;K8S_POD_INFRA_CONTAINER_ID=antrea-lab-002-001"
+        );
+        assert_eq!(inv.ifname, "eth0");
+        assert_eq!(inv.command, CniCommand::Add);
+    }
+
+    #[test]
+    fn missing_binaries_are_named() {
+        let bins = AgentBinaries {
+            agent: "/nonexistent/antrea-agent".into(),
+            cni: "/bin/sh".into(),
+            ready_timeout: Duration::from_secs(1),
+        };
+        assert!(
+            bins.verify()
+                .unwrap_err()
+                .to_string()
+                .contains("--agent-bin")
+        );
+        let bins = AgentBinaries {
+            agent: "/bin/sh".into(),
+            cni: "/nonexistent/antrea".into(),
+            ..bins
+        };
+        assert!(bins.verify().unwrap_err().to_string().contains("--cni-bin"));
+    }
+}

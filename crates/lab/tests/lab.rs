@@ -1,0 +1,444 @@
+//! End-to-end tests of `antrea-lab` as root: real namespaces, real OVS, real packets. They run
+//! the binary as a separate process (as an operator would) and one at a time, since every lab
+//! uses the machine-wide `lab-*` namespace names.
+#![cfg(target_os = "linux")]
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+
+static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A lab under a state directory of its own; `down` on drop so a failed test leaves nothing.
+struct Lab {
+    state_dir: PathBuf,
+    _serial: MutexGuard<'static, ()>,
+}
+
+impl Lab {
+    fn new(test: &str) -> Lab {
+        let serial = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let lab = Lab {
+            state_dir: PathBuf::from(format!(
+                "/run/antrea-lab-test-{test}-{}",
+                std::process::id()
+            )),
+            _serial: serial,
+        };
+        assert!(
+            lab_namespaces().is_empty(),
+            "lab-* namespaces exist before the test (a lab is up?): {:?}",
+            lab_namespaces()
+        );
+        lab
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_antrea-lab"))
+            .arg("--state-dir")
+            .arg(&self.state_dir)
+            .args(args)
+            .output()
+            .expect("antrea-lab runs")
+    }
+
+    fn run_ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "antrea-lab {args:?} failed: {}\n{}",
+            text(&out.stderr),
+            text(&out.stdout)
+        );
+        text(&out.stdout)
+    }
+
+    /// A scratch directory for fake binaries, outside the state directory.
+    fn scratch(&self) -> PathBuf {
+        let dir = PathBuf::from(format!("{}-scratch", self.state_dir.display()));
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Nothing of the lab is left: no namespace, no process naming the state directory, no
+    /// state directory.
+    fn assert_gone(&self) {
+        assert_eq!(lab_namespaces(), Vec::<String>::new());
+        assert_eq!(processes_naming(&self.state_dir), Vec::<String>::new());
+        assert!(
+            !self.state_dir.exists(),
+            "{} still exists",
+            self.state_dir.display()
+        );
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = self.run(&["down"]);
+        let _ = fs::remove_dir_all(format!("{}-scratch", self.state_dir.display()));
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn lab_namespaces() -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    text(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with("lab-"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Live processes whose command line contains `dir/`.
+fn processes_naming(dir: &Path) -> Vec<String> {
+    let marker = format!("{}/", dir.display());
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = fs::read(entry.path().join("cmdline")) {
+            let cmdline = text(&cmdline).replace('\0', " ");
+            if cmdline.contains(&marker) {
+                found.push(format!("{} {cmdline}", entry.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found
+}
+
+fn write_script(path: &Path, body: &str) {
+    fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn normal_wiring_connects_everything_and_down_leaves_nothing() {
+    let lab = Lab::new("normal");
+    lab.run_ok(&[
+        "up",
+        "--wiring",
+        "normal",
+        "--nodes",
+        "2",
+        "--pods-per-node",
+        "2",
+    ]);
+    let status = lab.run_ok(&["status"]);
+    assert!(
+        status.contains("healthy") && !status.contains("NOT healthy"),
+        "{status}"
+    );
+
+    let report: serde_json::Value =
+        serde_json::from_str(&lab.run_ok(&["check", "--json"])).unwrap();
+    assert_eq!(report["ok"], true, "{report:#}");
+    assert_eq!(report["snat"], "n/a");
+    assert_eq!(report["summary"]["total"], 64);
+    assert_eq!(report["summary"]["failed"], 0);
+    let probes = report["probes"].as_array().unwrap();
+    for path in [
+        "pod-pod-same-node",
+        "pod-pod-cross-node",
+        "node-pod",
+        "pod-node",
+        "pod-external",
+    ] {
+        for proto in ["tcp", "icmp"] {
+            assert!(
+                probes
+                    .iter()
+                    .any(|p| p["path"] == path && p["proto"] == proto),
+                "no {path} {proto} probe"
+            );
+        }
+    }
+    for p in probes.iter().filter(|p| p["proto"] == "tcp") {
+        assert_eq!(p["answered_by"], p["to"], "{p}");
+        assert_eq!(p["ok"], true, "{p}");
+    }
+    // Pod to Pod across Nodes keeps the Pod's source address (NORMAL switching, no NAT).
+    let cross = probes
+        .iter()
+        .find(|p| p["from"] == "lab-n1-p1" && p["to"] == "lab-n2-p2" && p["proto"] == "tcp")
+        .unwrap();
+    assert!(
+        cross["peer_seen"]
+            .as_str()
+            .unwrap()
+            .starts_with("10.244.1.11:"),
+        "{cross}"
+    );
+
+    let iperf: serde_json::Value = serde_json::from_str(&lab.run_ok(&[
+        "iperf",
+        "--from",
+        "lab-n1-p1",
+        "--to",
+        "lab-n2-p1",
+        "--seconds",
+        "1",
+        "--json",
+    ]))
+    .unwrap();
+    assert!(iperf["bits_per_second"].as_f64().unwrap() > 0.0, "{iperf}");
+
+    lab.run_ok(&["down"]);
+    lab.assert_gone();
+    // down is idempotent.
+    let again = lab.run_ok(&["down"]);
+    assert!(
+        again.contains("0 processes stopped, 0 namespaces deleted"),
+        "{again}"
+    );
+}
+
+#[test]
+fn check_fails_and_names_the_broken_paths() {
+    let lab = Lab::new("broken");
+    lab.run_ok(&[
+        "up",
+        "--wiring",
+        "normal",
+        "--nodes",
+        "2",
+        "--pods-per-node",
+        "1",
+    ]);
+    // Unplug Pod lab-n2-p1 from br-int: everything towards it must fail, the rest must pass.
+    let status = Command::new("ovs-vsctl")
+        .arg(format!(
+            "--db=unix:{}/lab-n2/run/db.sock",
+            lab.state_dir.display()
+        ))
+        .args(["del-port", "br-int", "n2p1"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = lab.run(&["check", "--json", "--attempts", "1"]);
+    assert!(!out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ok"], false);
+    for p in report["probes"].as_array().unwrap() {
+        let touches_pod = p["from"] == "lab-n2-p1" || p["to"] == "lab-n2-p1";
+        assert_eq!(p["ok"], !touches_pod, "{p}");
+    }
+    let text_report = text(&lab.run(&["check", "--attempts", "1"]).stdout);
+    assert!(
+        text_report.contains("lab-n1-p1 -> lab-n2-p1 (10.244.2.11) tcp: FAILED after 1 attempts"),
+        "{text_report}"
+    );
+    lab.run_ok(&["down"]);
+    lab.assert_gone();
+}
+
+#[test]
+fn failed_up_removes_everything_it_made() {
+    let lab = Lab::new("failed-up");
+    let scratch = lab.scratch();
+    // An "agent" that never becomes ready (never creates its CNI socket).
+    write_script(&scratch.join("antrea-agent"), "while :; do sleep 1; done");
+    write_script(&scratch.join("antrea"), "exit 1");
+    let out = lab.run(&[
+        "up",
+        "--wiring",
+        "agent",
+        "--agent-bin",
+        &format!("{}/antrea-agent", scratch.display()),
+        "--cni-bin",
+        &format!("{}/antrea", scratch.display()),
+        "--agent-ready-timeout",
+        "2",
+    ]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("timed out after 2.0 s waiting for antrea-agent of lab-n1 to create"),
+        "{err}"
+    );
+    lab.assert_gone();
+}
+
+#[test]
+fn down_cleans_a_failed_up_that_was_kept() {
+    let lab = Lab::new("kept");
+    let scratch = lab.scratch();
+    write_script(&scratch.join("antrea-agent"), "while :; do sleep 1; done");
+    write_script(&scratch.join("antrea"), "exit 1");
+    let out = lab.run(&[
+        "up",
+        "--wiring",
+        "agent",
+        "--agent-bin",
+        &format!("{}/antrea-agent", scratch.display()),
+        "--cni-bin",
+        &format!("{}/antrea", scratch.display()),
+        "--agent-ready-timeout",
+        "1",
+        "--keep-on-failure",
+    ]);
+    assert!(!out.status.success());
+    // Left behind: namespaces, OVS daemons and both agents.
+    assert!(
+        lab_namespaces().contains(&"lab-n2".to_owned()),
+        "{:?}",
+        lab_namespaces()
+    );
+    let procs = processes_naming(&lab.state_dir);
+    assert_eq!(
+        procs
+            .iter()
+            .filter(|p| p.contains("antrea-agent --config"))
+            .count(),
+        2,
+        "{procs:?}"
+    );
+    assert_eq!(
+        procs.iter().filter(|p| p.contains("ovs-vswitchd")).count(),
+        2,
+        "{procs:?}"
+    );
+    let status = lab.run(&["status"]);
+    assert!(!status.status.success());
+    assert!(
+        text(&status.stdout).contains("building, or a failed up"),
+        "{}",
+        text(&status.stdout)
+    );
+    let down = lab.run_ok(&["down"]);
+    assert!(down.contains("6 processes stopped"), "{down}");
+    lab.assert_gone();
+}
+
+#[test]
+fn agent_that_exits_is_reported_with_its_log() {
+    let lab = Lab::new("agent-exits");
+    let scratch = lab.scratch();
+    write_script(
+        &scratch.join("antrea-agent"),
+        "echo \"agent says: cannot connect to OVS\" >&2; exit 3",
+    );
+    write_script(&scratch.join("antrea"), "exit 1");
+    let out = lab.run(&[
+        "up",
+        "--wiring",
+        "agent",
+        "--agent-bin",
+        &format!("{}/antrea-agent", scratch.display()),
+        "--cni-bin",
+        &format!("{}/antrea", scratch.display()),
+    ]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("antrea-agent of lab-n1 exited before it was ready (exit status: 3)"),
+        "{err}"
+    );
+    assert!(err.contains("agent says: cannot connect to OVS"), "{err}");
+    lab.assert_gone();
+}
+
+/// The agent wiring's contract with the agent and the plugin, driven end to end with stand-in
+/// scripts (the real binaries come later): config file and cluster directory as the agent
+/// sees them, readiness by the CNI socket, the plugin's environment and stdin, the Pod IP from
+/// its result, Pod objects in the cluster directory.
+#[test]
+fn agent_wiring_drives_agent_and_plugin_by_the_contract() {
+    let lab = Lab::new("contract");
+    let scratch = lab.scratch();
+    let seen = scratch.join("seen");
+    fs::create_dir_all(&seen).unwrap();
+    // The agent: records its arguments, NODE_NAME, config and cluster directory, then becomes
+    // ready by creating its CNI socket path (read from its config).
+    write_script(
+        &scratch.join("antrea-agent"),
+        &format!(
+            "d={seen}/$NODE_NAME; mkdir -p $d; echo \"$@\" > $d/args; cp \"$2\" $d/config; ls \"$4\" > $d/cluster\n\
+             touch \"$(sed -n 's/^cniSocket: *//p' \"$2\" | tr -d '\"')\"\n\
+             while :; do sleep 1; done",
+            seen = seen.display()
+        ),
+    );
+    // The plugin: records env and stdin, answers a CNI 1.0.0 result with an address derived
+    // from the Pod name.
+    write_script(
+        &scratch.join("antrea"),
+        &format!(
+            "d={seen}/$(echo \"$CNI_ARGS\" | sed 's/.*K8S_POD_NAME=\\([^;]*\\).*/\\1/'); mkdir -p $d; env | grep -E '^(CNI_|ANTREA_)' | sort > $d/env; cat > $d/stdin\n\
+             n=$(echo $CNI_CONTAINERID | cut -d- -f3 | sed 's/^0*//'); p=$(echo $CNI_CONTAINERID | cut -d- -f4 | sed 's/^0*//')\n\
+             echo '{{\"cniVersion\":\"1.0.0\",\"interfaces\":[{{\"name\":\"eth0\",\"sandbox\":\"'$CNI_NETNS'\"}}],\"ips\":[{{\"address\":\"10.244.'$n'.'$((p+1))'/24\",\"gateway\":\"10.244.'$n'.1\",\"interface\":0}}]}}'",
+            seen = seen.display()
+        ),
+    );
+    let up = lab.run(&[
+        "up",
+        "--wiring",
+        "agent",
+        "--encap",
+        "vxlan",
+        "--agent-bin",
+        &format!("{}/antrea-agent", scratch.display()),
+        "--cni-bin",
+        &format!("{}/antrea", scratch.display()),
+    ]);
+    assert!(up.status.success(), "{}", text(&up.stderr));
+    let state = lab.state_dir.display().to_string();
+
+    let args = fs::read_to_string(seen.join("lab-n2/args")).unwrap();
+    assert_eq!(
+        args.trim(),
+        format!("--config {state}/lab-n2/antrea-agent.conf --cluster-dir {state}/cluster")
+    );
+    let config: serde_json::Value =
+        serde_saphyr::from_str(&fs::read_to_string(seen.join("lab-n2/config")).unwrap()).unwrap();
+    assert_eq!(config["ovsRunDir"], format!("{state}/lab-n2/run"));
+    assert_eq!(config["cniSocket"], format!("{state}/lab-n2/cni.sock"));
+    assert_eq!(
+        (
+            config["trafficEncapMode"].as_str(),
+            config["tunnelType"].as_str()
+        ),
+        (Some("encap"), Some("vxlan"))
+    );
+    // Every Node object is in place before any agent starts.
+    assert_eq!(
+        fs::read_to_string(seen.join("lab-n1/cluster")).unwrap(),
+        "node-lab-n1.yaml\nnode-lab-n2.yaml\n"
+    );
+    // The OVS the agent is pointed at is running.
+    assert!(Path::new(&format!("{state}/lab-n2/run/db.sock")).exists());
+
+    let env = fs::read_to_string(seen.join("lab-n2-p1/env")).unwrap();
+    let expected = format!(
+        "ANTREA_CNI_SOCKET={state}/lab-n2/cni.sock\n\
+         CNI_ARGS=K8S_POD_NAMESPACE=default;K8S_POD_NAME=lab-n2-p1;K8S_POD_INFRA_CONTAINER_ID=antrea-lab-002-001\n\
+         CNI_COMMAND=ADD\nCNI_CONTAINERID=antrea-lab-002-001\nCNI_IFNAME=eth0\nCNI_NETNS=/var/run/netns/lab-n2-p1\nCNI_PATH={}\n",
+        scratch.display()
+    );
+    assert_eq!(env, expected);
+    let stdin: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(seen.join("lab-n2-p1/stdin")).unwrap()).unwrap();
+    assert_eq!(stdin["type"], "antrea");
+    assert_eq!(stdin["cniVersion"], "1.0.0");
+
+    let status = lab.run_ok(&["status"]);
+    assert!(
+        status.contains("pod lab-n2-p1    10.244.2.2      on lab-n2"),
+        "{status}"
+    );
+    let pod: serde_json::Value = serde_saphyr::from_str(
+        &fs::read_to_string(format!("{state}/cluster/pod-lab-n2-p1.yaml")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(pod["spec"]["nodeName"], "lab-n2");
+    assert_eq!(pod["status"]["podIP"], "10.244.2.2");
+
+    let down = lab.run_ok(&["down"]);
+    // 2 ovsdb-server, 2 ovs-vswitchd, 2 agents, 7 serve (4 Pods, 2 Nodes, lab-ext).
+    assert!(down.contains("13 processes stopped"), "{down}");
+    lab.assert_gone();
+}
