@@ -11,6 +11,6 @@ mod version;
 pub use args::{CniArgs, K8sArgs};
 pub use error::{CniError, code};
 pub use netconf::{Attachment, Dns, NetConf, RuntimeConfig, RuntimeDns};
-pub use prefix::{IpPrefix, IpPrefixParseError};
+pub use prefix::{IpPrefix, IpPrefixParseError, ip_from_bits, ip_to_bits};
 pub use result::{CniResult, Interface, IpConfig, Route};
 pub use version::CniVersion;

@@ -33,17 +33,17 @@ impl IpPrefix {
 
     /// The network address: host bits cleared.
     pub fn network(self) -> IpAddr {
-        from_bits(self.addr, to_bits(self.addr) & self.mask_bits())
+        ip_from_bits(self.addr, ip_to_bits(self.addr) & self.mask_bits())
     }
 
     /// The last address of the network (all host bits set).
     pub fn last(self) -> IpAddr {
-        from_bits(self.addr, to_bits(self.addr) | !self.mask_bits() & family_bits(self.addr))
+        ip_from_bits(self.addr, ip_to_bits(self.addr) | !self.mask_bits() & family_bits(self.addr))
     }
 
     /// Whether `addr` is of the same family and inside the network.
     pub fn contains(self, addr: IpAddr) -> bool {
-        addr.is_ipv4() == self.addr.is_ipv4() && to_bits(addr) & self.mask_bits() == to_bits(self.network())
+        addr.is_ipv4() == self.addr.is_ipv4() && ip_to_bits(addr) & self.mask_bits() == ip_to_bits(self.network())
     }
 
     fn mask_bits(self) -> u128 {
@@ -61,7 +61,7 @@ fn family_bits(addr: IpAddr) -> u128 {
 }
 
 /// An address as an integer of its family's width.
-pub fn to_bits(addr: IpAddr) -> u128 {
+pub fn ip_to_bits(addr: IpAddr) -> u128 {
     match addr {
         IpAddr::V4(a) => u128::from(a.to_bits()),
         IpAddr::V6(a) => a.to_bits(),
@@ -69,7 +69,7 @@ pub fn to_bits(addr: IpAddr) -> u128 {
 }
 
 /// The address of `like`'s family whose integer value is `bits` (truncated to the family).
-pub fn from_bits(like: IpAddr, bits: u128) -> IpAddr {
+pub fn ip_from_bits(like: IpAddr, bits: u128) -> IpAddr {
     match like {
         IpAddr::V4(_) => IpAddr::V4(std::net::Ipv4Addr::from_bits(bits as u32)),
         IpAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::from_bits(bits)),
