@@ -1,15 +1,46 @@
 #!/usr/bin/env bash
-# Prepares the x86_64-pc-windows-gnu toolchain and the Wine runner. Idempotent.
-# Prefers the rustup target; falls back to Debian's rustc-web + rust-web-src (-Zbuild-std), which
-# scripts/windows-env.sh then selects.
+# Prepares the Windows leg: the x86_64-pc-windows-gnu Rust toolchain and the Wine shim DLL.
+# Idempotent: a second run only checks.
+#
+# Toolchain: the rustup target when rustup can install it; otherwise Debian's rustc-web,
+# cargo-web, rust-web-src (std source for -Zbuild-std) and rust-web-clippy, which
+# scripts/windows-env.sh then selects. The mingw-w64 linker and Wine come from scripts/setup.sh.
+#
+# Shim: tools/wine/bcryptprimitives.c built with mingw into $ANTREA_RS_WINE_CACHE (see
+# scripts/windows-env.sh); tools/wine/run.sh installs it into the Wine prefix.
 set -euo pipefail
-if command -v rustup >/dev/null && rustup target add x86_64-pc-windows-gnu >/dev/null 2>&1; then
-  echo "windows-toolchain: rustup target x86_64-pc-windows-gnu ready"
+repo=$(cd "$(dirname "$0")/.." && pwd)
+target=x86_64-pc-windows-gnu
+
+# ANTREA_RS_WINDOWS_TOOLCHAIN=debian skips rustup (see scripts/windows-env.sh).
+if [ "${ANTREA_RS_WINDOWS_TOOLCHAIN:-auto}" != debian ] && command -v rustup >/dev/null \
+  && rustup target add "$target" >/dev/null 2>&1; then
+  echo "windows-toolchain: rustup target $target ready"
 else
-  echo "windows-toolchain: rustup target unavailable, using Debian rustc-web + rust-web-src"
+  echo "windows-toolchain: rustup target unavailable, using Debian rustc-web + rust-web-src (-Zbuild-std)"
   export DEBIAN_FRONTEND=noninteractive
-  dpkg-query -W -f='${Status}' rust-web-src 2>/dev/null | grep -q "install ok installed" || {
+  packages=(rustc-web cargo-web rust-web-src rust-web-clippy)
+  missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends rustc-web cargo-web rust-web-src >/dev/null
-  }
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
 fi
+
+# shellcheck source=scripts/windows-env.sh
+. "$repo/scripts/windows-env.sh"
+
+src=$repo/tools/wine/bcryptprimitives.c
+dll=$ANTREA_RS_WINE_CACHE/bcryptprimitives.dll
+mkdir -p "$ANTREA_RS_WINE_CACHE"
+if [ ! -f "$dll" ] || [ "$src" -nt "$dll" ]; then
+  # No C runtime: the DLL imports only advapi32 (RtlGenRandom) and has DllMain as its entry.
+  x86_64-w64-mingw32-gcc -shared -O2 -Wall -Wextra -Werror -nostartfiles -Wl,--entry,DllMain \
+    -o "$dll.tmp" "$src" -ladvapi32
+  mv "$dll.tmp" "$dll"
+  echo "windows-toolchain: built $dll"
+fi
+echo "windows-toolchain: $WINDOWS_TOOLCHAIN toolchain, Wine shim $dll"

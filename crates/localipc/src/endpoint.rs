@@ -103,6 +103,34 @@ mod tests {
     }
 
     #[test]
+    fn tcp_edge_cases() {
+        assert_eq!("tcp:[::1]:6640".parse(), Ok(Endpoint::Tcp("[::1]:6640".into())));
+        assert_eq!("tcp:localhost:0".parse(), Ok(Endpoint::Tcp("localhost:0".into())));
+        assert_eq!("tcp:h:65535".parse(), Ok(Endpoint::Tcp("h:65535".into())));
+        for bad in ["tcp:", "tcp::6640", "tcp:h:", "tcp:h:65536", "tcp:h:-1", "tcp:h:66 40"] {
+            let err = bad.parse::<Endpoint>().unwrap_err();
+            assert_eq!(err.input, bad);
+            assert!(err.to_string().contains("tcp:HOST:PORT"), "{err}");
+        }
+    }
+
+    #[test]
+    fn unix_and_pipe_edge_cases() {
+        // Everything after the prefix is the path or name, colons and spaces included.
+        assert_eq!("unix:/run/a b:c.sock".parse(), Ok(Endpoint::Unix("/run/a b:c.sock".into())));
+        assert_eq!(
+            r"npipe:\\.\pipe\C:openvswitchvarrunopenvswitchdb.sock".parse(),
+            Ok(Endpoint::NamedPipe(r"\\.\pipe\C:openvswitchvarrunopenvswitchdb.sock".into()))
+        );
+        // Only local pipes (`\\.\`) are endpoints; a remote server's pipe is not.
+        for bad in [r"\\server\pipe\x", r"npipe:\\server\pipe\x", r"\\.\pipe", "npipe:"] {
+            assert!(bad.parse::<Endpoint>().is_err(), "{bad:?} accepted");
+        }
+        let err = "unix:".parse::<Endpoint>().unwrap_err();
+        assert_eq!(err.reason, "empty socket path");
+    }
+
+    #[test]
     fn display_round_trips() {
         for s in ["unix:/run/db.sock", "tcp:[::1]:6640", r"npipe:\\.\pipe\cnisock"] {
             assert_eq!(s.parse::<Endpoint>().unwrap().to_string(), s);

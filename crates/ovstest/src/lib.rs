@@ -5,6 +5,7 @@
 //! Everything is removed when the [`Ovs`] value drops, also when the test panics. A test process
 //! that is killed outright cannot run `Drop`; the next [`Ovs::start`] on the machine finds the
 //! leftovers of dead test processes and removes them.
+#![cfg(target_os = "linux")]
 
 use std::fs;
 use std::io;
@@ -59,7 +60,7 @@ impl Ovs {
             (None, Daemons::Full) => (Some(format!("{NETNS_PREFIX}{id}")), true),
             (None, Daemons::DbOnly) => (None, false),
         };
-        let mut ovs = Ovs { dir, netns, own_netns };
+        let ovs = Ovs { dir, netns, own_netns };
         fs::create_dir_all(&ovs.dir)?;
         if ovs.own_netns {
             let ns = ovs.netns.clone().unwrap_or_default();
@@ -234,10 +235,8 @@ impl Drop for Ovs {
     fn drop(&mut self) {
         self.stop_daemon("ovs-vswitchd");
         self.stop_daemon("ovsdb-server");
-        if self.own_netns {
-            if let Some(ns) = &self.netns {
-                let _ = Command::new("ip").args(["netns", "del", ns]).status();
-            }
+        if let (true, Some(ns)) = (self.own_netns, &self.netns) {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
         }
         let _ = fs::remove_dir_all(&self.dir);
     }

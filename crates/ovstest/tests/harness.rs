@@ -1,4 +1,5 @@
 //! The harness starts real daemons, isolates them, and leaves nothing behind.
+#![cfg(target_os = "linux")]
 
 use ovstest::{Daemons, Ovs};
 

@@ -1,0 +1,20 @@
+//! The cluster source: the Nodes and Pods the agent acts on, whether they come from the
+//! Kubernetes API or, in the lab, from a directory of YAML files.
+//!
+//! Every source feeds a [`StoreWriter`], which keeps the objects keyed by name (Nodes) or
+//! namespace/name (Pods) and turns each change into a [`ClusterEvent`]; applying the same
+//! object twice changes nothing and emits nothing, so a source may re-list at will. Readers use
+//! the shared [`Store`] (`get`, `list`, `is_synced`), in the manner of kube-runtime's reflector
+//! stores, so controllers can reconcile from the store whenever an event wakes them.
+
+mod decode;
+mod directory;
+mod event;
+mod store;
+
+pub use decode::{ClusterObject, DecodeProblem, DecodedFile, Position, decode_documents};
+pub use directory::{DirectorySource, PollOutcome, SourceProblem};
+pub use event::{ClusterEvent, ObjectKey};
+pub use store::{Store, StoreWriter};
+
+pub use k8s_openapi::api::core::v1::{Node, Pod};

@@ -1,0 +1,234 @@
+//! Reading the YAML document key by key into an [`AgentConfig`], then the rules that involve
+//! several keys or the platform.
+
+use serde_json::Value;
+
+use super::choices::Choice;
+use super::section::Section;
+use super::{
+    AgentConfig, ConfigError, ConfigWarning, DatapathType, Feature, LoadedConfig, Platform,
+    TrafficEncapMode, TunnelType,
+};
+
+/// Top-level Antrea keys antrea-rs accepts and ignores (a warning when set).
+const NOT_IMPLEMENTED: &[&str] = &[
+    "antreaClientConnection",
+    "podCIDRs",
+    "snatFullyRandomPorts",
+    "hostProcPathPrefix",
+    "serviceCIDRv6",
+    "enableIPSecTunnel",
+    "wireGuard",
+    "enableBridgingMode",
+    "disableTXChecksumOffload",
+    "clusterPort",
+    "memberlist",
+    "flowCollectorAddr",
+    "flowPollInterval",
+    "activeFlowExportTimeout",
+    "idleFlowExportTimeout",
+    "nplPortRange",
+    "nodePortLocal",
+    "flowExporter",
+    "dnsServerOverride",
+    "fqdnCacheMinTTL",
+    "tlsCipherSuites",
+    "tlsMinVersion",
+    "multicastInterfaces",
+    "multicast",
+    "egress",
+    "ipsec",
+    "multicluster",
+    "nodeType",
+    "externalNode",
+    "auditLogging",
+    "secondaryNetwork",
+    "packetInRate",
+    "hostNetworkAcceleration",
+    "hostNetworkMode",
+    "agentRole",
+];
+
+/// `antreaProxy` keys antrea-rs accepts and ignores.
+const PROXY_NOT_IMPLEMENTED: &[&str] = &[
+    "nodePortAddresses",
+    "skipServices",
+    "proxyLoadBalancerIPs",
+    "serviceProxyName",
+    "defaultLoadBalancerMode",
+    "disableServiceHealthCheckServer",
+    "serviceHealthCheckServerBindAddress",
+];
+
+/// `clientConnection` keys (Kubernetes' client connection settings) antrea-rs ignores.
+const CLIENT_NOT_IMPLEMENTED: &[&str] = &["acceptContentTypes", "contentType", "qps", "burst"];
+
+pub(super) fn parse(text: &str, platform: Platform) -> Result<LoadedConfig, ConfigError> {
+    let document: Value = serde_saphyr::from_str(text).map_err(|e| ConfigError::Yaml {
+        message: e.to_string(),
+    })?;
+    let mut root = Section::root(&document)?;
+    let mut warnings = Vec::new();
+    let mut config = AgentConfig::defaults(platform);
+
+    for (name, enabled) in root.bool_map("featureGates")? {
+        match Feature::from_name(name) {
+            Some(feature) => config.feature_gates.set(feature, enabled),
+            None => warnings.push(ConfigWarning::UnknownFeatureGate {
+                name: name.to_owned(),
+            }),
+        }
+    }
+    if let Some(socket) = root.string("cniSocket")? {
+        config.cni_socket = socket.parse().map_err(|_| ConfigError::InvalidValue {
+            key: "cniSocket".to_owned(),
+            value: format!("{socket:?}"),
+            allowed: r"an absolute Unix socket path or a \\.\pipe\NAME named pipe".to_owned(),
+        })?;
+    }
+    let mut client = root.section("clientConnection")?;
+    config.kubeconfig = client.string("kubeconfig")?.map(Into::into);
+    client.not_implemented(CLIENT_NOT_IMPLEMENTED, &mut warnings);
+    client.finish(&mut warnings);
+    config.kube_api_server_override = root.string("kubeAPIServerOverride")?.map(str::to_owned);
+
+    if let Some(bridge) = root.string("ovsBridge")? {
+        config.ovs_bridge = bridge.to_owned();
+    }
+    if let Some(datapath) = root.string("ovsDatapathType")? {
+        config.ovs_datapath_type = DatapathType::parse("ovsDatapathType", datapath)?;
+    }
+    if let Some(run_dir) = root.string("ovsRunDir")? {
+        config.ovs_run_dir = run_dir.to_owned();
+    }
+    if let Some(gateway) = root.string("hostGateway")? {
+        config.host_gateway = gateway.to_owned();
+    }
+    if let Some(mode) = root.string("trafficEncapMode")? {
+        config.traffic_encap_mode = TrafficEncapMode::parse("trafficEncapMode", mode)?;
+    }
+    config.no_snat = root.bool("noSNAT")?.unwrap_or(false);
+    if let Some(tunnel) = root.string("tunnelType")? {
+        config.tunnel_type = TunnelType::parse("tunnelType", tunnel)?;
+    }
+    config.tunnel_port = port(root.integer("tunnelPort", 0, 65535)?).unwrap_or(0);
+    config.tunnel_csum = root.bool("tunnelCsum")?.unwrap_or(false);
+    if let Some(encryption) = root.string("trafficEncryptionMode")? {
+        check_encryption_mode(encryption)?;
+    }
+    config.default_mtu = port(root.integer("defaultMTU", 0, 65535)?).unwrap_or(0);
+    if let Some(cidr) = root.string("serviceCIDR")? {
+        config.service_cidr = parse_cidr("serviceCIDR".to_owned(), cidr)?;
+    }
+    config.transport_interface = root.string("transportInterface")?.map(str::to_owned);
+    config.transport_interface_cidrs = root
+        .strings("transportInterfaceCIDRs")?
+        .into_iter()
+        .enumerate()
+        .map(|(i, cidr)| parse_cidr(format!("transportInterfaceCIDRs[{i}]"), cidr))
+        .collect::<Result<_, _>>()?;
+    if let Some(api_port) = port(root.integer("apiPort", 0, 65535)?).filter(|p| *p != 0) {
+        config.api_port = api_port;
+    }
+    if let Some(metrics) = root.bool("enablePrometheusMetrics")? {
+        config.enable_prometheus_metrics = metrics;
+    }
+    let mut proxy = root.section("antreaProxy")?;
+    if let Some(enable) = proxy.bool("enable")? {
+        config.antrea_proxy.enable = enable;
+    }
+    config.antrea_proxy.proxy_all = proxy.bool("proxyAll")?.unwrap_or(false);
+    proxy.not_implemented(PROXY_NOT_IMPLEMENTED, &mut warnings);
+    proxy.finish(&mut warnings);
+
+    root.not_implemented(NOT_IMPLEMENTED, &mut warnings);
+    root.finish(&mut warnings);
+    validate(&config)?;
+    Ok(LoadedConfig { config, warnings })
+}
+
+/// A value already checked to lie in `0..=65535`.
+fn port(value: Option<i64>) -> Option<u16> {
+    value.and_then(|v| u16::try_from(v).ok())
+}
+
+fn parse_cidr(key: String, text: &str) -> Result<ipnet::IpNet, ConfigError> {
+    text.parse().map_err(|_| ConfigError::InvalidValue {
+        key,
+        value: format!("{text:?}"),
+        allowed: "a CIDR such as 10.96.0.0/12".to_owned(),
+    })
+}
+
+/// Only `none` is implemented: no IPsec, no WireGuard.
+fn check_encryption_mode(mode: &str) -> Result<(), ConfigError> {
+    const KEY: &str = "trafficEncryptionMode";
+    if mode.eq_ignore_ascii_case("none") {
+        Ok(())
+    } else if mode.eq_ignore_ascii_case("ipsec") || mode.eq_ignore_ascii_case("wireguard") {
+        Err(ConfigError::NotSupported {
+            key: KEY.to_owned(),
+            value: format!("{mode:?}"),
+            reason: "antrea-rs does not encrypt traffic between Nodes; use none".to_owned(),
+        })
+    } else {
+        Err(ConfigError::InvalidValue {
+            key: KEY.to_owned(),
+            value: format!("{mode:?}"),
+            allowed: "one of none, ipsec, wireGuard".to_owned(),
+        })
+    }
+}
+
+/// The rules that involve several keys or the platform (Antrea's, kept where they apply).
+fn validate(config: &AgentConfig) -> Result<(), ConfigError> {
+    if config.no_snat && config.traffic_encap_mode != TrafficEncapMode::NoEncap {
+        return Err(ConfigError::Conflict {
+            key: "noSNAT".to_owned(),
+            message: format!(
+                "true is only allowed with trafficEncapMode noEncap, not {}",
+                config.traffic_encap_mode
+            ),
+        });
+    }
+    if config.traffic_encap_mode != TrafficEncapMode::Encap && !config.antrea_proxy.enable {
+        return Err(ConfigError::Conflict {
+            key: "antreaProxy.enable".to_owned(),
+            message: format!(
+                "false is not allowed with trafficEncapMode {}: Service traffic would bypass NetworkPolicy",
+                config.traffic_encap_mode
+            ),
+        });
+    }
+    if config.default_mtu != 0 && config.default_mtu < 68 {
+        return Err(ConfigError::InvalidValue {
+            key: "defaultMTU".to_owned(),
+            value: config.default_mtu.to_string(),
+            allowed: "0 (derived from the transport interface) or a whole number in 68..65535"
+                .to_owned(),
+        });
+    }
+    if config.platform == Platform::Windows {
+        if config.ovs_datapath_type != DatapathType::System {
+            return Err(ConfigError::NotSupported {
+                key: "ovsDatapathType".to_owned(),
+                value: format!("{:?}", config.ovs_datapath_type.to_string()),
+                reason: "Open vSwitch on Windows has only the system datapath".to_owned(),
+            });
+        }
+        let unsupported: Vec<&str> = config
+            .feature_gates
+            .explicit()
+            .filter(|(feature, on)| *on && !feature.supported_on_windows())
+            .map(|(feature, _)| feature.name())
+            .collect();
+        if !unsupported.is_empty() {
+            return Err(ConfigError::NotSupported {
+                key: "featureGates".to_owned(),
+                value: unsupported.join(", "),
+                reason: "these features are not available on Windows Nodes".to_owned(),
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,539 @@
+//! `agent::config` against whole configuration files: every key, both platforms' defaults,
+//! every rejection's message, warnings, and the derived values.
+
+use agent::config::{
+    AgentConfig, AntreaProxyConfig, ConfigError, ConfigWarning, DatapathType, Feature,
+    LoadedConfig, Platform, TrafficEncapMode, TunnelType, mtu_deduction, node_name,
+};
+use localipc::Endpoint;
+
+const LINUX_SAMPLE: &str = include_str!("data/antrea-agent-linux.conf");
+const WINDOWS_SAMPLE: &str = include_str!("data/antrea-agent-windows.conf");
+const LAB_SAMPLE: &str = include_str!("data/antrea-agent-lab.conf");
+
+fn parse(text: &str, platform: Platform) -> LoadedConfig {
+    AgentConfig::parse(text, platform).unwrap_or_else(|e| panic!("rejected: {e}\n{text}"))
+}
+
+fn error(text: &str, platform: Platform) -> String {
+    match AgentConfig::parse(text, platform) {
+        Ok(loaded) => panic!("accepted {text:?}: {loaded:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn not_implemented(warnings: &[ConfigWarning]) -> Vec<&str> {
+    warnings
+        .iter()
+        .map(|w| match w {
+            ConfigWarning::NotImplemented { key } => key.as_str(),
+            other => panic!("unexpected warning: {other}"),
+        })
+        .collect()
+}
+
+#[test]
+fn linux_defaults_are_antreas() {
+    let c = AgentConfig::defaults(Platform::Linux);
+    assert_eq!(c.ovs_bridge, "br-int");
+    assert_eq!(c.ovs_datapath_type, DatapathType::System);
+    assert_eq!(c.ovs_run_dir, "/var/run/openvswitch");
+    assert_eq!(
+        c.cni_socket,
+        Endpoint::Unix("/var/run/antrea/cni.sock".into())
+    );
+    assert_eq!(c.host_gateway, "antrea-gw0");
+    assert_eq!(c.traffic_encap_mode, TrafficEncapMode::Encap);
+    assert_eq!(c.tunnel_type, TunnelType::Geneve);
+    assert_eq!(
+        (c.tunnel_port, c.tunnel_csum, c.no_snat, c.default_mtu),
+        (0, false, false, 0)
+    );
+    assert_eq!(c.service_cidr.to_string(), "10.96.0.0/12");
+    assert_eq!(c.api_port, 10350);
+    assert!(c.enable_prometheus_metrics);
+    assert_eq!(
+        c.antrea_proxy,
+        AntreaProxyConfig {
+            enable: true,
+            proxy_all: false
+        }
+    );
+    assert_eq!(
+        (c.kubeconfig.as_ref(), c.kube_api_server_override.as_ref()),
+        (None, None)
+    );
+    assert_eq!(
+        (
+            c.transport_interface.as_ref(),
+            c.transport_interface_cidrs.len()
+        ),
+        (None, 0)
+    );
+    assert!(c.feature_gates.enabled(Feature::Egress));
+    assert_eq!(
+        parse("", Platform::Linux),
+        LoadedConfig {
+            config: c,
+            warnings: vec![]
+        }
+    );
+}
+
+#[test]
+fn windows_defaults_are_antreas() {
+    let c = AgentConfig::defaults(Platform::Windows);
+    assert_eq!(c.ovs_run_dir, r"C:\openvswitch\var\run\openvswitch");
+    assert_eq!(
+        c.cni_socket,
+        Endpoint::NamedPipe(r"\\.\pipe\cnisock".into())
+    );
+    assert_eq!(c.ovs_datapath_type, DatapathType::System);
+    assert_eq!(c.ovs_bridge, "br-int");
+    assert!(!c.feature_gates.enabled(Feature::Egress));
+    assert!(c.feature_gates.enabled(Feature::AntreaPolicy));
+    assert_eq!(parse("# nothing set\n", Platform::Windows).config, c);
+}
+
+#[test]
+fn every_implemented_key_is_read() {
+    let loaded = parse(LAB_SAMPLE, Platform::Linux);
+    assert_eq!(loaded.warnings, vec![]);
+    let c = loaded.config;
+    assert!(c.feature_gates.enabled(Feature::AntreaProxy));
+    assert!(!c.feature_gates.enabled(Feature::Traceflow));
+    assert_eq!(c.feature_gates.explicit().count(), 2);
+    assert_eq!(
+        c.kubeconfig.as_deref(),
+        Some(std::path::Path::new("/etc/antrea/kubeconfig"))
+    );
+    assert_eq!(
+        c.cni_socket,
+        Endpoint::Unix("/run/lab/node1/cni.sock".into())
+    );
+    assert_eq!(
+        c.kube_api_server_override.as_deref(),
+        Some("https://10.0.0.1:6443")
+    );
+    assert_eq!(c.ovs_bridge, "br-lab");
+    assert_eq!(c.ovs_datapath_type, DatapathType::Netdev);
+    assert_eq!(c.ovs_run_dir, "/run/lab/node1/ovs");
+    assert_eq!(c.host_gateway, "gw0");
+    assert_eq!(c.traffic_encap_mode, TrafficEncapMode::Hybrid);
+    assert!(!c.no_snat);
+    assert_eq!(c.tunnel_type, TunnelType::Vxlan);
+    assert_eq!(c.tunnel_port, 8472);
+    assert!(c.tunnel_csum);
+    assert_eq!(c.default_mtu, 1400);
+    assert_eq!(c.service_cidr.to_string(), "10.112.0.0/16");
+    assert_eq!(c.transport_interface.as_deref(), Some("eth1"));
+    let cidrs: Vec<String> = c
+        .transport_interface_cidrs
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(cidrs, ["192.168.77.0/24", "fd00:77::/64"]);
+    assert_eq!(c.api_port, 20350);
+    assert!(!c.enable_prometheus_metrics);
+    assert_eq!(
+        c.antrea_proxy,
+        AntreaProxyConfig {
+            enable: true,
+            proxy_all: true
+        }
+    );
+}
+
+#[test]
+fn no_snat_and_named_pipe_socket_are_read() {
+    let c = parse("trafficEncapMode: noEncap\nnoSNAT: true\n", Platform::Linux).config;
+    assert!(c.no_snat);
+    assert_eq!(c.traffic_encap_mode, TrafficEncapMode::NoEncap);
+    let c = parse("cniSocket: '\\\\.\\pipe\\antrea-lab'\n", Platform::Windows).config;
+    assert_eq!(
+        c.cni_socket,
+        Endpoint::NamedPipe(r"\\.\pipe\antrea-lab".into())
+    );
+    let c = parse("ovsRunDir: 'D:\\ovs\\run'\n", Platform::Windows).config;
+    assert_eq!(c.ovs_run_dir, r"D:\ovs\run");
+}
+
+#[test]
+fn antreas_linux_sample_parses_to_the_defaults() {
+    let loaded = parse(LINUX_SAMPLE, Platform::Linux);
+    assert_eq!(loaded.config, AgentConfig::defaults(Platform::Linux));
+    assert_eq!(
+        not_implemented(&loaded.warnings),
+        [
+            "antreaProxy.proxyLoadBalancerIPs",
+            "antreaProxy.defaultLoadBalancerMode",
+            "wireGuard",
+            "clusterPort",
+            "memberlist",
+            "nodePortLocal",
+            "flowExporter",
+            "multicast",
+            "egress",
+            "ipsec",
+            "multicluster",
+            "auditLogging",
+            "packetInRate",
+            "hostNetworkAcceleration",
+            "hostNetworkMode",
+        ]
+    );
+}
+
+#[test]
+fn antreas_windows_sample_parses_cleanly() {
+    let loaded = parse(WINDOWS_SAMPLE, Platform::Windows);
+    assert_eq!(loaded.warnings, vec![]);
+    let mut expected = AgentConfig::defaults(Platform::Windows);
+    expected.antrea_proxy.proxy_all = true;
+    assert_eq!(loaded.config, expected);
+}
+
+#[test]
+fn invalid_values_name_key_value_and_choices() {
+    let cases = [
+        (
+            "trafficEncapMode: tunnel",
+            r#"trafficEncapMode: "tunnel" is not one of encap, noEncap, hybrid"#,
+        ),
+        (
+            "tunnelType: ipip",
+            r#"tunnelType: "ipip" is not one of geneve, vxlan"#,
+        ),
+        (
+            "ovsDatapathType: dpdk",
+            r#"ovsDatapathType: "dpdk" is not one of system, netdev"#,
+        ),
+        (
+            "trafficEncryptionMode: aes",
+            r#"trafficEncryptionMode: "aes" is not one of none, ipsec, wireGuard"#,
+        ),
+        (
+            "tunnelPort: 70000",
+            "tunnelPort: 70000 is not a whole number in 0..65535",
+        ),
+        (
+            "tunnelPort: -1",
+            "tunnelPort: -1 is not a whole number in 0..65535",
+        ),
+        (
+            "apiPort: 1.5",
+            "apiPort: 1.5 is not a whole number in 0..65535",
+        ),
+        (
+            "defaultMTU: 40",
+            "defaultMTU: 40 is not 0 (derived from the transport interface) or a whole number in 68..65535",
+        ),
+        (
+            "serviceCIDR: 10.96.0.0/33",
+            r#"serviceCIDR: "10.96.0.0/33" is not a CIDR such as 10.96.0.0/12"#,
+        ),
+        (
+            "transportInterfaceCIDRs: [10.0.0.0/8, nope]",
+            r#"transportInterfaceCIDRs[1]: "nope" is not a CIDR such as 10.96.0.0/12"#,
+        ),
+        (
+            "cniSocket: relative.sock",
+            r#"cniSocket: "relative.sock" is not an absolute Unix socket path or a \\.\pipe\NAME named pipe"#,
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(error(text, Platform::Linux), expected, "for {text}");
+    }
+}
+
+#[test]
+fn unsupported_values_say_why() {
+    let cases = [
+        (
+            "tunnelType: stt",
+            r#"tunnelType: "stt" is not supported: antrea-rs implements geneve and vxlan tunnels only"#,
+        ),
+        (
+            "tunnelType: gre",
+            r#"tunnelType: "gre" is not supported: antrea-rs implements geneve and vxlan tunnels only"#,
+        ),
+        (
+            "trafficEncapMode: networkPolicyOnly",
+            r#"trafficEncapMode: "networkPolicyOnly" is not supported: antrea-rs is the primary CNI and does not run chained behind another one"#,
+        ),
+        (
+            "trafficEncryptionMode: wireGuard",
+            r#"trafficEncryptionMode: "wireGuard" is not supported: antrea-rs does not encrypt traffic between Nodes; use none"#,
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(error(text, Platform::Linux), expected, "for {text}");
+    }
+}
+
+#[test]
+fn conflicting_keys_are_rejected() {
+    assert_eq!(
+        error("noSNAT: true", Platform::Linux),
+        "noSNAT: true is only allowed with trafficEncapMode noEncap, not encap"
+    );
+    assert_eq!(
+        error(
+            "trafficEncapMode: hybrid\nantreaProxy:\n  enable: false\n",
+            Platform::Linux
+        ),
+        "antreaProxy.enable: false is not allowed with trafficEncapMode hybrid: Service traffic would bypass NetworkPolicy"
+    );
+    assert!(
+        parse("antreaProxy:\n  enable: false\n", Platform::Linux)
+            .config
+            .antrea_proxy
+            .enable
+            .eq(&false)
+    );
+}
+
+#[test]
+fn windows_rejects_what_antrea_rejects_there() {
+    assert_eq!(
+        error("ovsDatapathType: netdev", Platform::Windows),
+        r#"ovsDatapathType: "netdev" is not supported: Open vSwitch on Windows has only the system datapath"#
+    );
+    assert_eq!(
+        error(
+            "featureGates:\n  Egress: true\n  Multicast: true\n  Traceflow: true\n",
+            Platform::Windows
+        ),
+        "featureGates: Egress, Multicast is not supported: these features are not available on Windows Nodes"
+    );
+    let c = parse("featureGates:\n  Egress: false\n", Platform::Windows).config;
+    assert!(!c.feature_gates.enabled(Feature::Egress));
+    assert_eq!(
+        parse("ovsDatapathType: netdev", Platform::Linux)
+            .config
+            .ovs_datapath_type,
+        DatapathType::Netdev
+    );
+}
+
+#[test]
+fn wrong_types_name_the_key() {
+    let cases = [
+        (
+            "ovsBridge: [a]",
+            "ovsBridge: expected a string, found a list",
+        ),
+        (
+            "noSNAT: \"false\"",
+            "noSNAT: expected true or false, found a string",
+        ),
+        (
+            "tunnelPort: \"6081\"",
+            "tunnelPort: expected an integer, found a string",
+        ),
+        (
+            "antreaProxy: true",
+            "antreaProxy: expected a mapping, found a boolean",
+        ),
+        (
+            "antreaProxy:\n  proxyAll: 1\n",
+            "antreaProxy.proxyAll: expected true or false, found an integer",
+        ),
+        (
+            "featureGates:\n  Egress: maybe\n",
+            "featureGates.Egress: expected true or false, found a string",
+        ),
+        (
+            "featureGates: [Egress]",
+            "featureGates: expected a mapping of names to true/false, found a list",
+        ),
+        (
+            "transportInterfaceCIDRs: 10.0.0.0/8",
+            "transportInterfaceCIDRs: expected a list of strings, found a string",
+        ),
+        (
+            "transportInterfaceCIDRs: [1]",
+            "transportInterfaceCIDRs[0]: expected a string, found an integer",
+        ),
+        (
+            "clientConnection:\n  kubeconfig: 3\n",
+            "clientConnection.kubeconfig: expected a string, found an integer",
+        ),
+        (
+            "- a\n- b\n",
+            "(document): expected a mapping of keys, found a list",
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(error(text, Platform::Linux), expected, "for {text}");
+    }
+}
+
+#[test]
+fn yaml_syntax_errors_say_where() {
+    let message = error("ovsBridge: br-int\nantreaProxy: [\n", Platform::Linux);
+    assert!(
+        message.starts_with("agent configuration is not valid YAML: "),
+        "{message}"
+    );
+    assert!(message.contains("line 2"), "{message}");
+    let message = error("apiPort: 1\napiPort: 2\n", Platform::Linux);
+    assert!(message.contains("duplicate mapping key"), "{message}");
+}
+
+#[test]
+fn unknown_keys_and_gates_are_warnings_with_their_path() {
+    let text = "ovsbridge: br0\nantreaProxy:\n  foo: 1\nclientConnection:\n  qps: 50\n  bar: x\nfeatureGates:\n  Warp: true\n";
+    let loaded = parse(text, Platform::Linux);
+    assert_eq!(loaded.config, AgentConfig::defaults(Platform::Linux));
+    assert_eq!(
+        loaded.warnings,
+        vec![
+            ConfigWarning::UnknownFeatureGate {
+                name: "Warp".into()
+            },
+            ConfigWarning::NotImplemented {
+                key: "clientConnection.qps".into()
+            },
+            ConfigWarning::UnknownKey {
+                key: "clientConnection.bar".into()
+            },
+            ConfigWarning::UnknownKey {
+                key: "antreaProxy.foo".into()
+            },
+            ConfigWarning::UnknownKey {
+                key: "ovsbridge".into()
+            },
+        ]
+    );
+    let shown: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(shown[0], "featureGates.Warp: unknown feature gate, ignored");
+    assert_eq!(
+        shown[1],
+        "clientConnection.qps: Antrea option not implemented by antrea-rs, ignored"
+    );
+    assert_eq!(shown[4], "ovsbridge: unknown key, ignored");
+}
+
+#[test]
+fn empty_strings_and_zeroes_mean_default() {
+    let text = "ovsBridge: \"\"\novsRunDir: \"\"\ncniSocket: \"\"\napiPort: 0\nserviceCIDR: \"\"\nantreaProxy:\n";
+    assert_eq!(
+        parse(text, Platform::Windows).config,
+        AgentConfig::defaults(Platform::Windows)
+    );
+}
+
+#[test]
+fn tunnel_destination_port_falls_back_to_iana() {
+    let mut c = AgentConfig::defaults(Platform::Linux);
+    assert_eq!(c.tunnel_destination_port(), 6081);
+    c.tunnel_type = TunnelType::Vxlan;
+    assert_eq!(c.tunnel_destination_port(), 4789);
+    c.tunnel_port = 8472;
+    assert_eq!(c.tunnel_destination_port(), 8472);
+}
+
+#[test]
+fn mtu_is_the_transport_mtu_less_the_encap_overhead() {
+    assert_eq!(
+        mtu_deduction(TrafficEncapMode::Encap, TunnelType::Geneve, false),
+        50
+    );
+    assert_eq!(
+        mtu_deduction(TrafficEncapMode::Encap, TunnelType::Vxlan, false),
+        50
+    );
+    assert_eq!(
+        mtu_deduction(TrafficEncapMode::Hybrid, TunnelType::Geneve, true),
+        70
+    );
+    assert_eq!(
+        mtu_deduction(TrafficEncapMode::NoEncap, TunnelType::Geneve, false),
+        0
+    );
+
+    let mut c = AgentConfig::defaults(Platform::Linux);
+    assert_eq!(c.pod_mtu(1500, false), 1450);
+    assert_eq!(c.pod_mtu(1500, true), 1430);
+    assert_eq!(c.pod_mtu(65535, false), 65000);
+    assert_eq!(c.pod_mtu(30, false), 0);
+    c.traffic_encap_mode = TrafficEncapMode::NoEncap;
+    assert_eq!(c.pod_mtu(1500, false), 1500);
+    assert_eq!(c.pod_mtu(65535, false), 65535);
+    c.default_mtu = 9000;
+    assert_eq!(c.pod_mtu(1500, false), 9000);
+}
+
+#[test]
+fn ovs_endpoints_follow_the_platform() {
+    let mut linux = AgentConfig::defaults(Platform::Linux);
+    assert_eq!(
+        linux.ovsdb_endpoint().to_string(),
+        "unix:/var/run/openvswitch/db.sock"
+    );
+    assert_eq!(
+        linux.bridge_mgmt_endpoint().to_string(),
+        "unix:/var/run/openvswitch/br-int.mgmt"
+    );
+    linux.ovs_run_dir = "/run/lab/ovs/".into();
+    linux.ovs_bridge = "br-lab".into();
+    assert_eq!(
+        linux.bridge_mgmt_endpoint().to_string(),
+        "unix:/run/lab/ovs/br-lab.mgmt"
+    );
+
+    let windows = AgentConfig::defaults(Platform::Windows);
+    assert_eq!(
+        windows.ovsdb_endpoint(),
+        Endpoint::NamedPipe(r"\\.\pipe\C:openvswitchvarrunopenvswitchdb.sock".into())
+    );
+    assert_eq!(
+        windows.bridge_mgmt_endpoint(),
+        Endpoint::NamedPipe(r"\\.\pipe\C:openvswitchvarrunopenvswitchbr-int.mgmt".into())
+    );
+}
+
+#[test]
+fn node_name_comes_from_env_then_hostname() {
+    assert_eq!(
+        node_name(Platform::Linux, Some("Node-A"), Some("host")).unwrap(),
+        "Node-A"
+    );
+    assert_eq!(
+        node_name(Platform::Windows, Some("WIN-NODE"), None).unwrap(),
+        "win-node"
+    );
+    assert_eq!(
+        node_name(Platform::Linux, Some(""), Some("host\n")).unwrap(),
+        "host"
+    );
+    assert_eq!(
+        node_name(Platform::Windows, None, Some("HOST")).unwrap(),
+        "host"
+    );
+    assert!(matches!(
+        node_name(Platform::Linux, None, None),
+        Err(ConfigError::NodeNameUnknown)
+    ));
+}
+
+#[test]
+fn load_names_the_missing_file() {
+    let err = AgentConfig::load(
+        std::path::Path::new("/nonexistent/antrea-agent.conf"),
+        Platform::Linux,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("cannot read agent configuration /nonexistent/antrea-agent.conf: "),
+        "{err}"
+    );
+    let loaded = AgentConfig::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/antrea-agent-lab.conf"),
+        Platform::Linux,
+    )
+    .unwrap();
+    assert_eq!(loaded.config.ovs_bridge, "br-lab");
+}

@@ -1,0 +1,79 @@
+//! [`HostNetwork`]: every change the agent makes to the Node's OS networking.
+//!
+//! Each operation is idempotent (the agent repeats them after restarts and kubelet repeats CNI
+//! ADD) and reports whether it changed anything. The Linux backend uses netlink and nftables;
+//! the Windows backend maps the same operations onto HNS, NetNat and IP Helper:
+//!
+//! | operation | Linux | Windows |
+//! |---|---|---|
+//! | `take_over_uplink` | move MAC/addresses/routes of the NIC to the `br-int` tap | create the Transparent HNS network (moves the config to its vNIC), rename the vNIC `br-int` |
+//! | `configure_gateway` | netlink on `antrea-gw0` | `New-NetIPAddress`/`SetIpInterfaceEntry` on `antrea-gw0` |
+//! | `reconcile_peer_routes` | routes with antrea's protocol number | IP Helper routes on the gateway/`br-int` |
+//! | `ensure_pod_snat` | nftables `ip antrea` masquerade | NetNat `antrea-nat` |
+//! | `block_kernel_ingress` | nftables netdev ingress drop | nothing (the vSwitch extension owns the port) |
+//! | `create_pod_interface` | veth pair into the Pod netns | HNS endpoint attached to the HCN namespace |
+
+use std::future::Future;
+
+use crate::addr::MacAddr;
+use crate::error::Result;
+use crate::model::{
+    GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat, RouteChanges,
+    TransportSelector, Uplink,
+};
+
+/// The Node's OS networking. Implementations operate on the Node's own network stack (on Linux:
+/// the network namespace the backend was created for).
+pub trait HostNetwork: Send + Sync {
+    /// The interface that holds the transport configuration now. Fails with
+    /// [`crate::Error::TransportInterfaceNotFound`], listing every interface, when nothing matches.
+    fn find_transport_interface(&self, selector: &TransportSelector) -> impl Future<Output = Result<NicConfig>> + Send;
+
+    /// Moves `nic`'s MAC, addresses and routes to the bridge's LOCAL interface `bridge` (which
+    /// must exist); the NIC stays up without addresses. When `nic` is `bridge` itself (found
+    /// after a restart), the uplink is recovered from the OS's records and nothing changes. On
+    /// failure the NIC's configuration is put back.
+    fn take_over_uplink(&self, nic: &NicConfig, bridge: &str) -> impl Future<Output = Result<(Uplink, Outcome)>> + Send;
+
+    /// The uplink taken over for `bridge`, if any (recovers the NIC after an agent restart).
+    fn find_uplink(&self, bridge: &str) -> impl Future<Output = Result<Option<Uplink>>> + Send;
+
+    /// Puts the configuration held by `bridge` back on its uplink NIC (agent uninstall); returns
+    /// the NIC's configuration, or `None` when no uplink was taken over. Peer routes are not part
+    /// of it: the caller reconciles them to nothing, detaches the NIC from the bridge and
+    /// unblocks its kernel ingress first.
+    fn restore_uplink(&self, bridge: &str) -> impl Future<Output = Result<Option<NicConfig>>> + Send;
+
+    /// Gives the gateway interface its address (other IPv4 addresses removed), MAC, MTU and
+    /// brings it up. Returns the interface's MAC as the OS reports it (on Windows the OVSDB
+    /// `mac` column has no effect on the adapter, so the agent records this one).
+    fn configure_gateway(&self, gateway: &GatewayConfig) -> impl Future<Output = Result<(MacAddr, Outcome)>> + Send;
+
+    /// Makes the set of antrea-owned peer routes equal `desired`: adds missing ones, replaces
+    /// changed ones, deletes the rest of ours, never touches routes owned by others.
+    fn reconcile_peer_routes(&self, desired: &[PeerRoute]) -> impl Future<Output = Result<RouteChanges>> + Send;
+
+    /// Installs (or updates) the Pod egress SNAT rule.
+    fn ensure_pod_snat(&self, snat: &PodSnat) -> impl Future<Output = Result<Outcome>> + Send;
+
+    /// Removes the Pod egress SNAT rule.
+    fn remove_pod_snat(&self) -> impl Future<Output = Result<Outcome>> + Send;
+
+    /// Keeps the OS's own stack from receiving frames on an interface OVS owns (needed where the
+    /// datapath reads ports without taking packets from the kernel).
+    fn block_kernel_ingress(&self, interface: &str) -> impl Future<Output = Result<Outcome>> + Send;
+
+    /// Undoes [`HostNetwork::block_kernel_ingress`].
+    fn unblock_kernel_ingress(&self, interface: &str) -> impl Future<Output = Result<Outcome>> + Send;
+
+    /// Creates the Pod's interface, or returns the existing one unchanged when it already
+    /// matches `spec` (repeated CNI ADD).
+    fn create_pod_interface(&self, spec: &PodInterfaceSpec) -> impl Future<Output = Result<(PodInterface, Outcome)>> + Send;
+
+    /// Deletes the Pod's interface; succeeds when it is already gone, also when the Pod's
+    /// network namespace no longer exists.
+    fn delete_pod_interface(&self, host_ifname: &str) -> impl Future<Output = Result<Outcome>> + Send;
+
+    /// Verifies that the Pod's interface exists exactly as `spec` and `created` say (CNI CHECK).
+    fn check_pod_interface(&self, spec: &PodInterfaceSpec, created: &PodInterface) -> impl Future<Output = Result<()>> + Send;
+}

@@ -1,0 +1,29 @@
+//! The Node's OS networking behind one trait, [`HostNetwork`].
+//!
+//! The agent reproduces Antrea's Windows topology on every OS: the Node's NIC becomes the OVS
+//! uplink and its IP configuration moves to the bridge's LOCAL interface (`br-int`), the gateway
+//! interface holds the first IP of the Pod CIDR, Pods get one interface each, Pod egress is
+//! source-NATed by the host. This crate owns the OS side of that: finding the transport
+//! interface, moving its configuration, the gateway's addresses, routes to peer Pod CIDRs, SNAT,
+//! keeping the kernel off OVS-owned ports, and Pod interfaces.
+//!
+//! Platform-neutral parts (the trait, its value types, the endpoint naming rule) compile
+//! everywhere; the Linux backend ([`linux::LinuxHost`]) uses rtnetlink, `nft` and ethtool.
+//! The Windows backend (HNS/HCN, NetNat, IP Helper) implements the same trait later.
+
+mod addr;
+mod error;
+mod host_network;
+mod model;
+pub mod naming;
+
+#[cfg(target_os = "linux")]
+pub mod linux;
+
+pub use addr::{AddrParseError, Ipv4Cidr, MacAddr};
+pub use error::{Error, Result};
+pub use host_network::HostNetwork;
+pub use model::{
+    GatewayConfig, HostRoute, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat, RouteChanges,
+    TransportSelector, Uplink,
+};

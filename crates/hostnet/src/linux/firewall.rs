@@ -1,0 +1,105 @@
+//! Pod egress SNAT and kernel ingress blocking, as nftables transactions run inside our
+//! namespace.
+
+use crate::error::Result;
+use crate::model::{Outcome, PodSnat};
+
+use super::nft::{self, SNAT_CHAIN, TABLE};
+use super::{LinuxHost, validate_ifname};
+
+impl LinuxHost {
+    pub(super) async fn snat(&self, snat: &PodSnat) -> Result<Outcome> {
+        validate_ifname(&snat.egress_interface)?;
+        let comment = nft::snat_comment(snat);
+        let script = nft::snat_script(snat);
+        let changed = self
+            .netns
+            .run(move || {
+                let op = "read the Pod SNAT rule";
+                if let Some(objects) = nft::list_table("ip", op)? {
+                    let rules = nft::objects(&objects, "rule", SNAT_CHAIN);
+                    let chain_present = !nft::objects(&objects, "chain", SNAT_CHAIN).is_empty();
+                    if chain_present && rules.len() == 1 && rules[0].get("comment").and_then(|c| c.as_str()) == Some(&comment) {
+                        return Ok(false);
+                    }
+                }
+                nft::apply(&script, "install the Pod SNAT rule")?;
+                Ok(true)
+            })
+            .await?;
+        Ok(self.outcome(changed))
+    }
+
+    pub(super) async fn no_snat(&self) -> Result<Outcome> {
+        let changed = self
+            .netns
+            .run(|| {
+                let op = "read the Pod SNAT rule";
+                let Some(objects) = nft::list_table("ip", op)? else { return Ok(false) };
+                if nft::objects(&objects, "chain", SNAT_CHAIN).is_empty() {
+                    return Ok(false);
+                }
+                let chains = objects.iter().filter_map(|o| o.get("chain")).count();
+                let script = if chains <= 1 {
+                    format!("delete table ip {TABLE}\n")
+                } else {
+                    format!("delete chain ip {TABLE} {SNAT_CHAIN}\n")
+                };
+                nft::apply(&script, "remove the Pod SNAT rule")?;
+                Ok(true)
+            })
+            .await?;
+        Ok(self.outcome(changed))
+    }
+
+    pub(super) async fn block_ingress(&self, interface: &str) -> Result<Outcome> {
+        validate_ifname(interface)?;
+        self.kernel.require_link(interface, "kernel ingress block").await?;
+        let interface = interface.to_owned();
+        let changed = self
+            .netns
+            .run(move || {
+                let op = format!("read the ingress block of {interface:?}");
+                let chain = nft::ingress_chain(&interface);
+                // The chain name carries the interface (nft's JSON does not always show the device).
+                if let Some(objects) = nft::list_table("netdev", &op)?
+                    && !nft::objects(&objects, "chain", &chain).is_empty()
+                {
+                    return Ok(false);
+                }
+                nft::apply(&nft::ingress_block_script(&interface), &format!("block kernel ingress on {interface:?}"))?;
+                Ok(true)
+            })
+            .await?;
+        Ok(self.outcome(changed))
+    }
+
+    pub(super) async fn unblock_ingress(&self, interface: &str) -> Result<Outcome> {
+        validate_ifname(interface)?;
+        let interface = interface.to_owned();
+        let changed = self
+            .netns
+            .run(move || {
+                let op = format!("read the ingress block of {interface:?}");
+                let chain = nft::ingress_chain(&interface);
+                let Some(objects) = nft::list_table("netdev", &op)? else { return Ok(false) };
+                if nft::objects(&objects, "chain", &chain).is_empty() {
+                    return Ok(false);
+                }
+                let script = format!("delete chain netdev {TABLE} {chain}\n");
+                nft::apply(&script, &format!("unblock kernel ingress on {interface:?}"))?;
+                Ok(true)
+            })
+            .await?;
+        Ok(self.outcome(changed))
+    }
+
+    fn outcome(&self, changed: bool) -> Outcome {
+        if changed {
+            self.kernel.writes().record();
+            Outcome::Changed
+        } else {
+            Outcome::Unchanged
+        }
+    }
+}

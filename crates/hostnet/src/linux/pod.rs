@@ -1,0 +1,198 @@
+//! Pod interfaces: a veth pair whose container end is created directly inside the Pod's
+//! network namespace (so its name, usually `eth0`, never clashes with the Node's interfaces)
+//! and configured from a thread that entered that namespace, with its own netlink socket.
+//!
+//! Both ends get the Pod MTU and transmit checksum offload off (mandatory for the userspace
+//! datapath, lab gotcha G2); the host end gets IPv6 disabled and is brought up.
+
+use std::net::Ipv4Addr;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use netlink_packet_route::link::{InfoData, InfoKind, InfoVeth};
+use rtnetlink::{LinkMessageBuilder, LinkUnspec, LinkVeth};
+
+use crate::addr::{Ipv4Cidr, MacAddr};
+use crate::error::{Error, Result};
+use crate::model::{HostRoute, Outcome, PodInterface, PodInterfaceSpec};
+
+use super::netlink::{Kernel, Link, MAIN_TABLE};
+use super::{LinuxHost, Netns, ethtool, sysctl, validate_ifname};
+
+const RTPROT_STATIC: u8 = 4;
+
+/// The container end as found inside the Pod's namespace.
+#[derive(Debug)]
+struct ContainerEnd {
+    link: Link,
+    addresses: Vec<Ipv4Cidr>,
+    default_gateway: Option<Ipv4Addr>,
+    tx_checksum: bool,
+}
+
+fn mismatch(interface: &str, what: &'static str, expected: impl ToString, found: impl ToString) -> Error {
+    Error::CheckFailed { interface: interface.to_owned(), what, expected: expected.to_string(), found: found.to_string() }
+}
+
+fn default_route(spec: &PodInterfaceSpec) -> HostRoute {
+    HostRoute {
+        destination: Ipv4Cidr::ANY,
+        gateway: Some(spec.gateway),
+        metric: 0,
+        table: MAIN_TABLE,
+        protocol: RTPROT_STATIC,
+        scope: 0,
+        onlink: !spec.address.contains(spec.gateway),
+        pref_source: None,
+    }
+}
+
+impl LinuxHost {
+    pub(super) async fn create_pod(&self, spec: &PodInterfaceSpec) -> Result<(PodInterface, Outcome)> {
+        validate_ifname(&spec.host_ifname)?;
+        validate_ifname(&spec.ifname)?;
+        let kernel = self.kernel.scoped();
+        if let Some(existing) = kernel.link(&spec.host_ifname).await? {
+            match self.observe_pod(spec).await {
+                Ok(found) => return Ok((found, Outcome::Unchanged)),
+                // A leftover that does not match (e.g. a half-made interface): start again.
+                Err(_) if existing.kind == Some(InfoKind::Veth) => kernel.delete_link(&existing).await?,
+                Err(e) => return Err(e),
+            }
+        }
+        let pod_netns = Netns::open(Path::new(&spec.netns))?;
+        let peer = LinkMessageBuilder::<LinkUnspec>::new()
+            .name(spec.ifname.clone())
+            .mtu(spec.mtu)
+            .setns_by_fd(pod_netns.file().as_raw_fd())
+            .build();
+        let message = LinkMessageBuilder::<LinkVeth>::new_with_info_kind(InfoKind::Veth)
+            .name(spec.host_ifname.clone())
+            .mtu(spec.mtu)
+            .set_info_data(InfoData::Veth(InfoVeth::Peer(peer)))
+            .build();
+        let op = format!("create veth {:?} with peer {:?} in {}", spec.host_ifname, spec.ifname, spec.netns);
+        kernel.add_link(message, op).await?;
+        match self.configure_pod(&kernel, spec, &pod_netns).await {
+            Ok(created) => Ok((created, kernel.writes().outcome())),
+            Err(error) => {
+                if let Ok(Some(link)) = kernel.link(&spec.host_ifname).await {
+                    let _ = kernel.delete_link(&link).await;
+                }
+                Err(error)
+            }
+        }
+    }
+
+    async fn configure_pod(&self, kernel: &Kernel, spec: &PodInterfaceSpec, pod_netns: &Netns) -> Result<PodInterface> {
+        let writes = kernel.writes().clone();
+        let (ifname, address, route) = (spec.ifname.clone(), spec.address, default_route(spec));
+        let container_mac = pod_netns
+            .run_async(move || async move {
+                let pod_kernel = Kernel::connect(writes)?;
+                let link = pod_kernel.require_link(&ifname, "Pod interface").await?;
+                pod_kernel.add_address(&link, address).await?;
+                pod_kernel.set_up(&link).await?;
+                pod_kernel.add_route(&route, &link, true).await?;
+                ethtool::set_tx_checksum(&ifname, false)
+                    .map_err(|e| Error::os(format!("turn off transmit checksum offload of {ifname:?} in the Pod"), e))?;
+                link.mac.ok_or(Error::Invalid { what: "Pod interface", value: ifname, reason: "has no MAC" })
+            })
+            .await?;
+        kernel.writes().record();
+        self.tx_checksum_off(kernel, &spec.host_ifname).await?;
+        let host = spec.host_ifname.clone();
+        let disabled = self
+            .netns
+            .run(move || sysctl::disable_ipv6(&host).map_err(|e| Error::os(format!("disable IPv6 on {host:?}"), e)))
+            .await?;
+        if disabled {
+            kernel.writes().record();
+        }
+        let host = kernel.require_link(&spec.host_ifname, "Pod host interface").await?;
+        kernel.set_up(&host).await?;
+        let host_mac = host.mac.ok_or_else(|| mismatch(&spec.host_ifname, "MAC", "an Ethernet address", "none"))?;
+        Ok(PodInterface { host_ifname: spec.host_ifname.clone(), host_mac, container_mac })
+    }
+
+    /// Reads both ends and verifies them against `spec`; returns what was found.
+    async fn observe_pod(&self, spec: &PodInterfaceSpec) -> Result<PodInterface> {
+        let host = self.kernel.require_link(&spec.host_ifname, "Pod host interface").await?;
+        let name = &spec.host_ifname;
+        if host.kind != Some(InfoKind::Veth) {
+            return Err(mismatch(name, "kind", "veth", format!("{:?}", host.kind)));
+        }
+        if !host.up {
+            return Err(mismatch(name, "state", "up", "down"));
+        }
+        if host.mtu != spec.mtu {
+            return Err(mismatch(name, "MTU", spec.mtu, host.mtu));
+        }
+        let pod_netns = Netns::open(Path::new(&spec.netns))?;
+        let writes = self.kernel.writes().scoped();
+        let ifname = spec.ifname.clone();
+        let container = pod_netns
+            .run_async(move || async move {
+                let kernel = Kernel::connect(writes)?;
+                let link = kernel.require_link(&ifname, "Pod interface").await?;
+                let addresses = kernel.link_addresses(link.index).await?;
+                let default_gateway = kernel
+                    .routes()
+                    .await?
+                    .into_iter()
+                    .find(|r| r.oif == Some(link.index) && r.route.destination.prefix_len() == 0)
+                    .and_then(|r| r.route.gateway);
+                let tx_checksum = ethtool::tx_checksum(&ifname)
+                    .map_err(|e| Error::os(format!("read transmit checksum offload of {ifname:?} in the Pod"), e))?;
+                Ok(ContainerEnd { link, addresses, default_gateway, tx_checksum })
+            })
+            .await?;
+        let pod_if = format!("{} in {}", spec.ifname, spec.netns);
+        if host.peer_index != Some(container.link.index) {
+            return Err(mismatch(name, "veth peer", format!("{pod_if} (index {})", container.link.index), format!("{:?}", host.peer_index)));
+        }
+        if container.link.kind != Some(InfoKind::Veth) {
+            return Err(mismatch(&pod_if, "kind", "veth", format!("{:?}", container.link.kind)));
+        }
+        if !container.link.up {
+            return Err(mismatch(&pod_if, "state", "up", "down"));
+        }
+        if container.link.mtu != spec.mtu {
+            return Err(mismatch(&pod_if, "MTU", spec.mtu, container.link.mtu));
+        }
+        if !container.addresses.contains(&spec.address) {
+            let found: Vec<String> = container.addresses.iter().map(Ipv4Cidr::to_string).collect();
+            return Err(mismatch(&pod_if, "IPv4 address", spec.address, format!("[{}]", found.join(" "))));
+        }
+        if container.default_gateway != Some(spec.gateway) {
+            return Err(mismatch(&pod_if, "default gateway", spec.gateway, format!("{:?}", container.default_gateway)));
+        }
+        if container.tx_checksum {
+            return Err(mismatch(&pod_if, "transmit checksum offload", "off", "on"));
+        }
+        let mac = |link: &Link, label: &str| link.mac.ok_or_else(|| mismatch(label, "MAC", "an Ethernet address", "none"));
+        Ok(PodInterface { host_ifname: host.name.clone(), host_mac: mac(&host, name)?, container_mac: mac(&container.link, &pod_if)? })
+    }
+
+    pub(super) async fn check_pod(&self, spec: &PodInterfaceSpec, created: &PodInterface) -> Result<()> {
+        let found = self.observe_pod(spec).await?;
+        let expect = |what, expected: MacAddr, found: MacAddr, label: &str| {
+            if expected == found { Ok(()) } else { Err(mismatch(label, what, expected, found)) }
+        };
+        expect("MAC", created.container_mac, found.container_mac, &spec.ifname)?;
+        expect("MAC", created.host_mac, found.host_mac, &spec.host_ifname)
+    }
+
+    pub(super) async fn delete_pod(&self, host_ifname: &str) -> Result<Outcome> {
+        validate_ifname(host_ifname)?;
+        let Some(link) = self.kernel.link(host_ifname).await? else {
+            return Ok(Outcome::Unchanged);
+        };
+        if link.kind != Some(InfoKind::Veth) {
+            return Err(Error::Invalid { what: "Pod host interface", value: host_ifname.to_owned(), reason: "is not a veth; not deleting it" });
+        }
+        // Deleting one end deletes the pair, wherever the other end lives.
+        self.kernel.delete_link(&link).await?;
+        Ok(Outcome::Changed)
+    }
+}

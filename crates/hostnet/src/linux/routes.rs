@@ -1,0 +1,82 @@
+//! Routes to peer Nodes' Pod CIDRs. Ours carry the route protocol number [`ROUTE_PROTOCOL`]
+//! (`ip route` shows `proto 164`); reconciliation only ever touches routes with it.
+
+use std::collections::HashMap;
+
+use crate::addr::Ipv4Cidr;
+use crate::error::{Error, Result};
+use crate::model::{HostRoute, PeerRoute, RouteChanges};
+
+use super::LinuxHost;
+use super::netlink::{MAIN_TABLE, is_errno};
+
+/// The route protocol number marking routes antrea owns (unassigned in `rtnetlink.h` and in
+/// iproute2's `rt_protos`).
+pub const ROUTE_PROTOCOL: u8 = 164;
+
+fn host_route(peer: &PeerRoute) -> HostRoute {
+    HostRoute {
+        destination: peer.destination.network(),
+        gateway: Some(peer.gateway),
+        metric: 0,
+        table: MAIN_TABLE,
+        protocol: ROUTE_PROTOCOL,
+        scope: 0,
+        onlink: peer.onlink,
+        pref_source: None,
+    }
+}
+
+impl LinuxHost {
+    pub(super) async fn peer_routes(&self, desired: &[PeerRoute]) -> Result<RouteChanges> {
+        let mut wanted: HashMap<Ipv4Cidr, &PeerRoute> = HashMap::new();
+        for peer in desired {
+            if wanted.insert(peer.destination.network(), peer).is_some() {
+                return Err(Error::Invalid {
+                    what: "peer routes",
+                    value: peer.destination.to_string(),
+                    reason: "destination listed twice",
+                });
+            }
+        }
+        let ours: Vec<_> = self
+            .kernel
+            .routes()
+            .await?
+            .into_iter()
+            .filter(|r| r.route.protocol == ROUTE_PROTOCOL && r.route.table == MAIN_TABLE)
+            .collect();
+        let links = self.kernel.links().await?;
+        let mut changes = RouteChanges::default();
+        for (destination, peer) in &wanted {
+            let link = links.iter().find(|l| l.name == peer.interface).ok_or_else(|| Error::InterfaceNotFound {
+                name: peer.interface.clone(),
+                purpose: "peer route",
+            })?;
+            let route = host_route(peer);
+            match ours.iter().find(|r| r.route.destination == *destination) {
+                Some(current) if current.oif == Some(link.index) && current.route == route => {}
+                Some(_) => {
+                    self.kernel.add_route(&route, link, true).await?;
+                    changes.replaced.push(*destination);
+                }
+                None => match self.kernel.add_route(&route, link, false).await {
+                    Ok(()) => changes.added.push(*destination),
+                    Err(e) if is_errno(&e, libc::EEXIST) => {
+                        return Err(Error::RouteConflict { destination: destination.to_string() });
+                    }
+                    Err(e) => return Err(e),
+                },
+            }
+        }
+        for stale in ours.iter().filter(|r| !wanted.contains_key(&r.route.destination)) {
+            let Some(link) = links.iter().find(|l| Some(l.index) == stale.oif) else { continue };
+            self.kernel.delete_route(&stale.route, link).await?;
+            changes.deleted.push(stale.route.destination);
+        }
+        changes.added.sort();
+        changes.replaced.sort();
+        changes.deleted.sort();
+        Ok(changes)
+    }
+}

@@ -1,0 +1,182 @@
+//! The values [`crate::HostNetwork`] takes and returns: what to look for, snapshots of interface
+//! configuration, and the desired state of gateway, routes, SNAT and Pod interfaces.
+
+use std::net::Ipv4Addr;
+
+use crate::addr::{Ipv4Cidr, MacAddr};
+
+/// How the agent finds the Node's transport interface (Antrea's `transportInterface` option,
+/// then `transportInterfaceCIDRs`, then the Node's IP).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransportSelector {
+    /// The interface holding this IPv4 address.
+    NodeIp(Ipv4Addr),
+    /// The interface with this name. If it is an uplink already taken over, the interface that
+    /// now holds its configuration (the bridge's LOCAL interface) is the answer.
+    InterfaceName(String),
+    /// The first interface with an IPv4 address inside one of these networks.
+    Cidrs(Vec<Ipv4Cidr>),
+}
+
+impl std::fmt::Display for TransportSelector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TransportSelector::NodeIp(ip) => write!(f, "the interface holding Node IP {ip}"),
+            TransportSelector::InterfaceName(name) => write!(f, "the interface named {name:?}"),
+            TransportSelector::Cidrs(cidrs) => {
+                let list: Vec<String> = cidrs.iter().map(Ipv4Cidr::to_string).collect();
+                write!(f, "an interface with an address in [{}]", list.join(", "))
+            }
+        }
+    }
+}
+
+/// A route through an interface, with everything needed to re-create it elsewhere.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostRoute {
+    /// Destination network (`0.0.0.0/0` for the default route).
+    pub destination: Ipv4Cidr,
+    /// Next hop, `None` for a directly connected destination.
+    pub gateway: Option<Ipv4Addr>,
+    /// Route metric (Linux priority, Windows metric).
+    pub metric: u32,
+    /// Routing table (Linux; the main table is 254).
+    pub table: u32,
+    /// Origin of the route (Linux `proto`: 3 boot, 4 static, 16 dhcp, …), kept when moved.
+    pub protocol: u8,
+    /// Scope (Linux; 0 universe, 253 link).
+    pub scope: u8,
+    /// Next hop used without checking that it is on a connected network.
+    pub onlink: bool,
+    /// Preferred source address.
+    pub pref_source: Option<Ipv4Addr>,
+}
+
+/// A snapshot of an interface's IPv4 configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NicConfig {
+    /// Interface name.
+    pub name: String,
+    /// OS interface index.
+    pub index: u32,
+    /// Hardware address.
+    pub mac: MacAddr,
+    /// MTU.
+    pub mtu: u32,
+    /// IPv4 addresses with prefix length, in the order the OS lists them.
+    pub addresses: Vec<Ipv4Cidr>,
+    /// Routes through this interface, connected routes made by the OS for its addresses excluded.
+    pub routes: Vec<HostRoute>,
+}
+
+impl NicConfig {
+    /// The next hop of the default route through this interface, if there is one.
+    pub fn default_gateway(&self) -> Option<Ipv4Addr> {
+        self.routes.iter().find(|r| r.destination.prefix_len() == 0).and_then(|r| r.gateway)
+    }
+}
+
+/// The Node's NIC attached to the bridge as its uplink, with its configuration on the bridge's
+/// LOCAL interface.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Uplink {
+    /// Name of the physical NIC (the OVS uplink port).
+    pub nic: String,
+    /// The configuration as it now lives on the bridge's LOCAL interface.
+    pub bridge: NicConfig,
+}
+
+/// Whether an idempotent operation had to change anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The OS was changed to reach the desired state.
+    Changed,
+    /// The desired state was already there; nothing was written.
+    Unchanged,
+}
+
+/// The desired configuration of the gateway interface (`antrea-gw0`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewayConfig {
+    /// Interface name.
+    pub name: String,
+    /// The gateway address: first IP of the Pod CIDR with the Pod CIDR's prefix length.
+    pub address: Ipv4Cidr,
+    /// Hardware address to set; `None` keeps the interface's own.
+    pub mac: Option<MacAddr>,
+    /// MTU.
+    pub mtu: u32,
+}
+
+/// A route to a peer Node's Pod CIDR.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerRoute {
+    /// The peer's Pod CIDR.
+    pub destination: Ipv4Cidr,
+    /// Next hop: the peer's gateway IP (encap, `onlink` through the gateway interface) or the
+    /// peer Node's IP (noEncap, through the bridge's LOCAL interface).
+    pub gateway: Ipv4Addr,
+    /// Interface the route leaves through.
+    pub interface: String,
+    /// Use the next hop even though it is not on a connected network (encap mode).
+    pub onlink: bool,
+}
+
+/// What a peer route reconciliation did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouteChanges {
+    /// Destinations that had no route of ours.
+    pub added: Vec<Ipv4Cidr>,
+    /// Destinations whose route of ours had another next hop, interface or flag.
+    pub replaced: Vec<Ipv4Cidr>,
+    /// Destinations whose route of ours is no longer wanted.
+    pub deleted: Vec<Ipv4Cidr>,
+}
+
+impl RouteChanges {
+    /// Whether nothing was changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.replaced.is_empty() && self.deleted.is_empty()
+    }
+}
+
+/// Source NAT for Pod egress: Pods of `pod_cidr` leaving through `egress_interface` towards
+/// anything outside `cluster_cidrs` get the Node's address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodSnat {
+    /// This Node's Pod CIDR.
+    pub pod_cidr: Ipv4Cidr,
+    /// The cluster's Pod CIDRs (never translated).
+    pub cluster_cidrs: Vec<Ipv4Cidr>,
+    /// The interface holding the Node IP (`br-int`).
+    pub egress_interface: String,
+}
+
+/// The desired interface of one Pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodInterfaceSpec {
+    /// The Pod's network namespace: a path (`/var/run/netns/X`, `/proc/PID/ns/net`) on Linux,
+    /// the HCN namespace GUID on Windows.
+    pub netns: String,
+    /// Interface name inside the Pod (`CNI_IFNAME`, usually `eth0`).
+    pub ifname: String,
+    /// Host-side name ([`crate::naming::endpoint_name`]); also the OVS port name.
+    pub host_ifname: String,
+    /// The Pod's address with the Pod CIDR's prefix length.
+    pub address: Ipv4Cidr,
+    /// The default gateway (the local gateway interface's address).
+    pub gateway: Ipv4Addr,
+    /// MTU of both ends.
+    pub mtu: u32,
+}
+
+/// The result of creating a Pod interface.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodInterface {
+    /// Host-side name (veth host end / HNS endpoint), the OVS port name.
+    pub host_ifname: String,
+    /// Hardware address of the host-side interface.
+    pub host_mac: MacAddr,
+    /// Hardware address of the Pod's interface.
+    pub container_mac: MacAddr,
+}
