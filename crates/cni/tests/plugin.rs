@@ -1,5 +1,5 @@
 //! Contract tests of the built `antrea` binary against an in-test agent: our server helper on a
-//! temporary Unix socket with a scripted `Cni`/`CniLifecycle` implementation.
+//! temporary Unix socket (a `localipc` listener) with a scripted `Cni`/`CniLifecycle` implementation.
 #![cfg(unix)]
 
 use std::collections::HashSet;
@@ -135,13 +135,10 @@ impl Harness {
         let socket = dir.path().join("cni.sock");
         let agent = Agent::new(script);
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-        let listener = runtime.block_on(async { tokio::net::UnixListener::bind(&socket) }).unwrap();
-        let incoming = futures_util::stream::unfold(listener, |l| async move {
-            let conn = l.accept().await.map(|(s, _)| s);
-            Some((conn, l))
-        });
+        let endpoint = localipc::Endpoint::Unix(socket.clone());
+        let listener = runtime.block_on(localipc::listen(&endpoint, localipc::Access::Administrators)).unwrap();
         let lifecycle = with_lifecycle.then(|| agent.clone());
-        runtime.spawn(cni::rpc::serve(agent.clone(), lifecycle, incoming, std::future::pending()));
+        runtime.spawn(cni::rpc::serve_on(agent.clone(), lifecycle, listener, std::future::pending()));
         Harness { _dir: dir, socket, agent, runtime }
     }
 

@@ -20,7 +20,7 @@ pub use generated::antrea_rs::cni::v1alpha1 as lifecycle;
 
 pub use client::{AgentClient, CallError, Command, DEFAULT_TIMEOUT};
 pub use request::{CmdRequest, error_response, result_response};
-pub use server::serve;
+pub use server::{serve, serve_on};
 
 /// Antrea's CNI gRPC API version, named in incompatible-API errors.
 pub const ANTREA_CNI_API_VERSION: &str = "1.0.0-beta.1";

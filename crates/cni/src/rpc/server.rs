@@ -1,5 +1,5 @@
-//! Agent side: serving the `Cni` (and optionally `CniLifecycle`) service on accepted local
-//! connections (Unix socket, named pipe, in-memory pipes in tests).
+//! Agent side: serving the `Cni` (and optionally `CniLifecycle`) service on a `localipc`
+//! listener (Unix socket, named pipe) or any stream of accepted connections.
 
 use std::future::Future;
 use std::io;
@@ -34,6 +34,26 @@ where
         .add_optional_service(lifecycle.map(CniLifecycleServer::new))
         .serve_with_incoming_shutdown(incoming.map_ok(Conn), shutdown)
         .await
+}
+
+/// Serves `cni` (and `lifecycle`) on a [`localipc::Listener`] — the agent's CNI socket
+/// (`/var/run/antrea/cni.sock`, or `\\.\pipe\cnisock` on Windows) — until `shutdown` completes.
+pub async fn serve_on<C, L, F>(
+    cni: C,
+    lifecycle: Option<L>,
+    listener: localipc::Listener,
+    shutdown: F,
+) -> Result<(), tonic::transport::Error>
+where
+    C: Cni,
+    L: CniLifecycle,
+    F: Future<Output = ()> + Send,
+{
+    let incoming = futures_util::stream::unfold(listener, |mut listener| async move {
+        let accepted = listener.accept().await;
+        Some((accepted, listener))
+    });
+    serve(cni, lifecycle, incoming, shutdown).await
 }
 
 /// An accepted connection, with no peer information.
