@@ -257,6 +257,29 @@ mod tests {
         );
     }
 
+    /// The states a crash can leave, in the order `reserve` goes through them.
+    #[test]
+    fn every_crash_point_leaves_a_usable_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let ipam = ipam(dir.path(), r#"[[{"subnet":"10.1.0.0/29"}]]"#);
+        let store = ipam.store().dir().to_owned();
+        // Crash after writing the temporary file, before linking: nothing is reserved.
+        std::fs::write(store.join(".tmp.10.1.0.2.77"), b"dead\r\neth0").unwrap();
+        assert_eq!(first(&ipam.allocate("a", "eth0").unwrap()), "10.1.0.2/29");
+        assert!(!store.join(".tmp.10.1.0.2.77").exists());
+        // Crash after linking, before removing the temporary file and recording the last
+        // address: the reservation is complete and is honoured.
+        std::fs::write(store.join("10.1.0.3"), b"b\r\neth0").unwrap();
+        std::fs::hard_link(store.join("10.1.0.3"), store.join(".tmp.10.1.0.3.78")).unwrap();
+        assert_eq!(first(&ipam.allocate("c", "eth0").unwrap()), "10.1.0.4/29", "10.1.0.3 stays b's");
+        assert!(ipam.check("b", "eth0").unwrap());
+        assert_eq!(std::fs::read(store.join("10.1.0.3")).unwrap(), b"b\r\neth0");
+        // A half-written last_reserved_ip (host-local writes it in place) is ignored.
+        std::fs::write(store.join("last_reserved_ip.0"), b"10.1.").unwrap();
+        assert_eq!(first(&ipam.allocate("d", "eth0").unwrap()), "10.1.0.5/29");
+        assert_eq!(std::fs::read(store.join("last_reserved_ip.0")).unwrap(), b"10.1.0.5");
+    }
+
     #[test]
     fn gc_keeps_only_valid_attachments() {
         let dir = tempfile::tempdir().unwrap();
