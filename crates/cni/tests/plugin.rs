@@ -623,6 +623,12 @@ fn status_reports_agent_availability() {
             .error(50),
         "network not ready"
     );
+    let unavailable = Harness::start(Script::Rpc(tonic::Code::Unavailable), true);
+    unavailable
+        .plugin()
+        .set("CNI_COMMAND", "STATUS")
+        .run(&conf("1.1.0"))
+        .error(code::PLUGIN_NOT_AVAILABLE);
 }
 
 #[test]

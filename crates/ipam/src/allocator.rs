@@ -271,13 +271,20 @@ mod tests {
         // address: the reservation is complete and is honoured.
         std::fs::write(store.join("10.1.0.3"), b"b\r\neth0").unwrap();
         std::fs::hard_link(store.join("10.1.0.3"), store.join(".tmp.10.1.0.3.78")).unwrap();
-        assert_eq!(first(&ipam.allocate("c", "eth0").unwrap()), "10.1.0.4/29", "10.1.0.3 stays b's");
+        assert_eq!(
+            first(&ipam.allocate("c", "eth0").unwrap()),
+            "10.1.0.4/29",
+            "10.1.0.3 stays b's"
+        );
         assert!(ipam.check("b", "eth0").unwrap());
         assert_eq!(std::fs::read(store.join("10.1.0.3")).unwrap(), b"b\r\neth0");
         // A half-written last_reserved_ip (host-local writes it in place) is ignored.
         std::fs::write(store.join("last_reserved_ip.0"), b"10.1.").unwrap();
         assert_eq!(first(&ipam.allocate("d", "eth0").unwrap()), "10.1.0.5/29");
-        assert_eq!(std::fs::read(store.join("last_reserved_ip.0")).unwrap(), b"10.1.0.5");
+        assert_eq!(
+            std::fs::read(store.join("last_reserved_ip.0")).unwrap(),
+            b"10.1.0.5"
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@ use serde_json::json;
 
 pub use invocation::{Invocation, Operation};
 
-use crate::rpc::{AgentClient, CallError, Command, DEFAULT_TIMEOUT, pb};
+use crate::rpc::{AgentClient, Command, DEFAULT_TIMEOUT, pb};
 use crate::spec::{CniError, CniVersion, NetConf, code};
 
 /// Environment variable overriding the agent endpoint (`unix:/path`, `npipe:\\.\pipe\name`).
@@ -145,10 +145,17 @@ fn forward(
         Err(e) if e.is_unimplemented() && matches!(command, Command::Status | Command::Gc) => {
             Ok(Vec::new())
         }
-        Err(e @ CallError::Unavailable { .. }) if command == Command::Status => {
-            Err(CniError::new(code::PLUGIN_NOT_AVAILABLE, e.to_string()))
+        Err(e) => {
+            let error = e.into_cni_error();
+            if command == Command::Status && error.code == code::TRY_AGAIN_LATER {
+                Err(CniError {
+                    code: code::PLUGIN_NOT_AVAILABLE,
+                    ..error
+                })
+            } else {
+                Err(error)
+            }
         }
-        Err(e) => Err(e.into_cni_error()),
     }
 }
 
