@@ -189,11 +189,12 @@ mod tests {
     use super::*;
 
     fn ipam(dir: &std::path::Path, ranges: &str) -> Ipam {
-        let conf = format!(
-            r#"{{"name":"net","ipam":{{"type":"host-local","dataDir":"{}","ranges":{ranges}}}}}"#,
-            dir.display()
-        );
-        Ipam::new(IpamConfig::parse(conf.as_bytes()).unwrap()).unwrap()
+        let ranges: serde_json::Value = serde_json::from_str(ranges).unwrap();
+        let conf = serde_json::json!({
+            "name": "net",
+            "ipam": {"type": "host-local", "dataDir": dir.display().to_string(), "ranges": ranges}
+        });
+        Ipam::new(IpamConfig::from_netconf(&conf).unwrap()).unwrap()
     }
 
     fn first(r: &CniResult) -> String {

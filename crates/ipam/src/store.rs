@@ -271,6 +271,23 @@ mod tests {
     }
 
     #[test]
+    fn ipv6_file_names_are_escaped_on_windows_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), "net").unwrap();
+        let locked = store.lock().unwrap();
+        let ip: IpAddr = "fd00::2".parse().unwrap();
+        assert!(locked.reserve(ip, "c1", "eth0", 1).unwrap());
+        let name = if cfg!(windows) { "fd00__2" } else { "fd00::2" };
+        assert_eq!(fs::read(store.dir().join(name)).unwrap(), b"c1\r\neth0");
+        let owner = Owner {
+            container_id: "c1".into(),
+            ifname: Some("eth0".into()),
+        };
+        assert_eq!(locked.entries().unwrap(), [(ip, Some(owner))]);
+        assert_eq!(locked.last_reserved(1), Some(ip));
+    }
+
+    #[test]
     fn reserve_is_exclusive_and_leaves_no_temporaries() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), "net").unwrap();
