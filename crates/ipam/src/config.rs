@@ -120,7 +120,10 @@ mod tests {
         .unwrap();
         assert_eq!(c.network, "n");
         assert_eq!(c.range_sets.len(), 2);
-        assert_eq!(c.range_sets[0].0[0].gateway.to_string(), "10.1.0.254");
+        assert_eq!(
+            c.range_sets[0].ranges()[0].gateway.to_string(),
+            "10.1.0.254"
+        );
         assert!(!c.range_sets[1].is_ipv4());
         assert_eq!(c.routes[1].gw.unwrap().to_string(), "10.1.0.9");
         assert_eq!(c.data_dir, PathBuf::from("/tmp/x"));

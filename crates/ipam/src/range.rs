@@ -37,9 +37,9 @@ pub(crate) struct RangeConf {
 }
 
 /// Ranges allocated as one: each allocation takes one address from the first range with room,
-/// in round-robin order.
+/// in round-robin order. Never empty.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RangeSet(pub Vec<Range>);
+pub struct RangeSet(Vec<Range>);
 
 /// An IPv4-mapped IPv6 address is treated as IPv4, as Go's `net.IP` does.
 fn canonical(addr: IpAddr) -> IpAddr {
@@ -175,6 +175,11 @@ impl RangeSet {
             }
         }
         Ok(RangeSet(ranges))
+    }
+
+    /// The ranges, in configuration order.
+    pub fn ranges(&self) -> &[Range] {
+        &self.0
     }
 
     /// The range holding `addr`, if any.
