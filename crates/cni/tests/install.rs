@@ -42,11 +42,12 @@ fn install_copies_plugin_and_conflist_once() {
         let mode = std::fs::metadata(&plugin).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o755);
     }
-    let copied = Command::new(&plugin)
-        .env_clear()
-        .env("CNI_COMMAND", "VERSION")
-        .output()
-        .unwrap();
+    let mut run_copy = Command::new(&plugin);
+    run_copy.env_clear().env("CNI_COMMAND", "VERSION");
+    if let Ok(root) = std::env::var("SystemRoot") {
+        run_copy.env("SystemRoot", root);
+    }
+    let copied = run_copy.output().unwrap();
     assert!(String::from_utf8_lossy(&copied.stdout).contains("supportedVersions"));
 }
 
