@@ -93,7 +93,7 @@ fn main() {
     let mut wire = Vec::with_capacity(FLOWS * 160);
     let start = Instant::now();
     for (i, f) in flows.iter().enumerate() {
-        f.emit(i as u32, &mut wire);
+        f.emit(i as u32, &mut wire).expect("encode");
     }
     let encode = rate("encode (FlowMod::emit)", FLOWS, start);
     println!(

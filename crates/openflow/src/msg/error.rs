@@ -282,7 +282,7 @@ mod tests {
     fn standard_form_bytes_and_names() {
         let offending = [6, 14, 0, 8, 0, 0, 0, 9];
         let err = ErrorMsg { kind: ErrorKind::Standard { err_type: error_type::BAD_ACTION, code: 4 }, data: offending.to_vec() };
-        let bytes = err.to_bytes(9);
+        let bytes = err.to_bytes(9).unwrap();
         assert_eq!(bytes, [6, 1, 0, 20, 0, 0, 0, 9, 0, 2, 0, 4, 6, 14, 0, 8, 0, 0, 0, 9]);
         assert_eq!(err.name(), Some("OFPBAC_BAD_OUT_PORT"));
         assert_eq!(err.offending_header().map(|h| (h.msg_type, h.xid)), Some((14, 9)));
@@ -311,7 +311,7 @@ mod tests {
     #[test]
     fn experimenter_form_bytes_and_names() {
         let err = ErrorMsg { kind: ErrorKind::Experimenter { experimenter: NX_EXPERIMENTER_ID, exp_code: 2 }, data: vec![1] };
-        let bytes = err.to_bytes(1);
+        let bytes = err.to_bytes(1).unwrap();
         assert_eq!(bytes, [6, 1, 0, 17, 0, 0, 0, 1, 0xff, 0xff, 0, 2, 0, 0, 0x23, 0x20, 1]);
         assert_eq!(err.name(), Some("NXBRC_NXM_INVALID"));
         assert_eq!(err.to_string(), "NXBRC_NXM_INVALID (experimenter 0x00002320, code 2)");
@@ -348,7 +348,7 @@ mod tests {
         fn round_trip(kind in kind(), data in proptest::collection::vec(any::<u8>(), 0..80), xid: u32) {
             let err = ErrorMsg { kind, data };
             let _ = err.to_string();
-            prop_assert_eq!(ErrorMsg::parse(&err.to_bytes(xid)), Ok((err, xid)));
+            prop_assert_eq!(ErrorMsg::parse(&err.to_bytes(xid).unwrap()), Ok((err, xid)));
         }
     }
 }

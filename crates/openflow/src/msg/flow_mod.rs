@@ -345,7 +345,7 @@ mod tests {
         fm.priority = 200;
         fm.flow_match = Match::new().with(Field::EthType, 0x0800);
         fm.instructions = Instructions::apply(vec![Action::output(1)]);
-        let b = fm.to_bytes(7);
+        let b = fm.to_bytes(7).unwrap();
         let expected: Vec<u8> = [
             &[6, 14, 0, 88, 0, 0, 0, 7][..],
             &[0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0],

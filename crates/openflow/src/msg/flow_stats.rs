@@ -433,7 +433,7 @@ mod tests {
             more: true,
             flows: vec![sample(), sample()],
         };
-        let bytes = reply.to_bytes(9);
+        let bytes = reply.to_bytes(9).unwrap();
         assert_eq!(FlowDescReply::decode(&bytes), Ok((reply, 9)));
         // ofp_flow_desc: length, pad, table, pad, priority ...
         assert_eq!(&bytes[16..24], &[0, 120, 0, 0, 1, 0, 0, 200]);
@@ -442,7 +442,7 @@ mod tests {
     #[test]
     fn request_bytes() {
         let req = FlowDescRequest::default();
-        let b = req.to_bytes(1);
+        let b = req.to_bytes(1).unwrap();
         assert_eq!(b.len(), 8 + 8 + 32 + 8);
         assert_eq!(&b[8..12], &[0, 1, 0, 0]);
         assert_eq!(<FlowDescRequest as Message>::parse(&b), Ok((req, 1)));
@@ -454,7 +454,7 @@ mod tests {
             more: false,
             flows: vec![sample()],
         }
-        .to_bytes(1);
+        .to_bytes(1).unwrap();
         bytes[17] = 10; // flow_desc length too small
         assert!(FlowDescReply::decode(&bytes).is_err());
         assert!(FlowStatsCounters::parse(&[0, 0, 0, 12, 0x80, 2, 0, 8]).is_err());

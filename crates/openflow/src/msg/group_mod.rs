@@ -12,6 +12,7 @@ use crate::action::text::format_action_list;
 use crate::action::{Action, emit_actions, parse_actions};
 use crate::header::msg_type;
 use crate::message::Message;
+use crate::msg::property::{emit_property, split_properties};
 use crate::oxm::tlv::{RawHeader, emit_header, emit_value, read_value};
 use crate::oxm::{Field, PortNo};
 use crate::text::{call, key_value, parse_num, split_top};
@@ -126,12 +127,6 @@ fn u32_at(b: &[u8], i: usize) -> u32 {
     u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
 }
 
-fn put_prop(out: &mut Vec<u8>, ty: u16, body: &[u8]) {
-    out.extend_from_slice(&ty.to_be_bytes());
-    out.extend_from_slice(&((4 + body.len()) as u16).to_be_bytes());
-    out.extend_from_slice(body);
-}
-
 impl Bucket {
     fn emit(&self, group_type: GroupType, out: &mut Vec<u8>) {
         let start = out.len();
@@ -140,17 +135,17 @@ impl Bucket {
         emit_actions(&self.actions, out);
         let actions_len = (out.len() - start - 8) as u16;
         if group_type == GroupType::Select || self.weight != 0 {
-            put_prop(
+            emit_property(
                 out,
                 BUCKET_PROP_WEIGHT,
                 &[(self.weight >> 8) as u8, self.weight as u8, 0, 0],
             );
         }
         if let Some(p) = self.watch_port {
-            put_prop(out, BUCKET_PROP_WATCH_PORT, &p.0.to_be_bytes());
+            emit_property(out, BUCKET_PROP_WATCH_PORT, &p.0.to_be_bytes());
         }
         if let Some(g) = self.watch_group {
-            put_prop(out, BUCKET_PROP_WATCH_GROUP, &g.to_be_bytes());
+            emit_property(out, BUCKET_PROP_WATCH_GROUP, &g.to_be_bytes());
         }
         let len = (out.len() - start) as u16;
         out[start..start + 2].copy_from_slice(&len.to_be_bytes());
@@ -175,24 +170,20 @@ impl Bucket {
             watch_group: None,
             actions: parse_actions(&buf[8..8 + actions_len])?,
         };
-        let mut props = &buf[8 + actions_len..len];
-        while !props.is_empty() {
-            DecodeError::need("bucket property", props, 8)?;
-            let ty = u16_at(props, 0);
-            let plen = usize::from(u16_at(props, 2));
-            if plen != 8 {
+        for (ty, body) in split_properties("bucket property", &buf[8 + actions_len..len])? {
+            if body.len() != 4 {
                 return Err(DecodeError::BadLength {
                     what: "bucket property",
-                    len: plen,
+                    len: body.len() + 4,
                 });
             }
             match ty {
-                BUCKET_PROP_WEIGHT => bucket.weight = u16_at(props, 4),
+                BUCKET_PROP_WEIGHT => bucket.weight = u16_at(body, 0),
                 BUCKET_PROP_WATCH_PORT => {
-                    bucket.watch_port = Some(PortNo(u32_at(props, 4))).filter(|p| *p != PortNo::ANY)
+                    bucket.watch_port = Some(PortNo(u32_at(body, 0))).filter(|p| *p != PortNo::ANY)
                 }
                 BUCKET_PROP_WATCH_GROUP => {
-                    bucket.watch_group = Some(u32_at(props, 4)).filter(|g| *g != GROUP_ANY)
+                    bucket.watch_group = Some(u32_at(body, 0)).filter(|g| *g != GROUP_ANY)
                 }
                 other => {
                     return Err(DecodeError::Unsupported {
@@ -201,44 +192,41 @@ impl Bucket {
                     });
                 }
             }
-            props = &props[8..];
         }
         Ok((bucket, len))
     }
 }
 
 impl SelectionMethod {
+    /// Appends the experimenter group property.
     fn emit(&self, out: &mut Vec<u8>) {
-        let start = out.len();
-        out.extend_from_slice(&PROP_EXPERIMENTER.to_be_bytes());
-        out.extend_from_slice(&[0, 0]);
-        out.extend_from_slice(&NTR_VENDOR_ID.to_be_bytes());
-        out.extend_from_slice(&NTRT_SELECTION_METHOD.to_be_bytes());
-        out.extend_from_slice(&[0; 4]);
+        let mut body = Vec::with_capacity(36 + 8 * self.fields.len());
+        body.extend_from_slice(&NTR_VENDOR_ID.to_be_bytes());
+        body.extend_from_slice(&NTRT_SELECTION_METHOD.to_be_bytes());
+        body.extend_from_slice(&[0; 4]);
         let mut name = [0u8; 16];
         let n = self.method.len().min(15);
         name[..n].copy_from_slice(&self.method.as_bytes()[..n]);
-        out.extend_from_slice(&name);
-        out.extend_from_slice(&self.param.to_be_bytes());
+        body.extend_from_slice(&name);
+        body.extend_from_slice(&self.param.to_be_bytes());
         // Each field is a header followed by its mask (all ones for the whole field).
         for (field, mask) in &self.fields {
-            emit_header(out, *field, false);
-            emit_value(out, mask.unwrap_or(field.full_mask()), field.def().bytes);
+            emit_header(&mut body, *field, false);
+            emit_value(&mut body, mask.unwrap_or(field.full_mask()), field.def().bytes);
         }
-        let len = out.len() - start;
-        out[start + 2..start + 4].copy_from_slice(&(len as u16).to_be_bytes());
-        out.resize(start + len.next_multiple_of(8), 0);
+        emit_property(out, PROP_EXPERIMENTER, &body);
     }
 
-    fn parse(prop: &[u8]) -> Result<SelectionMethod, DecodeError> {
-        DecodeError::need("selection_method property", prop, 40)?;
-        let name = &prop[16..32];
+    /// Decodes the property body (after type and length; experimenter id and type included).
+    fn parse(body: &[u8]) -> Result<SelectionMethod, DecodeError> {
+        DecodeError::need("selection_method property", body, 36)?;
+        let name = &body[12..28];
         let end = name.iter().position(|b| *b == 0).unwrap_or(name.len());
         let method = String::from_utf8_lossy(&name[..end]).into_owned();
         let mut param = [0u8; 8];
-        param.copy_from_slice(&prop[32..40]);
+        param.copy_from_slice(&body[28..36]);
         let mut fields = Vec::new();
-        let mut rest = &prop[40..];
+        let mut rest = &body[36..];
         while rest.len() >= 4 {
             let h = RawHeader::parse(rest)?;
             let field = h.field()?;
@@ -283,7 +271,7 @@ impl GroupDesc {
         group_type: GroupType,
         group_id: u32,
         mut buckets: &[u8],
-        mut props: &[u8],
+        props: &[u8],
     ) -> Result<GroupDesc, DecodeError> {
         let mut g = GroupDesc {
             group_type,
@@ -296,31 +284,19 @@ impl GroupDesc {
             g.buckets.push(b);
             buckets = &buckets[used..];
         }
-        while !props.is_empty() {
-            DecodeError::need("group property", props, 4)?;
-            let ty = u16_at(props, 0);
-            let len = usize::from(u16_at(props, 2));
-            if len < 4 {
-                return Err(DecodeError::BadLength {
-                    what: "group property",
-                    len,
-                });
-            }
-            let padded = len.next_multiple_of(8);
-            DecodeError::need("group property", props, len)?;
+        for (ty, body) in split_properties("group property", props)? {
             if ty == PROP_EXPERIMENTER
-                && len >= 12
-                && u32_at(props, 4) == NTR_VENDOR_ID
-                && u32_at(props, 8) == NTRT_SELECTION_METHOD
+                && body.len() >= 8
+                && u32_at(body, 0) == NTR_VENDOR_ID
+                && u32_at(body, 4) == NTRT_SELECTION_METHOD
             {
-                g.selection = Some(SelectionMethod::parse(&props[..len])?);
+                g.selection = Some(SelectionMethod::parse(body)?);
             } else {
                 return Err(DecodeError::Unsupported {
                     what: "group property",
                     value: u64::from(ty),
                 });
             }
-            props = &props[padded.min(props.len())..];
         }
         Ok(g)
     }
@@ -756,7 +732,7 @@ mod tests {
     #[test]
     fn wire_round_trip() {
         let g: GroupMod = SELECT.parse().unwrap();
-        let b = g.to_bytes(3);
+        let b = g.to_bytes(3).unwrap();
         assert_eq!(
             &b[..8],
             &[6, 15, (b.len() >> 8) as u8, b.len() as u8, 0, 0, 0, 3]
@@ -767,12 +743,12 @@ mod tests {
             more: false,
             groups: vec![g.group.clone(), GroupMod::delete(5).group],
         };
-        assert_eq!(GroupDescReply::decode(&reply.to_bytes(4)), Ok((reply, 4)));
+        assert_eq!(GroupDescReply::decode(&reply.to_bytes(4).unwrap()), Ok((reply, 4)));
         let req = GroupDescRequest {
             group_id: GROUP_ALL,
         };
         assert_eq!(
-            <GroupDescRequest as Message>::parse(&req.to_bytes(5)),
+            <GroupDescRequest as Message>::parse(&req.to_bytes(5).unwrap()),
             Ok((req, 5))
         );
     }
@@ -780,7 +756,7 @@ mod tests {
     #[test]
     fn rejects_malformed() {
         let g: GroupMod = SELECT.parse().unwrap();
-        let mut b = g.to_bytes(3);
+        let mut b = g.to_bytes(3).unwrap();
         b[17] = 0xff; // bucket_array_len beyond the message
         assert!(GroupMod::decode(&b).is_err());
         assert!(GroupMod::parse_body(&[0; 15]).is_err());
