@@ -10,7 +10,7 @@ use super::flow_mod::GROUP_ANY;
 use super::multipart::{self, mp_type};
 use crate::action::text::format_action_list;
 use crate::action::{Action, emit_actions, parse_actions};
-use crate::header::msg_type;
+use crate::header::{experimenter, msg_type, u16_at, u32_at};
 use crate::message::Message;
 use crate::msg::property::{emit_property, split_properties};
 use crate::oxm::tlv::{RawHeader, emit_header, emit_value, read_value};
@@ -27,8 +27,6 @@ const BUCKET_PROP_WEIGHT: u16 = 0;
 const BUCKET_PROP_WATCH_PORT: u16 = 1;
 const BUCKET_PROP_WATCH_GROUP: u16 = 2;
 const PROP_EXPERIMENTER: u16 = 0xffff;
-/// Netronome's experimenter id, owner of the selection-method group property.
-const NTR_VENDOR_ID: u32 = 0x0000_154d;
 const NTRT_SELECTION_METHOD: u32 = 1;
 
 /// `ofp_group_mod_command` (OpenFlow 1.5).
@@ -119,14 +117,6 @@ pub struct GroupMod {
     pub group: GroupDesc,
 }
 
-fn u16_at(b: &[u8], i: usize) -> u16 {
-    u16::from_be_bytes([b[i], b[i + 1]])
-}
-
-fn u32_at(b: &[u8], i: usize) -> u32 {
-    u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
-}
-
 impl Bucket {
     fn emit(&self, group_type: GroupType, out: &mut Vec<u8>) {
         let start = out.len();
@@ -201,7 +191,7 @@ impl SelectionMethod {
     /// Appends the experimenter group property.
     fn emit(&self, out: &mut Vec<u8>) {
         let mut body = Vec::with_capacity(36 + 8 * self.fields.len());
-        body.extend_from_slice(&NTR_VENDOR_ID.to_be_bytes());
+        body.extend_from_slice(&experimenter::NETRONOME.to_be_bytes());
         body.extend_from_slice(&NTRT_SELECTION_METHOD.to_be_bytes());
         body.extend_from_slice(&[0; 4]);
         let mut name = [0u8; 16];
@@ -287,7 +277,7 @@ impl GroupDesc {
         for (ty, body) in split_properties("group property", props)? {
             if ty == PROP_EXPERIMENTER
                 && body.len() >= 8
-                && u32_at(body, 0) == NTR_VENDOR_ID
+                && u32_at(body, 0) == experimenter::NETRONOME
                 && u32_at(body, 4) == NTRT_SELECTION_METHOD
             {
                 g.selection = Some(SelectionMethod::parse(body)?);

@@ -4,7 +4,7 @@
 
 use super::flow_mod::NO_BUFFER;
 use crate::DecodeError;
-use crate::header::msg_type;
+use crate::header::{experimenter, msg_type};
 use crate::message::Message;
 use crate::msg::property::{emit_property, split_properties};
 use crate::oxm::Match;
@@ -74,8 +74,6 @@ impl Message for PacketIn {
     }
 }
 
-/// Nicira experimenter id.
-const NX_VENDOR_ID: u32 = 0x0000_2320;
 /// `NXT_SET_PACKET_IN_FORMAT`.
 pub const NXT_SET_PACKET_IN_FORMAT: u32 = 16;
 /// `NXT_PACKET_IN2`.
@@ -86,7 +84,7 @@ pub const NXT_PACKET_IN2: u32 = 30;
 pub fn nicira_subtype(body: &[u8]) -> Option<u32> {
     let vendor = u32::from_be_bytes(body.get(0..4)?.try_into().ok()?);
     let subtype = u32::from_be_bytes(body.get(4..8)?.try_into().ok()?);
-    (vendor == NX_VENDOR_ID).then_some(subtype)
+    (vendor == experimenter::NICIRA).then_some(subtype)
 }
 
 /// Checks that `body` is Nicira experimenter message `subtype`; returns the rest.
@@ -120,7 +118,7 @@ impl Message for SetPacketInFormat {
     const TYPE: u8 = msg_type::EXPERIMENTER;
 
     fn emit_body(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&NX_VENDOR_ID.to_be_bytes());
+        out.extend_from_slice(&experimenter::NICIRA.to_be_bytes());
         out.extend_from_slice(&NXT_SET_PACKET_IN_FORMAT.to_be_bytes());
         out.extend_from_slice(&self.0.to_be_bytes());
     }
@@ -179,7 +177,7 @@ impl Message for PacketIn2 {
     const TYPE: u8 = msg_type::EXPERIMENTER;
 
     fn emit_body(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&NX_VENDOR_ID.to_be_bytes());
+        out.extend_from_slice(&experimenter::NICIRA.to_be_bytes());
         out.extend_from_slice(&NXT_PACKET_IN2.to_be_bytes());
         emit_property(out, PROP_PACKET, &self.packet);
         if self.full_len as usize != self.packet.len() {
