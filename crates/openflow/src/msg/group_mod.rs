@@ -27,6 +27,8 @@ const BUCKET_PROP_WEIGHT: u16 = 0;
 const BUCKET_PROP_WATCH_PORT: u16 = 1;
 const BUCKET_PROP_WATCH_GROUP: u16 = 2;
 const PROP_EXPERIMENTER: u16 = 0xffff;
+/// Size of the NUL-terminated method name in the selection-method property.
+const METHOD_NAME_LEN: usize = 16;
 const NTRT_SELECTION_METHOD: u32 = 1;
 
 /// `ofp_group_mod_command` (OpenFlow 1.5).
@@ -194,8 +196,9 @@ impl SelectionMethod {
         body.extend_from_slice(&experimenter::NETRONOME.to_be_bytes());
         body.extend_from_slice(&NTRT_SELECTION_METHOD.to_be_bytes());
         body.extend_from_slice(&[0; 4]);
-        let mut name = [0u8; 16];
-        let n = self.method.len().min(15);
+        // At most 15 bytes and a NUL; a longer name is cut at a character boundary.
+        let mut name = [0u8; METHOD_NAME_LEN];
+        let n = (0..METHOD_NAME_LEN).rev().find(|&i| self.method.is_char_boundary(i)).unwrap_or(0);
         name[..n].copy_from_slice(&self.method.as_bytes()[..n]);
         body.extend_from_slice(&name);
         body.extend_from_slice(&self.param.to_be_bytes());
@@ -211,8 +214,15 @@ impl SelectionMethod {
     fn parse(body: &[u8]) -> Result<SelectionMethod, DecodeError> {
         DecodeError::need("selection_method property", body, 36)?;
         let name = &body[12..28];
-        let end = name.iter().position(|b| *b == 0).unwrap_or(name.len());
-        let method = String::from_utf8_lossy(&name[..end]).into_owned();
+        let method = name
+            .iter()
+            .position(|b| *b == 0)
+            .and_then(|end| std::str::from_utf8(&name[..end]).ok())
+            .ok_or_else(|| DecodeError::Invalid {
+                what: "selection_method property",
+                reason: format!("method name {name:02x?} is not NUL-terminated UTF-8"),
+            })?
+            .to_owned();
         let mut param = [0u8; 8];
         param.copy_from_slice(&body[28..36]);
         let mut fields = Vec::new();
@@ -340,7 +350,10 @@ impl GroupDesc {
                         .map(|(t, _)| *t)
                         .ok_or_else(|| TextError::new(item, "unknown group type"))?
                 }
-                ("selection_method", Some(v)) => selection(&mut g).method = v.to_string(),
+                ("selection_method", Some(v)) if v.len() < METHOD_NAME_LEN => selection(&mut g).method = v.to_string(),
+                ("selection_method", Some(_)) => {
+                    return Err(TextError::new(item, format!("a selection method name has at most {} bytes", METHOD_NAME_LEN - 1)));
+                }
                 ("selection_method_param", Some(v)) => selection(&mut g).param = parse_num(v)?,
                 ("fields", Some(v)) => selection(&mut g).fields = parse_fields(v)?,
                 _ => return Err(TextError::new(item, "unknown group keyword")),
@@ -741,6 +754,27 @@ mod tests {
             <GroupDescRequest as Message>::parse(&req.to_bytes(5).unwrap()),
             Ok((req, 5))
         );
+    }
+
+    /// Found by fuzzing: a method name that is not UTF-8 (or fills all 16 bytes) decoded lossily
+    /// and re-encoded differently.
+    #[test]
+    fn selection_method_names_are_nul_terminated_utf8() {
+        let g: GroupMod = SELECT.parse().unwrap();
+        let b = g.to_bytes(1).unwrap();
+        let name_at = b.windows(4).position(|w| w == b"hash").unwrap();
+        let mut bad = b.clone();
+        bad[name_at] = 0xff;
+        assert!(matches!(GroupMod::decode(&bad), Err(DecodeError::Invalid { what: "selection_method property", .. })));
+        let mut unterminated = b.clone();
+        unterminated[name_at..name_at + METHOD_NAME_LEN].fill(b'a');
+        assert!(GroupMod::decode(&unterminated).is_err());
+        let long = SELECT.replace("selection_method=hash", "selection_method=0123456789abcdef");
+        assert!(long.parse::<GroupMod>().is_err());
+        let mut cut = g.clone();
+        cut.group.selection.as_mut().unwrap().method = "ééééééééé".into();
+        let (decoded, _) = GroupMod::decode(&cut.to_bytes(1).unwrap()).unwrap();
+        assert_eq!(decoded.group.selection.unwrap().method, "ééééééé", "cut at a character boundary");
     }
 
     #[test]
