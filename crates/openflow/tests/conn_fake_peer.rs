@@ -385,3 +385,44 @@ async fn requests_wait_for_the_hook_after_a_reconnect() {
     assert_eq!(payloads, [b"hook".to_vec(), b"user".to_vec()]);
     within("user send", user).await.unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn a_dump_with_an_action_we_lack_fails_alone() {
+    use openflow::msg::flow_stats::{FlowDescReply, FlowDescRequest, FlowStats, FlowStatsCounters};
+    let (conn, mut peer, _l) = connected(ConnOptions::default()).await;
+    let fm: openflow::msg::flow_mod::FlowMod = "priority=5,ip actions=output:1".parse().unwrap();
+    let flow = FlowStats {
+        table_id: 0,
+        priority: fm.priority,
+        idle_timeout: 0,
+        hard_timeout: 0,
+        flags: 0,
+        importance: 0,
+        cookie: 0,
+        flow_match: fm.flow_match,
+        stats: FlowStatsCounters::default(),
+        instructions: fm.instructions,
+    };
+    let request = FlowDescRequest::default();
+    let dump = conn.dump_flows(&request);
+    let answer = async {
+        let (h, _) = peer.expect(msg_type::MULTIPART_REQUEST).await;
+        peer.send(&FlowDescReply { more: true, flows: vec![flow.clone()] }.to_bytes(h.xid).unwrap()).await;
+        // Another controller's flow with an action type this codec does not know (0x63).
+        let mut part = FlowDescReply { more: false, flows: vec![flow.clone()] }.to_bytes(h.xid).unwrap();
+        let output = part.windows(8).position(|w| w == [0, 0, 0, 16, 0, 0, 0, 1]).unwrap();
+        part[output + 1] = 0x63;
+        peer.send(&part).await;
+    };
+    let (result, ()) = within("dump", async { tokio::join!(dump, answer) }).await;
+    let err = result.unwrap_err();
+    assert!(matches!(err, ConnError::Decode(DecodeError::Unsupported { .. })), "{err}");
+    // The connection stays up: the switch did nothing wrong.
+    let barrier = conn.barrier();
+    let answer = async {
+        let (h, _) = peer.expect(msg_type::BARRIER_REQUEST).await;
+        peer.send(&BarrierReply.to_bytes(h.xid).unwrap()).await;
+    };
+    let (result, ()) = within("barrier", async { tokio::join!(barrier, answer) }).await;
+    result.unwrap();
+}
