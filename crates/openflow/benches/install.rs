@@ -45,7 +45,9 @@ mod linux {
     const FLOWS: usize = 100_000;
 
     fn flow_count(ovs: &Ovs) -> usize {
-        let out = ovs.ofctl(&["-O", "OpenFlow15", "dump-aggregate", "{mgmt:br0}"]).expect("dump-aggregate");
+        let out = ovs
+            .ofctl(&["-O", "OpenFlow15", "dump-aggregate", "{mgmt:br0}"])
+            .expect("dump-aggregate");
         out.split_whitespace()
             .find_map(|w| w.strip_prefix("flow_count="))
             .and_then(|n| n.parse().ok())
@@ -53,7 +55,8 @@ mod linux {
     }
 
     fn clear(ovs: &Ovs) {
-        ovs.ofctl(&["-O", "OpenFlow15", "del-flows", "{mgmt:br0}"]).expect("del-flows");
+        ovs.ofctl(&["-O", "OpenFlow15", "del-flows", "{mgmt:br0}"])
+            .expect("del-flows");
         assert_eq!(flow_count(ovs), 0, "flows left after del-flows");
         std::thread::sleep(Duration::from_secs(1));
     }
@@ -62,8 +65,16 @@ mod linux {
     fn cpu_time() -> Duration {
         let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
         // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
-        let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or_default();
-        let ticks: u64 = after.split_whitespace().skip(11).take(2).filter_map(|t| t.parse::<u64>().ok()).sum();
+        let after = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest)
+            .unwrap_or_default();
+        let ticks: u64 = after
+            .split_whitespace()
+            .skip(11)
+            .take(2)
+            .filter_map(|t| t.parse::<u64>().ok())
+            .sum();
         // Clock ticks are 1/100 s on Linux (USER_HZ).
         Duration::from_secs_f64(ticks as f64 / 100.0)
     }
@@ -78,9 +89,15 @@ mod linux {
     }
 
     pub fn run() {
-        let reps: usize = std::env::var("REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
-        let flows: Vec<FlowMod> = (0..FLOWS).map(|i| flow_text(i).parse().expect("flow text")).collect();
-        let dir = std::env::temp_dir().join(format!("openflow-install-bench-{}", std::process::id()));
+        let reps: usize = std::env::var("REPS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(3);
+        let flows: Vec<FlowMod> = (0..FLOWS)
+            .map(|i| flow_text(i).parse().expect("flow text"))
+            .collect();
+        let dir =
+            std::env::temp_dir().join(format!("openflow-install-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let file = dir.join("flows.txt");
         let text: String = flows.iter().map(|f| format!("{f}\n")).collect();
@@ -89,15 +106,27 @@ mod linux {
 
         let ovs = Ovs::start().expect("start ovs");
         ovs.add_bridge("br0").expect("add br0");
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
         let conn = rt
-            .block_on(OfConnection::connect(Endpoint::Unix(ovs.mgmt_socket("br0")), ConnOptions::default()))
+            .block_on(OfConnection::connect(
+                Endpoint::Unix(ovs.mgmt_socket("br0")),
+                ConnOptions::default(),
+            ))
             .expect("connect");
 
-        println!("Installing {FLOWS} flows into ovs-vswitchd (userspace datapath), {reps} repetitions\n");
-        println!("| rep | ours, bundle (ms) | our CPU in it (ms) | ours, batch (ms) | ovs-ofctl --bundle add-flows (ms) | ours bundle / ovs-ofctl |");
+        println!(
+            "Installing {FLOWS} flows into ovs-vswitchd (userspace datapath), {reps} repetitions\n"
+        );
+        println!(
+            "| rep | ours, bundle (ms) | our CPU in it (ms) | ours, batch (ms) | ovs-ofctl --bundle add-flows (ms) | ours bundle / ovs-ofctl |"
+        );
         println!("|---:|---:|---:|---:|---:|---:|");
-        let (mut bundles, mut cpus, mut batches, mut ofctls, mut ratios) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut bundles, mut cpus, mut batches, mut ofctls, mut ratios) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for rep in 1..=reps {
             let (mut bundle, mut cpu, mut batch, mut ofctl) = Default::default();
             for contender in (0..3).map(|i| (i + rep - 1) % 3) {
@@ -106,33 +135,67 @@ mod linux {
                     0 => {
                         let (start, cpu_start) = (Instant::now(), cpu_time());
                         rt.block_on(async {
-                            let encoded: Vec<Encoded> = flows.iter().map(|f| Encoded::new(f).expect("encode")).collect();
+                            let encoded: Vec<Encoded> = flows
+                                .iter()
+                                .map(|f| Encoded::new(f).expect("encode"))
+                                .collect();
                             conn.bundle(&encoded).await.expect("bundle")
                         });
                         (bundle, cpu) = (start.elapsed(), cpu_time() - cpu_start);
-                        assert_eq!(flow_count(&ovs), FLOWS, "bundle installed a different number of flows");
-                        let dumped = rt.block_on(conn.dump_flows(&FlowDescRequest::default())).expect("dump_flows");
+                        assert_eq!(
+                            flow_count(&ovs),
+                            FLOWS,
+                            "bundle installed a different number of flows"
+                        );
+                        let dumped = rt
+                            .block_on(conn.dump_flows(&FlowDescRequest::default()))
+                            .expect("dump_flows");
                         assert_eq!(dumped.len(), FLOWS, "our dump_flows disagrees");
                     }
                     1 => {
                         let start = Instant::now();
                         rt.block_on(async {
-                            let encoded: Vec<Encoded> = flows.iter().map(|f| Encoded::new(f).expect("encode")).collect();
+                            let encoded: Vec<Encoded> = flows
+                                .iter()
+                                .map(|f| Encoded::new(f).expect("encode"))
+                                .collect();
                             conn.batch(&encoded).await.expect("batch")
                         });
                         batch = start.elapsed();
-                        assert_eq!(flow_count(&ovs), FLOWS, "batch installed a different number of flows");
+                        assert_eq!(
+                            flow_count(&ovs),
+                            FLOWS,
+                            "batch installed a different number of flows"
+                        );
                     }
                     _ => {
                         let start = Instant::now();
-                        ovs.ofctl(&["-O", "OpenFlow15", "--bundle", "add-flows", "{mgmt:br0}", &file]).expect("ovs-ofctl add-flows");
+                        ovs.ofctl(&[
+                            "-O",
+                            "OpenFlow15",
+                            "--bundle",
+                            "add-flows",
+                            "{mgmt:br0}",
+                            &file,
+                        ])
+                        .expect("ovs-ofctl add-flows");
                         ofctl = start.elapsed();
-                        assert_eq!(flow_count(&ovs), FLOWS, "ovs-ofctl installed a different number of flows");
+                        assert_eq!(
+                            flow_count(&ovs),
+                            FLOWS,
+                            "ovs-ofctl installed a different number of flows"
+                        );
                     }
                 }
             }
             let ratio = bundle.as_secs_f64() / ofctl.as_secs_f64();
-            println!("| {rep} | {:.1} | {:.0} | {:.1} | {:.1} | {ratio:.2} |", ms(bundle), ms(cpu), ms(batch), ms(ofctl));
+            println!(
+                "| {rep} | {:.1} | {:.0} | {:.1} | {:.1} | {ratio:.2} |",
+                ms(bundle),
+                ms(cpu),
+                ms(batch),
+                ms(ofctl)
+            );
             bundles.push(ms(bundle));
             cpus.push(ms(cpu));
             batches.push(ms(batch));

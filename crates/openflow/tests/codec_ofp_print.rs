@@ -137,7 +137,8 @@ fn ofp_print_decodes_our_requests() {
         &GroupDescRequest {
             group_id: GROUP_ALL,
         }
-        .to_bytes(1).unwrap(),
+        .to_bytes(1)
+        .unwrap(),
     );
     assert!(
         printed.starts_with("OFPST_GROUP_DESC request (OF1.5) (xid=0x1): group_id=ALL"),

@@ -160,7 +160,10 @@ impl FlowMod {
                 ("cookie", Some(v)) => match v.split_once('/') {
                     // As in ovs-ofctl: the mask selects flows to modify or delete.
                     Some(_) if command == FlowModCommand::Add => {
-                        return Err(TextError::new(item, "flow additions cannot use a cookie mask"));
+                        return Err(TextError::new(
+                            item,
+                            "flow additions cannot use a cookie mask",
+                        ));
                     }
                     Some((c, m)) => {
                         fm.cookie = parse_num(c)?;
@@ -386,8 +389,15 @@ mod tests {
         assert_eq!(all.to_string(), "");
         let table0 = FlowMod::from_text(FlowModCommand::Delete, "table=0,ip").unwrap();
         // Found by fuzzing: an add with a cookie mask printed without it.
-        assert_eq!("cookie=0x1/0x1,ip actions=drop".parse::<FlowMod>().unwrap_err().input, "cookie=0x1/0x1");
-        let modify = FlowMod::from_text(FlowModCommand::Modify, "cookie=0x1/0x3,ip actions=drop").unwrap();
+        assert_eq!(
+            "cookie=0x1/0x1,ip actions=drop"
+                .parse::<FlowMod>()
+                .unwrap_err()
+                .input,
+            "cookie=0x1/0x1"
+        );
+        let modify =
+            FlowMod::from_text(FlowModCommand::Modify, "cookie=0x1/0x3,ip actions=drop").unwrap();
         assert_eq!(modify.to_string(), "cookie=0x1/0x3,ip actions=drop");
         assert_eq!(table0.to_string(), "table=0,ip");
         assert!(FlowMod::from_text(FlowModCommand::Delete, "ip actions=drop").is_err());

@@ -454,7 +454,8 @@ mod tests {
             more: false,
             flows: vec![sample()],
         }
-        .to_bytes(1).unwrap();
+        .to_bytes(1)
+        .unwrap();
         bytes[17] = 10; // flow_desc length too small
         assert!(FlowDescReply::decode(&bytes).is_err());
         assert!(FlowStatsCounters::parse(&[0, 0, 0, 12, 0x80, 2, 0, 8]).is_err());

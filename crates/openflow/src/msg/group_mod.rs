@@ -198,14 +198,21 @@ impl SelectionMethod {
         body.extend_from_slice(&[0; 4]);
         // At most 15 bytes and a NUL; a longer name is cut at a character boundary.
         let mut name = [0u8; METHOD_NAME_LEN];
-        let n = (0..METHOD_NAME_LEN).rev().find(|&i| self.method.is_char_boundary(i)).unwrap_or(0);
+        let n = (0..METHOD_NAME_LEN)
+            .rev()
+            .find(|&i| self.method.is_char_boundary(i))
+            .unwrap_or(0);
         name[..n].copy_from_slice(&self.method.as_bytes()[..n]);
         body.extend_from_slice(&name);
         body.extend_from_slice(&self.param.to_be_bytes());
         // Each field is a header followed by its mask (all ones for the whole field).
         for (field, mask) in &self.fields {
             emit_header(&mut body, *field, false);
-            emit_value(&mut body, mask.unwrap_or(field.full_mask()), field.def().bytes);
+            emit_value(
+                &mut body,
+                mask.unwrap_or(field.full_mask()),
+                field.def().bytes,
+            );
         }
         emit_property(out, PROP_EXPERIMENTER, &body);
     }
@@ -350,9 +357,17 @@ impl GroupDesc {
                         .map(|(t, _)| *t)
                         .ok_or_else(|| TextError::new(item, "unknown group type"))?
                 }
-                ("selection_method", Some(v)) if v.len() < METHOD_NAME_LEN => selection(&mut g).method = v.to_string(),
+                ("selection_method", Some(v)) if v.len() < METHOD_NAME_LEN => {
+                    selection(&mut g).method = v.to_string()
+                }
                 ("selection_method", Some(_)) => {
-                    return Err(TextError::new(item, format!("a selection method name has at most {} bytes", METHOD_NAME_LEN - 1)));
+                    return Err(TextError::new(
+                        item,
+                        format!(
+                            "a selection method name has at most {} bytes",
+                            METHOD_NAME_LEN - 1
+                        ),
+                    ));
                 }
                 ("selection_method_param", Some(v)) => selection(&mut g).param = parse_num(v)?,
                 ("fields", Some(v)) => selection(&mut g).fields = parse_fields(v)?,
@@ -746,7 +761,10 @@ mod tests {
             more: false,
             groups: vec![g.group.clone(), GroupMod::delete(5).group],
         };
-        assert_eq!(GroupDescReply::decode(&reply.to_bytes(4).unwrap()), Ok((reply, 4)));
+        assert_eq!(
+            GroupDescReply::decode(&reply.to_bytes(4).unwrap()),
+            Ok((reply, 4))
+        );
         let req = GroupDescRequest {
             group_id: GROUP_ALL,
         };
@@ -765,7 +783,13 @@ mod tests {
         let name_at = b.windows(4).position(|w| w == b"hash").unwrap();
         let mut bad = b.clone();
         bad[name_at] = 0xff;
-        assert!(matches!(GroupMod::decode(&bad), Err(DecodeError::Invalid { what: "selection_method property", .. })));
+        assert!(matches!(
+            GroupMod::decode(&bad),
+            Err(DecodeError::Invalid {
+                what: "selection_method property",
+                ..
+            })
+        ));
         let mut unterminated = b.clone();
         unterminated[name_at..name_at + METHOD_NAME_LEN].fill(b'a');
         assert!(GroupMod::decode(&unterminated).is_err());
@@ -774,7 +798,11 @@ mod tests {
         let mut cut = g.clone();
         cut.group.selection.as_mut().unwrap().method = "ééééééééé".into();
         let (decoded, _) = GroupMod::decode(&cut.to_bytes(1).unwrap()).unwrap();
-        assert_eq!(decoded.group.selection.unwrap().method, "ééééééé", "cut at a character boundary");
+        assert_eq!(
+            decoded.group.selection.unwrap().method,
+            "ééééééé",
+            "cut at a character boundary"
+        );
     }
 
     #[test]

@@ -88,7 +88,11 @@ pub fn nicira_subtype(body: &[u8]) -> Option<u32> {
 }
 
 /// Checks that `body` is Nicira experimenter message `subtype`; returns the rest.
-fn nicira_body<'a>(body: &'a [u8], subtype: u32, name: &'static str) -> Result<&'a [u8], DecodeError> {
+fn nicira_body<'a>(
+    body: &'a [u8],
+    subtype: u32,
+    name: &'static str,
+) -> Result<&'a [u8], DecodeError> {
     DecodeError::need(name, body, 8)?;
     match nicira_subtype(body) {
         Some(s) if s == subtype => Ok(&body[8..]),
@@ -125,7 +129,10 @@ impl Message for SetPacketInFormat {
 
     fn parse_body(body: &[u8]) -> Result<SetPacketInFormat, DecodeError> {
         let rest = nicira_body(body, NXT_SET_PACKET_IN_FORMAT, "NXT_SET_PACKET_IN_FORMAT")?;
-        let format: [u8; 4] = rest.try_into().map_err(|_| DecodeError::BadLength { what: "NXT_SET_PACKET_IN_FORMAT", len: body.len() })?;
+        let format: [u8; 4] = rest.try_into().map_err(|_| DecodeError::BadLength {
+            what: "NXT_SET_PACKET_IN_FORMAT",
+            len: body.len(),
+        })?;
         Ok(SetPacketInFormat(u32::from_be_bytes(format)))
     }
 }
@@ -289,11 +296,20 @@ mod tests {
 
     #[test]
     fn set_packet_in_format_bytes() {
-        let b = SetPacketInFormat(packet_in_format::NXT_PACKET_IN2).to_bytes(3).unwrap();
-        assert_eq!(b, [6, 4, 0, 20, 0, 0, 0, 3, 0, 0, 0x23, 0x20, 0, 0, 0, 16, 0, 0, 0, 2]);
+        let b = SetPacketInFormat(packet_in_format::NXT_PACKET_IN2)
+            .to_bytes(3)
+            .unwrap();
+        assert_eq!(
+            b,
+            [
+                6, 4, 0, 20, 0, 0, 0, 3, 0, 0, 0x23, 0x20, 0, 0, 0, 16, 0, 0, 0, 2
+            ]
+        );
         assert_eq!(SetPacketInFormat::parse(&b), Ok((SetPacketInFormat(2), 3)));
         assert!(SetPacketInFormat::parse_body(&b[8..19]).is_err());
-        assert!(SetPacketInFormat::parse_body(&[0, 0, 0x23, 0x20, 0, 0, 0, 30, 0, 0, 0, 2]).is_err());
+        assert!(
+            SetPacketInFormat::parse_body(&[0, 0, 0x23, 0x20, 0, 0, 0, 30, 0, 0, 0, 2]).is_err()
+        );
         assert_eq!(nicira_subtype(&b[8..]), Some(NXT_SET_PACKET_IN_FORMAT));
         assert_eq!(nicira_subtype(&[0, 0, 0x23, 0x21, 0, 0, 0, 16]), None);
         assert_eq!(nicira_subtype(&[0, 0, 0x23]), None);
