@@ -467,14 +467,6 @@ proptest! {
     #[test]
     fn flow_desc_reply_round_trip(fm in flow_mod(), counts in any::<[u64; 2]>(), secs in any::<[u32; 3]>()) {
         let fs = FlowStats {
-            table_id: fm.table_id,
-            priority: fm.priority,
-            idle_timeout: fm.idle_timeout,
-            hard_timeout: fm.hard_timeout,
-            flags: fm.flags,
-            importance: fm.importance,
-            cookie: fm.cookie,
-            flow_match: fm.flow_match,
             stats: FlowStatsCounters {
                 duration: Some(Duration { sec: secs[0], nsec: secs[1] }),
                 idle_time: Some(Duration { sec: secs[2], nsec: 0 }),
@@ -482,7 +474,7 @@ proptest! {
                 packet_count: Some(counts[0]),
                 byte_count: Some(counts[1]),
             },
-            instructions: fm.instructions,
+            ..FlowStats::of_flow_mod(&fm)
         };
         let reply = FlowDescReply { more: true, flows: vec![fs] };
         prop_assert_eq!(FlowDescReply::decode(&reply.to_bytes(3).unwrap()), Ok((reply, 3)));

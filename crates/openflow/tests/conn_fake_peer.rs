@@ -388,21 +388,10 @@ async fn requests_wait_for_the_hook_after_a_reconnect() {
 
 #[tokio::test]
 async fn a_dump_with_an_action_we_lack_fails_alone() {
-    use openflow::msg::flow_stats::{FlowDescReply, FlowDescRequest, FlowStats, FlowStatsCounters};
+    use openflow::msg::flow_stats::{FlowDescReply, FlowDescRequest, FlowStats};
     let (conn, mut peer, _l) = connected(ConnOptions::default()).await;
     let fm: openflow::msg::flow_mod::FlowMod = "priority=5,ip actions=output:1".parse().unwrap();
-    let flow = FlowStats {
-        table_id: 0,
-        priority: fm.priority,
-        idle_timeout: 0,
-        hard_timeout: 0,
-        flags: 0,
-        importance: 0,
-        cookie: 0,
-        flow_match: fm.flow_match,
-        stats: FlowStatsCounters::default(),
-        instructions: fm.instructions,
-    };
+    let flow = FlowStats::of_flow_mod(&fm);
     let request = FlowDescRequest::default();
     let dump = conn.dump_flows(&request);
     let answer = async {

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::flow_mod::{FLAG_NAMES, GROUP_ANY, TABLE_ALL, format_priority_and_match};
+use super::flow_mod::{FLAG_NAMES, FlowMod, GROUP_ANY, TABLE_ALL, format_priority_and_match};
 use super::multipart::{self, mp_type};
 use crate::DecodeError;
 use crate::action::Instructions;
@@ -160,6 +160,23 @@ pub struct FlowStats {
 const FLOW_DESC_FIXED: usize = 24;
 
 impl FlowStats {
+    /// The entry a flow-desc reply has for the flow `fm` adds, without statistics: what to
+    /// compare a dump against.
+    pub fn of_flow_mod(fm: &FlowMod) -> FlowStats {
+        FlowStats {
+            table_id: fm.table_id,
+            priority: fm.priority,
+            idle_timeout: fm.idle_timeout,
+            hard_timeout: fm.hard_timeout,
+            flags: fm.flags,
+            importance: fm.importance,
+            cookie: fm.cookie,
+            flow_match: fm.flow_match.clone(),
+            stats: FlowStatsCounters::default(),
+            instructions: fm.instructions.clone(),
+        }
+    }
+
     /// Appends one `ofp_flow_desc`.
     pub fn emit(&self, out: &mut Vec<u8>) {
         let start = out.len();
