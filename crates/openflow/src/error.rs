@@ -1,4 +1,5 @@
-//! The crate's error types: one for bytes that do not decode, one for text that does not parse.
+//! The crate's error types: one for bytes that do not decode, one for a message that cannot be
+//! encoded, one for text that does not parse.
 
 /// Malformed OpenFlow bytes. Every decoder returns this instead of panicking.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -22,6 +23,20 @@ impl DecodeError {
     pub fn need(what: &'static str, buf: &[u8], need: usize) -> Result<(), DecodeError> {
         if buf.len() < need { Err(DecodeError::Truncated { what, need, have: buf.len() }) } else { Ok(()) }
     }
+}
+
+/// A message that cannot be encoded: OpenFlow's 16-bit length field limits a whole message
+/// (header included) to 65535 bytes, which a group with many buckets or a long learn action can
+/// exceed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("OpenFlow message of type {msg_type} would be {len} bytes, more than the {max} a message can carry")]
+pub struct EncodeError {
+    /// The `ofp_type` of the message.
+    pub msg_type: u8,
+    /// Its encoded length, header included.
+    pub len: usize,
+    /// The largest length allowed.
+    pub max: usize,
 }
 
 /// Text in `ovs-ofctl` syntax that does not parse.

@@ -41,6 +41,26 @@ pub mod msg_type {
     pub const BUNDLE_ADD_MESSAGE: u8 = 34;
 }
 
+/// Experimenter ids (`ofp_experimenter_header.experimenter`) of the extensions this crate uses.
+pub mod experimenter {
+    /// Nicira: Open vSwitch's actions, messages and errors.
+    pub const NICIRA: u32 = 0x0000_2320;
+    /// The ONF: OpenFlow 1.3 extension errors (bundles, properties).
+    pub const ONF: u32 = 0x4f4e_4600;
+    /// Netronome: the group `selection_method` property.
+    pub const NETRONOME: u32 = 0x0000_154d;
+}
+
+/// Reads a big-endian `u16` at offset `i` of a slice whose length the caller has checked.
+pub(crate) fn u16_at(b: &[u8], i: usize) -> u16 {
+    u16::from_be_bytes([b[i], b[i + 1]])
+}
+
+/// Reads a big-endian `u32` at offset `i` of a slice whose length the caller has checked.
+pub(crate) fn u32_at(b: &[u8], i: usize) -> u32 {
+    u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+}
+
 /// The owned form of an OpenFlow header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {

@@ -20,6 +20,6 @@ pub mod msg;
 pub mod oxm;
 pub mod text;
 
-pub use error::{DecodeError, TextError};
+pub use error::{DecodeError, EncodeError, TextError};
 pub use header::{Header, OFP_VERSION_1_3, OFP_VERSION_1_5};
 pub use message::Message;

@@ -66,7 +66,7 @@ fn flow_part(printed: &str) -> String {
 fn ofp_print_decodes_our_flow_mods() {
     for text in FLOWS {
         let fm: FlowMod = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
-        let printed = ofp_print(&fm.to_bytes(1));
+        let printed = ofp_print(&fm.to_bytes(1).unwrap());
         let expected = text
             .split_once(',')
             .filter(|(t, _)| t.starts_with("table="))
@@ -88,7 +88,7 @@ fn ofp_print_decodes_delete() {
         "table=1,cookie=0x5/0xff,priority=10,ip,nw_dst=10.0.0.1",
     )
     .unwrap();
-    let printed = ofp_print(&fm.to_bytes(1));
+    let printed = ofp_print(&fm.to_bytes(1).unwrap());
     assert!(
         printed.contains(
             "DEL_STRICT table:1 priority=10,ip,nw_dst=10.0.0.1 cookie:0x5/0xff actions=drop"
@@ -117,14 +117,14 @@ const GROUPS: &[&str] = &[
 fn ofp_print_decodes_our_group_mods() {
     for text in GROUPS {
         let g: GroupMod = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
-        let printed = ofp_print(&g.to_bytes(1));
+        let printed = ofp_print(&g.to_bytes(1).unwrap());
         assert_eq!(
             printed.lines().nth(1).map(str::trim),
             Some(format!("ADD {text}").as_str()),
             "{printed}"
         );
     }
-    let printed = ofp_print(&GroupMod::delete(GROUP_ALL).to_bytes(1));
+    let printed = ofp_print(&GroupMod::delete(GROUP_ALL).to_bytes(1).unwrap());
     assert!(
         printed.contains("DEL group_id=4294967292,type=all"),
         "{printed}"
@@ -137,7 +137,8 @@ fn ofp_print_decodes_our_requests() {
         &GroupDescRequest {
             group_id: GROUP_ALL,
         }
-        .to_bytes(1),
+        .to_bytes(1)
+        .unwrap(),
     );
     assert!(
         printed.starts_with("OFPST_GROUP_DESC request (OF1.5) (xid=0x1): group_id=ALL"),
@@ -150,7 +151,7 @@ fn ofp_print_decodes_our_requests() {
         flow_match: "ip,nw_src=10.0.0.0/24".parse().unwrap(),
         ..FlowDescRequest::default()
     };
-    let printed = ofp_print(&req.to_bytes(1));
+    let printed = ofp_print(&req.to_bytes(1).unwrap());
     assert!(
         printed.starts_with("OFPST_FLOW request (OF1.5) (xid=0x1): table=3 ip,nw_src=10.0.0.0/24"),
         "{printed}"
@@ -174,7 +175,7 @@ fn ofp_print_decodes_our_packet_messages() {
         .unwrap(),
         data: packet(),
     };
-    let printed = ofp_print(&out.to_bytes(1));
+    let printed = ofp_print(&out.to_bytes(1).unwrap());
     assert!(printed.starts_with("OFPT_PACKET_OUT (OF1.5) (xid=0x1): reg0=0x3,in_port=1 actions=set_field:0x5->reg1,resubmit(,10),output:2 data_len=60"), "{printed}");
     assert!(
         printed.contains("dl_src=06:07:08:09:0a:0b,dl_dst=00:01:02:03:04:05,dl_type=0x0c0d"),
@@ -190,7 +191,7 @@ fn ofp_print_decodes_our_packet_messages() {
         flow_match: m.clone(),
         data: packet(),
     };
-    let printed = ofp_print(&pin.to_bytes(1));
+    let printed = ofp_print(&pin.to_bytes(1).unwrap());
     assert!(
         printed.starts_with("OFPT_PACKET_IN (OF1.5) (xid=0x1): table_id=3 cookie=0x5 total_len=60 reg0=0x3,in_port=1 (via action) data_len=60 (unbuffered)"),
         "{printed}"
@@ -207,7 +208,7 @@ fn ofp_print_decodes_our_packet_messages() {
         userdata: vec![1, 2, 3],
         continuation: Vec::new(),
     };
-    let printed = ofp_print(&pin2.to_bytes(1));
+    let printed = ofp_print(&pin2.to_bytes(1).unwrap());
     assert!(
         printed.starts_with("NXT_PACKET_IN2 (OF1.5) (xid=0x1): table_id=3 cookie=0x5 total_len=60 reg0=0x3,in_port=1 (via no_match) data_len=60 (unbuffered)"),
         "{printed}"

@@ -1,17 +1,18 @@
 //! Install-and-dump tests against a real `ovs-vswitchd`: Antrea-like flows and groups written as
-//! text are parsed, encoded and sent by this crate; `ovs-ofctl -O OpenFlow15 dump-flows` /
-//! `dump-groups` must print them exactly as our `Display` does, and our decode of the switch's
-//! own flow-desc and group-desc replies must print the same text again.
+//! text are parsed, encoded and installed through our `OfConnection` (groups in a batch, flows in
+//! a bundle); `ovs-ofctl -O OpenFlow15 dump-flows` / `dump-groups` must print them exactly as our
+//! `Display` does, and our own `dump_flows` / `dump_groups` (decoding the switch's flow-desc and
+//! group-desc replies) must give back the same flows and print the same text.
 #![cfg(target_os = "linux")]
 
-mod codec_support;
+use std::future::Future;
+use std::time::Duration;
 
-use codec_support::{OfSocket, normalized_dump};
-use openflow::Message;
-use openflow::header::msg_type;
+use localipc::Endpoint;
+use openflow::conn::{ConnError, ConnOptions, Encoded, OfConnection};
 use openflow::msg::flow_mod::{FlowMod, FlowModCommand};
-use openflow::msg::flow_stats::{FlowDescReply, FlowDescRequest, FlowStats, FlowStatsCounters};
-use openflow::msg::group_mod::{GROUP_ALL, GroupDescReply, GroupDescRequest, GroupMod};
+use openflow::msg::flow_stats::{FlowDescRequest, FlowStats};
+use openflow::msg::group_mod::GroupMod;
 use ovstest::Ovs;
 
 const GROUPS: &[&str] = &[
@@ -81,181 +82,129 @@ const FLOWS: &[&str] = &[
     "table=30,priority=100,ct_label=0x1/0x1,ip actions=move:NXM_NX_CT_LABEL[0..31]->NXM_NX_REG2[],output:1",
 ];
 
+/// Removes the volatile statistics (`duration`, `n_packets`, `n_bytes`, `idle_age`,
+/// `hard_age`) from a `dump-flows` line.
+fn normalize_flow_line(line: &str) -> String {
+    let mut out = line.trim().to_string();
+    for key in ["duration=", "n_packets=", "n_bytes=", "idle_age=", "hard_age="] {
+        while let Some(start) = out.find(key) {
+            let end = out[start..].find(", ").map(|i| start + i + 2).unwrap_or(out.len());
+            out.replace_range(start..end, "");
+        }
+    }
+    out
+}
+
+/// The flow lines of a `dump-flows` output, normalised and sorted.
+fn normalized_dump(dump: &str) -> Vec<String> {
+    let mut lines: Vec<String> = dump.lines().filter(|l| l.contains("actions=")).map(normalize_flow_line).collect();
+    lines.sort();
+    lines
+}
+
 /// What a dump line for `fm` looks like (before normalisation).
 fn expected_line(fm: &FlowMod) -> String {
-    FlowStats {
-        table_id: fm.table_id,
-        priority: fm.priority,
-        idle_timeout: fm.idle_timeout,
-        hard_timeout: fm.hard_timeout,
-        flags: fm.flags,
-        importance: fm.importance,
-        cookie: fm.cookie,
-        flow_match: fm.flow_match.clone(),
-        stats: FlowStatsCounters::default(),
-        instructions: fm.instructions.clone(),
-    }
-    .to_string()
+    FlowStats::of_flow_mod(fm).to_string()
 }
 
-fn install(ovs: &Ovs) -> (OfSocket, Vec<FlowMod>, Vec<GroupMod>) {
-    ovs.add_bridge("br0").expect("add br0");
-    let mut sock = OfSocket::connect(&ovs.mgmt_socket("br0"));
-    let groups: Vec<GroupMod> = GROUPS
-        .iter()
-        .map(|g| g.parse().unwrap_or_else(|e| panic!("{g}: {e}")))
-        .collect();
-    let group_msgs: Vec<Vec<u8>> = groups.iter().map(|g| g.to_bytes(sock.xid())).collect();
-    sock.transact_ok(&group_msgs);
-    let flows: Vec<FlowMod> = FLOWS
-        .iter()
-        .map(|f| f.parse().unwrap_or_else(|e| panic!("{f}: {e}")))
-        .collect();
-    let flow_msgs: Vec<Vec<u8>> = flows.iter().map(|f| f.to_bytes(sock.xid())).collect();
-    sock.transact_ok(&flow_msgs);
-    (sock, flows, groups)
+/// Hang detector: no operation in these tests legitimately takes this long.
+async fn within<T>(what: &str, f: impl Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(30), f).await.unwrap_or_else(|_| panic!("{what} hung"))
 }
 
-/// Every multipart reply body's entries, decoded by `decode`.
-fn collect_replies<T>(
-    sock: &mut OfSocket,
-    request: Vec<u8>,
-    decode: impl Fn(&[u8]) -> Vec<T>,
-) -> Vec<T> {
-    let replies = sock.transact_ok(&[request]);
-    replies
-        .iter()
-        .filter(|m| m.msg_type == msg_type::MULTIPART_REPLY)
-        .flat_map(|m| decode(&m.bytes))
-        .collect()
+fn encoded<M: openflow::Message>(msgs: &[M]) -> Vec<Encoded> {
+    msgs.iter().map(|m| Encoded::new(m).expect("encode")).collect()
 }
 
-#[test]
-fn installed_flows_dump_as_we_print_them() {
+/// Starts a switch with `br0`, connects, installs the groups (one batch) and the flows (one
+/// bundle) through our connection.
+async fn install() -> (Ovs, OfConnection, Vec<FlowMod>, Vec<GroupMod>) {
     let ovs = Ovs::start().expect("start ovs");
-    let (mut sock, flows, _) = install(&ovs);
+    ovs.add_bridge("br0").expect("add br0");
+    let conn = OfConnection::connect(Endpoint::Unix(ovs.mgmt_socket("br0")), ConnOptions::default()).await.expect("connect");
+    let groups: Vec<GroupMod> = GROUPS.iter().map(|g| g.parse().unwrap_or_else(|e| panic!("{g}: {e}"))).collect();
+    within("groups", conn.batch(&encoded(&groups))).await.expect("install groups");
+    let flows: Vec<FlowMod> = FLOWS.iter().map(|f| f.parse().unwrap_or_else(|e| panic!("{f}: {e}"))).collect();
+    within("flows", conn.bundle(&encoded(&flows))).await.expect("install flows");
+    (ovs, conn, flows, groups)
+}
+
+fn dump_flows(ovs: &Ovs) -> String {
+    ovs.ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br0}"]).expect("dump-flows")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn installed_flows_dump_as_we_print_them() {
+    let (ovs, conn, flows, _) = install().await;
 
     // The flow texts above are canonical: parsing and printing them gives them back (table 0
     // is the default and not printed).
     for (text, fm) in FLOWS.iter().zip(&flows) {
         assert_eq!(fm.to_string(), text.trim_start_matches("table=0,"));
     }
-    let dump = ovs
-        .ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br0}"])
-        .expect("dump-flows");
-    let ovs_lines = normalized_dump(&dump);
-    let mut ours: Vec<String> = flows
-        .iter()
-        .map(|f| codec_support::normalize_flow_line(&expected_line(f)))
-        .collect();
+    let ovs_lines = normalized_dump(&dump_flows(&ovs));
+    let mut ours: Vec<String> = flows.iter().map(|f| normalize_flow_line(&expected_line(f))).collect();
     ours.sort();
     for (o, e) in ovs_lines.iter().zip(&ours) {
         assert_eq!(o, e, "\ndump-flows and our text differ");
     }
     assert_eq!(ovs_lines.len(), ours.len());
 
-    // Our decode of the switch's own OFPMP_FLOW_DESC reply prints the same lines.
-    let request = FlowDescRequest::default().to_bytes(sock.xid());
-    let decoded = collect_replies(&mut sock, request, |b| {
-        FlowDescReply::decode(b)
-            .expect("decode flow desc reply")
-            .0
-            .flows
-    });
+    // Our own dump (every part of the OFPMP_FLOW_DESC reply, decoded) prints the same lines.
+    let decoded = within("dump_flows", conn.dump_flows(&FlowDescRequest::default())).await.expect("dump_flows");
     assert_eq!(decoded.len(), FLOWS.len());
-    let mut decoded_lines: Vec<String> = decoded
-        .iter()
-        .map(|f| codec_support::normalize_flow_line(&f.to_string()))
-        .collect();
+    let mut decoded_lines: Vec<String> = decoded.iter().map(|f| normalize_flow_line(&f.to_string())).collect();
     decoded_lines.sort();
     assert_eq!(decoded_lines, ovs_lines);
     // And decoding gives back the very flows we installed.
     for fm in &flows {
-        assert!(
-            decoded.iter().any(|d| d.table_id == fm.table_id
-                && d.priority == fm.priority
-                && d.flow_match == fm.flow_match
-                && d.instructions == fm.instructions),
-            "flow not found in decoded reply: {fm}"
-        );
+        let expected = FlowStats::of_flow_mod(fm);
+        assert!(decoded.iter().any(|d| FlowStats { stats: expected.stats, ..d.clone() } == expected), "flow not found in our dump: {fm}");
     }
+
+    // A request selecting one table gets only that table's flows.
+    let table10 = FlowDescRequest { table_id: 10, ..FlowDescRequest::default() };
+    let decoded = within("dump_flows", conn.dump_flows(&table10)).await.expect("dump_flows table 10");
+    assert_eq!(decoded.len(), FLOWS.iter().filter(|f| f.starts_with("table=10,")).count());
+    assert!(decoded.iter().all(|f| f.table_id == 10));
 }
 
-#[test]
-fn installed_groups_dump_as_we_print_them() {
-    let ovs = Ovs::start().expect("start ovs");
-    let (mut sock, _, groups) = install(&ovs);
-    let dump = ovs
-        .ofctl(&["-O", "OpenFlow15", "dump-groups", "{mgmt:br0}"])
-        .expect("dump-groups");
-    let mut ovs_lines: Vec<String> = dump
-        .lines()
-        .filter(|l| l.starts_with(" group_id="))
-        .map(|l| l.trim().to_string())
-        .collect();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn installed_groups_dump_as_we_print_them() {
+    let (ovs, conn, _, groups) = install().await;
+    let dump = ovs.ofctl(&["-O", "OpenFlow15", "dump-groups", "{mgmt:br0}"]).expect("dump-groups");
+    let mut ovs_lines: Vec<String> = dump.lines().filter(|l| l.starts_with(" group_id=")).map(|l| l.trim().to_string()).collect();
     ovs_lines.sort();
     let mut ours: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
     ours.sort();
     assert_eq!(ovs_lines, ours);
 
-    let request = GroupDescRequest {
-        group_id: GROUP_ALL,
-    }
-    .to_bytes(sock.xid());
-    let decoded = collect_replies(&mut sock, request, |b| {
-        GroupDescReply::decode(b)
-            .expect("decode group desc reply")
-            .0
-            .groups
-    });
+    let decoded = within("dump_groups", conn.dump_groups()).await.expect("dump_groups");
     let mut decoded_lines: Vec<String> = decoded.iter().map(|g| g.to_string()).collect();
     decoded_lines.sort();
     assert_eq!(decoded_lines, ours);
+    for g in &groups {
+        assert!(decoded.contains(&g.group), "group not found in our dump: {g}");
+    }
 }
 
-#[test]
-fn delete_strict_and_modify_reach_the_switch() {
-    let ovs = Ovs::start().expect("start ovs");
-    let (mut sock, _, _) = install(&ovs);
-    let del = FlowMod::from_text(
-        FlowModCommand::DeleteStrict,
-        "table=10,priority=200,tcp,tp_dst=8080",
-    )
-    .unwrap();
-    let modify = FlowMod::from_text(
-        FlowModCommand::ModifyStrict,
-        "table=0,priority=0 actions=NORMAL",
-    )
-    .unwrap();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_strict_and_modify_reach_the_switch() {
+    let (ovs, conn, _, _) = install().await;
+    let del = FlowMod::from_text(FlowModCommand::DeleteStrict, "table=10,priority=200,tcp,tp_dst=8080").unwrap();
+    let modify = FlowMod::from_text(FlowModCommand::ModifyStrict, "table=0,priority=0 actions=NORMAL").unwrap();
     let del_table = FlowMod::from_text(FlowModCommand::Delete, "table=29").unwrap();
-    let msgs = vec![
-        del.to_bytes(sock.xid()),
-        modify.to_bytes(sock.xid()),
-        del_table.to_bytes(sock.xid()),
-    ];
-    sock.transact_ok(&msgs);
-    let dump = ovs
-        .ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br0}"])
-        .expect("dump-flows");
+    within("batch", conn.batch(&encoded(&[del, modify, del_table]))).await.expect("delete and modify");
+    let dump = dump_flows(&ovs);
     assert!(!dump.contains("tp_dst=8080"), "{dump}");
     assert!(!dump.contains("table=29"), "{dump}");
-    assert!(
-        dump.contains("table=0, n_packets=0, n_bytes=0, idle_age=")
-            || dump.contains("priority=0 actions=NORMAL"),
-        "{dump}"
-    );
-    assert!(
-        normalized_dump(&dump)
-            .iter()
-            .any(|l| l == "cookie=0x0, table=0, priority=0 actions=NORMAL"),
-        "{dump}"
-    );
+    assert!(normalized_dump(&dump).iter().any(|l| l == "cookie=0x0, table=0, priority=0 actions=NORMAL"), "{dump}");
+    let ours = within("dump_flows", conn.dump_flows(&FlowDescRequest::default())).await.unwrap();
+    assert_eq!(ours.len(), normalized_dump(&dump).len());
+
     // A flow the switch must refuse: group 99 does not exist.
     let bad: FlowMod = "table=1,priority=1 actions=group:99".parse().unwrap();
-    let bad_msg = bad.to_bytes(sock.xid());
-    let replies = sock.transact(&[bad_msg]);
-    assert!(
-        replies.iter().any(|m| m.msg_type == msg_type::ERROR),
-        "switch accepted a flow to a missing group"
-    );
+    let err = within("bad flow", conn.batch(&encoded(&[bad]))).await.unwrap_err();
+    assert!(matches!(&err, ConnError::BatchRejected(r) if r.len() == 1), "{err}");
+    assert_eq!(err.error_names(), ["OFPBAC_BAD_OUT_GROUP"], "{err}");
 }

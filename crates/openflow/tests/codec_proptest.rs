@@ -451,30 +451,22 @@ proptest! {
 
     #[test]
     fn flow_mod_wire_round_trip(fm in flow_mod(), xid in any::<u32>()) {
-        let b = fm.to_bytes(xid);
+        let b = fm.to_bytes(xid).unwrap();
         prop_assert_eq!(FlowMod::decode(&b), Ok((fm, xid)));
     }
 
     #[test]
     fn group_mod_wire_round_trip(group in group_desc(), command_bucket_id in any::<u32>()) {
         let gm = GroupMod { command: GroupModCommand::Modify, command_bucket_id, group };
-        let b = gm.to_bytes(1);
+        let b = gm.to_bytes(1).unwrap();
         prop_assert_eq!(GroupMod::decode(&b), Ok((gm.clone(), 1)));
         let reply = GroupDescReply { more: false, groups: vec![gm.group] };
-        prop_assert_eq!(GroupDescReply::decode(&reply.to_bytes(2)), Ok((reply, 2)));
+        prop_assert_eq!(GroupDescReply::decode(&reply.to_bytes(2).unwrap()), Ok((reply, 2)));
     }
 
     #[test]
     fn flow_desc_reply_round_trip(fm in flow_mod(), counts in any::<[u64; 2]>(), secs in any::<[u32; 3]>()) {
         let fs = FlowStats {
-            table_id: fm.table_id,
-            priority: fm.priority,
-            idle_timeout: fm.idle_timeout,
-            hard_timeout: fm.hard_timeout,
-            flags: fm.flags,
-            importance: fm.importance,
-            cookie: fm.cookie,
-            flow_match: fm.flow_match,
             stats: FlowStatsCounters {
                 duration: Some(Duration { sec: secs[0], nsec: secs[1] }),
                 idle_time: Some(Duration { sec: secs[2], nsec: 0 }),
@@ -482,21 +474,21 @@ proptest! {
                 packet_count: Some(counts[0]),
                 byte_count: Some(counts[1]),
             },
-            instructions: fm.instructions,
+            ..FlowStats::of_flow_mod(&fm)
         };
         let reply = FlowDescReply { more: true, flows: vec![fs] };
-        prop_assert_eq!(FlowDescReply::decode(&reply.to_bytes(3)), Ok((reply, 3)));
+        prop_assert_eq!(FlowDescReply::decode(&reply.to_bytes(3).unwrap()), Ok((reply, 3)));
     }
 
     #[test]
     fn packet_messages_round_trip(m in any_match(), actions in prop::collection::vec(wire_action(), 0..4), data in prop::collection::vec(any::<u8>(), 0..200), nums in any::<(u32, u16, u8, u8, u64)>(), userdata in prop::collection::vec(any::<u8>(), 0..20), continuation in prop::collection::vec(any::<u8>(), 0..40)) {
         let (buffer_id, total_len, reason, table_id, cookie) = nums;
         let out = PacketOut { buffer_id, flow_match: m.clone(), actions, data: data.clone() };
-        prop_assert_eq!(PacketOut::decode(&out.to_bytes(1)), Ok((out, 1)));
+        prop_assert_eq!(PacketOut::decode(&out.to_bytes(1).unwrap()), Ok((out, 1)));
         let pin = PacketIn { buffer_id, total_len, reason, table_id, cookie, flow_match: m.clone(), data: data.clone() };
-        prop_assert_eq!(PacketIn::decode(&pin.to_bytes(1)), Ok((pin, 1)));
+        prop_assert_eq!(PacketIn::decode(&pin.to_bytes(1).unwrap()), Ok((pin, 1)));
         let pin2 = PacketIn2 { full_len: u32::from(total_len), packet: data, buffer_id, table_id, cookie, reason, metadata: m, userdata, continuation };
-        prop_assert_eq!(PacketIn2::decode(&pin2.to_bytes(1)), Ok((pin2, 1)));
+        prop_assert_eq!(PacketIn2::decode(&pin2.to_bytes(1).unwrap()), Ok((pin2, 1)));
     }
 
     #[test]
@@ -516,7 +508,7 @@ proptest! {
 
     #[test]
     fn decoders_never_panic_on_mutated_messages(fm in flow_mod(), flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6), cut in any::<prop::sample::Index>()) {
-        let mut b = fm.to_bytes(1);
+        let mut b = fm.to_bytes(1).unwrap();
         for (i, v) in flips {
             let i = i.index(b.len());
             b[i] = v;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use localipc::Endpoint;
 use openflow::conn::frame::FrameReader;
-use openflow::conn::{ConnError, ConnEvent, ConnOptions, FrameError, OfConnection};
+use openflow::conn::{ConnError, ConnEvent, ConnOptions, FrameError, OfConnection, PacketInMessage};
 use openflow::header::msg_type;
 use openflow::msg::barrier::BarrierReply;
 use openflow::msg::echo::{EchoReply, EchoRequest};
@@ -16,6 +16,8 @@ use openflow::msg::error::{ErrorKind, ErrorMsg, error_type};
 use openflow::msg::features::FeaturesReply;
 use openflow::msg::hello::{Hello, HelloElement};
 use openflow::msg::multipart;
+use openflow::msg::packet_in::PacketIn;
+use openflow::oxm::Match;
 use openflow::msg::port::{Port, PortDescReply};
 use openflow::{DecodeError, Header, Message};
 use tokio::io::AsyncWriteExt;
@@ -62,13 +64,13 @@ impl Peer {
     async fn handshake(listener: &TcpListener) -> Peer {
         let mut peer = Peer::accept(listener).await;
         peer.expect(msg_type::HELLO).await;
-        peer.send(&Hello { elements: vec![HelloElement::VersionBitmap(vec![0x52])] }.to_bytes(1)).await;
+        peer.send(&Hello { elements: vec![HelloElement::VersionBitmap(vec![0x52])] }.to_bytes(1).unwrap()).await;
         let (h, _) = peer.expect(msg_type::FEATURES_REQUEST).await;
         let features = FeaturesReply { datapath_id: DATAPATH_ID, n_buffers: 0, n_tables: 254, auxiliary_id: 0, capabilities: 0 };
-        peer.send(&features.to_bytes(h.xid)).await;
+        peer.send(&features.to_bytes(h.xid).unwrap()).await;
         peer.expect(msg_type::SET_CONFIG).await;
         let (h, _) = peer.expect(msg_type::BARRIER_REQUEST).await;
-        peer.send(&BarrierReply.to_bytes(h.xid)).await;
+        peer.send(&BarrierReply.to_bytes(h.xid).unwrap()).await;
         peer
     }
 }
@@ -174,7 +176,7 @@ async fn garbage_after_hello_fails_the_connect() {
     let peer = async {
         let mut peer = Peer::accept(&listener).await;
         peer.expect(msg_type::HELLO).await;
-        let mut bytes = Hello::of15().to_bytes(1);
+        let mut bytes = Hello::of15().to_bytes(1).unwrap();
         bytes.extend_from_slice(b"\xde\xad\x00\x02garbage");
         peer.send(&bytes).await;
         peer
@@ -190,7 +192,7 @@ async fn non_hello_first_fails_the_connect() {
     let peer = async {
         let mut peer = Peer::accept(&listener).await;
         peer.expect(msg_type::HELLO).await;
-        peer.send(&EchoRequest::default().to_bytes(1)).await;
+        peer.send(&EchoRequest::default().to_bytes(1).unwrap()).await;
         peer
     };
     let (result, _peer) = within("connect", async { tokio::join!(OfConnection::connect(endpoint, ConnOptions::default()), peer) }).await;
@@ -203,7 +205,7 @@ async fn of13_only_peer_is_refused_with_the_versions_it_offered() {
     let peer = async {
         let mut peer = Peer::accept(&listener).await;
         peer.expect(msg_type::HELLO).await;
-        let mut hello = Hello::default().to_bytes(1);
+        let mut hello = Hello::default().to_bytes(1).unwrap();
         hello[0] = openflow::OFP_VERSION_1_3;
         peer.send(&hello).await;
         let (_, refusal) = peer.expect(msg_type::ERROR).await;
@@ -238,7 +240,7 @@ async fn silent_peer_gets_an_echo_then_is_declared_dead() {
 #[tokio::test]
 async fn echo_requests_are_answered() {
     let (_conn, mut peer, _l) = connected(ConnOptions::default()).await;
-    peer.send(&EchoRequest { payload: b"ping".to_vec() }.to_bytes(77)).await;
+    peer.send(&EchoRequest { payload: b"ping".to_vec() }.to_bytes(77).unwrap()).await;
     let (h, reply) = within("echo reply", peer.expect(msg_type::ECHO_REPLY)).await;
     assert_eq!(h.xid, 77);
     assert_eq!(EchoReply::parse(&reply).unwrap().0.payload, b"ping");
@@ -251,9 +253,9 @@ async fn switch_errors_are_routed_to_the_request() {
     let answer = async {
         let (h, request) = peer.expect(msg_type::BARRIER_REQUEST).await;
         // An unrelated reply first, with another xid: it must not satisfy the barrier.
-        peer.send(&BarrierReply.to_bytes(h.xid.wrapping_add(1000))).await;
+        peer.send(&BarrierReply.to_bytes(h.xid.wrapping_add(1000)).unwrap()).await;
         let error = ErrorMsg { kind: ErrorKind::Standard { err_type: error_type::BAD_REQUEST, code: 1 }, data: request };
-        peer.send(&error.to_bytes(h.xid)).await;
+        peer.send(&error.to_bytes(h.xid).unwrap()).await;
     };
     let (result, ()) = within("barrier", async { tokio::join!(barrier, answer) }).await;
     let err = result.unwrap_err();
@@ -263,7 +265,7 @@ async fn switch_errors_are_routed_to_the_request() {
     let barrier = conn.barrier();
     let answer = async {
         let (h, _) = peer.expect(msg_type::BARRIER_REQUEST).await;
-        peer.send(&BarrierReply.to_bytes(h.xid)).await;
+        peer.send(&BarrierReply.to_bytes(h.xid).unwrap()).await;
     };
     let (result, ()) = within("barrier", async { tokio::join!(barrier, answer) }).await;
     result.unwrap();
@@ -276,9 +278,9 @@ async fn multipart_parts_are_collected_until_more_is_clear() {
     let desc = conn.port_desc();
     let answer = async {
         let (h, _) = peer.expect(msg_type::MULTIPART_REQUEST).await;
-        peer.send(&PortDescReply { flags: multipart::MORE, ports: vec![port(1, "a")] }.to_bytes(h.xid)).await;
-        peer.send(&PortDescReply { flags: multipart::MORE, ports: vec![port(2, "b"), port(3, "c")] }.to_bytes(h.xid)).await;
-        peer.send(&PortDescReply { flags: 0, ports: vec![port(4, "d")] }.to_bytes(h.xid)).await;
+        peer.send(&PortDescReply { flags: multipart::MORE, ports: vec![port(1, "a")] }.to_bytes(h.xid).unwrap()).await;
+        peer.send(&PortDescReply { flags: multipart::MORE, ports: vec![port(2, "b"), port(3, "c")] }.to_bytes(h.xid).unwrap()).await;
+        peer.send(&PortDescReply { flags: 0, ports: vec![port(4, "d")] }.to_bytes(h.xid).unwrap()).await;
     };
     let (result, ()) = within("port desc", async { tokio::join!(desc, answer) }).await;
     let names: Vec<_> = result.unwrap().into_iter().map(|p| p.name).collect();
@@ -302,10 +304,21 @@ async fn request_fails_when_the_peer_closes() {
 async fn unsolicited_messages_reach_subscribers() {
     let (conn, mut peer, _l) = connected(ConnOptions::default()).await;
     let mut unsolicited = conn.async_messages();
-    // A packet-in (type 10) with xid 0: delivered raw.
+    let mut packet_ins = conn.packet_ins();
+    // A flow removed (type 11) with xid 0: delivered raw.
+    peer.send(&[6, 11, 0, 12, 0, 0, 0, 0, 1, 2, 3, 4]).await;
+    let raw = within("flow removed", unsolicited.recv()).await.unwrap();
+    assert_eq!((raw.header.msg_type, &raw.body[..]), (msg_type::FLOW_REMOVED, &[1, 2, 3, 4][..]));
+    // A packet-in: delivered decoded to the packet-in subscribers, not as a raw message.
+    let packet_in = PacketIn { buffer_id: u32::MAX, total_len: 2, reason: 1, table_id: 3, cookie: 9, flow_match: Match::new(), data: vec![7, 8] };
+    peer.send(&packet_in.to_bytes(0).unwrap()).await;
+    let received = within("packet-in", packet_ins.recv()).await.unwrap();
+    assert_eq!(received, PacketInMessage::Standard(packet_in));
+    // One whose body does not decode is still delivered, raw.
     peer.send(&[6, 10, 0, 12, 0, 0, 0, 0, 1, 2, 3, 4]).await;
-    let raw = within("packet-in", unsolicited.recv()).await.unwrap();
+    let raw = within("undecodable packet-in", unsolicited.recv()).await.unwrap();
     assert_eq!((raw.header.msg_type, &raw.body[..]), (msg_type::PACKET_IN, &[1, 2, 3, 4][..]));
+    assert!(packet_ins.try_recv().is_err());
 }
 
 #[tokio::test]
@@ -322,7 +335,7 @@ async fn a_cancelled_request_leaves_no_waiter_behind() {
         h.xid
     };
     // The barrier future is dropped: its late reply is now unsolicited.
-    peer.send(&BarrierReply.to_bytes(xid)).await;
+    peer.send(&BarrierReply.to_bytes(xid).unwrap()).await;
     let raw = within("late reply", unsolicited.recv()).await.unwrap();
     assert_eq!((raw.header.msg_type, raw.header.xid), (msg_type::BARRIER_REPLY, xid));
 }
@@ -347,7 +360,7 @@ async fn requests_wait_for_the_hook_after_a_reconnect() {
     let first = async {
         let mut peer = Peer::handshake(&listener).await;
         let (h, _) = peer.expect(msg_type::BARRIER_REQUEST).await;
-        peer.send(&BarrierReply.to_bytes(h.xid)).await;
+        peer.send(&BarrierReply.to_bytes(h.xid).unwrap()).await;
         peer.expect(msg_type::ECHO_REQUEST).await;
         peer
     };
@@ -363,7 +376,7 @@ async fn requests_wait_for_the_hook_after_a_reconnect() {
     });
     let mut second = within("reconnect", Peer::handshake(&listener)).await;
     let (h, _) = within("hook barrier", second.expect(msg_type::BARRIER_REQUEST)).await;
-    second.send(&BarrierReply.to_bytes(h.xid)).await;
+    second.send(&BarrierReply.to_bytes(h.xid).unwrap()).await;
     let mut payloads = Vec::new();
     for _ in 0..2 {
         let (_, echo) = within("echo", second.expect(msg_type::ECHO_REQUEST)).await;
@@ -371,4 +384,34 @@ async fn requests_wait_for_the_hook_after_a_reconnect() {
     }
     assert_eq!(payloads, [b"hook".to_vec(), b"user".to_vec()]);
     within("user send", user).await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn a_dump_with_an_action_we_lack_fails_alone() {
+    use openflow::msg::flow_stats::{FlowDescReply, FlowDescRequest, FlowStats};
+    let (conn, mut peer, _l) = connected(ConnOptions::default()).await;
+    let fm: openflow::msg::flow_mod::FlowMod = "priority=5,ip actions=output:1".parse().unwrap();
+    let flow = FlowStats::of_flow_mod(&fm);
+    let request = FlowDescRequest::default();
+    let dump = conn.dump_flows(&request);
+    let answer = async {
+        let (h, _) = peer.expect(msg_type::MULTIPART_REQUEST).await;
+        peer.send(&FlowDescReply { more: true, flows: vec![flow.clone()] }.to_bytes(h.xid).unwrap()).await;
+        // Another controller's flow with an action type this codec does not know (0x63).
+        let mut part = FlowDescReply { more: false, flows: vec![flow.clone()] }.to_bytes(h.xid).unwrap();
+        let output = part.windows(8).position(|w| w == [0, 0, 0, 16, 0, 0, 0, 1]).unwrap();
+        part[output + 1] = 0x63;
+        peer.send(&part).await;
+    };
+    let (result, ()) = within("dump", async { tokio::join!(dump, answer) }).await;
+    let err = result.unwrap_err();
+    assert!(matches!(err, ConnError::Decode(DecodeError::Unsupported { .. })), "{err}");
+    // The connection stays up: the switch did nothing wrong.
+    let barrier = conn.barrier();
+    let answer = async {
+        let (h, _) = peer.expect(msg_type::BARRIER_REQUEST).await;
+        peer.send(&BarrierReply.to_bytes(h.xid).unwrap()).await;
+    };
+    let (result, ()) = within("barrier", async { tokio::join!(barrier, answer) }).await;
+    result.unwrap();
 }

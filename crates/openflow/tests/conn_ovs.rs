@@ -8,57 +8,28 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use localipc::Endpoint;
-use openflow::conn::{ConnError, ConnEvent, ConnOptions, Encoded, OfConnection};
+use openflow::conn::{ConnError, ConnEvent, ConnOptions, Encoded, OfConnection, PacketInMessage};
+use openflow::action::{Action, Instructions};
 use openflow::msg::echo::EchoReply;
+use openflow::msg::flow_mod::FlowMod;
 use openflow::msg::port::PortReason;
-use openflow::{DecodeError, Message};
 use ovstest::Ovs;
 
-/// A minimal OpenFlow 1.5 flow mod, hand-encoded for these tests: add to table 0 with an empty
-/// match, and either no instructions (`actions=drop`) or apply-actions `output:PORT`.
-struct TestFlowMod {
-    priority: u16,
-    /// `OFPFF_CHECK_OVERLAP` and friends.
-    flags: u16,
-    output: Option<u32>,
+/// A flow mod from `add-flow` text.
+fn flow(text: &str) -> FlowMod {
+    text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
-impl TestFlowMod {
-    fn drop(priority: u16) -> TestFlowMod {
-        TestFlowMod { priority, flags: 0, output: None }
-    }
-
-    /// Output to a port number outside OpenFlow's range: `OFPBAC_BAD_OUT_PORT` when decoded.
-    fn bad_out_port(priority: u16) -> TestFlowMod {
-        TestFlowMod { priority, flags: 0, output: Some(0x1_0000) }
-    }
+/// `priority=P actions=drop`.
+fn drop_flow(priority: u16) -> Encoded {
+    Encoded::new(&flow(&format!("priority={priority} actions=drop"))).unwrap()
 }
 
-const OFPFF_CHECK_OVERLAP: u16 = 1 << 1;
-
-impl Message for TestFlowMod {
-    const TYPE: u8 = 14;
-
-    fn emit_body(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&[0; 16]); // cookie, cookie mask
-        out.extend_from_slice(&[0, 0]); // table 0, OFPFC_ADD
-        out.extend_from_slice(&[0; 4]); // idle and hard timeout
-        out.extend_from_slice(&self.priority.to_be_bytes());
-        out.extend_from_slice(&[0xff; 12]); // buffer id, out port, out group: none/any
-        out.extend_from_slice(&self.flags.to_be_bytes());
-        out.extend_from_slice(&[0, 0]); // importance
-        out.extend_from_slice(&[0, 1, 0, 4, 0, 0, 0, 0]); // empty OXM match, padded
-        if let Some(port) = self.output {
-            out.extend_from_slice(&[0, 4, 0, 24, 0, 0, 0, 0]); // OFPIT_APPLY_ACTIONS
-            out.extend_from_slice(&[0, 0, 0, 16]); // OFPAT_OUTPUT
-            out.extend_from_slice(&port.to_be_bytes());
-            out.extend_from_slice(&[0xff, 0xff, 0, 0, 0, 0, 0, 0]);
-        }
-    }
-
-    fn parse_body(_body: &[u8]) -> Result<Self, DecodeError> {
-        Err(DecodeError::Unsupported { what: "test flow mod decoding", value: 0 })
-    }
+/// Output to a port number outside OpenFlow's range: `OFPBAC_BAD_OUT_PORT` when decoded.
+fn bad_out_port(priority: u16) -> FlowMod {
+    let mut fm = flow(&format!("priority={priority} actions=drop"));
+    fm.instructions = Instructions::apply(vec![Action::output(0x1_0000)]);
+    fm
 }
 
 fn bridge() -> Ovs {
@@ -100,10 +71,10 @@ async fn handshake_gives_the_datapath_id() {
 async fn batch_installs_flows_and_reports_errors_by_name() {
     let ovs = bridge();
     let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
-    within("good batch", conn.batch(&[Encoded::new(&TestFlowMod::drop(10)), Encoded::new(&TestFlowMod::drop(11))])).await.unwrap();
+    within("good batch", conn.batch(&[drop_flow(10), drop_flow(11)])).await.unwrap();
     assert!(has_flow(&ovs, 10) && has_flow(&ovs, 11), "{}", flows(&ovs));
 
-    let batch = [Encoded::new(&TestFlowMod::drop(100)), Encoded::new(&TestFlowMod::bad_out_port(200)), Encoded::new(&TestFlowMod::drop(300))];
+    let batch = [drop_flow(100), Encoded::new(&bad_out_port(200)).unwrap(), drop_flow(300)];
     let err = within("batch", conn.batch(&batch)).await.unwrap_err();
     let ConnError::BatchRejected(rejections) = &err else { panic!("unexpected {err}") };
     assert_eq!(rejections.len(), 1, "{err}");
@@ -121,7 +92,7 @@ async fn send_errors_arrive_as_async_messages() {
     let ovs = bridge();
     let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
     let mut unsolicited = conn.async_messages();
-    let xid = conn.send(&TestFlowMod::bad_out_port(5)).await.unwrap();
+    let xid = conn.send(&bad_out_port(5)).await.unwrap();
     let raw = within("async error", unsolicited.recv()).await.unwrap();
     assert_eq!(raw.header.xid, xid);
     let error = raw.parse::<openflow::msg::error::ErrorMsg>().unwrap();
@@ -134,7 +105,7 @@ async fn bundle_applies_all_or_nothing() {
     let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
 
     // Rejected when added: nothing of the bundle is installed.
-    let bundle = [Encoded::new(&TestFlowMod::drop(300)), Encoded::new(&TestFlowMod::bad_out_port(301)), Encoded::new(&TestFlowMod::drop(302))];
+    let bundle = [drop_flow(300), Encoded::new(&bad_out_port(301)).unwrap(), drop_flow(302)];
     let err = within("bundle", conn.bundle(&bundle)).await.unwrap_err();
     assert!(matches!(&err, ConnError::BundleRejected { rejections, .. } if rejections.len() == 1 && rejections[0].index == 1), "{err}");
     assert_eq!(err.error_names(), ["OFPBAC_BAD_OUT_PORT"]);
@@ -143,15 +114,15 @@ async fn bundle_applies_all_or_nothing() {
     // Rejected at commit (overlaps an installed flow of the same priority): nothing is
     // installed either.
     ovs.ofctl(&["-O", "OpenFlow15", "add-flow", "{mgmt:br0}", "priority=400,ip,actions=drop"]).unwrap();
-    let overlapping = TestFlowMod { priority: 400, flags: OFPFF_CHECK_OVERLAP, output: None };
-    let err = within("bundle", conn.bundle(&[Encoded::new(&TestFlowMod::drop(401)), Encoded::new(&overlapping)])).await.unwrap_err();
+    let overlapping = Encoded::new(&flow("check_overlap,priority=400 actions=drop")).unwrap();
+    let err = within("bundle", conn.bundle(&[drop_flow(401), overlapping])).await.unwrap_err();
     let names = err.error_names();
     assert!(names.contains(&"OFPFMFC_OVERLAP"), "{err}");
     assert!(names.contains(&"OFPBFC_MSG_FAILED"), "{err}");
     assert!(!has_flow(&ovs, 401), "{}", flows(&ovs));
 
     // A good bundle is applied whole.
-    within("bundle", conn.bundle(&[Encoded::new(&TestFlowMod::drop(500)), Encoded::new(&TestFlowMod::drop(501))])).await.unwrap();
+    within("bundle", conn.bundle(&[drop_flow(500), drop_flow(501)])).await.unwrap();
     assert!(has_flow(&ovs, 500) && has_flow(&ovs, 501), "{}", flows(&ovs));
 }
 
@@ -204,7 +175,7 @@ async fn reconnects_after_restart_and_replays_through_the_hook() {
         let calls = hook_calls.clone();
         async move {
             calls.fetch_add(1, Ordering::SeqCst);
-            conn.batch(&[Encoded::new(&TestFlowMod::drop(700))]).await
+            conn.batch(&[drop_flow(700)]).await
         }
     });
     let conn = OfConnection::connect(endpoint(&ovs), options).await.unwrap();
@@ -251,7 +222,7 @@ async fn port_mod_changes_the_port_config() {
     let p1 = conn.port_desc().await.unwrap().into_iter().find(|p| p.name == "p1").unwrap();
     let mask = port_config::NO_RECV | port_config::NO_PACKET_IN | port_config::NO_FLOOD;
     let port_mod = PortMod { port_no: p1.port_no, hw_addr: p1.hw_addr, config: mask, mask, properties: vec![] };
-    within("port mod", conn.batch(&[Encoded::new(&port_mod)])).await.unwrap();
+    within("port mod", conn.batch(&[Encoded::new(&port_mod).unwrap()])).await.unwrap();
     let show = ovs.ofctl(&["-O", "OpenFlow10", "show", "{mgmt:br0}"]).unwrap();
     let p1_config = show.lines().skip_while(|l| !l.contains("(p1)")).nth(1).unwrap_or_default();
     assert!(p1_config.contains("NO_RECV") && p1_config.contains("NO_PACKET_IN"), "{show}");
@@ -260,6 +231,64 @@ async fn port_mod_changes_the_port_config() {
 
     // A port mod whose address does not match the port is rejected by name.
     let wrong = PortMod { hw_addr: [2, 0xde, 0xad, 0, 0, 1], ..port_mod };
-    let err = within("port mod", conn.batch(&[Encoded::new(&wrong)])).await.unwrap_err();
+    let err = within("port mod", conn.batch(&[Encoded::new(&wrong).unwrap()])).await.unwrap_err();
     assert_eq!(err.error_names(), ["OFPPMFC_BAD_HW_ADDR"], "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packet_ins_arrive_typed_in_either_format() {
+    use openflow::msg::packet_in::packet_in_format;
+    use openflow::msg::packet_out::PacketOut;
+    use openflow::oxm::{Field, Match, PortNo};
+    let ovs = bridge();
+    let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
+    let mut packet_ins = conn.packet_ins();
+    let flows = [
+        Encoded::new(&flow("priority=10,dl_type=0x88b5 actions=controller(userdata=01.02.03.04)")).unwrap(),
+        Encoded::new(&flow("table=1,priority=10 actions=CONTROLLER:65535")).unwrap(),
+    ];
+    within("flows", conn.batch(&flows)).await.unwrap();
+    // A frame with the local experimental EtherType, injected as if from the controller port.
+    let mut frame = vec![0xff; 6];
+    frame.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x88, 0xb5]);
+    frame.resize(60, 0xab);
+    let inject = |actions| PacketOut {
+        buffer_id: openflow::msg::flow_mod::NO_BUFFER,
+        flow_match: Match::new().with(Field::InPort, u128::from(PortNo::CONTROLLER.0)),
+        actions,
+        data: frame.clone(),
+    };
+
+    // The default format: OFPT_PACKET_IN.
+    within("packet-out", conn.batch(&[Encoded::new(&inject(vec![Action::resubmit_table(1)])).unwrap()])).await.unwrap();
+    let PacketInMessage::Standard(p) = within("packet-in", packet_ins.recv()).await.unwrap() else { panic!("expected OFPT_PACKET_IN") };
+    assert_eq!((p.table_id, &p.data), (1, &frame));
+
+    // NXT_PACKET_IN2 carries the controller action's userdata.
+    within("format", conn.set_packet_in_format(packet_in_format::NXT_PACKET_IN2)).await.unwrap();
+    within("packet-out", conn.batch(&[Encoded::new(&inject(vec![Action::output(PortNo::TABLE.0)])).unwrap()])).await.unwrap();
+    let PacketInMessage::Nicira(p) = within("packet-in2", packet_ins.recv()).await.unwrap() else { panic!("expected NXT_PACKET_IN2") };
+    assert_eq!((p.table_id, &p.packet, &p.userdata[..]), (0, &frame, &[1, 2, 3, 4][..]));
+    assert_eq!(p.full_len, 60);
+
+    // An undefined format is rejected by the switch, by name.
+    let err = within("bad format", conn.set_packet_in_format(7)).await.unwrap_err();
+    assert!(matches!(err, ConnError::Rejected(_)), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_messages_are_refused_before_sending() {
+    use openflow::msg::group_mod::GroupMod;
+    let ovs = bridge();
+    let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
+    // 2,000 buckets of ~48 bytes: about 96 KB, beyond OpenFlow's 64 KB message limit.
+    let buckets: Vec<String> = (0..2000).map(|i| format!("bucket=bucket_id:{i},actions=set_field:{i}->reg3,resubmit(,42)")).collect();
+    let group: GroupMod = format!("group_id=1,type=select,{}", buckets.join(",")).parse().unwrap();
+    let err = Encoded::new(&group).unwrap_err();
+    assert!(err.len > 65535, "{err}");
+    let err = within("send", conn.send(&group)).await.unwrap_err();
+    assert!(matches!(err, ConnError::Encode(_)), "{err}");
+    // Nothing reached the switch and the connection is still fine.
+    within("barrier", conn.barrier()).await.unwrap();
+    assert!(!ovs.ofctl(&["-O", "OpenFlow15", "dump-groups", "{mgmt:br0}"]).unwrap().contains("group_id=1"));
 }

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::msg::property::{emit_property, split_properties};
 use crate::text::{format_hex_bytes, key_value, parse_hex_bytes, parse_num, split_top};
 use crate::{DecodeError, TextError};
 
@@ -47,14 +48,6 @@ impl Default for Controller {
     }
 }
 
-fn put_prop(out: &mut Vec<u8>, ty: u16, body: &[u8]) {
-    let start = out.len();
-    out.extend_from_slice(&ty.to_be_bytes());
-    out.extend_from_slice(&((4 + body.len()) as u16).to_be_bytes());
-    out.extend_from_slice(body);
-    out.resize(start + (4 + body.len()).next_multiple_of(8), 0);
-}
-
 /// A 16-bit property value followed by two bytes of padding: OpenFlow's (and OVS's) 8-byte
 /// layout for 16-bit properties.
 fn u16_prop(v: u16) -> [u8; 4] {
@@ -66,38 +59,26 @@ impl Controller {
     /// Appends the properties (the part after the 16-byte `nx_action_controller2` header).
     pub(crate) fn emit_props(&self, out: &mut Vec<u8>) {
         if self.max_len != 0xffff {
-            put_prop(out, PROP_MAX_LEN, &u16_prop(self.max_len));
+            emit_property(out, PROP_MAX_LEN, &u16_prop(self.max_len));
         }
         if self.controller_id != 0 {
-            put_prop(out, PROP_CONTROLLER_ID, &u16_prop(self.controller_id));
+            emit_property(out, PROP_CONTROLLER_ID, &u16_prop(self.controller_id));
         }
         if self.reason != REASON_ACTION {
-            put_prop(out, PROP_REASON, &[self.reason]);
+            emit_property(out, PROP_REASON, &[self.reason]);
         }
         if !self.userdata.is_empty() {
-            put_prop(out, PROP_USERDATA, &self.userdata);
+            emit_property(out, PROP_USERDATA, &self.userdata);
         }
         if self.pause {
-            put_prop(out, PROP_PAUSE, &[]);
+            emit_property(out, PROP_PAUSE, &[]);
         }
     }
 
     /// Decodes the properties of `NXAST_CONTROLLER2`.
-    pub(crate) fn parse_props(mut buf: &[u8]) -> Result<Controller, DecodeError> {
+    pub(crate) fn parse_props(buf: &[u8]) -> Result<Controller, DecodeError> {
         let mut c = Controller::default();
-        while !buf.is_empty() {
-            DecodeError::need("controller property", buf, 4)?;
-            let ty = u16::from_be_bytes([buf[0], buf[1]]);
-            let len = usize::from(u16::from_be_bytes([buf[2], buf[3]]));
-            if len < 4 {
-                return Err(DecodeError::BadLength {
-                    what: "controller property",
-                    len,
-                });
-            }
-            DecodeError::need("controller property", buf, len)?;
-            let padded = len.next_multiple_of(8).min(buf.len());
-            let body = &buf[4..len];
+        for (ty, body) in split_properties("controller property", buf)? {
             let u16_body = || -> Result<u16, DecodeError> {
                 DecodeError::need("controller property", body, 2)?;
                 Ok(u16::from_be_bytes([body[0], body[1]]))
@@ -118,7 +99,6 @@ impl Controller {
                     });
                 }
             }
-            buf = &buf[padded..];
         }
         Ok(c)
     }

@@ -8,6 +8,7 @@
 use super::ct::{CT_COMMIT, CT_FORCE, CT_NO_TABLE};
 use super::{Action, Controller, Ct, CtZone, Learn, Nat};
 use crate::DecodeError;
+use crate::header::{experimenter, u16_at, u32_at};
 use crate::oxm::tlv::{self, RawHeader, emit_header, parse_field_header};
 use crate::oxm::{PortNo, Subfield};
 
@@ -22,9 +23,6 @@ pub mod action_type {
     pub const COPY_FIELD: u16 = 28;
     pub const EXPERIMENTER: u16 = 0xffff;
 }
-
-/// Nicira experimenter id.
-pub const NX_VENDOR_ID: u32 = 0x0000_2320;
 
 /// Nicira action subtypes used here.
 pub mod nx_subtype {
@@ -58,7 +56,7 @@ fn begin(out: &mut Vec<u8>, ty: u16) -> usize {
 
 fn begin_nx(out: &mut Vec<u8>, subtype: u16) -> usize {
     let start = begin(out, at::EXPERIMENTER);
-    out.extend_from_slice(&NX_VENDOR_ID.to_be_bytes());
+    out.extend_from_slice(&experimenter::NICIRA.to_be_bytes());
     out.extend_from_slice(&subtype.to_be_bytes());
     start
 }
@@ -86,14 +84,6 @@ pub fn parse_actions(mut buf: &[u8]) -> Result<Vec<Action>, DecodeError> {
         buf = &buf[used..];
     }
     Ok(actions)
-}
-
-fn u16_at(b: &[u8], i: usize) -> u16 {
-    u16::from_be_bytes([b[i], b[i + 1]])
-}
-
-fn u32_at(b: &[u8], i: usize) -> u32 {
-    u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
 }
 
 fn resubmit_port(port: PortNo) -> u16 {
@@ -328,7 +318,7 @@ fn parse_ct(body: &[u8]) -> Result<Ct, DecodeError> {
     let mut nat = None;
     if nested.len() >= 10
         && u16_at(nested, 0) == at::EXPERIMENTER
-        && u32_at(nested, 4) == NX_VENDOR_ID
+        && u32_at(nested, 4) == experimenter::NICIRA
         && u16_at(nested, 8) == nx::NAT
     {
         let len = usize::from(u16_at(nested, 2));
@@ -355,7 +345,7 @@ fn parse_ct(body: &[u8]) -> Result<Ct, DecodeError> {
 fn parse_nx(a: &[u8]) -> Result<Action, DecodeError> {
     DecodeError::need("nx_action_header", a, 16)?;
     let vendor = u32_at(a, 4);
-    if vendor != NX_VENDOR_ID {
+    if vendor != experimenter::NICIRA {
         return Err(DecodeError::Unsupported {
             what: "action experimenter",
             value: u64::from(vendor),

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::conn::frame::{FrameError, ReadError};
 use crate::msg::error::ErrorMsg;
 use crate::msg::hello::NegotiationError;
-use crate::DecodeError;
+use crate::{DecodeError, EncodeError};
 
 /// A message of a batch or bundle that the switch rejected.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +42,9 @@ pub enum ConnError {
     Frame(#[from] FrameError),
     #[error("undecodable message from the switch: {0}")]
     Decode(#[from] DecodeError),
+    /// A message to send cannot be encoded (too long); nothing was sent.
+    #[error("cannot send: {0}")]
+    Encode(#[from] EncodeError),
     #[error(transparent)]
     Negotiation(#[from] NegotiationError),
     #[error("handshake failed: expected {expected}, got message type {got}")]

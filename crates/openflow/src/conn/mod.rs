@@ -14,8 +14,10 @@
 //! - **Reconnect**: when the connection drops, requests waiting on it fail with
 //!   [`ConnError::Disconnected`]; a background task reconnects with exponential backoff and
 //!   runs the owner's on-connect hook (e.g. to replay flows) before other requests proceed.
-//! - **Subscriptions**: port status changes, other unsolicited messages (packet-ins, flow
-//!   removed, errors for fire-and-forget messages) and connection events.
+//! - **Dumps**: [`OfConnection::dump_flows`], [`OfConnection::dump_groups`] and
+//!   [`OfConnection::port_desc`] collect every part of the multipart reply into typed values.
+//! - **Subscriptions**: port status changes, packet-ins (either format), other unsolicited
+//!   messages (flow removed, errors for fire-and-forget messages) and connection events.
 
 mod error;
 pub mod frame;
@@ -37,11 +39,14 @@ pub use frame::{DEFAULT_MAX_MESSAGE_LEN, FrameError};
 use crate::header::{HEADER_LEN, Header};
 use crate::message::Message;
 use crate::msg::barrier::{BarrierReply, BarrierRequest};
-use crate::msg::bundle::{BundleAdd, BundleControl, BundleCtrlType, bundle_flags};
+use crate::msg::bundle::{BundleControl, BundleCtrlType, bundle_flags, emit_bundle_add};
 use crate::msg::config::MISS_SEND_LEN_NO_BUFFER;
 use crate::msg::features::FeaturesReply;
+use crate::msg::flow_stats::{FlowDescReply, FlowDescRequest, FlowStats};
+use crate::msg::group_mod::{GROUP_ALL, GroupDesc, GroupDescReply, GroupDescRequest};
+use crate::msg::packet_in::{PacketIn, PacketIn2, SetPacketInFormat};
 use crate::msg::port::{Port, PortDescReply, PortDescRequest, PortStatus};
-use crate::DecodeError;
+use crate::{DecodeError, EncodeError};
 use session::{Collected, Session, Subscribers};
 
 /// A whole message as received: its header and body.
@@ -67,9 +72,9 @@ impl RawMessage {
 pub struct Encoded(Vec<u8>);
 
 impl Encoded {
-    /// Encodes `msg`.
-    pub fn new<M: Message>(msg: &M) -> Encoded {
-        Encoded(msg.to_bytes(0))
+    /// Encodes `msg`; fails if it is longer than an OpenFlow message can be.
+    pub fn new<M: Message>(msg: &M) -> Result<Encoded, EncodeError> {
+        msg.to_bytes(0).map(Encoded)
     }
 
     /// An already encoded whole message (header included).
@@ -86,17 +91,27 @@ impl Encoded {
         self.0[1]
     }
 
-    fn with_xid(&self, xid: u32) -> Vec<u8> {
-        let mut bytes = self.0.clone();
-        bytes[4..HEADER_LEN].copy_from_slice(&xid.to_be_bytes());
-        bytes
+    /// The whole message, header included (with xid 0).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// Appends the message to `out` with transaction id `xid`.
+    fn emit_with_xid(&self, xid: u32, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(&self.0);
+        out[start + 4..start + HEADER_LEN].copy_from_slice(&xid.to_be_bytes());
     }
 }
 
-impl<M: Message> From<&M> for Encoded {
-    fn from(msg: &M) -> Encoded {
-        Encoded::new(msg)
-    }
+/// A packet sent to the controller, in the format chosen with
+/// [`OfConnection::set_packet_in_format`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PacketInMessage {
+    /// `OFPT_PACKET_IN` (the default format).
+    Standard(PacketIn),
+    /// `NXT_PACKET_IN2`, with the controller action's userdata and continuation.
+    Nicira(PacketIn2),
 }
 
 /// What happened to the connection.
@@ -195,10 +210,15 @@ struct Shared {
 
 impl Shared {
     fn next_xid(&self) -> u32 {
+        self.next_xids(1).start
+    }
+
+    /// `n` consecutive fresh xids (never 0, never wrapping inside the range).
+    fn next_xids(&self, n: u32) -> std::ops::Range<u32> {
         loop {
-            let xid = self.next_xid.fetch_add(1, Ordering::Relaxed);
-            if xid != 0 {
-                return xid;
+            let first = self.next_xid.fetch_add(n, Ordering::Relaxed);
+            if let Some(end) = first.checked_add(n).filter(|_| first != 0) {
+                return first..end;
             }
         }
     }
@@ -319,6 +339,7 @@ impl OfConnection {
             link: watch::Sender::new(Link::Connecting),
             subscribers: Arc::new(Subscribers {
                 port_status: broadcast::channel(256).0,
+                packet_ins: broadcast::channel(1024).0,
                 async_messages: broadcast::channel(1024).0,
             }),
             events: broadcast::channel(64).0,
@@ -362,7 +383,13 @@ impl OfConnection {
         self.shared().subscribers.port_status.subscribe()
     }
 
-    /// Messages nobody requested (packet-in, flow removed, errors for [`OfConnection::send`]
+    /// Packet-ins (both formats), from now on; at most 1024 are buffered per receiver. A
+    /// packet-in whose body does not decode goes to [`OfConnection::async_messages`] instead.
+    pub fn packet_ins(&self) -> broadcast::Receiver<PacketInMessage> {
+        self.shared().subscribers.packet_ins.subscribe()
+    }
+
+    /// Other messages nobody requested (flow removed, errors for [`OfConnection::send`]
     /// messages, …), from now on; at most 1024 are buffered per receiver.
     pub fn async_messages(&self) -> broadcast::Receiver<RawMessage> {
         self.shared().subscribers.async_messages.subscribe()
@@ -378,7 +405,7 @@ impl OfConnection {
     pub async fn send<M: Message>(&self, msg: &M) -> Result<u32, ConnError> {
         let session = self.session().await?;
         let xid = self.shared().next_xid();
-        session.write(msg.to_bytes(xid))?;
+        session.write(msg.to_bytes(xid)?)?;
         Ok(xid)
     }
 
@@ -391,14 +418,14 @@ impl OfConnection {
     pub async fn request_raw<M: Message>(&self, msg: &M) -> Result<RawMessage, ConnError> {
         let session = self.session().await?;
         let xid = self.shared().next_xid();
-        session.request(xid, msg.to_bytes(xid)).await
+        session.request(xid, msg.to_bytes(xid)?).await
     }
 
     /// Sends a multipart request and returns every part of the reply.
     pub async fn multipart<M: Message>(&self, msg: &M) -> Result<Vec<RawMessage>, ConnError> {
         let session = self.session().await?;
         let xid = self.shared().next_xid();
-        session.multipart(xid, msg.to_bytes(xid)).await
+        session.multipart(xid, msg.to_bytes(xid)?).await
     }
 
     /// Describes every port of the bridge.
@@ -408,6 +435,35 @@ impl OfConnection {
             ports.extend(part.parse::<PortDescReply>()?.ports);
         }
         Ok(ports)
+    }
+
+    /// Describes the flows `request` selects (`FlowDescRequest::default()`: every flow), from
+    /// every part of the reply.
+    pub async fn dump_flows(&self, request: &FlowDescRequest) -> Result<Vec<FlowStats>, ConnError> {
+        let mut flows = Vec::new();
+        for part in self.multipart(request).await? {
+            flows.extend(part.parse::<FlowDescReply>()?.flows);
+        }
+        Ok(flows)
+    }
+
+    /// Describes every group of the bridge, from every part of the reply.
+    pub async fn dump_groups(&self) -> Result<Vec<GroupDesc>, ConnError> {
+        let mut groups = Vec::new();
+        for part in self.multipart(&GroupDescRequest { group_id: GROUP_ALL }).await? {
+            groups.extend(part.parse::<GroupDescReply>()?.groups);
+        }
+        Ok(groups)
+    }
+
+    /// Chooses the packet-in format the switch uses on this connection (a
+    /// [`crate::msg::packet_in::packet_in_format`] value) and waits until it is in effect.
+    /// Open vSwitch forgets it on reconnect, so an on-connect hook should set it again.
+    pub async fn set_packet_in_format(&self, format: u32) -> Result<(), ConnError> {
+        match self.batch(&[Encoded::new(&SetPacketInFormat(format))?]).await {
+            Err(ConnError::BatchRejected(mut rejections)) if rejections.len() == 1 => Err(ConnError::Rejected(rejections.remove(0).error)),
+            other => other,
+        }
     }
 
     /// Waits until the switch has processed every message sent before.
@@ -420,12 +476,14 @@ impl OfConnection {
     /// others were applied — use [`OfConnection::bundle`] for all-or-nothing).
     pub async fn batch(&self, msgs: &[Encoded]) -> Result<(), ConnError> {
         let session = self.session().await?;
-        let (xids, bytes) = self.encode_all(msgs, |_, bytes| Ok(bytes))?;
+        let (xids, mut out) = self.encode_all(msgs, |xid, msg, out| {
+            msg.emit_with_xid(xid, out);
+            Ok(())
+        })?;
         let collected = Collected::default();
-        let registration = session.collect_errors(&xids, &collected)?;
+        let registration = session.collect_errors(xids.clone(), &collected)?;
         let barrier_xid = self.shared().next_xid();
-        let mut out = bytes;
-        BarrierRequest.emit(barrier_xid, &mut out);
+        BarrierRequest.emit(barrier_xid, &mut out)?;
         session.request(barrier_xid, out).await?;
         drop(registration);
         let rejections = rejections(&xids, &collected);
@@ -444,7 +502,7 @@ impl OfConnection {
     async fn bundle_on(&self, session: &Arc<Session>, bundle_id: u32, flags: u16, msgs: &[Encoded]) -> Result<(), ConnError> {
         let bundle_control = |ctrl_type: BundleCtrlType| async move {
             let xid = self.shared().next_xid();
-            session.request(xid, BundleControl::new(bundle_id, ctrl_type, flags).to_bytes(xid)).await?.parse::<BundleControl>()
+            session.request(xid, BundleControl::new(bundle_id, ctrl_type, flags).to_bytes(xid)?).await?.parse::<BundleControl>()
         };
         let as_bundle_error = |e: ConnError, rejections: Vec<Rejection>| match e {
             ConnError::Rejected(control) => ConnError::BundleRejected { rejections, control: Some(control) },
@@ -452,12 +510,12 @@ impl OfConnection {
         };
         bundle_control(BundleCtrlType::OpenRequest).await.map_err(|e| as_bundle_error(e, Vec::new()))?;
 
-        let (xids, mut out) = self.encode_all(msgs, |xid, inner| Ok(BundleAdd::new(bundle_id, flags, inner)?.to_bytes(xid)))?;
+        let (xids, mut out) = self.encode_all(msgs, |xid, msg, out| emit_bundle_add(bundle_id, flags, msg.as_bytes(), xid, out))?;
         let collected = Collected::default();
-        let registration = session.collect_errors(&xids, &collected)?;
+        let registration = session.collect_errors(xids.clone(), &collected)?;
         // The barrier reply means every add has been checked, so add errors are all in.
         let barrier_xid = self.shared().next_xid();
-        BarrierRequest.emit(barrier_xid, &mut out);
+        BarrierRequest.emit(barrier_xid, &mut out)?;
         session.request(barrier_xid, out).await?;
         let added = rejections(&xids, &collected);
         if !added.is_empty() {
@@ -471,30 +529,33 @@ impl OfConnection {
         committed.map(drop).map_err(|e| as_bundle_error(e, rejections(&xids, &collected)))
     }
 
-    /// Gives each message a fresh xid, transforms it with `wrap(xid, bytes)` and concatenates
-    /// the results; returns the xids in order and the bytes.
+    /// Gives the messages consecutive fresh xids and appends each with `emit(xid, msg, out)`
+    /// into one buffer (sized for them plus a barrier); returns the xids and the buffer.
     fn encode_all(
         &self,
         msgs: &[Encoded],
-        wrap: impl Fn(u32, Vec<u8>) -> Result<Vec<u8>, DecodeError>,
-    ) -> Result<(Vec<u32>, Vec<u8>), ConnError> {
-        let mut xids = Vec::with_capacity(msgs.len());
-        let mut out = Vec::new();
-        for msg in msgs {
-            let xid = self.shared().next_xid();
-            xids.push(xid);
-            out.extend_from_slice(&wrap(xid, msg.with_xid(xid))?);
+        emit: impl Fn(u32, &Encoded, &mut Vec<u8>) -> Result<(), EncodeError>,
+    ) -> Result<(std::ops::Range<u32>, Vec<u8>), ConnError> {
+        let n = u32::try_from(msgs.len()).map_err(|_| EncodeError { msg_type: 0, len: msgs.len(), max: u32::MAX as usize })?;
+        let xids = self.shared().next_xids(n);
+        // Room for a bundle-add header per message and the closing barrier.
+        let capacity = msgs.iter().map(|m| m.0.len() + 16).sum::<usize>() + HEADER_LEN;
+        let mut out = Vec::with_capacity(capacity);
+        for (xid, msg) in xids.clone().zip(msgs) {
+            emit(xid, msg, &mut out)?;
         }
         Ok((xids, out))
     }
 }
 
-/// The collected errors as rejections, with each message's index in the batch.
-fn rejections(xids: &[u32], collected: &Collected) -> Vec<Rejection> {
+/// The collected errors as rejections, with each message's index in the batch (in arrival
+/// order, which is the switch's processing order).
+fn rejections(xids: &std::ops::Range<u32>, collected: &Collected) -> Vec<Rejection> {
     let collected = collected.lock().map(|c| c.clone()).unwrap_or_default();
     collected
         .into_iter()
-        .filter_map(|(xid, error)| xids.iter().position(|&x| x == xid).map(|index| Rejection { index, xid, error }))
+        .filter(|(xid, _)| xids.contains(xid))
+        .map(|(xid, error)| Rejection { index: (xid - xids.start) as usize, xid, error })
         .collect()
 }
 
@@ -506,9 +567,12 @@ mod tests {
 
     #[test]
     fn encoded_messages_get_their_xid_filled_in() {
-        let encoded = Encoded::new(&EchoRequest { payload: vec![7] });
+        let encoded = Encoded::new(&EchoRequest { payload: vec![7] }).unwrap();
         assert_eq!(encoded.msg_type(), crate::header::msg_type::ECHO_REQUEST);
-        assert_eq!(encoded.with_xid(0x0a0b0c0d), [6, 2, 0, 9, 0x0a, 0x0b, 0x0c, 0x0d, 7]);
+        let mut out = vec![0xee];
+        encoded.emit_with_xid(0x0a0b0c0d, &mut out);
+        assert_eq!(out, [0xee, 6, 2, 0, 9, 0x0a, 0x0b, 0x0c, 0x0d, 7]);
+        assert!(Encoded::new(&EchoRequest { payload: vec![0; 65528] }).is_err());
     }
 
     #[test]
@@ -523,7 +587,7 @@ mod tests {
         let error = |code| ErrorMsg { kind: crate::msg::error::ErrorKind::Standard { err_type: 2, code }, data: vec![] };
         let collected = Collected::default();
         collected.lock().unwrap().extend([(12, error(4)), (99, error(1)), (10, error(5))]);
-        let r = rejections(&[10, 11, 12], &collected);
+        let r = rejections(&(10..13), &collected);
         assert_eq!(r.iter().map(|r| (r.index, r.xid)).collect::<Vec<_>>(), [(2, 12), (0, 10)]);
         assert_eq!(ConnError::BatchRejected(r).error_names(), ["OFPBAC_BAD_OUT_PORT", "OFPBAC_BAD_ARGUMENT"]);
     }

@@ -7,6 +7,7 @@
 //! [`ConnError::Disconnected`] and no new request can register on it.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -17,7 +18,7 @@ use tokio::time::Instant;
 
 use crate::conn::error::ConnError;
 use crate::conn::frame::FrameReader;
-use crate::conn::{ConnOptions, RawMessage};
+use crate::conn::{ConnOptions, PacketInMessage, RawMessage};
 use crate::header::{HEADER_LEN, Header, msg_type};
 use crate::message::Message;
 use crate::msg::any::AnyMessage;
@@ -34,11 +35,18 @@ use crate::msg::port::PortStatus;
 #[derive(Debug)]
 pub(crate) struct Subscribers {
     pub(crate) port_status: broadcast::Sender<PortStatus>,
+    pub(crate) packet_ins: broadcast::Sender<PacketInMessage>,
     pub(crate) async_messages: broadcast::Sender<RawMessage>,
 }
 
 /// Errors collected for the xids of a batch or bundle, in arrival order.
 pub(crate) type Collected = Arc<Mutex<Vec<(u32, ErrorMsg)>>>;
+
+/// Xids whose errors are collected: a batch's or bundle's messages, numbered consecutively.
+struct ErrorCollector {
+    xids: Range<u32>,
+    into: Collected,
+}
 
 /// What waits for messages with a given xid.
 enum Waiter {
@@ -46,13 +54,13 @@ enum Waiter {
     Reply(oneshot::Sender<Result<RawMessage, ConnError>>),
     /// Multipart reply parts until one without the MORE flag (or an error).
     Multipart { parts: Vec<RawMessage>, done: oneshot::Sender<Result<Vec<RawMessage>, ConnError>> },
-    /// Only errors, collected; other replies to the xid are ignored.
-    Errors(Collected),
 }
 
 struct State {
     closed: Option<Arc<ConnError>>,
     waiters: HashMap<u32, Waiter>,
+    /// Batches and bundles in flight; few at a time, so a list.
+    collectors: Vec<ErrorCollector>,
 }
 
 /// A live connection.
@@ -71,17 +79,25 @@ impl std::fmt::Debug for Session {
     }
 }
 
-/// Removes the registered xids when dropped, so a cancelled request leaves nothing behind.
+/// What a [`Registration`] registered.
+enum Registered {
+    Waiter(u32),
+    Collector(Range<u32>),
+}
+
+/// Removes the registered waiter or collector when dropped, so a cancelled request leaves
+/// nothing behind.
 pub(crate) struct Registration<'a> {
     session: &'a Session,
-    xids: Vec<u32>,
+    registered: Registered,
 }
 
 impl Drop for Registration<'_> {
     fn drop(&mut self) {
         if let Ok(mut state) = self.session.state.lock() {
-            for xid in &self.xids {
-                state.waiters.remove(xid);
+            match &self.registered {
+                Registered::Waiter(xid) => drop(state.waiters.remove(xid)),
+                Registered::Collector(xids) => state.collectors.retain(|c| c.xids != *xids),
             }
         }
     }
@@ -98,7 +114,7 @@ impl Session {
     ) -> Result<Arc<Session>, ConnError> {
         let (read_half, mut write_half) = tokio::io::split(stream);
         let mut frames = FrameReader::new(read_half, options.max_message_len);
-        write_half.write_all(&Hello::of15().to_bytes(next_xid())).await?;
+        write_half.write_all(&Hello::of15().to_bytes(next_xid())?).await?;
         let first = tokio::time::timeout(options.inactivity_timeout, frames.next())
             .await
             .map_err(|_| ConnError::Inactive(options.inactivity_timeout))??
@@ -113,14 +129,16 @@ impl Session {
         if let Err(e) = negotiate(header.version, &Hello::parse_body(body)?) {
             let refusal = ErrorMsg { kind: ErrorKind::Standard { err_type: error_type::HELLO_FAILED, code: 0 }, data: e.to_string().into_bytes() };
             // Best effort: the peer learns why before the connection closes.
-            let _ = write_half.write_all(&refusal.to_bytes(header.xid)).await;
+            if let Ok(refusal) = refusal.to_bytes(header.xid) {
+                let _ = write_half.write_all(&refusal).await;
+            }
             return Err(e.into());
         }
 
         let (writer, outgoing) = mpsc::unbounded_channel();
         let (closed_tx, _) = watch::channel(false);
         let session = Arc::new(Session {
-            state: Mutex::new(State { closed: None, waiters: HashMap::new() }),
+            state: Mutex::new(State { closed: None, waiters: HashMap::new(), collectors: Vec::new() }),
             writer,
             closed_tx,
             last_rx: Mutex::new(Instant::now()),
@@ -131,7 +149,7 @@ impl Session {
         tokio::spawn(write_loop(session.clone(), write_half, outgoing, options.echo_interval, options.inactivity_timeout));
 
         let xid = next_xid();
-        let features = match session.request(xid, FeaturesRequest.to_bytes(xid)).await.and_then(|r| r.parse::<FeaturesReply>()) {
+        let features = match session.request(xid, FeaturesRequest.to_bytes(xid)?).await.and_then(|r| r.parse::<FeaturesReply>()) {
             Ok(features) => features,
             Err(e) => {
                 session.close(e.clone());
@@ -141,9 +159,9 @@ impl Session {
         let _ = session.features.set(features);
         if let Some(miss_send_len) = options.miss_send_len {
             // Followed by a barrier, so the switch applies it before `connect` returns.
-            let mut bytes = SetConfig(SwitchConfig { flags: config_flags::FRAG_NORMAL, miss_send_len }).to_bytes(next_xid());
+            let mut bytes = SetConfig(SwitchConfig { flags: config_flags::FRAG_NORMAL, miss_send_len }).to_bytes(next_xid())?;
             let barrier_xid = next_xid();
-            BarrierRequest.emit(barrier_xid, &mut bytes);
+            BarrierRequest.emit(barrier_xid, &mut bytes)?;
             if let Err(e) = session.request(barrier_xid, bytes).await {
                 session.close(e.clone());
                 return Err(e);
@@ -177,6 +195,7 @@ impl Session {
             }
             tracing::debug!(%reason, "OpenFlow session closed");
             state.closed = Some(Arc::new(reason));
+            state.collectors.clear();
             std::mem::take(&mut state.waiters)
         };
         let reason = self.close_reason().unwrap_or_else(|| Arc::new(ConnError::Closed));
@@ -184,7 +203,6 @@ impl Session {
             match waiter {
                 Waiter::Reply(tx) => drop(tx.send(Err(ConnError::Disconnected(reason.clone())))),
                 Waiter::Multipart { done, .. } => drop(done.send(Err(ConnError::Disconnected(reason.clone())))),
-                Waiter::Errors(_) => {}
             }
         }
         self.closed_tx.send_replace(true);
@@ -203,14 +221,15 @@ impl Session {
         Ok(())
     }
 
-    /// Registers `xids` to collect their errors into `into`.
-    pub(crate) fn collect_errors(&self, xids: &[u32], into: &Collected) -> Result<Registration<'_>, ConnError> {
-        let mut registration = Registration { session: self, xids: Vec::with_capacity(xids.len()) };
-        for &xid in xids {
-            self.register_waiter(xid, Waiter::Errors(into.clone()))?;
-            registration.xids.push(xid);
+    /// Registers the consecutive `xids` to collect their errors into `into`; other replies to
+    /// them are ignored.
+    pub(crate) fn collect_errors(&self, xids: Range<u32>, into: &Collected) -> Result<Registration<'_>, ConnError> {
+        let mut state = self.state.lock().map_err(|_| ConnError::Closed)?;
+        if let Some(reason) = &state.closed {
+            return Err(ConnError::Disconnected(reason.clone()));
         }
-        Ok(registration)
+        state.collectors.push(ErrorCollector { xids: xids.clone(), into: into.clone() });
+        Ok(Registration { session: self, registered: Registered::Collector(xids) })
     }
 
     /// Queues bytes (one or more whole messages) for sending.
@@ -222,7 +241,7 @@ impl Session {
     pub(crate) async fn request(&self, xid: u32, bytes: Vec<u8>) -> Result<RawMessage, ConnError> {
         let (tx, rx) = oneshot::channel();
         self.register_waiter(xid, Waiter::Reply(tx))?;
-        let _registration = Registration { session: self, xids: vec![xid] };
+        let _registration = Registration { session: self, registered: Registered::Waiter(xid) };
         self.write(bytes)?;
         rx.await.map_err(|_| self.disconnected())?
     }
@@ -231,7 +250,7 @@ impl Session {
     pub(crate) async fn multipart(&self, xid: u32, bytes: Vec<u8>) -> Result<Vec<RawMessage>, ConnError> {
         let (done, rx) = oneshot::channel();
         self.register_waiter(xid, Waiter::Multipart { parts: Vec::new(), done })?;
-        let _registration = Registration { session: self, xids: vec![xid] };
+        let _registration = Registration { session: self, registered: Registered::Waiter(xid) };
         self.write(bytes)?;
         rx.await.map_err(|_| self.disconnected())?
     }
@@ -241,27 +260,31 @@ impl Session {
         let (header, msg) = AnyMessage::parse(&frame)?;
         let raw = || RawMessage { header, body: Bytes::copy_from_slice(&frame[HEADER_LEN..]) };
         match msg {
-            AnyMessage::EchoRequest(EchoRequest { payload }) => return self.write(EchoReply { payload }.to_bytes(header.xid)),
+            AnyMessage::EchoRequest(EchoRequest { payload }) => return self.write(EchoReply { payload }.to_bytes(header.xid)?),
             AnyMessage::EchoReply(_) => return Ok(()),
             AnyMessage::PortStatus(status) => {
                 let _ = self.subscribers.port_status.send(status);
                 return Ok(());
             }
+            AnyMessage::PacketIn(p) => {
+                let _ = self.subscribers.packet_ins.send(PacketInMessage::Standard(p));
+                return Ok(());
+            }
+            AnyMessage::PacketIn2(p) => {
+                let _ = self.subscribers.packet_ins.send(PacketInMessage::Nicira(p));
+                return Ok(());
+            }
             _ => {}
         }
         let mut state = self.state.lock().map_err(|_| ConnError::Closed)?;
-        let unsolicited = match (state.waiters.remove(&header.xid), msg) {
-            (Some(Waiter::Errors(collected)), AnyMessage::Error(e)) => {
-                if let Ok(mut c) = collected.lock() {
-                    c.push((header.xid, e));
-                }
-                state.waiters.insert(header.xid, Waiter::Errors(collected));
-                None
+        let waiter = state.waiters.remove(&header.xid);
+        if let (None, Some(collector)) = (&waiter, state.collectors.iter().find(|c| c.xids.contains(&header.xid))) {
+            if let (AnyMessage::Error(e), Ok(mut c)) = (msg, collector.into.lock()) {
+                c.push((header.xid, e));
             }
-            (Some(Waiter::Errors(collected)), _) => {
-                state.waiters.insert(header.xid, Waiter::Errors(collected));
-                None
-            }
+            return Ok(());
+        }
+        let unsolicited = match (waiter, msg) {
             (Some(Waiter::Reply(tx)), AnyMessage::Error(e)) => {
                 let _ = tx.send(Err(ConnError::Rejected(e)));
                 None
@@ -359,7 +382,11 @@ async fn write_loop(
                 if idle >= echo_interval {
                     // Echo xids count down from the top so they never meet request xids.
                     echo_xid = echo_xid.wrapping_sub(1);
-                    out.write_all(&EchoRequest { payload: Vec::new() }.to_bytes(echo_xid)).await
+                    let mut echo = Vec::new();
+                    match (EchoRequest { payload: Vec::new() }).emit(echo_xid, &mut echo) {
+                        Ok(()) => out.write_all(&echo).await,
+                        Err(e) => Err(std::io::Error::other(e)),
+                    }
                 } else {
                     Ok(())
                 }

@@ -1,10 +1,20 @@
-//! [`AnyMessage`]: decodes any whole OpenFlow 1.5 message by its header type (and multipart
-//! type) into the typed messages this crate has, and keeps the others as raw bodies. It is the
-//! decoding entry point for whatever a switch sends, and the fuzz target for whole messages:
-//! it returns a [`DecodeError`] for every malformed input and never panics.
+//! [`AnyMessage`]: decodes any whole OpenFlow 1.5 message by its header type (and multipart or
+//! experimenter type) into the typed messages this crate has, and keeps the others as raw
+//! bodies. It is the decoding entry point for whatever a switch sends, and the fuzz target for
+//! whole messages: it returns a [`DecodeError`] for every malformed input and never panics.
+//!
+//! Flow, group and packet messages carry matches and actions from an open-ended set (a flow
+//! installed by another controller may use an action this codec lacks). A body of those types
+//! that does not decode is therefore not an error of the message stream: it comes back as
+//! [`AnyMessage::Undecoded`] with the reason, and whoever asked for it decides.
 
 use crate::header::{HEADER_LEN, Header, OFP_VERSION_1_5, msg_type};
 use crate::message::Message;
+use crate::msg::flow_mod::FlowMod;
+use crate::msg::flow_stats::{FlowDescReply, FlowDescRequest};
+use crate::msg::group_mod::{GroupDescReply, GroupDescRequest, GroupMod};
+use crate::msg::packet_in::{self, PacketIn, PacketIn2, SetPacketInFormat};
+use crate::msg::packet_out::PacketOut;
 use crate::msg::barrier::{BarrierReply, BarrierRequest};
 use crate::msg::bundle::{BundleAdd, BundleControl};
 use crate::msg::config::{GetConfigReply, GetConfigRequest, SetConfig};
@@ -15,7 +25,7 @@ use crate::msg::hello::Hello;
 use crate::msg::multipart::{self, mp_type};
 use crate::msg::port::{PortDescReply, PortDescRequest, PortMod, PortStatus};
 use crate::msg::role::{RoleReply, RoleRequest};
-use crate::DecodeError;
+use crate::{DecodeError, EncodeError};
 
 /// The highest `ofp_type` OpenFlow 1.5 defines (`OFPT_CONTROLLER_STATUS`).
 pub const MAX_MSG_TYPE: u8 = 35;
@@ -42,9 +52,33 @@ pub enum AnyMessage {
     RoleReply(RoleReply),
     BundleControl(BundleControl),
     BundleAdd(BundleAdd),
-    /// A type OpenFlow 1.5 defines but this enum has no variant for (flow mods, packet-ins,
+    FlowMod(FlowMod),
+    GroupMod(GroupMod),
+    PacketIn(PacketIn),
+    /// `NXT_PACKET_IN2` (experimenter `0x2320`, subtype 30).
+    PacketIn2(PacketIn2),
+    /// `NXT_SET_PACKET_IN_FORMAT` (experimenter `0x2320`, subtype 16).
+    SetPacketInFormat(SetPacketInFormat),
+    PacketOut(PacketOut),
+    FlowDescRequest(FlowDescRequest),
+    FlowDescReply(FlowDescReply),
+    GroupDescRequest(GroupDescRequest),
+    GroupDescReply(GroupDescReply),
+    /// A flow, group or packet message (see the module doc) whose body this codec cannot
+    /// decode: the body after the header, and why.
+    Undecoded { header: Header, body: Vec<u8>, error: DecodeError },
+    /// A type OpenFlow 1.5 defines but this enum has no variant for (flow removed, other
     /// experimenter messages, other multiparts, …): the body after the header, undecoded.
     Other { header: Header, body: Vec<u8> },
+}
+
+/// Decodes a flow, group or packet message body as `M`, or keeps it as
+/// [`AnyMessage::Undecoded`].
+fn lenient<M: Message>(header: Header, body: &[u8], wrap: fn(M) -> AnyMessage) -> AnyMessage {
+    match M::parse_body(body) {
+        Ok(m) => wrap(m),
+        Err(error) => AnyMessage::Undecoded { header, body: body.to_vec(), error },
+    }
 }
 
 impl AnyMessage {
@@ -88,11 +122,24 @@ impl AnyMessage {
                 }
                 AnyMessage::BundleAdd(add)
             }
+            msg_type::FLOW_MOD => lenient(header, body, AnyMessage::FlowMod),
+            msg_type::GROUP_MOD => lenient(header, body, AnyMessage::GroupMod),
+            msg_type::PACKET_IN => lenient(header, body, AnyMessage::PacketIn),
+            msg_type::PACKET_OUT => lenient(header, body, AnyMessage::PacketOut),
+            msg_type::EXPERIMENTER => match packet_in::nicira_subtype(body) {
+                Some(packet_in::NXT_PACKET_IN2) => lenient(header, body, AnyMessage::PacketIn2),
+                Some(packet_in::NXT_SET_PACKET_IN_FORMAT) => AnyMessage::SetPacketInFormat(SetPacketInFormat::parse_body(body)?),
+                _ => AnyMessage::Other { header, body: body.to_vec() },
+            },
             msg_type::MULTIPART_REQUEST | msg_type::MULTIPART_REPLY => {
                 let (mp, _, _) = multipart::parse_header(body)?;
                 match (header.msg_type, mp) {
                     (msg_type::MULTIPART_REQUEST, mp_type::PORT_DESC) => AnyMessage::PortDescRequest(PortDescRequest::parse_body(body)?),
                     (msg_type::MULTIPART_REPLY, mp_type::PORT_DESC) => AnyMessage::PortDescReply(PortDescReply::parse_body(body)?),
+                    (msg_type::MULTIPART_REQUEST, mp_type::FLOW_DESC) => lenient(header, body, AnyMessage::FlowDescRequest),
+                    (msg_type::MULTIPART_REPLY, mp_type::FLOW_DESC) => lenient(header, body, AnyMessage::FlowDescReply),
+                    (msg_type::MULTIPART_REQUEST, mp_type::GROUP_DESC) => lenient(header, body, AnyMessage::GroupDescRequest),
+                    (msg_type::MULTIPART_REPLY, mp_type::GROUP_DESC) => lenient(header, body, AnyMessage::GroupDescReply),
                     _ => AnyMessage::Other { header, body: body.to_vec() },
                 }
             }
@@ -100,6 +147,49 @@ impl AnyMessage {
             t => return Err(DecodeError::Unsupported { what: "message type", value: t.into() }),
         };
         Ok((header, msg))
+    }
+
+    /// Appends the whole message with transaction id `xid`. For [`AnyMessage::Other`] and
+    /// [`AnyMessage::Undecoded`] that is the kept header type and body.
+    pub fn emit(&self, xid: u32, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        match self {
+            AnyMessage::Hello(m) => m.emit(xid, out),
+            AnyMessage::Error(m) => m.emit(xid, out),
+            AnyMessage::EchoRequest(m) => m.emit(xid, out),
+            AnyMessage::EchoReply(m) => m.emit(xid, out),
+            AnyMessage::FeaturesRequest(m) => m.emit(xid, out),
+            AnyMessage::FeaturesReply(m) => m.emit(xid, out),
+            AnyMessage::GetConfigRequest(m) => m.emit(xid, out),
+            AnyMessage::GetConfigReply(m) => m.emit(xid, out),
+            AnyMessage::SetConfig(m) => m.emit(xid, out),
+            AnyMessage::PortStatus(m) => m.emit(xid, out),
+            AnyMessage::PortMod(m) => m.emit(xid, out),
+            AnyMessage::PortDescRequest(m) => m.emit(xid, out),
+            AnyMessage::PortDescReply(m) => m.emit(xid, out),
+            AnyMessage::BarrierRequest(m) => m.emit(xid, out),
+            AnyMessage::BarrierReply(m) => m.emit(xid, out),
+            AnyMessage::RoleRequest(m) => m.emit(xid, out),
+            AnyMessage::RoleReply(m) => m.emit(xid, out),
+            AnyMessage::BundleControl(m) => m.emit(xid, out),
+            AnyMessage::BundleAdd(m) => m.emit(xid, out),
+            AnyMessage::FlowMod(m) => m.emit(xid, out),
+            AnyMessage::GroupMod(m) => m.emit(xid, out),
+            AnyMessage::PacketIn(m) => m.emit(xid, out),
+            AnyMessage::PacketIn2(m) => m.emit(xid, out),
+            AnyMessage::SetPacketInFormat(m) => m.emit(xid, out),
+            AnyMessage::PacketOut(m) => m.emit(xid, out),
+            AnyMessage::FlowDescRequest(m) => m.emit(xid, out),
+            AnyMessage::FlowDescReply(m) => m.emit(xid, out),
+            AnyMessage::GroupDescRequest(m) => m.emit(xid, out),
+            AnyMessage::GroupDescReply(m) => m.emit(xid, out),
+            AnyMessage::Undecoded { header, body, .. } | AnyMessage::Other { header, body } => {
+                let len = HEADER_LEN + body.len();
+                let length = u16::try_from(len).map_err(|_| EncodeError { msg_type: header.msg_type, len, max: usize::from(u16::MAX) })?;
+                Header { length, xid, ..*header }.emit(out);
+                out.extend_from_slice(body);
+                Ok(())
+            }
+        }
     }
 }
 
@@ -112,7 +202,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn decode<M: Message>(m: &M, xid: u32) -> AnyMessage {
-        AnyMessage::parse(&m.to_bytes(xid)).map(|(h, msg)| {
+        AnyMessage::parse(&m.to_bytes(xid).unwrap()).map(|(h, msg)| {
             assert_eq!((h.msg_type, h.xid), (M::TYPE, xid));
             msg
         }).unwrap()
@@ -139,7 +229,7 @@ mod tests {
         assert_eq!(decode(&PortDescRequest::default(), 6), AnyMessage::PortDescRequest(PortDescRequest::default()));
         let control = BundleControl::new(1, BundleCtrlType::OpenReply, bundle_flags::ATOMIC);
         assert_eq!(decode(&control, 7), AnyMessage::BundleControl(control));
-        let add = BundleAdd::new(1, 0, BarrierRequest.to_bytes(8)).unwrap();
+        let add = BundleAdd::new(1, 0, BarrierRequest.to_bytes(8).unwrap()).unwrap();
         assert_eq!(decode(&add, 8), AnyMessage::BundleAdd(add));
     }
 
@@ -150,6 +240,59 @@ mod tests {
         assert_eq!(msg, AnyMessage::Other { header: h, body: vec![0xaa, 0xbb] });
         let flow_stats = [6, 19, 0, 16, 0, 0, 0, 1, 0, 17, 0, 0, 0, 0, 0, 0];
         assert!(matches!(AnyMessage::parse(&flow_stats), Ok((_, AnyMessage::Other { .. }))));
+        let nx_resume = [6, 4, 0, 16, 0, 0, 0, 1, 0, 0, 0x23, 0x20, 0, 0, 0, 28];
+        assert!(matches!(AnyMessage::parse(&nx_resume), Ok((_, AnyMessage::Other { .. }))));
+        let (_, msg) = AnyMessage::parse(&flow_removed).unwrap();
+        let mut out = Vec::new();
+        msg.emit(1, &mut out).unwrap();
+        assert_eq!(out, flow_removed);
+    }
+
+    #[test]
+    fn decodes_flow_group_and_packet_messages() {
+        let flow: FlowMod = "table=3,priority=10,ip actions=output:1".parse().unwrap();
+        assert_eq!(decode(&flow, 1), AnyMessage::FlowMod(flow.clone()));
+        let group: GroupMod = "group_id=1,type=all,bucket=bucket_id:0,actions=output:1".parse().unwrap();
+        assert_eq!(decode(&group, 1), AnyMessage::GroupMod(group.clone()));
+        let packet_in = PacketIn { buffer_id: 0, total_len: 1, reason: 0, table_id: 0, cookie: 0, flow_match: Default::default(), data: vec![1] };
+        assert_eq!(decode(&packet_in, 2), AnyMessage::PacketIn(packet_in));
+        let packet_in2 = PacketIn2 {
+            packet: vec![1, 2],
+            full_len: 2,
+            buffer_id: u32::MAX,
+            table_id: 1,
+            cookie: 2,
+            reason: 1,
+            metadata: Default::default(),
+            userdata: vec![],
+            continuation: vec![],
+        };
+        assert_eq!(decode(&packet_in2, 2), AnyMessage::PacketIn2(packet_in2));
+        let format = SetPacketInFormat(packet_in::packet_in_format::NXT_PACKET_IN2);
+        assert_eq!(decode(&format, 2), AnyMessage::SetPacketInFormat(format));
+        let packet_out = PacketOut { buffer_id: u32::MAX, flow_match: Default::default(), actions: vec![], data: vec![1, 2] };
+        assert_eq!(decode(&packet_out, 3), AnyMessage::PacketOut(packet_out));
+        assert_eq!(decode(&FlowDescRequest::default(), 4), AnyMessage::FlowDescRequest(FlowDescRequest::default()));
+        assert_eq!(decode(&FlowDescReply::default(), 4), AnyMessage::FlowDescReply(FlowDescReply::default()));
+        let request = GroupDescRequest { group_id: 7 };
+        assert_eq!(decode(&request, 5), AnyMessage::GroupDescRequest(request));
+        let reply = GroupDescReply { more: true, groups: vec![group.group] };
+        assert_eq!(decode(&reply, 5), AnyMessage::GroupDescReply(reply));
+    }
+
+    #[test]
+    fn undecodable_flow_bodies_are_kept_with_the_reason() {
+        let mut bytes = "actions=drop".parse::<FlowMod>().unwrap().to_bytes(1).unwrap();
+        bytes[HEADER_LEN + 17] = 9; // an undefined flow mod command
+        let (header, msg) = AnyMessage::parse(&bytes).unwrap();
+        let AnyMessage::Undecoded { body, error, .. } = &msg else { panic!("{msg:?}") };
+        assert_eq!(body[..], bytes[HEADER_LEN..]);
+        assert!(matches!(error, DecodeError::Unsupported { what: "flow_mod command", value: 9 }), "{error}");
+        let mut out = Vec::new();
+        msg.emit(header.xid, &mut out).unwrap();
+        assert_eq!(out, bytes);
+        // Messages the connection itself relies on stay strict.
+        assert!(AnyMessage::parse(&[6, 6, 0, 9, 0, 0, 0, 1, 0]).is_err());
     }
 
     #[test]
@@ -160,8 +303,8 @@ mod tests {
         assert!(matches!(AnyMessage::parse(&[4, 2, 0, 8, 0, 0, 0, 0]), Err(DecodeError::Unsupported { what: "OpenFlow version", value: 4 })));
         assert!(matches!(AnyMessage::parse(&[4, 0, 0, 8, 0, 0, 0, 0]), Ok((_, AnyMessage::Hello(_)))));
         assert!(matches!(AnyMessage::parse(&[6, 6, 0, 8, 0, 0, 0, 0]), Err(DecodeError::Truncated { .. })));
-        let add = BundleAdd::new(1, 0, BarrierRequest.to_bytes(8)).unwrap();
-        assert!(matches!(AnyMessage::parse(&add.to_bytes(9)), Err(DecodeError::Invalid { what: "bundle add", .. })));
+        let add = BundleAdd::new(1, 0, BarrierRequest.to_bytes(8).unwrap()).unwrap();
+        assert!(matches!(AnyMessage::parse(&add.to_bytes(9).unwrap()), Err(DecodeError::Invalid { what: "bundle add", .. })));
     }
 
     proptest! {

@@ -43,10 +43,10 @@ mod tests {
 
     #[test]
     fn bytes_and_round_trip() {
-        assert_eq!(BarrierRequest.to_bytes(7), [6, 20, 0, 8, 0, 0, 0, 7]);
-        assert_eq!(BarrierReply.to_bytes(7), [6, 21, 0, 8, 0, 0, 0, 7]);
-        assert_eq!(BarrierRequest::parse(&BarrierRequest.to_bytes(9)), Ok((BarrierRequest, 9)));
-        assert_eq!(BarrierReply::parse(&BarrierReply.to_bytes(9)), Ok((BarrierReply, 9)));
+        assert_eq!(BarrierRequest.to_bytes(7).unwrap(), [6, 20, 0, 8, 0, 0, 0, 7]);
+        assert_eq!(BarrierReply.to_bytes(7).unwrap(), [6, 21, 0, 8, 0, 0, 0, 7]);
+        assert_eq!(BarrierRequest::parse(&BarrierRequest.to_bytes(9).unwrap()), Ok((BarrierRequest, 9)));
+        assert_eq!(BarrierReply::parse(&BarrierReply.to_bytes(9).unwrap()), Ok((BarrierReply, 9)));
     }
 
     #[test]

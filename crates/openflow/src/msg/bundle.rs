@@ -4,10 +4,10 @@
 
 use bytes::Buf;
 
-use crate::header::{HEADER_LEN, Header, msg_type};
-use crate::message::Message;
-use crate::msg::port::{Property, emit_property, parse_properties};
-use crate::DecodeError;
+use crate::header::{HEADER_LEN, Header, OFP_VERSION_1_5, msg_type};
+use crate::message::{MAX_MESSAGE_LEN, Message};
+use crate::msg::property::{Property, emit_property, parse_properties};
+use crate::{DecodeError, EncodeError};
 
 /// `ofp_bundle_flags` bits.
 pub mod bundle_flags {
@@ -160,9 +160,7 @@ impl Message for BundleAdd {
     const TYPE: u8 = msg_type::BUNDLE_ADD_MESSAGE;
 
     fn emit_body(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.bundle_id.to_be_bytes());
-        out.extend_from_slice(&[0; 2]);
-        out.extend_from_slice(&self.flags.to_be_bytes());
+        emit_add_fixed(self.bundle_id, self.flags, out);
         out.extend_from_slice(&self.message);
         if !self.properties.is_empty() {
             let len = self.message.len();
@@ -192,6 +190,31 @@ impl Message for BundleAdd {
     }
 }
 
+/// Appends the part of `ofp_bundle_add_msg` between the header and the inner message.
+fn emit_add_fixed(bundle_id: u32, flags: u16, out: &mut Vec<u8>) {
+    out.extend_from_slice(&bundle_id.to_be_bytes());
+    out.extend_from_slice(&[0; 2]);
+    out.extend_from_slice(&flags.to_be_bytes());
+}
+
+/// Appends a whole bundle add message (without properties) that wraps `inner`, a whole encoded
+/// message, giving both the transaction id `xid`. The same bytes as
+/// `BundleAdd::new(bundle_id, flags, inner)` sent with `xid`, without building the value: the
+/// connection's bulk path.
+pub fn emit_bundle_add(bundle_id: u32, flags: u16, inner: &[u8], xid: u32, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    let len = BUNDLE_ADD_LEN + inner.len();
+    let length = u16::try_from(len)
+        .ok()
+        .filter(|_| inner.len() >= HEADER_LEN)
+        .ok_or(EncodeError { msg_type: msg_type::BUNDLE_ADD_MESSAGE, len, max: MAX_MESSAGE_LEN })?;
+    Header { version: OFP_VERSION_1_5, msg_type: msg_type::BUNDLE_ADD_MESSAGE, length, xid }.emit(out);
+    emit_add_fixed(bundle_id, flags, out);
+    let start = out.len();
+    out.extend_from_slice(inner);
+    out[start + 4..start + HEADER_LEN].copy_from_slice(&xid.to_be_bytes());
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,14 +223,29 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
+    fn bulk_bundle_add_matches_the_value() {
+        let inner = EchoRequest { payload: vec![1, 2, 3] }.to_bytes(0).unwrap();
+        let mut out = vec![9];
+        emit_bundle_add(4, bundle_flags::ATOMIC, &inner, 77, &mut out).unwrap();
+        let mut with_xid = inner.clone();
+        with_xid[4..8].copy_from_slice(&77u32.to_be_bytes());
+        let add = BundleAdd::new(4, bundle_flags::ATOMIC, with_xid).unwrap();
+        assert_eq!(out[1..], add.to_bytes(77).unwrap());
+        let too_long = vec![0u8; MAX_MESSAGE_LEN - BUNDLE_ADD_LEN + 1];
+        assert!(emit_bundle_add(4, 0, &too_long, 1, &mut out).is_err());
+        assert!(emit_bundle_add(4, 0, &[0; 4], 1, &mut out).is_err());
+        assert_eq!(out.len(), 1 + add.to_bytes(77).unwrap().len(), "a refused add appends nothing");
+    }
+
+    #[test]
     fn control_bytes() {
         let open = BundleControl::new(0x0102_0304, BundleCtrlType::OpenRequest, bundle_flags::ATOMIC | bundle_flags::ORDERED);
-        assert_eq!(open.to_bytes(9), [6, 33, 0, 16, 0, 0, 0, 9, 1, 2, 3, 4, 0, 0, 0, 3]);
+        assert_eq!(open.to_bytes(9).unwrap(), [6, 33, 0, 16, 0, 0, 0, 9, 1, 2, 3, 4, 0, 0, 0, 3]);
         let commit = BundleControl::new(1, BundleCtrlType::CommitReply, 0);
-        assert_eq!(commit.to_bytes(9)[8..], [0, 0, 0, 1, 0, 5, 0, 0]);
+        assert_eq!(commit.to_bytes(9).unwrap()[8..], [0, 0, 0, 1, 0, 5, 0, 0]);
         let with_prop = BundleControl { properties: vec![Property { prop_type: 0xffff, data: vec![1, 2, 3, 4] }], ..open.clone() };
-        assert_eq!(with_prop.to_bytes(1)[16..], [0xff, 0xff, 0, 8, 1, 2, 3, 4]);
-        assert_eq!(BundleControl::parse(&with_prop.to_bytes(1)), Ok((with_prop, 1)));
+        assert_eq!(with_prop.to_bytes(1).unwrap()[16..], [0xff, 0xff, 0, 8, 1, 2, 3, 4]);
+        assert_eq!(BundleControl::parse(&with_prop.to_bytes(1).unwrap()), Ok((with_prop, 1)));
         assert!(matches!(BundleControl::parse_body(&[0; 7]), Err(DecodeError::Truncated { .. })));
     }
 
@@ -219,18 +257,18 @@ mod tests {
 
     #[test]
     fn add_bytes() {
-        let add = BundleAdd::new(7, bundle_flags::ATOMIC, BarrierRequest.to_bytes(0x55)).unwrap();
+        let add = BundleAdd::new(7, bundle_flags::ATOMIC, BarrierRequest.to_bytes(0x55).unwrap()).unwrap();
         assert_eq!(add.xid(), 0x55);
-        let bytes = add.to_bytes(add.xid());
+        let bytes = add.to_bytes(add.xid()).unwrap();
         assert_eq!(bytes, [6, 34, 0, 24, 0, 0, 0, 0x55, 0, 0, 0, 7, 0, 0, 0, 1, 6, 20, 0, 8, 0, 0, 0, 0x55]);
         assert_eq!(BundleAdd::parse(&bytes), Ok((add, 0x55)));
     }
 
     #[test]
     fn add_with_properties_pads_the_inner_message() {
-        let mut add = BundleAdd::new(7, 0, EchoRequest { payload: vec![9] }.to_bytes(1)).unwrap();
+        let mut add = BundleAdd::new(7, 0, EchoRequest { payload: vec![9] }.to_bytes(1).unwrap()).unwrap();
         add.properties.push(Property { prop_type: 1, data: vec![0xaa; 4] });
-        let bytes = add.to_bytes(1);
+        let bytes = add.to_bytes(1).unwrap();
         assert_eq!(&bytes[16..25], [6, 2, 0, 9, 0, 0, 0, 1, 9]);
         assert_eq!(&bytes[25..32], [0; 7]);
         assert_eq!(&bytes[32..], [0, 1, 0, 8, 0xaa, 0xaa, 0xaa, 0xaa]);
@@ -241,11 +279,11 @@ mod tests {
     fn add_rejects_bad_inner_messages() {
         assert!(BundleAdd::new(1, 0, vec![6, 20, 0, 8]).is_err());
         assert!(BundleAdd::new(1, 0, vec![6, 20, 0, 9, 0, 0, 0, 0]).is_err());
-        let largest = EchoRequest { payload: vec![0; 65535 - 16 - 8] }.to_bytes(1);
-        assert_eq!(BundleAdd::new(1, 0, largest.clone()).map(|a| a.to_bytes(1).len()), Ok(65535));
-        let too_large = EchoRequest { payload: vec![0; 65535 - 16 - 7] }.to_bytes(1);
+        let largest = EchoRequest { payload: vec![0; 65535 - 16 - 8] }.to_bytes(1).unwrap();
+        assert_eq!(BundleAdd::new(1, 0, largest.clone()).map(|a| a.to_bytes(1).unwrap().len()), Ok(65535));
+        let too_large = EchoRequest { payload: vec![0; 65535 - 16 - 7] }.to_bytes(1).unwrap();
         assert!(matches!(BundleAdd::new(1, 0, too_large), Err(DecodeError::BadLength { len: 65520, .. })));
-        let mut bytes = BundleAdd::new(1, 0, BarrierRequest.to_bytes(2)).unwrap().to_bytes(2);
+        let mut bytes = BundleAdd::new(1, 0, BarrierRequest.to_bytes(2).unwrap()).unwrap().to_bytes(2).unwrap();
         bytes[19] = 9;
         assert!(matches!(BundleAdd::parse(&bytes), Err(DecodeError::BadLength { what: "bundled message", len: 9 })));
         bytes[19] = 7;
@@ -256,14 +294,14 @@ mod tests {
         #[test]
         fn control_round_trip(bundle_id: u32, t in 0u16..10, flags: u16, xid: u32) {
             let c = BundleControl::new(bundle_id, BundleCtrlType::from_wire(t), flags);
-            prop_assert_eq!(BundleControl::parse(&c.to_bytes(xid)), Ok((c, xid)));
+            prop_assert_eq!(BundleControl::parse(&c.to_bytes(xid).unwrap()), Ok((c, xid)));
         }
 
         #[test]
         fn add_round_trip(bundle_id: u32, flags: u16, payload in proptest::collection::vec(any::<u8>(), 0..40), props in proptest::collection::vec((any::<u16>(), proptest::collection::vec(any::<u8>(), 0..12)), 0..3), xid: u32) {
-            let mut add = BundleAdd::new(bundle_id, flags, EchoRequest { payload }.to_bytes(xid)).unwrap();
+            let mut add = BundleAdd::new(bundle_id, flags, EchoRequest { payload }.to_bytes(xid).unwrap()).unwrap();
             add.properties = props.into_iter().map(|(prop_type, data)| Property { prop_type, data }).collect();
-            prop_assert_eq!(BundleAdd::parse(&add.to_bytes(xid)), Ok((add, xid)));
+            prop_assert_eq!(BundleAdd::parse(&add.to_bytes(xid).unwrap()), Ok((add, xid)));
         }
 
         #[test]

@@ -95,11 +95,11 @@ mod tests {
 
     #[test]
     fn bytes() {
-        assert_eq!(GetConfigRequest.to_bytes(1), [6, 7, 0, 8, 0, 0, 0, 1]);
+        assert_eq!(GetConfigRequest.to_bytes(1).unwrap(), [6, 7, 0, 8, 0, 0, 0, 1]);
         let set = SetConfig(SwitchConfig { flags: config_flags::FRAG_REASM, miss_send_len: MISS_SEND_LEN_NO_BUFFER });
-        assert_eq!(set.to_bytes(2), [6, 9, 0, 12, 0, 0, 0, 2, 0, 2, 0xff, 0xff]);
+        assert_eq!(set.to_bytes(2).unwrap(), [6, 9, 0, 12, 0, 0, 0, 2, 0, 2, 0xff, 0xff]);
         let reply = GetConfigReply(SwitchConfig { flags: config_flags::FRAG_DROP, miss_send_len: 128 });
-        assert_eq!(reply.to_bytes(3), [6, 8, 0, 12, 0, 0, 0, 3, 0, 1, 0, 128]);
+        assert_eq!(reply.to_bytes(3).unwrap(), [6, 8, 0, 12, 0, 0, 0, 3, 0, 1, 0, 128]);
     }
 
     #[test]
@@ -111,8 +111,8 @@ mod tests {
         #[test]
         fn round_trip(flags: u16, miss_send_len: u16, xid: u32) {
             let config = SwitchConfig { flags, miss_send_len };
-            prop_assert_eq!(SetConfig::parse(&SetConfig(config).to_bytes(xid)), Ok((SetConfig(config), xid)));
-            prop_assert_eq!(GetConfigReply::parse(&GetConfigReply(config).to_bytes(xid)), Ok((GetConfigReply(config), xid)));
+            prop_assert_eq!(SetConfig::parse(&SetConfig(config).to_bytes(xid).unwrap()), Ok((SetConfig(config), xid)));
+            prop_assert_eq!(GetConfigReply::parse(&GetConfigReply(config).to_bytes(xid).unwrap()), Ok((GetConfigReply(config), xid)));
         }
     }
 }

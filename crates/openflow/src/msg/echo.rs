@@ -48,13 +48,13 @@ mod tests {
 
     #[test]
     fn bytes() {
-        assert_eq!(EchoRequest { payload: vec![] }.to_bytes(1), [6, 2, 0, 8, 0, 0, 0, 1]);
-        assert_eq!(EchoReply { payload: vec![0xab, 0xcd] }.to_bytes(2), [6, 3, 0, 10, 0, 0, 0, 2, 0xab, 0xcd]);
+        assert_eq!(EchoRequest { payload: vec![] }.to_bytes(1).unwrap(), [6, 2, 0, 8, 0, 0, 0, 1]);
+        assert_eq!(EchoReply { payload: vec![0xab, 0xcd] }.to_bytes(2).unwrap(), [6, 3, 0, 10, 0, 0, 0, 2, 0xab, 0xcd]);
     }
 
     #[test]
     fn type_is_checked() {
-        let request = EchoRequest::default().to_bytes(1);
+        let request = EchoRequest::default().to_bytes(1).unwrap();
         assert!(matches!(EchoReply::parse(&request), Err(DecodeError::Invalid { .. })));
     }
 
@@ -62,9 +62,9 @@ mod tests {
         #[test]
         fn round_trip(payload in proptest::collection::vec(any::<u8>(), 0..64), xid: u32) {
             let request = EchoRequest { payload: payload.clone() };
-            prop_assert_eq!(EchoRequest::parse(&request.to_bytes(xid)), Ok((request, xid)));
+            prop_assert_eq!(EchoRequest::parse(&request.to_bytes(xid).unwrap()), Ok((request, xid)));
             let reply = EchoReply { payload };
-            prop_assert_eq!(EchoReply::parse(&reply.to_bytes(xid)), Ok((reply, xid)));
+            prop_assert_eq!(EchoReply::parse(&reply.to_bytes(xid).unwrap()), Ok((reply, xid)));
         }
     }
 }

@@ -10,16 +10,12 @@ use std::fmt;
 
 use bytes::Buf;
 
-use crate::header::{Header, msg_type};
+use crate::header::{Header, experimenter, msg_type};
 use crate::message::Message;
 use crate::DecodeError;
 
 /// `OFPET_EXPERIMENTER`.
 pub const OFPET_EXPERIMENTER: u16 = 0xffff;
-/// Nicira's experimenter id.
-pub const NX_EXPERIMENTER_ID: u32 = 0x0000_2320;
-/// The Open Networking Foundation's experimenter id.
-pub const ONF_EXPERIMENTER_ID: u32 = 0x4f4e_4600;
 
 /// `ofp_error_type` values.
 pub mod error_type {
@@ -76,8 +72,8 @@ impl ErrorKind {
     pub fn name(&self) -> Option<&'static str> {
         match *self {
             ErrorKind::Standard { err_type, code } => standard_name(err_type, code),
-            ErrorKind::Experimenter { experimenter: NX_EXPERIMENTER_ID, exp_code } => nicira_name(exp_code),
-            ErrorKind::Experimenter { experimenter: ONF_EXPERIMENTER_ID, exp_code } => onf_name(exp_code),
+            ErrorKind::Experimenter { experimenter: experimenter::NICIRA, exp_code } => nicira_name(exp_code),
+            ErrorKind::Experimenter { experimenter: experimenter::ONF, exp_code } => onf_name(exp_code),
             ErrorKind::Experimenter { .. } => None,
         }
     }
@@ -282,7 +278,7 @@ mod tests {
     fn standard_form_bytes_and_names() {
         let offending = [6, 14, 0, 8, 0, 0, 0, 9];
         let err = ErrorMsg { kind: ErrorKind::Standard { err_type: error_type::BAD_ACTION, code: 4 }, data: offending.to_vec() };
-        let bytes = err.to_bytes(9);
+        let bytes = err.to_bytes(9).unwrap();
         assert_eq!(bytes, [6, 1, 0, 20, 0, 0, 0, 9, 0, 2, 0, 4, 6, 14, 0, 8, 0, 0, 0, 9]);
         assert_eq!(err.name(), Some("OFPBAC_BAD_OUT_PORT"));
         assert_eq!(err.offending_header().map(|h| (h.msg_type, h.xid)), Some((14, 9)));
@@ -310,13 +306,13 @@ mod tests {
 
     #[test]
     fn experimenter_form_bytes_and_names() {
-        let err = ErrorMsg { kind: ErrorKind::Experimenter { experimenter: NX_EXPERIMENTER_ID, exp_code: 2 }, data: vec![1] };
-        let bytes = err.to_bytes(1);
+        let err = ErrorMsg { kind: ErrorKind::Experimenter { experimenter: experimenter::NICIRA, exp_code: 2 }, data: vec![1] };
+        let bytes = err.to_bytes(1).unwrap();
         assert_eq!(bytes, [6, 1, 0, 17, 0, 0, 0, 1, 0xff, 0xff, 0, 2, 0, 0, 0x23, 0x20, 1]);
         assert_eq!(err.name(), Some("NXBRC_NXM_INVALID"));
         assert_eq!(err.to_string(), "NXBRC_NXM_INVALID (experimenter 0x00002320, code 2)");
         assert_eq!(ErrorMsg::parse(&bytes), Ok((err, 1)));
-        let onf = |exp_code| ErrorKind::Experimenter { experimenter: ONF_EXPERIMENTER_ID, exp_code }.name();
+        let onf = |exp_code| ErrorKind::Experimenter { experimenter: experimenter::ONF, exp_code }.name();
         assert_eq!(onf(2313), Some("ONFBFC_MSG_FAILED"));
         assert_eq!(onf(2600), Some("ONFBIC_DUP_INSTRUCTION"));
         assert_eq!(onf(4448), Some("ONFBPC_EPERM"));
@@ -348,7 +344,7 @@ mod tests {
         fn round_trip(kind in kind(), data in proptest::collection::vec(any::<u8>(), 0..80), xid: u32) {
             let err = ErrorMsg { kind, data };
             let _ = err.to_string();
-            prop_assert_eq!(ErrorMsg::parse(&err.to_bytes(xid)), Ok((err, xid)));
+            prop_assert_eq!(ErrorMsg::parse(&err.to_bytes(xid).unwrap()), Ok((err, xid)));
         }
     }
 }

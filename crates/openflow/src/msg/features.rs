@@ -84,7 +84,7 @@ mod tests {
 
     #[test]
     fn request_bytes() {
-        assert_eq!(FeaturesRequest.to_bytes(3), [6, 5, 0, 8, 0, 0, 0, 3]);
+        assert_eq!(FeaturesRequest.to_bytes(3).unwrap(), [6, 5, 0, 8, 0, 0, 0, 3]);
     }
 
     #[test]
@@ -96,7 +96,7 @@ mod tests {
             auxiliary_id: 1,
             capabilities: capability::FLOW_STATS | capability::BUNDLES,
         };
-        let bytes = reply.to_bytes(4);
+        let bytes = reply.to_bytes(4).unwrap();
         assert_eq!(&bytes[..8], [6, 6, 0, 32, 0, 0, 0, 4]);
         assert_eq!(&bytes[8..16], [1, 2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(&bytes[16..20], [0x0a, 0x0b, 0x0c, 0x0d]);
@@ -117,7 +117,7 @@ mod tests {
         #[test]
         fn round_trip(datapath_id: u64, n_buffers: u32, n_tables: u8, auxiliary_id: u8, capabilities: u32, xid: u32) {
             let reply = FeaturesReply { datapath_id, n_buffers, n_tables, auxiliary_id, capabilities };
-            prop_assert_eq!(FeaturesReply::parse(&reply.to_bytes(xid)), Ok((reply, xid)));
+            prop_assert_eq!(FeaturesReply::parse(&reply.to_bytes(xid).unwrap()), Ok((reply, xid)));
         }
     }
 }

@@ -158,6 +158,13 @@ impl FlowMod {
                 ("out_port", Some(v)) => fm.out_port = v.parse()?,
                 ("out_group", Some(v)) => fm.out_group = parse_num(v)?,
                 ("cookie", Some(v)) => match v.split_once('/') {
+                    // As in ovs-ofctl: the mask selects flows to modify or delete.
+                    Some(_) if command == FlowModCommand::Add => {
+                        return Err(TextError::new(
+                            item,
+                            "flow additions cannot use a cookie mask",
+                        ));
+                    }
                     Some((c, m)) => {
                         fm.cookie = parse_num(c)?;
                         fm.cookie_mask = if m == "-1" { u64::MAX } else { parse_num(m)? };
@@ -345,7 +352,7 @@ mod tests {
         fm.priority = 200;
         fm.flow_match = Match::new().with(Field::EthType, 0x0800);
         fm.instructions = Instructions::apply(vec![Action::output(1)]);
-        let b = fm.to_bytes(7);
+        let b = fm.to_bytes(7).unwrap();
         let expected: Vec<u8> = [
             &[6, 14, 0, 88, 0, 0, 0, 7][..],
             &[0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0],
@@ -381,6 +388,17 @@ mod tests {
         assert_eq!(all.table_id, TABLE_ALL);
         assert_eq!(all.to_string(), "");
         let table0 = FlowMod::from_text(FlowModCommand::Delete, "table=0,ip").unwrap();
+        // Found by fuzzing: an add with a cookie mask printed without it.
+        assert_eq!(
+            "cookie=0x1/0x1,ip actions=drop"
+                .parse::<FlowMod>()
+                .unwrap_err()
+                .input,
+            "cookie=0x1/0x1"
+        );
+        let modify =
+            FlowMod::from_text(FlowModCommand::Modify, "cookie=0x1/0x3,ip actions=drop").unwrap();
+        assert_eq!(modify.to_string(), "cookie=0x1/0x3,ip actions=drop");
         assert_eq!(table0.to_string(), "table=0,ip");
         assert!(FlowMod::from_text(FlowModCommand::Delete, "ip actions=drop").is_err());
         assert!("ip".parse::<FlowMod>().is_err());

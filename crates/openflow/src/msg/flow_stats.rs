@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::flow_mod::{FLAG_NAMES, GROUP_ANY, TABLE_ALL, format_priority_and_match};
+use super::flow_mod::{FLAG_NAMES, FlowMod, GROUP_ANY, TABLE_ALL, format_priority_and_match};
 use super::multipart::{self, mp_type};
 use crate::DecodeError;
 use crate::action::Instructions;
@@ -160,6 +160,23 @@ pub struct FlowStats {
 const FLOW_DESC_FIXED: usize = 24;
 
 impl FlowStats {
+    /// The entry a flow-desc reply has for the flow `fm` adds, without statistics: what to
+    /// compare a dump against.
+    pub fn of_flow_mod(fm: &FlowMod) -> FlowStats {
+        FlowStats {
+            table_id: fm.table_id,
+            priority: fm.priority,
+            idle_timeout: fm.idle_timeout,
+            hard_timeout: fm.hard_timeout,
+            flags: fm.flags,
+            importance: fm.importance,
+            cookie: fm.cookie,
+            flow_match: fm.flow_match.clone(),
+            stats: FlowStatsCounters::default(),
+            instructions: fm.instructions.clone(),
+        }
+    }
+
     /// Appends one `ofp_flow_desc`.
     pub fn emit(&self, out: &mut Vec<u8>) {
         let start = out.len();
@@ -433,7 +450,7 @@ mod tests {
             more: true,
             flows: vec![sample(), sample()],
         };
-        let bytes = reply.to_bytes(9);
+        let bytes = reply.to_bytes(9).unwrap();
         assert_eq!(FlowDescReply::decode(&bytes), Ok((reply, 9)));
         // ofp_flow_desc: length, pad, table, pad, priority ...
         assert_eq!(&bytes[16..24], &[0, 120, 0, 0, 1, 0, 0, 200]);
@@ -442,7 +459,7 @@ mod tests {
     #[test]
     fn request_bytes() {
         let req = FlowDescRequest::default();
-        let b = req.to_bytes(1);
+        let b = req.to_bytes(1).unwrap();
         assert_eq!(b.len(), 8 + 8 + 32 + 8);
         assert_eq!(&b[8..12], &[0, 1, 0, 0]);
         assert_eq!(<FlowDescRequest as Message>::parse(&b), Ok((req, 1)));
@@ -454,7 +471,8 @@ mod tests {
             more: false,
             flows: vec![sample()],
         }
-        .to_bytes(1);
+        .to_bytes(1)
+        .unwrap();
         bytes[17] = 10; // flow_desc length too small
         assert!(FlowDescReply::decode(&bytes).is_err());
         assert!(FlowStatsCounters::parse(&[0, 0, 0, 12, 0x80, 2, 0, 8]).is_err());

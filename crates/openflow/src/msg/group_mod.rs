@@ -10,8 +10,9 @@ use super::flow_mod::GROUP_ANY;
 use super::multipart::{self, mp_type};
 use crate::action::text::format_action_list;
 use crate::action::{Action, emit_actions, parse_actions};
-use crate::header::msg_type;
+use crate::header::{experimenter, msg_type, u16_at, u32_at};
 use crate::message::Message;
+use crate::msg::property::{emit_property, split_properties};
 use crate::oxm::tlv::{RawHeader, emit_header, emit_value, read_value};
 use crate::oxm::{Field, PortNo};
 use crate::text::{call, key_value, parse_num, split_top};
@@ -26,8 +27,8 @@ const BUCKET_PROP_WEIGHT: u16 = 0;
 const BUCKET_PROP_WATCH_PORT: u16 = 1;
 const BUCKET_PROP_WATCH_GROUP: u16 = 2;
 const PROP_EXPERIMENTER: u16 = 0xffff;
-/// Netronome's experimenter id, owner of the selection-method group property.
-const NTR_VENDOR_ID: u32 = 0x0000_154d;
+/// Size of the NUL-terminated method name in the selection-method property.
+const METHOD_NAME_LEN: usize = 16;
 const NTRT_SELECTION_METHOD: u32 = 1;
 
 /// `ofp_group_mod_command` (OpenFlow 1.5).
@@ -118,20 +119,6 @@ pub struct GroupMod {
     pub group: GroupDesc,
 }
 
-fn u16_at(b: &[u8], i: usize) -> u16 {
-    u16::from_be_bytes([b[i], b[i + 1]])
-}
-
-fn u32_at(b: &[u8], i: usize) -> u32 {
-    u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
-}
-
-fn put_prop(out: &mut Vec<u8>, ty: u16, body: &[u8]) {
-    out.extend_from_slice(&ty.to_be_bytes());
-    out.extend_from_slice(&((4 + body.len()) as u16).to_be_bytes());
-    out.extend_from_slice(body);
-}
-
 impl Bucket {
     fn emit(&self, group_type: GroupType, out: &mut Vec<u8>) {
         let start = out.len();
@@ -140,17 +127,17 @@ impl Bucket {
         emit_actions(&self.actions, out);
         let actions_len = (out.len() - start - 8) as u16;
         if group_type == GroupType::Select || self.weight != 0 {
-            put_prop(
+            emit_property(
                 out,
                 BUCKET_PROP_WEIGHT,
                 &[(self.weight >> 8) as u8, self.weight as u8, 0, 0],
             );
         }
         if let Some(p) = self.watch_port {
-            put_prop(out, BUCKET_PROP_WATCH_PORT, &p.0.to_be_bytes());
+            emit_property(out, BUCKET_PROP_WATCH_PORT, &p.0.to_be_bytes());
         }
         if let Some(g) = self.watch_group {
-            put_prop(out, BUCKET_PROP_WATCH_GROUP, &g.to_be_bytes());
+            emit_property(out, BUCKET_PROP_WATCH_GROUP, &g.to_be_bytes());
         }
         let len = (out.len() - start) as u16;
         out[start..start + 2].copy_from_slice(&len.to_be_bytes());
@@ -175,24 +162,20 @@ impl Bucket {
             watch_group: None,
             actions: parse_actions(&buf[8..8 + actions_len])?,
         };
-        let mut props = &buf[8 + actions_len..len];
-        while !props.is_empty() {
-            DecodeError::need("bucket property", props, 8)?;
-            let ty = u16_at(props, 0);
-            let plen = usize::from(u16_at(props, 2));
-            if plen != 8 {
+        for (ty, body) in split_properties("bucket property", &buf[8 + actions_len..len])? {
+            if body.len() != 4 {
                 return Err(DecodeError::BadLength {
                     what: "bucket property",
-                    len: plen,
+                    len: body.len() + 4,
                 });
             }
             match ty {
-                BUCKET_PROP_WEIGHT => bucket.weight = u16_at(props, 4),
+                BUCKET_PROP_WEIGHT => bucket.weight = u16_at(body, 0),
                 BUCKET_PROP_WATCH_PORT => {
-                    bucket.watch_port = Some(PortNo(u32_at(props, 4))).filter(|p| *p != PortNo::ANY)
+                    bucket.watch_port = Some(PortNo(u32_at(body, 0))).filter(|p| *p != PortNo::ANY)
                 }
                 BUCKET_PROP_WATCH_GROUP => {
-                    bucket.watch_group = Some(u32_at(props, 4)).filter(|g| *g != GROUP_ANY)
+                    bucket.watch_group = Some(u32_at(body, 0)).filter(|g| *g != GROUP_ANY)
                 }
                 other => {
                     return Err(DecodeError::Unsupported {
@@ -201,44 +184,56 @@ impl Bucket {
                     });
                 }
             }
-            props = &props[8..];
         }
         Ok((bucket, len))
     }
 }
 
 impl SelectionMethod {
+    /// Appends the experimenter group property.
     fn emit(&self, out: &mut Vec<u8>) {
-        let start = out.len();
-        out.extend_from_slice(&PROP_EXPERIMENTER.to_be_bytes());
-        out.extend_from_slice(&[0, 0]);
-        out.extend_from_slice(&NTR_VENDOR_ID.to_be_bytes());
-        out.extend_from_slice(&NTRT_SELECTION_METHOD.to_be_bytes());
-        out.extend_from_slice(&[0; 4]);
-        let mut name = [0u8; 16];
-        let n = self.method.len().min(15);
+        let mut body = Vec::with_capacity(36 + 8 * self.fields.len());
+        body.extend_from_slice(&experimenter::NETRONOME.to_be_bytes());
+        body.extend_from_slice(&NTRT_SELECTION_METHOD.to_be_bytes());
+        body.extend_from_slice(&[0; 4]);
+        // At most 15 bytes and a NUL; a longer name is cut at a character boundary.
+        let mut name = [0u8; METHOD_NAME_LEN];
+        let n = (0..METHOD_NAME_LEN)
+            .rev()
+            .find(|&i| self.method.is_char_boundary(i))
+            .unwrap_or(0);
         name[..n].copy_from_slice(&self.method.as_bytes()[..n]);
-        out.extend_from_slice(&name);
-        out.extend_from_slice(&self.param.to_be_bytes());
+        body.extend_from_slice(&name);
+        body.extend_from_slice(&self.param.to_be_bytes());
         // Each field is a header followed by its mask (all ones for the whole field).
         for (field, mask) in &self.fields {
-            emit_header(out, *field, false);
-            emit_value(out, mask.unwrap_or(field.full_mask()), field.def().bytes);
+            emit_header(&mut body, *field, false);
+            emit_value(
+                &mut body,
+                mask.unwrap_or(field.full_mask()),
+                field.def().bytes,
+            );
         }
-        let len = out.len() - start;
-        out[start + 2..start + 4].copy_from_slice(&(len as u16).to_be_bytes());
-        out.resize(start + len.next_multiple_of(8), 0);
+        emit_property(out, PROP_EXPERIMENTER, &body);
     }
 
-    fn parse(prop: &[u8]) -> Result<SelectionMethod, DecodeError> {
-        DecodeError::need("selection_method property", prop, 40)?;
-        let name = &prop[16..32];
-        let end = name.iter().position(|b| *b == 0).unwrap_or(name.len());
-        let method = String::from_utf8_lossy(&name[..end]).into_owned();
+    /// Decodes the property body (after type and length; experimenter id and type included).
+    fn parse(body: &[u8]) -> Result<SelectionMethod, DecodeError> {
+        DecodeError::need("selection_method property", body, 36)?;
+        let name = &body[12..28];
+        let method = name
+            .iter()
+            .position(|b| *b == 0)
+            .and_then(|end| std::str::from_utf8(&name[..end]).ok())
+            .ok_or_else(|| DecodeError::Invalid {
+                what: "selection_method property",
+                reason: format!("method name {name:02x?} is not NUL-terminated UTF-8"),
+            })?
+            .to_owned();
         let mut param = [0u8; 8];
-        param.copy_from_slice(&prop[32..40]);
+        param.copy_from_slice(&body[28..36]);
         let mut fields = Vec::new();
-        let mut rest = &prop[40..];
+        let mut rest = &body[36..];
         while rest.len() >= 4 {
             let h = RawHeader::parse(rest)?;
             let field = h.field()?;
@@ -283,7 +278,7 @@ impl GroupDesc {
         group_type: GroupType,
         group_id: u32,
         mut buckets: &[u8],
-        mut props: &[u8],
+        props: &[u8],
     ) -> Result<GroupDesc, DecodeError> {
         let mut g = GroupDesc {
             group_type,
@@ -296,31 +291,19 @@ impl GroupDesc {
             g.buckets.push(b);
             buckets = &buckets[used..];
         }
-        while !props.is_empty() {
-            DecodeError::need("group property", props, 4)?;
-            let ty = u16_at(props, 0);
-            let len = usize::from(u16_at(props, 2));
-            if len < 4 {
-                return Err(DecodeError::BadLength {
-                    what: "group property",
-                    len,
-                });
-            }
-            let padded = len.next_multiple_of(8);
-            DecodeError::need("group property", props, len)?;
+        for (ty, body) in split_properties("group property", props)? {
             if ty == PROP_EXPERIMENTER
-                && len >= 12
-                && u32_at(props, 4) == NTR_VENDOR_ID
-                && u32_at(props, 8) == NTRT_SELECTION_METHOD
+                && body.len() >= 8
+                && u32_at(body, 0) == experimenter::NETRONOME
+                && u32_at(body, 4) == NTRT_SELECTION_METHOD
             {
-                g.selection = Some(SelectionMethod::parse(&props[..len])?);
+                g.selection = Some(SelectionMethod::parse(body)?);
             } else {
                 return Err(DecodeError::Unsupported {
                     what: "group property",
                     value: u64::from(ty),
                 });
             }
-            props = &props[padded.min(props.len())..];
         }
         Ok(g)
     }
@@ -374,7 +357,18 @@ impl GroupDesc {
                         .map(|(t, _)| *t)
                         .ok_or_else(|| TextError::new(item, "unknown group type"))?
                 }
-                ("selection_method", Some(v)) => selection(&mut g).method = v.to_string(),
+                ("selection_method", Some(v)) if v.len() < METHOD_NAME_LEN => {
+                    selection(&mut g).method = v.to_string()
+                }
+                ("selection_method", Some(_)) => {
+                    return Err(TextError::new(
+                        item,
+                        format!(
+                            "a selection method name has at most {} bytes",
+                            METHOD_NAME_LEN - 1
+                        ),
+                    ));
+                }
                 ("selection_method_param", Some(v)) => selection(&mut g).param = parse_num(v)?,
                 ("fields", Some(v)) => selection(&mut g).fields = parse_fields(v)?,
                 _ => return Err(TextError::new(item, "unknown group keyword")),
@@ -756,7 +750,7 @@ mod tests {
     #[test]
     fn wire_round_trip() {
         let g: GroupMod = SELECT.parse().unwrap();
-        let b = g.to_bytes(3);
+        let b = g.to_bytes(3).unwrap();
         assert_eq!(
             &b[..8],
             &[6, 15, (b.len() >> 8) as u8, b.len() as u8, 0, 0, 0, 3]
@@ -767,20 +761,54 @@ mod tests {
             more: false,
             groups: vec![g.group.clone(), GroupMod::delete(5).group],
         };
-        assert_eq!(GroupDescReply::decode(&reply.to_bytes(4)), Ok((reply, 4)));
+        assert_eq!(
+            GroupDescReply::decode(&reply.to_bytes(4).unwrap()),
+            Ok((reply, 4))
+        );
         let req = GroupDescRequest {
             group_id: GROUP_ALL,
         };
         assert_eq!(
-            <GroupDescRequest as Message>::parse(&req.to_bytes(5)),
+            <GroupDescRequest as Message>::parse(&req.to_bytes(5).unwrap()),
             Ok((req, 5))
+        );
+    }
+
+    /// Found by fuzzing: a method name that is not UTF-8 (or fills all 16 bytes) decoded lossily
+    /// and re-encoded differently.
+    #[test]
+    fn selection_method_names_are_nul_terminated_utf8() {
+        let g: GroupMod = SELECT.parse().unwrap();
+        let b = g.to_bytes(1).unwrap();
+        let name_at = b.windows(4).position(|w| w == b"hash").unwrap();
+        let mut bad = b.clone();
+        bad[name_at] = 0xff;
+        assert!(matches!(
+            GroupMod::decode(&bad),
+            Err(DecodeError::Invalid {
+                what: "selection_method property",
+                ..
+            })
+        ));
+        let mut unterminated = b.clone();
+        unterminated[name_at..name_at + METHOD_NAME_LEN].fill(b'a');
+        assert!(GroupMod::decode(&unterminated).is_err());
+        let long = SELECT.replace("selection_method=hash", "selection_method=0123456789abcdef");
+        assert!(long.parse::<GroupMod>().is_err());
+        let mut cut = g.clone();
+        cut.group.selection.as_mut().unwrap().method = "ééééééééé".into();
+        let (decoded, _) = GroupMod::decode(&cut.to_bytes(1).unwrap()).unwrap();
+        assert_eq!(
+            decoded.group.selection.unwrap().method,
+            "ééééééé",
+            "cut at a character boundary"
         );
     }
 
     #[test]
     fn rejects_malformed() {
         let g: GroupMod = SELECT.parse().unwrap();
-        let mut b = g.to_bytes(3);
+        let mut b = g.to_bytes(3).unwrap();
         b[17] = 0xff; // bucket_array_len beyond the message
         assert!(GroupMod::decode(&b).is_err());
         assert!(GroupMod::parse_body(&[0; 15]).is_err());

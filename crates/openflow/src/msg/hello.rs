@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn of15_hello_bytes() {
-        assert_eq!(Hello::of15().to_bytes(1), [6, 0, 0, 16, 0, 0, 0, 1, 0, 1, 0, 8, 0, 0, 0, 0x40]);
+        assert_eq!(Hello::of15().to_bytes(1).unwrap(), [6, 0, 0, 16, 0, 0, 0, 1, 0, 1, 0, 8, 0, 0, 0, 0x40]);
     }
 
     #[test]
@@ -211,7 +211,7 @@ mod tests {
         #[test]
         fn round_trip(elements in proptest::collection::vec(element(), 0..4), xid: u32) {
             let hello = Hello { elements };
-            prop_assert_eq!(Hello::parse(&hello.to_bytes(xid)), Ok((hello, xid)));
+            prop_assert_eq!(Hello::parse(&hello.to_bytes(xid).unwrap()), Ok((hello, xid)));
         }
 
         #[test]

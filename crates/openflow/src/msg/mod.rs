@@ -16,4 +16,5 @@ pub mod multipart;
 pub mod packet_in;
 pub mod packet_out;
 pub mod port;
+pub mod property;
 pub mod role;

@@ -1,11 +1,12 @@
 //! Packets sent to the controller: OpenFlow 1.5 `OFPT_PACKET_IN` and Nicira's property-based
 //! `NXT_PACKET_IN2` (which adds the controller action's userdata and the continuation used to
-//! resume a paused pipeline).
+//! resume a paused pipeline), and `NXT_SET_PACKET_IN_FORMAT`, which chooses between them.
 
 use super::flow_mod::NO_BUFFER;
 use crate::DecodeError;
-use crate::header::msg_type;
+use crate::header::{experimenter, msg_type};
 use crate::message::Message;
+use crate::msg::property::{emit_property, split_properties};
 use crate::oxm::Match;
 
 /// `ofp_packet_in_reason` values.
@@ -73,10 +74,68 @@ impl Message for PacketIn {
     }
 }
 
-/// Nicira experimenter id.
-const NX_VENDOR_ID: u32 = 0x0000_2320;
+/// `NXT_SET_PACKET_IN_FORMAT`.
+pub const NXT_SET_PACKET_IN_FORMAT: u32 = 16;
 /// `NXT_PACKET_IN2`.
 pub const NXT_PACKET_IN2: u32 = 30;
+
+/// The Nicira subtype of an experimenter message body, or `None` if the body is too short or
+/// from another experimenter.
+pub fn nicira_subtype(body: &[u8]) -> Option<u32> {
+    let vendor = u32::from_be_bytes(body.get(0..4)?.try_into().ok()?);
+    let subtype = u32::from_be_bytes(body.get(4..8)?.try_into().ok()?);
+    (vendor == experimenter::NICIRA).then_some(subtype)
+}
+
+/// Checks that `body` is Nicira experimenter message `subtype`; returns the rest.
+fn nicira_body<'a>(
+    body: &'a [u8],
+    subtype: u32,
+    name: &'static str,
+) -> Result<&'a [u8], DecodeError> {
+    DecodeError::need(name, body, 8)?;
+    match nicira_subtype(body) {
+        Some(s) if s == subtype => Ok(&body[8..]),
+        _ => Err(DecodeError::Invalid {
+            what: "experimenter message",
+            reason: format!("{:02x?} is not {name}", &body[..8]),
+        }),
+    }
+}
+
+/// `nx_packet_in_format` values for [`SetPacketInFormat`].
+pub mod packet_in_format {
+    /// `OFPT_PACKET_IN` of the connection's OpenFlow version.
+    pub const OPENFLOW: u32 = 0;
+    /// The old `NXT_PACKET_IN`.
+    pub const NXT_PACKET_IN: u32 = 1;
+    /// `NXT_PACKET_IN2`: with the controller action's userdata and pause continuation.
+    pub const NXT_PACKET_IN2: u32 = 2;
+}
+
+/// `NXT_SET_PACKET_IN_FORMAT`: which packet-in message the switch sends on this connection (a
+/// [`packet_in_format`] value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetPacketInFormat(pub u32);
+
+impl Message for SetPacketInFormat {
+    const TYPE: u8 = msg_type::EXPERIMENTER;
+
+    fn emit_body(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&experimenter::NICIRA.to_be_bytes());
+        out.extend_from_slice(&NXT_SET_PACKET_IN_FORMAT.to_be_bytes());
+        out.extend_from_slice(&self.0.to_be_bytes());
+    }
+
+    fn parse_body(body: &[u8]) -> Result<SetPacketInFormat, DecodeError> {
+        let rest = nicira_body(body, NXT_SET_PACKET_IN_FORMAT, "NXT_SET_PACKET_IN_FORMAT")?;
+        let format: [u8; 4] = rest.try_into().map_err(|_| DecodeError::BadLength {
+            what: "NXT_SET_PACKET_IN_FORMAT",
+            len: body.len(),
+        })?;
+        Ok(SetPacketInFormat(u32::from_be_bytes(format)))
+    }
+}
 
 const PROP_PACKET: u16 = 0;
 const PROP_FULL_LEN: u16 = 1;
@@ -106,20 +165,12 @@ pub struct PacketIn2 {
     pub continuation: Vec<u8>,
 }
 
-fn put_prop(out: &mut Vec<u8>, ty: u16, body: &[u8]) {
-    let start = out.len();
-    out.extend_from_slice(&ty.to_be_bytes());
-    out.extend_from_slice(&((4 + body.len()) as u16).to_be_bytes());
-    out.extend_from_slice(body);
-    out.resize(start + (4 + body.len()).next_multiple_of(8), 0);
-}
-
-/// 64-bit properties put their value at offset 8 (after 4 bytes of padding), as OVS does.
-fn put_prop_u64(out: &mut Vec<u8>, ty: u16, v: u64) {
-    out.extend_from_slice(&ty.to_be_bytes());
-    out.extend_from_slice(&16u16.to_be_bytes());
-    out.extend_from_slice(&[0; 4]);
-    out.extend_from_slice(&v.to_be_bytes());
+/// The body of a 64-bit property: 4 bytes of padding, then the value at offset 8 of the
+/// property, as OVS lays it out.
+fn u64_prop(v: u64) -> [u8; 12] {
+    let mut body = [0; 12];
+    body[4..].copy_from_slice(&v.to_be_bytes());
+    body
 }
 
 impl PacketIn2 {
@@ -133,39 +184,31 @@ impl Message for PacketIn2 {
     const TYPE: u8 = msg_type::EXPERIMENTER;
 
     fn emit_body(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&NX_VENDOR_ID.to_be_bytes());
+        out.extend_from_slice(&experimenter::NICIRA.to_be_bytes());
         out.extend_from_slice(&NXT_PACKET_IN2.to_be_bytes());
-        put_prop(out, PROP_PACKET, &self.packet);
+        emit_property(out, PROP_PACKET, &self.packet);
         if self.full_len as usize != self.packet.len() {
-            put_prop(out, PROP_FULL_LEN, &self.full_len.to_be_bytes());
+            emit_property(out, PROP_FULL_LEN, &self.full_len.to_be_bytes());
         }
         if self.buffer_id != NO_BUFFER {
-            put_prop(out, PROP_BUFFER_ID, &self.buffer_id.to_be_bytes());
+            emit_property(out, PROP_BUFFER_ID, &self.buffer_id.to_be_bytes());
         }
-        put_prop(out, PROP_TABLE_ID, &[self.table_id]);
-        put_prop_u64(out, PROP_COOKIE, self.cookie);
-        put_prop(out, PROP_REASON, &[self.reason]);
+        emit_property(out, PROP_TABLE_ID, &[self.table_id]);
+        emit_property(out, PROP_COOKIE, &u64_prop(self.cookie));
+        emit_property(out, PROP_REASON, &[self.reason]);
         let mut oxms = Vec::new();
         self.metadata.emit_oxms(&mut oxms);
-        put_prop(out, PROP_METADATA, &oxms);
+        emit_property(out, PROP_METADATA, &oxms);
         if !self.userdata.is_empty() {
-            put_prop(out, PROP_USERDATA, &self.userdata);
+            emit_property(out, PROP_USERDATA, &self.userdata);
         }
         if !self.continuation.is_empty() {
-            put_prop(out, PROP_CONTINUATION, &self.continuation);
+            emit_property(out, PROP_CONTINUATION, &self.continuation);
         }
     }
 
     fn parse_body(body: &[u8]) -> Result<PacketIn2, DecodeError> {
-        DecodeError::need("NXT_PACKET_IN2", body, 8)?;
-        let vendor = u32::from_be_bytes([body[0], body[1], body[2], body[3]]);
-        let subtype = u32::from_be_bytes([body[4], body[5], body[6], body[7]]);
-        if vendor != NX_VENDOR_ID || subtype != NXT_PACKET_IN2 {
-            return Err(DecodeError::Invalid {
-                what: "experimenter message",
-                reason: format!("{vendor:#x}/{subtype} is not NXT_PACKET_IN2"),
-            });
-        }
+        let props = nicira_body(body, NXT_PACKET_IN2, "NXT_PACKET_IN2")?;
         let mut p = PacketIn2 {
             packet: Vec::new(),
             full_len: 0,
@@ -178,19 +221,8 @@ impl Message for PacketIn2 {
             continuation: Vec::new(),
         };
         let mut full_len = None;
-        let mut rest = &body[8..];
-        while !rest.is_empty() {
-            DecodeError::need("packet-in2 property", rest, 4)?;
-            let ty = u16::from_be_bytes([rest[0], rest[1]]);
-            let len = usize::from(u16::from_be_bytes([rest[2], rest[3]]));
-            if len < 4 {
-                return Err(DecodeError::BadLength {
-                    what: "packet-in2 property",
-                    len,
-                });
-            }
-            DecodeError::need("packet-in2 property", rest, len)?;
-            let v = &rest[4..len];
+        for (ty, v) in split_properties("packet-in2 property", props)? {
+            let len = v.len() + 4;
             let fixed = |n: usize| -> Result<&[u8], DecodeError> {
                 if v.len() == n {
                     Ok(v)
@@ -230,7 +262,6 @@ impl Message for PacketIn2 {
                 // Properties this codec does not use are skipped, as OpenFlow allows.
                 _ => {}
             }
-            rest = &rest[len.next_multiple_of(8).min(rest.len())..];
         }
         p.full_len = full_len.unwrap_or(p.packet.len() as u32);
         Ok(p)
@@ -253,7 +284,7 @@ mod tests {
             flow_match: Match::new().with(Field::InPort, 1).with(Field::Reg(0), 7),
             data: vec![1, 2, 3, 4],
         };
-        let b = p.to_bytes(2);
+        let b = p.to_bytes(2).unwrap();
         assert_eq!(
             &b[8..24],
             &[0xff, 0xff, 0xff, 0xff, 0, 4, 1, 3, 0, 0, 0, 0, 0, 0, 0, 5]
@@ -261,6 +292,27 @@ mod tests {
         assert_eq!(&b[b.len() - 6..], &[0, 0, 1, 2, 3, 4]);
         assert_eq!(PacketIn::decode(&b), Ok((p, 2)));
         assert!(PacketIn::decode(&b[..20]).is_err());
+    }
+
+    #[test]
+    fn set_packet_in_format_bytes() {
+        let b = SetPacketInFormat(packet_in_format::NXT_PACKET_IN2)
+            .to_bytes(3)
+            .unwrap();
+        assert_eq!(
+            b,
+            [
+                6, 4, 0, 20, 0, 0, 0, 3, 0, 0, 0x23, 0x20, 0, 0, 0, 16, 0, 0, 0, 2
+            ]
+        );
+        assert_eq!(SetPacketInFormat::parse(&b), Ok((SetPacketInFormat(2), 3)));
+        assert!(SetPacketInFormat::parse_body(&b[8..19]).is_err());
+        assert!(
+            SetPacketInFormat::parse_body(&[0, 0, 0x23, 0x20, 0, 0, 0, 30, 0, 0, 0, 2]).is_err()
+        );
+        assert_eq!(nicira_subtype(&b[8..]), Some(NXT_SET_PACKET_IN_FORMAT));
+        assert_eq!(nicira_subtype(&[0, 0, 0x23, 0x21, 0, 0, 0, 16]), None);
+        assert_eq!(nicira_subtype(&[0, 0, 0x23]), None);
     }
 
     #[test]
@@ -276,7 +328,7 @@ mod tests {
             userdata: vec![1, 2, 3],
             continuation: vec![9; 12],
         };
-        let b = p.to_bytes(1);
+        let b = p.to_bytes(1).unwrap();
         assert_eq!(&b[8..16], &[0, 0, 0x23, 0x20, 0, 0, 0, 30]);
         assert_eq!(&b[16..20], &[0, 0, 0, 24]);
         assert_eq!(PacketIn2::decode(&b), Ok((p, 1)));

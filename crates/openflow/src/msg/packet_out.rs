@@ -69,7 +69,7 @@ mod tests {
             actions: vec![Action::output(2)],
             data: vec![7, 8],
         };
-        let b = p.to_bytes(1);
+        let b = p.to_bytes(1).unwrap();
         let expected: Vec<u8> = [
             &[6, 13, 0, 50, 0, 0, 0, 1][..],
             &[0xff, 0xff, 0xff, 0xff, 0, 16, 0, 0],

@@ -1,13 +1,13 @@
 //! Ports: the OpenFlow 1.5 port description (`ofp_port` with its property list), and the
 //! messages that carry or change it — `OFPT_PORT_STATUS`, the `OFPMP_PORT_DESC` multipart
-//! request and reply, and `OFPT_PORT_MOD`. Also the TLV property list (`type`, `length`, body,
-//! padding to 8 bytes) that OpenFlow 1.4+ uses in ports, port mods and bundles.
+//! request and reply, and `OFPT_PORT_MOD`.
 
 use bytes::Buf;
 
 use crate::header::msg_type;
 use crate::message::Message;
 use crate::msg::multipart::{self, mp_type};
+use crate::msg::property::{Property, emit_property, parse_properties};
 use crate::DecodeError;
 
 /// Reserved port numbers (`ofp_port_no`).
@@ -52,40 +52,6 @@ const PORT_LEN: usize = 40;
 const ETHERNET_PROP_LEN: usize = 32;
 /// Length of `OFP_MAX_PORT_NAME_LEN`.
 const PORT_NAME_LEN: usize = 16;
-
-/// One TLV property this crate does not interpret, kept as is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Property {
-    pub prop_type: u16,
-    /// The property body after type and length, without the padding.
-    pub data: Vec<u8>,
-}
-
-/// Appends a property: type, length (4 + body), body, zero padding to a multiple of 8.
-pub fn emit_property(out: &mut Vec<u8>, prop_type: u16, data: &[u8]) {
-    let len = 4 + data.len();
-    out.extend_from_slice(&prop_type.to_be_bytes());
-    out.extend_from_slice(&u16::try_from(len).unwrap_or(u16::MAX).to_be_bytes());
-    out.extend_from_slice(data);
-    out.resize(out.len() + len.next_multiple_of(8) - len, 0);
-}
-
-/// Splits a property list into its properties. The last property's padding may be missing.
-pub fn parse_properties(what: &'static str, mut buf: &[u8]) -> Result<Vec<Property>, DecodeError> {
-    let mut props = Vec::new();
-    while !buf.is_empty() {
-        DecodeError::need(what, buf, 4)?;
-        let mut h = buf;
-        let prop_type = h.get_u16();
-        let len = usize::from(h.get_u16());
-        if len < 4 || len > buf.len() {
-            return Err(DecodeError::BadLength { what, len });
-        }
-        props.push(Property { prop_type, data: buf[4..len].to_vec() });
-        buf = &buf[len.next_multiple_of(8).min(buf.len())..];
-    }
-    Ok(props)
-}
 
 /// `OFPPDPT_ETHERNET`: an Ethernet port's features (`ofp_port_features` bits) and speeds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -474,7 +440,7 @@ mod tests {
     #[test]
     fn port_status_bytes() {
         let status = PortStatus { reason: PortReason::Delete, port: sample_port() };
-        let bytes = status.to_bytes(0);
+        let bytes = status.to_bytes(0).unwrap();
         assert_eq!(&bytes[..16], [6, 12, 0, 88, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(PortStatus::parse(&bytes), Ok((status, 0)));
         let mut trailing = bytes.clone();
@@ -492,7 +458,7 @@ mod tests {
             mask: port_config::PORT_DOWN | port_config::NO_FLOOD,
             properties: vec![PortModProperty::Ethernet { advertise: 0x20 }],
         };
-        let bytes = pm.to_bytes(5);
+        let bytes = pm.to_bytes(5).unwrap();
         assert_eq!(
             bytes,
             [
@@ -508,11 +474,11 @@ mod tests {
     #[test]
     fn port_desc_bytes() {
         assert_eq!(
-            PortDescRequest::default().to_bytes(5),
+            PortDescRequest::default().to_bytes(5).unwrap(),
             [6, 18, 0, 24, 0, 0, 0, 5, 0, 13, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]
         );
         let reply = PortDescReply { flags: multipart::MORE, ports: vec![sample_port(), Port { port_no: 2, ..sample_port() }] };
-        let bytes = reply.to_bytes(5);
+        let bytes = reply.to_bytes(5).unwrap();
         assert_eq!(&bytes[8..16], [0, 13, 0, 1, 0, 0, 0, 0]);
         assert_eq!(bytes.len(), 16 + 2 * 72);
         assert_eq!(PortDescReply::parse(&bytes), Ok((reply, 5)));
@@ -538,15 +504,15 @@ mod tests {
         #[test]
         fn port_status_round_trip(reason in 0u8..5, port in port(), xid: u32) {
             let status = PortStatus { reason: PortReason::from_wire(reason), port };
-            prop_assert_eq!(PortStatus::parse(&status.to_bytes(xid)), Ok((status, xid)));
+            prop_assert_eq!(PortStatus::parse(&status.to_bytes(xid).unwrap()), Ok((status, xid)));
         }
 
         #[test]
         fn port_desc_round_trip(flags: u16, ports in proptest::collection::vec(port(), 0..3), port_no: u32, xid: u32) {
             let reply = PortDescReply { flags, ports };
-            prop_assert_eq!(PortDescReply::parse(&reply.to_bytes(xid)), Ok((reply, xid)));
+            prop_assert_eq!(PortDescReply::parse(&reply.to_bytes(xid).unwrap()), Ok((reply, xid)));
             let request = PortDescRequest { port_no };
-            prop_assert_eq!(PortDescRequest::parse(&request.to_bytes(xid)), Ok((request, xid)));
+            prop_assert_eq!(PortDescRequest::parse(&request.to_bytes(xid).unwrap()), Ok((request, xid)));
         }
 
         #[test]
@@ -554,7 +520,7 @@ mod tests {
             let mut properties: Vec<_> = advertise.map(|advertise| PortModProperty::Ethernet { advertise }).into_iter().collect();
             properties.extend(other.into_iter().map(PortModProperty::Other));
             let pm = PortMod { port_no, hw_addr, config, mask, properties };
-            prop_assert_eq!(PortMod::parse(&pm.to_bytes(xid)), Ok((pm, xid)));
+            prop_assert_eq!(PortMod::parse(&pm.to_bytes(xid).unwrap()), Ok((pm, xid)));
         }
 
         #[test]

@@ -106,9 +106,9 @@ mod tests {
     #[test]
     fn bytes() {
         let request = RoleRequest(RoleBody { role: Role::Primary, generation_id: 7 });
-        assert_eq!(request.to_bytes(5), [6, 24, 0, 24, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7]);
+        assert_eq!(request.to_bytes(5).unwrap(), [6, 24, 0, 24, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7]);
         let reply = RoleReply(RoleBody { role: Role::Secondary, generation_id: 1 << 56 });
-        assert_eq!(reply.to_bytes(5)[8..], [0, 0, 0, 3, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(reply.to_bytes(5).unwrap()[8..], [0, 0, 0, 3, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]);
         assert!(matches!(RoleReply::parse_body(&[0; 15]), Err(DecodeError::Truncated { .. })));
     }
 
@@ -116,8 +116,8 @@ mod tests {
         #[test]
         fn round_trip(role: u32, generation_id: u64, xid: u32) {
             let body = RoleBody { role: Role::from_wire(role), generation_id };
-            prop_assert_eq!(RoleRequest::parse(&RoleRequest(body).to_bytes(xid)), Ok((RoleRequest(body), xid)));
-            prop_assert_eq!(RoleReply::parse(&RoleReply(body).to_bytes(xid)), Ok((RoleReply(body), xid)));
+            prop_assert_eq!(RoleRequest::parse(&RoleRequest(body).to_bytes(xid).unwrap()), Ok((RoleRequest(body), xid)));
+            prop_assert_eq!(RoleReply::parse(&RoleReply(body).to_bytes(xid).unwrap()), Ok((RoleReply(body), xid)));
         }
     }
 }

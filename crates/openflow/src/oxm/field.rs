@@ -191,15 +191,17 @@ const fn def(
     }
 }
 
-macro_rules! reg {
-    ($n:literal, $name:literal, $nxm:literal) => {
+/// A register field: `$field($n)` in `$class`, OXM field number `$num`, `$bytes` wide, printed
+/// and parsed as `$name` (hex).
+macro_rules! register {
+    ($field:ident, $n:literal, $class:expr, $num:expr, $bytes:literal, $name:literal, $nxm:literal) => {
         def(
-            Field::Reg($n),
-            N1,
-            $n,
+            Field::$field($n),
+            $class,
+            $num,
             None,
-            4,
-            32,
+            $bytes,
+            $bytes * 8,
             true,
             $name,
             $name,
@@ -208,44 +210,21 @@ macro_rules! reg {
             K::Hex,
             P::None,
         )
+    };
+}
+macro_rules! reg {
+    ($n:literal, $name:literal, $nxm:literal) => {
+        register!(Reg, $n, N1, $n, 4, $name, $nxm)
     };
 }
 macro_rules! xreg {
     ($n:literal, $name:literal, $nxm:literal) => {
-        def(
-            Field::Xreg($n),
-            PR,
-            $n,
-            None,
-            8,
-            64,
-            true,
-            $name,
-            $name,
-            &[],
-            $nxm,
-            K::Hex,
-            P::None,
-        )
+        register!(Xreg, $n, PR, $n, 8, $name, $nxm)
     };
 }
 macro_rules! xxreg {
     ($n:literal, $name:literal, $nxm:literal) => {
-        def(
-            Field::Xxreg($n),
-            N1,
-            111 + $n,
-            None,
-            16,
-            128,
-            true,
-            $name,
-            $name,
-            &[],
-            $nxm,
-            K::Hex,
-            P::None,
-        )
+        register!(Xxreg, $n, N1, 111 + $n, 16, $name, $nxm)
     };
 }
 

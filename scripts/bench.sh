@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every benchmark in the repository, each of which prints its own results next to a
+# baseline measured in the same run (see docs/benchmarks.md). Needs root and the tools
+# scripts/setup.sh installs (Open vSwitch). Benchmarks are release builds; run them on a quiet
+# machine, they compare wall times.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" -ne 0 ]; then
+  echo "bench: run as root (the benchmarks start their own Open vSwitch)" >&2
+  exit 1
+fi
+benches=(
+  "openflow codec"     # encode/decode/text rates on the Antrea-like flow mix
+  "openflow install"   # 100,000 flows into ovs-vswitchd: ours vs ovs-ofctl --bundle add-flows
+  "ovsdb ports"        # 1,000 ports in one transaction: ours vs ovs-vsctl
+)
+for b in "${benches[@]}"; do
+  read -r crate bench <<<"$b"
+  echo "== cargo bench -p $crate --bench $bench"
+  cargo bench -q -p "$crate" --bench "$bench"
+  echo
+done
