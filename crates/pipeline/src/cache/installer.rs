@@ -22,8 +22,13 @@ fn lock(cache: &SharedCache) -> MutexGuard<'_, FlowCache> {
     cache.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn encode<'a>(flows: impl IntoIterator<Item = &'a FlowMod>) -> Vec<Encoded> {
-    flows.into_iter().map(Encoded::new).collect()
+fn encode<'a>(flows: impl IntoIterator<Item = &'a FlowMod>) -> Result<Vec<Encoded>, ConnError> {
+    flows.into_iter().map(|f| Encoded::new(f).map_err(ConnError::from)).collect()
+}
+
+/// Sends `flows` as one atomic bundle.
+async fn bundle<'a>(conn: &OfConnection, flows: impl IntoIterator<Item = &'a FlowMod>) -> Result<(), ConnError> {
+    conn.bundle(&encode(flows)?).await
 }
 
 /// Applies owner updates to the switch through one connection.
@@ -59,8 +64,7 @@ impl FlowInstaller {
         let _serial = self.updates.lock().await;
         let update = lock(&self.cache).prepare(owner, flows)?;
         if !update.diff.is_empty() {
-            self.conn
-                .bundle(&encode(update.diff.messages()))
+            bundle(&self.conn, update.diff.messages())
                 .await
                 .map_err(|source| ApplyError::Switch {
                     what: format!("the flows of {}", update.owner),
@@ -94,10 +98,8 @@ impl FlowInstaller {
 
     /// Deletes the flows that still carry `round`, and waits until the switch processed it.
     pub async fn delete_round(&self, round: Round) -> Result<(), ApplyError> {
-        self.conn
-            .batch(&encode([&round.delete_all()]))
-            .await
-            .map_err(|source| ApplyError::Switch {
+        let sent = async { self.conn.batch(&encode([&round.delete_all()])?).await };
+        sent.await.map_err(|source| ApplyError::Switch {
                 what: format!("the deletion of {round}"),
                 source,
             })
@@ -112,5 +114,5 @@ pub async fn replay(conn: &OfConnection, cache: &SharedCache) -> Result<(), Conn
         let cache = lock(cache);
         install_round(cache.round(), &cache.all_flows())
     };
-    conn.bundle(&encode(&msgs)).await
+    bundle(conn, &msgs).await
 }
