@@ -1,0 +1,105 @@
+//! [`FlowInstaller`]: keeps the switch equal to the [`FlowCache`]. Each owner update goes to the
+//! switch as one atomic bundle and is stored in the cache only once the switch committed it; a
+//! round change installs everything under the new round; [`replay`] restores the cache's flows
+//! on a new connection.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use openflow::conn::{ConnError, Encoded, OfConnection};
+use openflow::msg::flow_mod::FlowMod;
+
+use super::diff::FlowDiff;
+use super::flow_cache::FlowCache;
+use super::owner::FlowOwner;
+use crate::cookie::{Round, install_round};
+use crate::error::ApplyError;
+
+/// The cache shared between the installer and the connection's on-connect hook. It is locked
+/// only briefly and never across an await.
+pub type SharedCache = Arc<Mutex<FlowCache>>;
+
+fn lock(cache: &SharedCache) -> MutexGuard<'_, FlowCache> {
+    cache.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn encode<'a>(flows: impl IntoIterator<Item = &'a FlowMod>) -> Vec<Encoded> {
+    flows.into_iter().map(Encoded::new).collect()
+}
+
+/// Applies owner updates to the switch through one connection.
+#[derive(Debug)]
+pub struct FlowInstaller {
+    conn: OfConnection,
+    cache: SharedCache,
+    /// Serialises updates, so each diff is computed against what the switch has.
+    updates: tokio::sync::Mutex<()>,
+}
+
+impl FlowInstaller {
+    pub fn new(conn: OfConnection, cache: SharedCache) -> FlowInstaller {
+        FlowInstaller { conn, cache, updates: tokio::sync::Mutex::new(()) }
+    }
+
+    /// The shared cache (for [`replay`] in the connection's on-connect hook).
+    pub fn cache(&self) -> &SharedCache {
+        &self.cache
+    }
+
+    /// Replaces `owner`'s flows by `flows`. Sends only the difference, as one bundle, and
+    /// returns once the switch committed it. On error neither the switch nor the cache changed.
+    pub async fn replace(&self, owner: FlowOwner, flows: Vec<FlowMod>) -> Result<FlowDiff, ApplyError> {
+        let _serial = self.updates.lock().await;
+        let update = lock(&self.cache).prepare(owner, flows)?;
+        if !update.diff.is_empty() {
+            self.conn
+                .bundle(&encode(update.diff.messages()))
+                .await
+                .map_err(|source| ApplyError::Switch { owner: update.owner.to_string(), source })?;
+        }
+        let diff = update.diff.clone();
+        lock(&self.cache).commit(update);
+        Ok(diff)
+    }
+
+    /// Removes every flow of `owner`.
+    pub async fn remove(&self, owner: FlowOwner) -> Result<FlowDiff, ApplyError> {
+        self.replace(owner, Vec::new()).await
+    }
+
+    /// Installs every cached flow under `round` in one bundle (replacing same-key flows of the
+    /// previous round in place) and returns the previous round, whose leftovers the caller
+    /// deletes with [`FlowInstaller::delete_round`] once it has recorded the new round.
+    pub async fn start_round(&self, round: Round) -> Result<Round, ApplyError> {
+        let _serial = self.updates.lock().await;
+        let (previous, msgs) = {
+            let mut cache = lock(&self.cache);
+            let previous = cache.round();
+            cache.set_round(round);
+            (previous, install_round(round, &cache.all_flows()))
+        };
+        if let Err(source) = self.conn.bundle(&encode(&msgs)).await {
+            lock(&self.cache).set_round(previous);
+            return Err(ApplyError::Switch { owner: format!("{round}"), source });
+        }
+        Ok(previous)
+    }
+
+    /// Deletes the flows that still carry `round`, and waits until the switch processed it.
+    pub async fn delete_round(&self, round: Round) -> Result<(), ApplyError> {
+        self.conn
+            .batch(&encode([&round.delete_all()]))
+            .await
+            .map_err(|source| ApplyError::Switch { owner: format!("{round} cleanup"), source })
+    }
+}
+
+/// Makes the switch hold exactly the cache's flows of its current round, atomically: deletes
+/// that round's flows and adds every cached flow in one bundle. Use it in the connection's
+/// on-connect hook (`ovs-vswitchd` forgets all flows when it restarts).
+pub async fn replay(conn: &OfConnection, cache: &SharedCache) -> Result<(), ConnError> {
+    let msgs = {
+        let cache = lock(cache);
+        install_round(cache.round(), &cache.all_flows())
+    };
+    conn.bundle(&encode(&msgs)).await
+}

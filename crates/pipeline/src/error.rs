@@ -1,0 +1,40 @@
+//! The crate's error types: bad model input, flow ownership conflicts in the cache, and failures
+//! to apply flows to the switch.
+
+use openflow::conn::ConnError;
+
+/// Malformed input to the model.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ModelError {
+    #[error("invalid MAC address {0:?} (expected six hex bytes like 02:00:0a:f4:01:0a)")]
+    BadMac(String),
+    #[error("invalid IPv4 prefix {0:?} (expected a.b.c.d/len with len at most 32)")]
+    BadPrefix(String),
+    #[error("invalid round number {0:?} in the bridge's external_ids (expected 1..65535)")]
+    BadRound(String),
+}
+
+/// A desired flow that two owners both claim.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("flow {flow} of {owner} has the same table, priority and match as a flow of {holder}")]
+pub struct FlowConflict {
+    /// The owner whose update was refused.
+    pub owner: String,
+    /// The owner that already has the flow.
+    pub holder: String,
+    /// The conflicting flow, in `ovs-ofctl` syntax.
+    pub flow: String,
+}
+
+/// Why applying flows failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error(transparent)]
+    Conflict(#[from] FlowConflict),
+    #[error("the switch did not apply the flow bundle for {owner}: {source}")]
+    Switch {
+        owner: String,
+        #[source]
+        source: ConnError,
+    },
+}

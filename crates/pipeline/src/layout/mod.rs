@@ -1,0 +1,17 @@
+//! The pipeline's fixed layout: its tables, the register and mark bits the flows share, the
+//! priorities, and the constants every flow agrees on (conntrack zone, virtual MAC).
+
+pub mod priority;
+pub mod regs;
+pub mod tables;
+
+pub use tables::Table;
+
+use crate::model::MacAddr;
+
+/// The conntrack zone of all Pod traffic (Antrea's `CtZone`).
+pub const CT_ZONE: u16 = 0xfff0;
+
+/// The MAC the ARP responder gives for peer gateways, and the destination MAC of Pod packets
+/// sent into the tunnel (Antrea's `GlobalVirtualMAC`).
+pub const GLOBAL_VIRTUAL_MAC: MacAddr = MacAddr([0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff]);

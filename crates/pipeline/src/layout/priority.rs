@@ -1,0 +1,14 @@
+//! Flow priorities. Within a table, a more specific job gets a higher priority; `MISS` is the
+//! table's default.
+
+/// Exceptions that must win over the table's normal flows (noEncap receive before host
+/// pass-through, replies and gateway-IP traffic in `L3Forwarding`, host-routed packets in
+/// `L3DecTTL`).
+pub const HIGH: u16 = 210;
+/// The table's normal per-object flows.
+pub const NORMAL: u16 = 200;
+/// Broader flows below the per-object ones (Pod classification, ARP forwarding, Pod egress to
+/// the gateway).
+pub const LOW: u16 = 190;
+/// The table-miss flow.
+pub const MISS: u16 = 0;

@@ -1,0 +1,53 @@
+//! Register and mark layout shared by the flows.
+//!
+//! | field | bits | meaning |
+//! |---|---|---|
+//! | `reg0` | 0..3 | packet source: 1 tunnel, 2 gateway, 3 local Pod, 4 uplink |
+//! | `reg1` | 0..31 | output port, chosen by `L2ForwardingCalc`, used by `Output` |
+
+use openflow::action::Action;
+use openflow::oxm::{Field, Match, Subfield};
+
+/// A value in some bits of a register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegMark {
+    pub reg: u8,
+    pub value: u32,
+    pub mask: u32,
+}
+
+impl RegMark {
+    /// `set_field:VALUE/MASK->regN`.
+    pub fn set(self) -> Action {
+        Action::set_field_masked(Field::Reg(self.reg), u128::from(self.value), u128::from(self.mask))
+    }
+
+    /// Adds `regN=VALUE/MASK` to `m`.
+    pub fn match_on(self, m: Match) -> Match {
+        m.with_masked(Field::Reg(self.reg), u128::from(self.value), u128::from(self.mask))
+    }
+}
+
+const SOURCE_MASK: u32 = 0xf;
+
+/// Arrived through the tunnel.
+pub const FROM_TUNNEL: RegMark = RegMark { reg: 0, value: 1, mask: SOURCE_MASK };
+/// Arrived from the host through `antrea-gw0`.
+pub const FROM_GATEWAY: RegMark = RegMark { reg: 0, value: 2, mask: SOURCE_MASK };
+/// Sent by a local Pod.
+pub const FROM_POD: RegMark = RegMark { reg: 0, value: 3, mask: SOURCE_MASK };
+/// Pod traffic from a direct peer, received on the uplink.
+pub const FROM_UPLINK: RegMark = RegMark { reg: 0, value: 4, mask: SOURCE_MASK };
+
+/// The register holding the output port.
+pub const TARGET_OFPORT_REG: u8 = 1;
+
+/// `set_field:PORT->reg1`.
+pub fn set_target_ofport(port: u32) -> Action {
+    Action::set_field(Field::Reg(TARGET_OFPORT_REG), u128::from(port))
+}
+
+/// `output:NXM_NX_REG1[]`.
+pub fn output_to_target() -> Action {
+    Action::OutputReg { src: Subfield::whole(Field::Reg(TARGET_OFPORT_REG)), max_len: 0xffff }
+}

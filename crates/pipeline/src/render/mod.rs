@@ -1,0 +1,71 @@
+//! The renderer: pure functions from the model to OpenFlow flow mods, one function per owner
+//! kind. Flows come out as `add` flow mods with cookie 0; the flow cache stamps each owner's
+//! cookie (round, category, owner id) on them.
+
+pub mod node;
+pub mod peer;
+pub mod pod;
+
+pub use node::node_flows;
+pub use peer::peer_flows;
+pub use pod::pod_flows;
+
+use std::net::Ipv4Addr;
+
+use openflow::action::{Action, Instructions};
+use openflow::msg::flow_mod::{FlowMod, FlowModCommand};
+use openflow::oxm::{Field, Match, PortNo};
+
+use crate::layout::Table;
+use crate::model::{Ipv4Cidr, MacAddr};
+
+const ETH_TYPE_IPV4: u128 = 0x0800;
+const ETH_TYPE_ARP: u128 = 0x0806;
+
+/// An `add` of a flow in `table` at `priority`.
+pub(crate) fn flow(table: Table, priority: u16, flow_match: Match, apply: Vec<Action>, goto: Option<Table>) -> FlowMod {
+    let mut fm = FlowMod::new(FlowModCommand::Add);
+    fm.table_id = table.id();
+    fm.priority = priority;
+    fm.flow_match = flow_match;
+    fm.instructions = Instructions { apply, goto_table: goto.map(Table::id), ..Instructions::default() };
+    fm
+}
+
+/// `ip`.
+pub(crate) fn ip() -> Match {
+    Match::new().with(Field::EthType, ETH_TYPE_IPV4)
+}
+
+/// `arp`.
+pub(crate) fn arp() -> Match {
+    Match::new().with(Field::EthType, ETH_TYPE_ARP)
+}
+
+pub(crate) fn in_port(m: Match, port: u32) -> Match {
+    m.with(Field::InPort, u128::from(port))
+}
+
+pub(crate) fn ipv4(field: Field, m: Match, ip: Ipv4Addr) -> Match {
+    m.with(field, u128::from(u32::from(ip)))
+}
+
+pub(crate) fn ipv4_cidr(field: Field, m: Match, cidr: Ipv4Cidr) -> Match {
+    m.with_masked(field, u128::from(u32::from(cidr.network())), u128::from(cidr.mask()))
+}
+
+pub(crate) fn mac(field: Field, m: Match, mac: MacAddr) -> Match {
+    m.with(field, u128::from(mac.to_u64()))
+}
+
+pub(crate) fn set_mac(field: Field, mac: MacAddr) -> Action {
+    Action::set_field(field, u128::from(mac.to_u64()))
+}
+
+pub(crate) fn set_ipv4(field: Field, ip: Ipv4Addr) -> Action {
+    Action::set_field(field, u128::from(u32::from(ip)))
+}
+
+pub(crate) fn output(port: u32) -> Action {
+    Action::Output { port: PortNo(port), max_len: 0xffff }
+}

@@ -1,0 +1,146 @@
+//! The Node's own flows: host↔uplink pass-through, classification of the gateway, tunnel and
+//! uplink, conntrack, gateway forwarding, TTL, output and the table defaults.
+
+use openflow::action::{Action, Ct, CtZone};
+use openflow::msg::flow_mod::FlowMod;
+use openflow::oxm::{Field, Match};
+
+use super::{arp, flow, in_port, ip, ipv4, ipv4_cidr, mac, output, set_mac};
+use crate::layout::priority::{HIGH, LOW, MISS, NORMAL};
+use crate::layout::regs::{FROM_GATEWAY, FROM_POD, FROM_TUNNEL, FROM_UPLINK, output_to_target, set_target_ofport};
+use crate::layout::{CT_ZONE, GLOBAL_VIRTUAL_MAC, Table};
+use crate::model::{NodeNetwork, NodePorts};
+
+/// `ct_state` bits (`+new`, `+inv`, `+trk`).
+const CT_NEW: u128 = 0x01;
+const CT_INV: u128 = 0x10;
+const CT_TRK: u128 = 0x20;
+
+/// Every flow the Node itself owns.
+pub fn node_flows(node: &NodeNetwork) -> Vec<FlowMod> {
+    let mut flows = Vec::new();
+    flows.extend(host_flows(node));
+    flows.extend(classifier_flows(node));
+    flows.extend(conntrack_flows());
+    flows.extend(forwarding_flows(node));
+    flows
+}
+
+/// The host keeps its connectivity through the bridge: the NIC (uplink) and the host's vNIC
+/// (LOCAL, which carries the Node IP and the NIC's MAC) are patched together for the Node IP's
+/// traffic and for ARP. This also carries the encapsulated tunnel traffic (to and from the Node
+/// IP) and OVS's own ARP for tunnel neighbours.
+fn host_flows(node: &NodeNetwork) -> Vec<FlowMod> {
+    let uplink = node.ports.uplink;
+    vec![
+        flow(
+            Table::Classifier,
+            NORMAL,
+            ipv4(Field::Ipv4Dst, in_port(ip(), uplink), node.node_ip.addr()),
+            vec![output(NodePorts::LOCAL)],
+            None,
+        ),
+        flow(Table::Classifier, NORMAL, in_port(arp(), uplink), vec![output(NodePorts::LOCAL)], None),
+        flow(Table::Classifier, NORMAL, in_port(Match::new(), NodePorts::LOCAL), vec![output(uplink)], None),
+    ]
+}
+
+/// Classification of the Node's own ports and the table defaults of the early tables.
+fn classifier_flows(node: &NodeNetwork) -> Vec<FlowMod> {
+    let ports = node.ports;
+    let mut flows = vec![
+        flow(Table::Classifier, NORMAL, in_port(ip(), ports.gateway), vec![FROM_GATEWAY.set()], Some(Table::ConntrackZone)),
+        flow(Table::Classifier, NORMAL, in_port(arp(), ports.gateway), vec![], Some(Table::ArpResponder)),
+        flow(Table::Classifier, MISS, Match::new(), vec![], None),
+        flow(Table::SpoofGuard, MISS, Match::new(), vec![], None),
+        flow(
+            Table::ArpResponder,
+            LOW,
+            ipv4(Field::ArpTpa, arp(), node.gateway_ip),
+            vec![output(ports.gateway)],
+            None,
+        ),
+        flow(Table::ArpResponder, MISS, Match::new(), vec![], None),
+    ];
+    if node.mode.tunnel().is_some() {
+        flows.push(flow(
+            Table::Classifier,
+            NORMAL,
+            in_port(ip(), ports.tunnel),
+            vec![FROM_TUNNEL.set()],
+            Some(Table::ConntrackZone),
+        ));
+    }
+    if node.mode.receives_direct() {
+        // Pod traffic from direct peers: above the host pass-through, which would otherwise
+        // not see it anyway (it matches the Node IP only), so that the order does not matter.
+        flows.push(flow(
+            Table::Classifier,
+            HIGH,
+            ipv4_cidr(Field::Ipv4Dst, in_port(ip(), ports.uplink), node.pod_cidr),
+            vec![FROM_UPLINK.set()],
+            Some(Table::ConntrackZone),
+        ));
+    }
+    flows
+}
+
+/// Conntrack in zone 65520: track, drop invalid, commit new connections just before output.
+fn conntrack_flows() -> Vec<FlowMod> {
+    let ct = |commit: bool, table: Option<Table>| {
+        Action::Ct(Ct { commit, table: table.map(Table::id), zone: CtZone::Imm(CT_ZONE), ..Ct::default() })
+    };
+    let ct_state = |value: u128, mask: u128| ip().with_masked(Field::CtState, value, mask);
+    vec![
+        flow(Table::ConntrackZone, NORMAL, ip(), vec![ct(false, Some(Table::ConntrackState))], None),
+        flow(Table::ConntrackState, NORMAL, ct_state(CT_INV | CT_TRK, CT_INV | CT_TRK), vec![], None),
+        flow(Table::ConntrackState, MISS, Match::new(), vec![], Some(Table::L3Forwarding)),
+        flow(
+            Table::ConntrackCommit,
+            NORMAL,
+            ct_state(CT_NEW | CT_TRK, CT_NEW | CT_TRK),
+            vec![ct(true, None)],
+            Some(Table::Output),
+        ),
+        flow(Table::ConntrackCommit, MISS, Match::new(), vec![], Some(Table::Output)),
+    ]
+}
+
+/// Forwarding to the gateway (its own IP, and Pod traffic to anything that is not a Pod), TTL,
+/// the output port of the gateway and tunnel MACs, and the final output.
+fn forwarding_flows(node: &NodeNetwork) -> Vec<FlowMod> {
+    let ports = node.ports;
+    let to_gateway = vec![set_mac(Field::EthDst, node.gateway_mac)];
+    let mut flows = vec![
+        flow(
+            Table::L3Forwarding,
+            HIGH,
+            ipv4(Field::Ipv4Dst, ip(), node.gateway_ip),
+            to_gateway.clone(),
+            Some(Table::L2ForwardingCalc),
+        ),
+        flow(Table::L3Forwarding, LOW, FROM_POD.match_on(ip()), to_gateway, Some(Table::L2ForwardingCalc)),
+        flow(Table::L3Forwarding, MISS, Match::new(), vec![], None),
+        flow(Table::L3DecTtl, HIGH, FROM_GATEWAY.match_on(ip()), vec![], Some(Table::L2ForwardingCalc)),
+        flow(Table::L3DecTtl, NORMAL, ip(), vec![Action::DecTtl], Some(Table::L2ForwardingCalc)),
+        flow(
+            Table::L2ForwardingCalc,
+            NORMAL,
+            mac(Field::EthDst, Match::new(), node.gateway_mac),
+            vec![set_target_ofport(ports.gateway)],
+            Some(Table::ConntrackCommit),
+        ),
+        flow(Table::L2ForwardingCalc, MISS, Match::new(), vec![], None),
+        flow(Table::Output, MISS, Match::new(), vec![output_to_target()], None),
+    ];
+    if node.mode.tunnel().is_some() {
+        flows.push(flow(
+            Table::L2ForwardingCalc,
+            NORMAL,
+            mac(Field::EthDst, Match::new(), GLOBAL_VIRTUAL_MAC),
+            vec![set_target_ofport(ports.tunnel)],
+            Some(Table::ConntrackCommit),
+        ));
+    }
+    flows
+}

@@ -1,0 +1,79 @@
+//! The lab's Node n1 (see the lab notes): two local Pods and the peer n2, in any traffic mode.
+#![allow(dead_code)] // each test binary uses a different part
+
+use std::net::Ipv4Addr;
+
+use openflow::msg::flow_mod::FlowMod;
+use pipeline::layout::Table;
+use pipeline::model::{LocalPod, NodeNetwork, NodePorts, PeerNode, PodKey, TrafficMode};
+use pipeline::render::{node_flows, peer_flows, pod_flows};
+
+pub fn node(mode: TrafficMode) -> NodeNetwork {
+    NodeNetwork {
+        node_ip: "10.10.0.11/24".parse().unwrap(),
+        node_mac: "02:00:0a:0a:00:0b".parse().unwrap(),
+        pod_cidr: "10.244.1.0/24".parse().unwrap(),
+        gateway_ip: Ipv4Addr::new(10, 244, 1, 1),
+        gateway_mac: "02:00:0a:f4:01:01".parse().unwrap(),
+        ports: NodePorts::default(),
+        mode,
+    }
+}
+
+pub fn pods() -> Vec<LocalPod> {
+    vec![
+        LocalPod {
+            key: PodKey::new("default", "p1"),
+            ip: Ipv4Addr::new(10, 244, 1, 10),
+            mac: "02:00:0a:f4:01:0a".parse().unwrap(),
+            ofport: 10,
+        },
+        LocalPod {
+            key: PodKey::new("default", "p3"),
+            ip: Ipv4Addr::new(10, 244, 1, 11),
+            mac: "02:00:0a:f4:01:0b".parse().unwrap(),
+            ofport: 11,
+        },
+    ]
+}
+
+pub fn peer() -> PeerNode {
+    PeerNode {
+        name: "n2".into(),
+        node_ip: Ipv4Addr::new(10, 10, 0, 12),
+        pod_cidr: "10.244.2.0/24".parse().unwrap(),
+        gateway_ip: Ipv4Addr::new(10, 244, 2, 1),
+        mac: Some("02:00:0a:0a:00:0c".parse().unwrap()),
+    }
+}
+
+/// Every flow of n1 (node, Pods, peer), without cookies.
+pub fn all_flows(mode: TrafficMode) -> Vec<FlowMod> {
+    let node = node(mode);
+    let mut flows = node_flows(&node);
+    for pod in pods() {
+        flows.extend(pod_flows(&node, &pod));
+    }
+    flows.extend(peer_flows(&node, &peer()));
+    flows
+}
+
+/// Flows as text, one per line, ordered by table, then descending priority, then text; each
+/// table introduced by a `# N Name` comment.
+pub fn listing(flows: &[FlowMod]) -> String {
+    let mut sorted: Vec<(u8, std::cmp::Reverse<u16>, String)> =
+        flows.iter().map(|f| (f.table_id, std::cmp::Reverse(f.priority), f.to_string())).collect();
+    sorted.sort();
+    let mut out = String::new();
+    let mut table = None;
+    for (t, _, text) in sorted {
+        if table != Some(t) {
+            let name = Table::from_id(t).map(|t| t.name()).unwrap_or("?");
+            out.push_str(&format!("# {t} {name}\n"));
+            table = Some(t);
+        }
+        out.push_str(&text);
+        out.push('\n');
+    }
+    out
+}
