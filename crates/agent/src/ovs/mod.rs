@@ -1,0 +1,9 @@
+//! The agent's side of the OVS database: the bridge and its ports as the agent wants them
+//! ([`BridgeWant`], [`PortWant`]), brought about with the fewest writes, each write counted so
+//! a restart can show that it changed nothing.
+
+mod bridge;
+mod want;
+
+pub use bridge::OvsBridge;
+pub use want::{BridgeWant, PortWant, antrea_type};
