@@ -124,7 +124,9 @@ pub fn cookie(round: Round, category: Category, owner_id: u32) -> u64 {
 
 /// A stable 32-bit id for an owner name (FNV-1a), written into the low cookie bits.
 pub fn owner_id(name: &str) -> u32 {
-    name.bytes().fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
+    name.bytes().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
 }
 
 /// The messages that install `flows` as `round`: first delete leftovers of an earlier run that
@@ -132,7 +134,9 @@ pub fn owner_id(name: &str) -> u32 {
 /// round), then add every flow. Send them as one bundle; then delete the previous round with
 /// [`Round::delete_all`].
 pub fn install_round(round: Round, flows: &[FlowMod]) -> Vec<FlowMod> {
-    std::iter::once(round.delete_all()).chain(flows.iter().cloned()).collect()
+    std::iter::once(round.delete_all())
+        .chain(flows.iter().cloned())
+        .collect()
 }
 
 #[cfg(test)]
@@ -157,7 +161,10 @@ mod tests {
         assert_eq!(Round::for_new_run(Some("7")).unwrap().get(), 8);
         assert_eq!(Round::for_new_run(Some("65535")), Ok(Round::FIRST));
         for bad in ["", "0", "65536", "-1", "x"] {
-            assert_eq!(Round::parse_external_id(bad), Err(ModelError::BadRound(bad.into())));
+            assert_eq!(
+                Round::parse_external_id(bad),
+                Err(ModelError::BadRound(bad.into()))
+            );
         }
         assert_eq!(Round::new(42).unwrap().to_external_id(), "42");
     }
@@ -166,7 +173,10 @@ mod tests {
     fn delete_round_text() {
         let del = Round::new(2).unwrap().delete_all();
         assert_eq!(del.to_string(), "cookie=0x2000000000000/0xffff000000000000");
-        let msgs = install_round(Round::new(2).unwrap(), &["table=1,priority=5 actions=drop".parse().unwrap()]);
+        let msgs = install_round(
+            Round::new(2).unwrap(),
+            &["table=1,priority=5 actions=drop".parse().unwrap()],
+        );
         assert_eq!(msgs.len(), 2);
         assert_eq!(msgs[0], del);
     }

@@ -11,12 +11,20 @@ use pipeline::model::{TrafficMode, TunnelType};
 
 fn check(mode: TrafficMode, name: &str) {
     let text = support::listing(&support::all_flows(mode));
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(format!("{name}.txt"));
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.txt"));
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, &text).expect("write golden file");
     }
-    let golden = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(text, golden, "rendered flows differ from {}", path.display());
+    let golden =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        text,
+        golden,
+        "rendered flows differ from {}",
+        path.display()
+    );
     // Every line is valid add-flow text that parses back to the same flow.
     for line in golden.lines().filter(|l| !l.starts_with('#')) {
         let fm: FlowMod = line.parse().unwrap_or_else(|e| panic!("{line}: {e}"));

@@ -32,7 +32,11 @@ pub struct Update {
 impl FlowCache {
     /// An empty cache whose flows get cookies of `round`.
     pub fn new(round: Round) -> FlowCache {
-        FlowCache { round, owners: BTreeMap::new(), holders: HashMap::new() }
+        FlowCache {
+            round,
+            owners: BTreeMap::new(),
+            holders: HashMap::new(),
+        }
     }
 
     /// The round stamped on the flows.
@@ -63,7 +67,11 @@ impl FlowCache {
             let key = FlowKey::of(&fm);
             let holder = self.holders.get(&key).filter(|h| **h != owner);
             if let Some(holder) = holder.or(desired.contains_key(&key).then_some(&owner)) {
-                return Err(FlowConflict { owner: owner.to_string(), holder: holder.to_string(), flow: fm.to_string() });
+                return Err(FlowConflict {
+                    owner: owner.to_string(),
+                    holder: holder.to_string(),
+                    flow: fm.to_string(),
+                });
             }
             desired.insert(key, fm);
         }
@@ -82,7 +90,11 @@ impl FlowCache {
                 diff.deletes.push(strict_delete(old));
             }
         }
-        Ok(Update { owner, diff, flows: desired })
+        Ok(Update {
+            owner,
+            diff,
+            flows: desired,
+        })
     }
 
     /// Stores a prepared update (after the switch applied its diff).
@@ -101,7 +113,11 @@ impl FlowCache {
     }
 
     /// Replaces `owner`'s flows and returns the difference.
-    pub fn replace(&mut self, owner: FlowOwner, flows: Vec<FlowMod>) -> Result<FlowDiff, FlowConflict> {
+    pub fn replace(
+        &mut self,
+        owner: FlowOwner,
+        flows: Vec<FlowMod>,
+    ) -> Result<FlowDiff, FlowConflict> {
         let update = self.prepare(owner, flows)?;
         let diff = update.diff.clone();
         self.commit(update);
@@ -123,7 +139,10 @@ impl FlowCache {
                     .collect()
             })
             .unwrap_or_default();
-        FlowDiff { deletes, ..FlowDiff::default() }
+        FlowDiff {
+            deletes,
+            ..FlowDiff::default()
+        }
     }
 
     /// The owners with flows.
@@ -133,20 +152,32 @@ impl FlowCache {
 
     /// `owner`'s flows (as `add`s).
     pub fn flows_of(&self, owner: &FlowOwner) -> Vec<FlowMod> {
-        self.owners.get(owner).map(|f| f.values().cloned().collect()).unwrap_or_default()
+        self.owners
+            .get(owner)
+            .map(|f| f.values().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Every desired flow as an `add`, for a full install or a replay after reconnecting.
     pub fn all_flows(&self) -> Vec<FlowMod> {
-        self.owners.values().flat_map(|f| f.values().cloned()).collect()
+        self.owners
+            .values()
+            .flat_map(|f| f.values().cloned())
+            .collect()
     }
 }
 
 /// The flow mod that turns `old` into `new` (same key).
 fn modification(old: &FlowMod, new: &FlowMod) -> FlowMod {
-    let only_instructions = FlowMod { instructions: new.instructions.clone(), ..old.clone() } == *new;
+    let only_instructions = FlowMod {
+        instructions: new.instructions.clone(),
+        ..old.clone()
+    } == *new;
     if only_instructions {
-        FlowMod { command: FlowModCommand::ModifyStrict, ..new.clone() }
+        FlowMod {
+            command: FlowModCommand::ModifyStrict,
+            ..new.clone()
+        }
     } else {
         new.clone()
     }
@@ -186,7 +217,9 @@ mod tests {
                     table.insert(key, m.clone());
                 }
                 FlowModCommand::ModifyStrict => {
-                    let flow = table.get_mut(&key).expect("modify_strict of a missing flow");
+                    let flow = table
+                        .get_mut(&key)
+                        .expect("modify_strict of a missing flow");
                     flow.instructions = m.instructions.clone();
                 }
                 FlowModCommand::DeleteStrict => {
@@ -200,8 +233,18 @@ mod tests {
     #[test]
     fn identity_replace_is_empty() {
         let mut cache = FlowCache::new(round(1));
-        let flows = vec![fm("table=1,priority=5,ip actions=drop"), fm("table=2,priority=5,arp actions=output:3")];
-        assert_eq!(cache.replace(FlowOwner::Node, flows.clone()).unwrap().adds.len(), 2);
+        let flows = vec![
+            fm("table=1,priority=5,ip actions=drop"),
+            fm("table=2,priority=5,arp actions=output:3"),
+        ];
+        assert_eq!(
+            cache
+                .replace(FlowOwner::Node, flows.clone())
+                .unwrap()
+                .adds
+                .len(),
+            2
+        );
         assert!(cache.replace(FlowOwner::Node, flows).unwrap().is_empty());
     }
 
@@ -210,14 +253,31 @@ mod tests {
         let mut cache = FlowCache::new(round(1));
         let owner = FlowOwner::Peer("n2".into());
         cache
-            .replace(owner.clone(), vec![fm("table=1,priority=5,ip actions=drop"), fm("table=1,priority=6,ip actions=drop")])
+            .replace(
+                owner.clone(),
+                vec![
+                    fm("table=1,priority=5,ip actions=drop"),
+                    fm("table=1,priority=6,ip actions=drop"),
+                ],
+            )
             .unwrap();
         let diff = cache
-            .replace(owner.clone(), vec![fm("table=1,priority=5,ip actions=output:1"), fm("table=1,priority=7,ip actions=drop")])
+            .replace(
+                owner.clone(),
+                vec![
+                    fm("table=1,priority=5,ip actions=output:1"),
+                    fm("table=1,priority=7,ip actions=drop"),
+                ],
+            )
             .unwrap();
         let texts = |v: &[FlowMod]| v.iter().map(|m| m.to_string()).collect::<Vec<_>>();
         let cookie = owner.cookie(round(1));
-        assert_eq!(texts(&diff.adds), [format!("table=1,cookie={cookie:#x},priority=7,ip actions=drop")]);
+        assert_eq!(
+            texts(&diff.adds),
+            [format!(
+                "table=1,cookie={cookie:#x},priority=7,ip actions=drop"
+            )]
+        );
         assert_eq!(diff.modifies.len(), 1);
         assert_eq!(diff.modifies[0].command, FlowModCommand::ModifyStrict);
         assert_eq!(diff.deletes.len(), 1);
@@ -226,7 +286,12 @@ mod tests {
         // A changed timeout is not a modify_strict (which keeps the old flow's other fields).
         let mut timed = fm("table=1,priority=5,ip actions=output:1");
         timed.idle_timeout = 9;
-        let diff = cache.replace(owner.clone(), vec![timed, fm("table=1,priority=7,ip actions=drop")]).unwrap();
+        let diff = cache
+            .replace(
+                owner.clone(),
+                vec![timed, fm("table=1,priority=7,ip actions=drop")],
+            )
+            .unwrap();
         assert_eq!(diff.modifies[0].command, FlowModCommand::Add);
         let removed = cache.remove(&owner);
         assert_eq!(removed.deletes.len(), 2);
@@ -239,16 +304,43 @@ mod tests {
         let mut cache = FlowCache::new(round(1));
         let a = FlowOwner::Pod(crate::model::PodKey::new("ns", "a"));
         let b = FlowOwner::Pod(crate::model::PodKey::new("ns", "b"));
-        cache.replace(a.clone(), vec![fm("table=5,priority=200,ip,nw_dst=10.0.0.5 actions=drop")]).unwrap();
-        let err = cache.replace(b.clone(), vec![fm("table=5,priority=200,ip,nw_dst=10.0.0.5 actions=output:2")]).unwrap_err();
+        cache
+            .replace(
+                a.clone(),
+                vec![fm("table=5,priority=200,ip,nw_dst=10.0.0.5 actions=drop")],
+            )
+            .unwrap();
+        let err = cache
+            .replace(
+                b.clone(),
+                vec![fm(
+                    "table=5,priority=200,ip,nw_dst=10.0.0.5 actions=output:2",
+                )],
+            )
+            .unwrap_err();
         assert_eq!(err.holder, "pod:ns/a");
         assert_eq!(err.owner, "pod:ns/b");
         // Nothing was stored for b; once a lets go, b may take the key.
         assert!(cache.flows_of(&b).is_empty());
         cache.remove(&a);
-        assert_eq!(cache.replace(b.clone(), vec![fm("table=5,priority=200,ip,nw_dst=10.0.0.5 actions=output:2")]).unwrap().adds.len(), 1);
+        assert_eq!(
+            cache
+                .replace(
+                    b.clone(),
+                    vec![fm(
+                        "table=5,priority=200,ip,nw_dst=10.0.0.5 actions=output:2"
+                    )]
+                )
+                .unwrap()
+                .adds
+                .len(),
+            1
+        );
         // The same key twice in one owner's set is refused too.
-        let twice = vec![fm("table=1,priority=1 actions=drop"), fm("table=1,priority=1 actions=output:1")];
+        let twice = vec![
+            fm("table=1,priority=1 actions=drop"),
+            fm("table=1,priority=1 actions=output:1"),
+        ];
         assert!(cache.replace(FlowOwner::Node, twice).is_err());
     }
 
@@ -256,7 +348,9 @@ mod tests {
     fn cookies_follow_round_and_owner() {
         let mut cache = FlowCache::new(round(4));
         let pod = FlowOwner::Pod(crate::model::PodKey::new("default", "p1"));
-        cache.replace(pod.clone(), vec![fm("table=1,priority=5,ip actions=drop")]).unwrap();
+        cache
+            .replace(pod.clone(), vec![fm("table=1,priority=5,ip actions=drop")])
+            .unwrap();
         let flows = cache.flows_of(&pod);
         assert_eq!(flows[0].cookie, pod.cookie(round(4)));
         assert_eq!(Round::of_cookie(flows[0].cookie), Some(round(4)));
@@ -270,8 +364,14 @@ mod tests {
         proptest::collection::btree_map((0u8..3, 0u16..3, 0u32..4), 0u32..3, 0..12).prop_map(|m| {
             m.into_iter()
                 .map(|((table, prio, dst), port)| {
-                    let actions = if port == 0 { "drop".to_string() } else { format!("output:{port}") };
-                    fm(&format!("table={table},priority={prio},ip,nw_dst=10.0.0.{dst} actions={actions}"))
+                    let actions = if port == 0 {
+                        "drop".to_string()
+                    } else {
+                        format!("output:{port}")
+                    };
+                    fm(&format!(
+                        "table={table},priority={prio},ip,nw_dst=10.0.0.{dst} actions={actions}"
+                    ))
                 })
                 .collect()
         })

@@ -1,7 +1,7 @@
 //! [`FlowInstaller`]: keeps the switch equal to the [`FlowCache`]. Each owner update goes to the
-//! switch as one atomic bundle and is stored in the cache only once the switch committed it; a
-//! round change installs everything under the new round; [`replay`] restores the cache's flows
-//! on a new connection.
+//! switch as one atomic bundle and is stored in the cache only once the switch committed it;
+//! [`FlowInstaller::install_all`] and [`replay`] put the whole cache into the switch at once (a
+//! new round, or a new connection).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -37,7 +37,11 @@ pub struct FlowInstaller {
 
 impl FlowInstaller {
     pub fn new(conn: OfConnection, cache: SharedCache) -> FlowInstaller {
-        FlowInstaller { conn, cache, updates: tokio::sync::Mutex::new(()) }
+        FlowInstaller {
+            conn,
+            cache,
+            updates: tokio::sync::Mutex::new(()),
+        }
     }
 
     /// The shared cache (for [`replay`] in the connection's on-connect hook).
@@ -47,14 +51,21 @@ impl FlowInstaller {
 
     /// Replaces `owner`'s flows by `flows`. Sends only the difference, as one bundle, and
     /// returns once the switch committed it. On error neither the switch nor the cache changed.
-    pub async fn replace(&self, owner: FlowOwner, flows: Vec<FlowMod>) -> Result<FlowDiff, ApplyError> {
+    pub async fn replace(
+        &self,
+        owner: FlowOwner,
+        flows: Vec<FlowMod>,
+    ) -> Result<FlowDiff, ApplyError> {
         let _serial = self.updates.lock().await;
         let update = lock(&self.cache).prepare(owner, flows)?;
         if !update.diff.is_empty() {
             self.conn
                 .bundle(&encode(update.diff.messages()))
                 .await
-                .map_err(|source| ApplyError::Switch { owner: update.owner.to_string(), source })?;
+                .map_err(|source| ApplyError::Switch {
+                    owner: update.owner.to_string(),
+                    source,
+                })?;
         }
         let diff = update.diff.clone();
         lock(&self.cache).commit(update);
@@ -66,22 +77,19 @@ impl FlowInstaller {
         self.replace(owner, Vec::new()).await
     }
 
-    /// Installs every cached flow under `round` in one bundle (replacing same-key flows of the
-    /// previous round in place) and returns the previous round, whose leftovers the caller
-    /// deletes with [`FlowInstaller::delete_round`] once it has recorded the new round.
-    pub async fn start_round(&self, round: Round) -> Result<Round, ApplyError> {
+    /// Installs every cached flow in one bundle, first deleting whatever else carries the
+    /// cache's round (see [`replay`]). With a cache filled for a new round, this replaces the
+    /// previous round's flows in place; the caller then records the new round and deletes the
+    /// previous one with [`FlowInstaller::delete_round`].
+    pub async fn install_all(&self) -> Result<(), ApplyError> {
         let _serial = self.updates.lock().await;
-        let (previous, msgs) = {
-            let mut cache = lock(&self.cache);
-            let previous = cache.round();
-            cache.set_round(round);
-            (previous, install_round(round, &cache.all_flows()))
-        };
-        if let Err(source) = self.conn.bundle(&encode(&msgs)).await {
-            lock(&self.cache).set_round(previous);
-            return Err(ApplyError::Switch { owner: format!("{round}"), source });
-        }
-        Ok(previous)
+        let round = lock(&self.cache).round();
+        replay(&self.conn, &self.cache)
+            .await
+            .map_err(|source| ApplyError::Switch {
+                owner: format!("all flows of {round}"),
+                source,
+            })
     }
 
     /// Deletes the flows that still carry `round`, and waits until the switch processed it.
@@ -89,7 +97,10 @@ impl FlowInstaller {
         self.conn
             .batch(&encode([&round.delete_all()]))
             .await
-            .map_err(|source| ApplyError::Switch { owner: format!("{round} cleanup"), source })
+            .map_err(|source| ApplyError::Switch {
+                owner: format!("{round} cleanup"),
+                source,
+            })
     }
 }
 

@@ -19,7 +19,12 @@ impl FlowKey {
         FlowKey {
             table_id: fm.table_id,
             priority: fm.priority,
-            fields: fm.flow_match.entries().iter().map(|e| (e.field, e.value, e.mask)).collect(),
+            fields: fm
+                .flow_match
+                .entries()
+                .iter()
+                .map(|e| (e.field, e.value, e.mask))
+                .collect(),
         }
     }
 }

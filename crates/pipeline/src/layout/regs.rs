@@ -19,25 +19,49 @@ pub struct RegMark {
 impl RegMark {
     /// `set_field:VALUE/MASK->regN`.
     pub fn set(self) -> Action {
-        Action::set_field_masked(Field::Reg(self.reg), u128::from(self.value), u128::from(self.mask))
+        Action::set_field_masked(
+            Field::Reg(self.reg),
+            u128::from(self.value),
+            u128::from(self.mask),
+        )
     }
 
     /// Adds `regN=VALUE/MASK` to `m`.
     pub fn match_on(self, m: Match) -> Match {
-        m.with_masked(Field::Reg(self.reg), u128::from(self.value), u128::from(self.mask))
+        m.with_masked(
+            Field::Reg(self.reg),
+            u128::from(self.value),
+            u128::from(self.mask),
+        )
     }
 }
 
 const SOURCE_MASK: u32 = 0xf;
 
 /// Arrived through the tunnel.
-pub const FROM_TUNNEL: RegMark = RegMark { reg: 0, value: 1, mask: SOURCE_MASK };
+pub const FROM_TUNNEL: RegMark = RegMark {
+    reg: 0,
+    value: 1,
+    mask: SOURCE_MASK,
+};
 /// Arrived from the host through `antrea-gw0`.
-pub const FROM_GATEWAY: RegMark = RegMark { reg: 0, value: 2, mask: SOURCE_MASK };
+pub const FROM_GATEWAY: RegMark = RegMark {
+    reg: 0,
+    value: 2,
+    mask: SOURCE_MASK,
+};
 /// Sent by a local Pod.
-pub const FROM_POD: RegMark = RegMark { reg: 0, value: 3, mask: SOURCE_MASK };
+pub const FROM_POD: RegMark = RegMark {
+    reg: 0,
+    value: 3,
+    mask: SOURCE_MASK,
+};
 /// Pod traffic from a direct peer, received on the uplink.
-pub const FROM_UPLINK: RegMark = RegMark { reg: 0, value: 4, mask: SOURCE_MASK };
+pub const FROM_UPLINK: RegMark = RegMark {
+    reg: 0,
+    value: 4,
+    mask: SOURCE_MASK,
+};
 
 /// The register holding the output port.
 pub const TARGET_OFPORT_REG: u8 = 1;
@@ -49,5 +73,8 @@ pub fn set_target_ofport(port: u32) -> Action {
 
 /// `output:NXM_NX_REG1[]`.
 pub fn output_to_target() -> Action {
-    Action::OutputReg { src: Subfield::whole(Field::Reg(TARGET_OFPORT_REG)), max_len: 0xffff }
+    Action::OutputReg {
+        src: Subfield::whole(Field::Reg(TARGET_OFPORT_REG)),
+        max_len: 0xffff,
+    }
 }

@@ -74,7 +74,9 @@ impl Ipv4Cidr {
 
     /// The netmask as a number (`/24` → `0xffffff00`).
     pub fn mask(&self) -> u32 {
-        u32::MAX.checked_shl(32 - u32::from(self.prefix_len)).unwrap_or(0)
+        u32::MAX
+            .checked_shl(32 - u32::from(self.prefix_len))
+            .unwrap_or(0)
     }
 
     /// The subnet's first address (host bits cleared).
@@ -117,7 +119,13 @@ mod tests {
         assert_eq!(mac.0, [2, 0, 0x0a, 0xf4, 1, 0x0a]);
         assert_eq!(mac.to_string(), "02:00:0a:f4:01:0a");
         assert_eq!(mac.to_u64(), 0x0200_0af4_010a);
-        for bad in ["", "02:00:0a:f4:01", "02:00:0a:f4:01:0a:00", "02:00:0a:f4:01:0g", "002:00:0a:f4:01:0a"] {
+        for bad in [
+            "",
+            "02:00:0a:f4:01",
+            "02:00:0a:f4:01:0a:00",
+            "02:00:0a:f4:01:0g",
+            "002:00:0a:f4:01:0a",
+        ] {
             assert!(bad.parse::<MacAddr>().is_err(), "{bad}");
         }
     }

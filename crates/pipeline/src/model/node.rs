@@ -72,7 +72,11 @@ impl NodePorts {
 
 impl Default for NodePorts {
     fn default() -> NodePorts {
-        NodePorts { tunnel: NodePorts::TUNNEL, gateway: NodePorts::GATEWAY, uplink: NodePorts::UPLINK }
+        NodePorts {
+            tunnel: NodePorts::TUNNEL,
+            gateway: NodePorts::GATEWAY,
+            uplink: NodePorts::UPLINK,
+        }
     }
 }
 

@@ -84,7 +84,10 @@ mod tests {
         let no_encap = node(TrafficMode::NoEncap);
         assert_eq!(no_encap.route_to(&near), PeerRoute::Direct(mac));
         assert_eq!(no_encap.route_to(&far), PeerRoute::Direct(mac));
-        assert_eq!(no_encap.route_to(&peer([10, 10, 0, 12], None)), PeerRoute::ViaHost);
+        assert_eq!(
+            no_encap.route_to(&peer([10, 10, 0, 12], None)),
+            PeerRoute::ViaHost
+        );
         let hybrid = node(TrafficMode::Hybrid(TunnelType::Vxlan));
         assert_eq!(hybrid.route_to(&near), PeerRoute::Direct(mac));
         assert_eq!(hybrid.route_to(&far), PeerRoute::Tunnel);

@@ -14,7 +14,10 @@ pub struct PodKey {
 
 impl PodKey {
     pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> PodKey {
-        PodKey { namespace: namespace.into(), name: name.into() }
+        PodKey {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
     }
 }
 

@@ -23,12 +23,22 @@ const ETH_TYPE_IPV4: u128 = 0x0800;
 const ETH_TYPE_ARP: u128 = 0x0806;
 
 /// An `add` of a flow in `table` at `priority`.
-pub(crate) fn flow(table: Table, priority: u16, flow_match: Match, apply: Vec<Action>, goto: Option<Table>) -> FlowMod {
+pub(crate) fn flow(
+    table: Table,
+    priority: u16,
+    flow_match: Match,
+    apply: Vec<Action>,
+    goto: Option<Table>,
+) -> FlowMod {
     let mut fm = FlowMod::new(FlowModCommand::Add);
     fm.table_id = table.id();
     fm.priority = priority;
     fm.flow_match = flow_match;
-    fm.instructions = Instructions { apply, goto_table: goto.map(Table::id), ..Instructions::default() };
+    fm.instructions = Instructions {
+        apply,
+        goto_table: goto.map(Table::id),
+        ..Instructions::default()
+    };
     fm
 }
 
@@ -51,7 +61,11 @@ pub(crate) fn ipv4(field: Field, m: Match, ip: Ipv4Addr) -> Match {
 }
 
 pub(crate) fn ipv4_cidr(field: Field, m: Match, cidr: Ipv4Cidr) -> Match {
-    m.with_masked(field, u128::from(u32::from(cidr.network())), u128::from(cidr.mask()))
+    m.with_masked(
+        field,
+        u128::from(u32::from(cidr.network())),
+        u128::from(cidr.mask()),
+    )
 }
 
 pub(crate) fn mac(field: Field, m: Match, mac: MacAddr) -> Match {
@@ -67,5 +81,8 @@ pub(crate) fn set_ipv4(field: Field, ip: Ipv4Addr) -> Action {
 }
 
 pub(crate) fn output(port: u32) -> Action {
-    Action::Output { port: PortNo(port), max_len: 0xffff }
+    Action::Output {
+        port: PortNo(port),
+        max_len: 0xffff,
+    }
 }

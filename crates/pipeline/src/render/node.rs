@@ -7,7 +7,9 @@ use openflow::oxm::{Field, Match};
 
 use super::{arp, flow, in_port, ip, ipv4, ipv4_cidr, mac, output, set_mac};
 use crate::layout::priority::{HIGH, LOW, MISS, NORMAL};
-use crate::layout::regs::{FROM_GATEWAY, FROM_POD, FROM_TUNNEL, FROM_UPLINK, output_to_target, set_target_ofport};
+use crate::layout::regs::{
+    FROM_GATEWAY, FROM_POD, FROM_TUNNEL, FROM_UPLINK, output_to_target, set_target_ofport,
+};
 use crate::layout::{CT_ZONE, GLOBAL_VIRTUAL_MAC, Table};
 use crate::model::{NodeNetwork, NodePorts};
 
@@ -40,8 +42,20 @@ fn host_flows(node: &NodeNetwork) -> Vec<FlowMod> {
             vec![output(NodePorts::LOCAL)],
             None,
         ),
-        flow(Table::Classifier, NORMAL, in_port(arp(), uplink), vec![output(NodePorts::LOCAL)], None),
-        flow(Table::Classifier, NORMAL, in_port(Match::new(), NodePorts::LOCAL), vec![output(uplink)], None),
+        flow(
+            Table::Classifier,
+            NORMAL,
+            in_port(arp(), uplink),
+            vec![output(NodePorts::LOCAL)],
+            None,
+        ),
+        flow(
+            Table::Classifier,
+            NORMAL,
+            in_port(Match::new(), NodePorts::LOCAL),
+            vec![output(uplink)],
+            None,
+        ),
     ]
 }
 
@@ -49,8 +63,20 @@ fn host_flows(node: &NodeNetwork) -> Vec<FlowMod> {
 fn classifier_flows(node: &NodeNetwork) -> Vec<FlowMod> {
     let ports = node.ports;
     let mut flows = vec![
-        flow(Table::Classifier, NORMAL, in_port(ip(), ports.gateway), vec![FROM_GATEWAY.set()], Some(Table::ConntrackZone)),
-        flow(Table::Classifier, NORMAL, in_port(arp(), ports.gateway), vec![], Some(Table::ArpResponder)),
+        flow(
+            Table::Classifier,
+            NORMAL,
+            in_port(ip(), ports.gateway),
+            vec![FROM_GATEWAY.set()],
+            Some(Table::ConntrackZone),
+        ),
+        flow(
+            Table::Classifier,
+            NORMAL,
+            in_port(arp(), ports.gateway),
+            vec![],
+            Some(Table::ArpResponder),
+        ),
         flow(Table::Classifier, MISS, Match::new(), vec![], None),
         flow(Table::SpoofGuard, MISS, Match::new(), vec![], None),
         flow(
@@ -88,13 +114,36 @@ fn classifier_flows(node: &NodeNetwork) -> Vec<FlowMod> {
 /// Conntrack in zone 65520: track, drop invalid, commit new connections just before output.
 fn conntrack_flows() -> Vec<FlowMod> {
     let ct = |commit: bool, table: Option<Table>| {
-        Action::Ct(Ct { commit, table: table.map(Table::id), zone: CtZone::Imm(CT_ZONE), ..Ct::default() })
+        Action::Ct(Ct {
+            commit,
+            table: table.map(Table::id),
+            zone: CtZone::Imm(CT_ZONE),
+            ..Ct::default()
+        })
     };
     let ct_state = |value: u128, mask: u128| ip().with_masked(Field::CtState, value, mask);
     vec![
-        flow(Table::ConntrackZone, NORMAL, ip(), vec![ct(false, Some(Table::ConntrackState))], None),
-        flow(Table::ConntrackState, NORMAL, ct_state(CT_INV | CT_TRK, CT_INV | CT_TRK), vec![], None),
-        flow(Table::ConntrackState, MISS, Match::new(), vec![], Some(Table::L3Forwarding)),
+        flow(
+            Table::ConntrackZone,
+            NORMAL,
+            ip(),
+            vec![ct(false, Some(Table::ConntrackState))],
+            None,
+        ),
+        flow(
+            Table::ConntrackState,
+            NORMAL,
+            ct_state(CT_INV | CT_TRK, CT_INV | CT_TRK),
+            vec![],
+            None,
+        ),
+        flow(
+            Table::ConntrackState,
+            MISS,
+            Match::new(),
+            vec![],
+            Some(Table::L3Forwarding),
+        ),
         flow(
             Table::ConntrackCommit,
             NORMAL,
@@ -102,7 +151,13 @@ fn conntrack_flows() -> Vec<FlowMod> {
             vec![ct(true, None)],
             Some(Table::Output),
         ),
-        flow(Table::ConntrackCommit, MISS, Match::new(), vec![], Some(Table::Output)),
+        flow(
+            Table::ConntrackCommit,
+            MISS,
+            Match::new(),
+            vec![],
+            Some(Table::Output),
+        ),
     ]
 }
 
@@ -119,10 +174,28 @@ fn forwarding_flows(node: &NodeNetwork) -> Vec<FlowMod> {
             to_gateway.clone(),
             Some(Table::L2ForwardingCalc),
         ),
-        flow(Table::L3Forwarding, LOW, FROM_POD.match_on(ip()), to_gateway, Some(Table::L2ForwardingCalc)),
+        flow(
+            Table::L3Forwarding,
+            LOW,
+            FROM_POD.match_on(ip()),
+            to_gateway,
+            Some(Table::L2ForwardingCalc),
+        ),
         flow(Table::L3Forwarding, MISS, Match::new(), vec![], None),
-        flow(Table::L3DecTtl, HIGH, FROM_GATEWAY.match_on(ip()), vec![], Some(Table::L2ForwardingCalc)),
-        flow(Table::L3DecTtl, NORMAL, ip(), vec![Action::DecTtl], Some(Table::L2ForwardingCalc)),
+        flow(
+            Table::L3DecTtl,
+            HIGH,
+            FROM_GATEWAY.match_on(ip()),
+            vec![],
+            Some(Table::L2ForwardingCalc),
+        ),
+        flow(
+            Table::L3DecTtl,
+            NORMAL,
+            ip(),
+            vec![Action::DecTtl],
+            Some(Table::L2ForwardingCalc),
+        ),
         flow(
             Table::L2ForwardingCalc,
             NORMAL,
@@ -131,7 +204,13 @@ fn forwarding_flows(node: &NodeNetwork) -> Vec<FlowMod> {
             Some(Table::ConntrackCommit),
         ),
         flow(Table::L2ForwardingCalc, MISS, Match::new(), vec![], None),
-        flow(Table::Output, MISS, Match::new(), vec![output_to_target()], None),
+        flow(
+            Table::Output,
+            MISS,
+            Match::new(),
+            vec![output_to_target()],
+            None,
+        ),
     ];
     if node.mode.tunnel().is_some() {
         flows.push(flow(

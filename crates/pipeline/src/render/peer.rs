@@ -31,7 +31,11 @@ fn tunnel_flows(node: &NodeNetwork, peer: &PeerNode) -> Vec<FlowMod> {
         flow(
             Table::ArpResponder,
             NORMAL,
-            ipv4(Field::ArpTpa, arp().with(Field::ArpOp, ARP_REQUEST), peer.gateway_ip),
+            ipv4(
+                Field::ArpTpa,
+                arp().with(Field::ArpOp, ARP_REQUEST),
+                peer.gateway_ip,
+            ),
             arp_reply(GLOBAL_VIRTUAL_MAC, peer.gateway_ip),
             None,
         ),
@@ -50,7 +54,10 @@ fn tunnel_flows(node: &NodeNetwork, peer: &PeerNode) -> Vec<FlowMod> {
 }
 
 fn direct_flows(node: &NodeNetwork, peer: &PeerNode, peer_mac: MacAddr) -> Vec<FlowMod> {
-    let rewrite = vec![set_mac(Field::EthSrc, node.node_mac), set_mac(Field::EthDst, peer_mac)];
+    let rewrite = vec![
+        set_mac(Field::EthSrc, node.node_mac),
+        set_mac(Field::EthDst, peer_mac),
+    ];
     vec![
         flow(
             Table::L3Forwarding,
@@ -64,7 +71,11 @@ fn direct_flows(node: &NodeNetwork, peer: &PeerNode, peer_mac: MacAddr) -> Vec<F
         flow(
             Table::L3Forwarding,
             HIGH,
-            ipv4(Field::Ipv4Dst, ip().with_masked(Field::CtState, CT_RPL_TRK, CT_RPL_TRK), peer.node_ip),
+            ipv4(
+                Field::Ipv4Dst,
+                ip().with_masked(Field::CtState, CT_RPL_TRK, CT_RPL_TRK),
+                peer.node_ip,
+            ),
             rewrite,
             Some(Table::L3DecTtl),
         ),
@@ -81,7 +92,10 @@ fn direct_flows(node: &NodeNetwork, peer: &PeerNode, peer_mac: MacAddr) -> Vec<F
 /// Turns an ARP request into the reply "`ip` is at `answer`" and sends it back where it came
 /// from.
 fn arp_reply(answer: MacAddr, ip: std::net::Ipv4Addr) -> Vec<Action> {
-    let mv = |src: Field, dst: Field| Action::Move { src: Subfield::whole(src), dst: Subfield::whole(dst) };
+    let mv = |src: Field, dst: Field| Action::Move {
+        src: Subfield::whole(src),
+        dst: Subfield::whole(dst),
+    };
     vec![
         mv(Field::EthSrc, Field::EthDst),
         set_mac(Field::EthSrc, answer),
@@ -90,6 +104,9 @@ fn arp_reply(answer: MacAddr, ip: std::net::Ipv4Addr) -> Vec<Action> {
         set_mac(Field::ArpSha, answer),
         mv(Field::ArpSpa, Field::ArpTpa),
         set_ipv4(Field::ArpSpa, ip),
-        Action::Output { port: PortNo::IN_PORT, max_len: 0xffff },
+        Action::Output {
+            port: PortNo::IN_PORT,
+            max_len: 0xffff,
+        },
     ]
 }

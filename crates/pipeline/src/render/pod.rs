@@ -14,27 +14,50 @@ use crate::model::{LocalPod, NodeNetwork};
 pub fn pod_flows(node: &NodeNetwork, pod: &LocalPod) -> Vec<FlowMod> {
     let port = pod.ofport;
     vec![
-        flow(Table::Classifier, LOW, in_port(Match::new(), port), vec![FROM_POD.set()], Some(Table::SpoofGuard)),
+        flow(
+            Table::Classifier,
+            LOW,
+            in_port(Match::new(), port),
+            vec![FROM_POD.set()],
+            Some(Table::SpoofGuard),
+        ),
         flow(
             Table::SpoofGuard,
             NORMAL,
-            ipv4(Field::Ipv4Src, mac(Field::EthSrc, in_port(ip(), port), pod.mac), pod.ip),
+            ipv4(
+                Field::Ipv4Src,
+                mac(Field::EthSrc, in_port(ip(), port), pod.mac),
+                pod.ip,
+            ),
             vec![],
             Some(Table::ConntrackZone),
         ),
         flow(
             Table::SpoofGuard,
             NORMAL,
-            mac(Field::ArpSha, ipv4(Field::ArpSpa, in_port(arp(), port), pod.ip), pod.mac),
+            mac(
+                Field::ArpSha,
+                ipv4(Field::ArpSpa, in_port(arp(), port), pod.ip),
+                pod.mac,
+            ),
             vec![],
             Some(Table::ArpResponder),
         ),
-        flow(Table::ArpResponder, LOW, ipv4(Field::ArpTpa, arp(), pod.ip), vec![output(port)], None),
+        flow(
+            Table::ArpResponder,
+            LOW,
+            ipv4(Field::ArpTpa, arp(), pod.ip),
+            vec![output(port)],
+            None,
+        ),
         flow(
             Table::L3Forwarding,
             NORMAL,
             ipv4(Field::Ipv4Dst, ip(), pod.ip),
-            vec![set_mac(Field::EthSrc, node.gateway_mac), set_mac(Field::EthDst, pod.mac)],
+            vec![
+                set_mac(Field::EthSrc, node.gateway_mac),
+                set_mac(Field::EthDst, pod.mac),
+            ],
             Some(Table::L3DecTtl),
         ),
         flow(

@@ -1,6 +1,9 @@
 //! The lab's Node n1 (see the lab notes): two local Pods and the peer n2, in any traffic mode.
 #![allow(dead_code)] // each test binary uses a different part
 
+#[cfg(target_os = "linux")]
+pub mod switch;
+
 use std::net::Ipv4Addr;
 
 use openflow::msg::flow_mod::FlowMod;
@@ -61,8 +64,10 @@ pub fn all_flows(mode: TrafficMode) -> Vec<FlowMod> {
 /// Flows as text, one per line, ordered by table, then descending priority, then text; each
 /// table introduced by a `# N Name` comment.
 pub fn listing(flows: &[FlowMod]) -> String {
-    let mut sorted: Vec<(u8, std::cmp::Reverse<u16>, String)> =
-        flows.iter().map(|f| (f.table_id, std::cmp::Reverse(f.priority), f.to_string())).collect();
+    let mut sorted: Vec<(u8, std::cmp::Reverse<u16>, String)> = flows
+        .iter()
+        .map(|f| (f.table_id, std::cmp::Reverse(f.priority), f.to_string()))
+        .collect();
     sorted.sort();
     let mut out = String::new();
     let mut table = None;

@@ -1,0 +1,139 @@
+//! A private OVS bridge laid out like a Node's `br-int` (uplink, gateway, tunnel, two Pods), an
+//! OpenFlow connection to it, and helpers to dump and trace.
+
+use std::sync::{Arc, Mutex};
+
+use localipc::Endpoint;
+use openflow::conn::{ConnOptions, OfConnection};
+use openflow::msg::flow_mod::FlowMod;
+use ovstest::Ovs;
+use pipeline::Round;
+use pipeline::cache::{FlowCache, FlowInstaller, FlowOwner};
+use pipeline::model::{NodeNetwork, NodePorts};
+use pipeline::render::{node_flows, peer_flows, pod_flows};
+
+pub struct Switch {
+    pub ovs: Ovs,
+    pub conn: OfConnection,
+}
+
+impl Switch {
+    /// Starts OVS with `br0` and the Node's ports (`tunnel`: the tunnel port's type, if any).
+    pub async fn start(tunnel: Option<&str>) -> Switch {
+        Switch::start_with(tunnel, ConnOptions::default()).await
+    }
+
+    /// Like [`Switch::start`], connecting with `options`.
+    pub async fn start_with(tunnel: Option<&str>, options: ConnOptions) -> Switch {
+        let ovs = Ovs::start().expect("start OVS");
+        ovs.add_bridge("br0").expect("add br0");
+        let internal = |name: &str, ofport: u32| {
+            ovs.vsctl(&[
+                "add-port",
+                "br0",
+                name,
+                "--",
+                "set",
+                "interface",
+                name,
+                "type=internal",
+                &format!("ofport_request={ofport}"),
+            ])
+            .unwrap_or_else(|e| panic!("add {name}: {e}"));
+        };
+        internal("uplink0", NodePorts::UPLINK);
+        internal("antrea-gw0", NodePorts::GATEWAY);
+        for pod in super::pods() {
+            internal(&format!("{}-h", pod.key.name), pod.ofport);
+        }
+        if let Some(kind) = tunnel {
+            ovs.vsctl(&[
+                "add-port",
+                "br0",
+                "antrea-tun0",
+                "--",
+                "set",
+                "interface",
+                "antrea-tun0",
+                &format!("type={kind}"),
+                "options:key=flow",
+                "options:remote_ip=flow",
+                "options:local_ip=10.10.0.11",
+                &format!("ofport_request={}", NodePorts::TUNNEL),
+            ])
+            .expect("add tunnel port");
+        }
+        let endpoint: Endpoint = format!("unix:{}", ovs.mgmt_socket("br0").display())
+            .parse()
+            .unwrap();
+        let conn = OfConnection::connect(endpoint, options)
+            .await
+            .expect("connect");
+        Switch { ovs, conn }
+    }
+
+    /// An installer with an empty cache of `round`.
+    pub fn installer(&self, round: Round) -> FlowInstaller {
+        FlowInstaller::new(
+            self.conn.clone(),
+            Arc::new(Mutex::new(FlowCache::new(round))),
+        )
+    }
+
+    /// The switch's flows, parsed back into flow mods, sorted by their text.
+    pub fn dump(&self) -> Vec<String> {
+        let dump = self
+            .ovs
+            .ofctl(&["-O", "OpenFlow15", "--no-stats", "dump-flows", "{mgmt:br0}"])
+            .expect("dump-flows");
+        let mut flows: Vec<String> = dump
+            .lines()
+            .filter(|l| l.contains("actions="))
+            .map(|l| {
+                let (head, actions) = l.trim().split_once(" actions=").expect("actions");
+                let text = format!("{} actions={actions}", head.replace(", ", ","));
+                let fm: FlowMod = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+                fm.to_string()
+            })
+            .collect();
+        flows.sort();
+        flows
+    }
+
+    /// `ofproto/trace br0 FLOW [--ct-next STATE]...`.
+    pub fn trace(&self, flow: &str, ct_next: &[&str]) -> String {
+        let mut args = vec!["ofproto/trace", "br0", flow];
+        for state in ct_next {
+            args.extend(["--ct-next", state]);
+        }
+        self.ovs
+            .appctl(&args)
+            .unwrap_or_else(|e| panic!("trace {flow}: {e}"))
+    }
+}
+
+/// Installs n1's flows through `installer`, one owner at a time.
+pub async fn install_all(installer: &FlowInstaller, node: &NodeNetwork) {
+    installer
+        .replace(FlowOwner::Node, node_flows(node))
+        .await
+        .expect("node flows");
+    for pod in super::pods() {
+        installer
+            .replace(FlowOwner::Pod(pod.key.clone()), pod_flows(node, &pod))
+            .await
+            .expect("pod flows");
+    }
+    let peer = super::peer();
+    installer
+        .replace(FlowOwner::Peer(peer.name.clone()), peer_flows(node, &peer))
+        .await
+        .expect("peer flows");
+}
+
+/// Flow mods as sorted text.
+pub fn texts(flows: &[FlowMod]) -> Vec<String> {
+    let mut t: Vec<String> = flows.iter().map(|f| f.to_string()).collect();
+    t.sort();
+    t
+}
