@@ -40,6 +40,10 @@ pub enum AgentError {
     FlowConflict(#[from] pipeline::FlowConflict),
     #[error("the bridge's recorded round: {0}")]
     Round(#[from] pipeline::ModelError),
+    #[error("the Node IP is on bridge {bridge} but no uplink NIC is recorded for it; restore the NIC's configuration by hand")]
+    UplinkUnknown { bridge: String },
+    #[error("transport interface {nic} has no IPv4 address")]
+    NoTransportAddress { nic: String },
     #[error("interface {name:?} did not appear within {waited:?}")]
     InterfaceMissing { name: String, waited: Duration },
     #[error("{step} failed ({error}); the NIC's configuration was restored: {restored}")]

@@ -3,7 +3,9 @@
 //! a restart can show that it changed nothing.
 
 mod bridge;
+mod containers;
 mod want;
 
 pub use bridge::OvsBridge;
+pub use containers::{ContainerPort, container_id};
 pub use want::{BridgeWant, PortWant, antrea_type};

@@ -1,0 +1,51 @@
+//! The Pods attached to the bridge, read back from their ports' `external_ids` (what the CNI
+//! server wrote) and their interfaces' OpenFlow ports: how a restarted agent knows its Pods.
+
+use std::net::Ipv4Addr;
+
+use ovsdb::vswitch::{InterfaceRow, PortRow};
+use pipeline::model::{LocalPod, MacAddr, PodKey};
+
+use super::OvsBridge;
+use super::want::antrea_type;
+use crate::error::AgentError;
+
+/// The `external_ids` keys of a container port, as Antrea writes them.
+pub mod container_id {
+    pub const CONTAINER_ID: &str = "container-id";
+    pub const POD_NAME: &str = "pod-name";
+    pub const POD_NAMESPACE: &str = "pod-namespace";
+    pub const IP_ADDRESS: &str = "ip-address";
+    pub const ATTACHED_MAC: &str = "attached-mac";
+}
+
+/// A container port and the Pod it carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerPort {
+    /// The port (and host interface) name.
+    pub port: String,
+    /// The container ID the CNI ADD was for.
+    pub container_id: String,
+    /// The Pod, when the port's records are complete and OVS gave it an OpenFlow port.
+    pub pod: Option<LocalPod>,
+}
+
+impl OvsBridge {
+    /// Every port marked `antrea-type=container`.
+    pub async fn container_ports(&self) -> Result<Vec<ContainerPort>, AgentError> {
+        let rows = self.ports_of_type(antrea_type::CONTAINER).await?;
+        Ok(rows.iter().map(|(port, iface)| container_port(port, iface)).collect())
+    }
+}
+
+fn container_port(port: &PortRow, iface: &InterfaceRow) -> ContainerPort {
+    let id = |k: &str| port.external_ids.get(k).cloned();
+    let pod = (|| {
+        let key = PodKey::new(id(container_id::POD_NAMESPACE)?, id(container_id::POD_NAME)?);
+        let ip = id(container_id::IP_ADDRESS)?.split(',').find_map(|a| a.trim().parse::<Ipv4Addr>().ok())?;
+        let mac: MacAddr = id(container_id::ATTACHED_MAC)?.parse().ok()?;
+        let ofport = u32::try_from(iface.ofport?).ok().filter(|p| *p > 0)?;
+        Some(LocalPod { key, ip, mac, ofport })
+    })();
+    ContainerPort { port: port.name.clone(), container_id: id(container_id::CONTAINER_ID).unwrap_or_default(), pod }
+}
