@@ -36,10 +36,42 @@ sed -n -E 's/.*"src_path":"([^"]*)".*"executable":"([^"]+)".*/\2\t\1/p' "$work/a
   | sed "s|\t$repo/|\t|" >"$work/binaries.tsv"
 build_s=$(($(seconds) - start))
 
+# Real Open vSwitch peers for the named-pipe transport tests: the Windows tests relay a pipe to
+# these TCP listeners (Winsock under Wine uses the host's sockets). They run in a network
+# namespace of their own, and so do the tests, so nothing touches the host's network.
+netns=antrea-wintest-$$
+ovs=$work/ovs
+stop_ovs() {
+  for d in ovs-vswitchd ovsdb-server; do
+    [ -f "$ovs/$d.pid" ] && kill "$(cat "$ovs/$d.pid")" 2>/dev/null || true
+  done
+  ip netns del "$netns" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap stop_ovs EXIT
+mkdir -p "$ovs"
+ip netns add "$netns"
+ip -n "$netns" link set lo up
+inns() { ip netns exec "$netns" env OVS_RUNDIR="$ovs" OVS_DBDIR="$ovs" OVS_LOGDIR="$ovs" "$@"; }
+# The namespace is new, so the well-known ports are free in it.
+ovsdb_port=6640
+of_port=6653
+ovsdb-tool create "$ovs/conf.db" /usr/share/openvswitch/vswitch.ovsschema
+inns ovsdb-server "$ovs/conf.db" --remote="punix:$ovs/db.sock" --remote="ptcp:$ovsdb_port:127.0.0.1" \
+  --pidfile="$ovs/ovsdb-server.pid" --unixctl="$ovs/ovsdb-server.ctl" --log-file="$ovs/ovsdb-server.log" -vconsole:off --detach
+inns ovs-vsctl --db="unix:$ovs/db.sock" --no-wait init
+inns ovs-vswitchd "unix:$ovs/db.sock" --pidfile="$ovs/ovs-vswitchd.pid" --unixctl="$ovs/ovs-vswitchd.ctl" \
+  --log-file="$ovs/ovs-vswitchd.log" -vconsole:off --detach
+inns ovs-vsctl --db="unix:$ovs/db.sock" --timeout=20 add-br br0 -- set bridge br0 datapath_type=netdev \
+  fail_mode=secure protocols=OpenFlow10,OpenFlow15 -- set-controller br0 "ptcp:$of_port:127.0.0.1"
+export OVSDB_TCP_ADDR=127.0.0.1:$ovsdb_port OPENFLOW_TCP_ADDR=127.0.0.1:$of_port
+
 start=$(seconds)
-echo "== windows: run tests under Wine"
+echo "== windows: run tests under Wine (OVS peers: ovsdb $OVSDB_TCP_ADDR, OpenFlow $OPENFLOW_TCP_ADDR)"
 set +e
-"$cargo" test --workspace --target "$target" --locked --no-fail-fast 2>&1 | tee "$work/test.log"
+# --include-ignored: the tests that need those peers are ignored in a plain `cargo test`.
+ip netns exec "$netns" "$cargo" test --workspace --target "$target" --locked --no-fail-fast -- --include-ignored 2>&1 \
+  | tee "$work/test.log"
 status=${PIPESTATUS[0]}
 set -e
 run_s=$(($(seconds) - start))

@@ -31,9 +31,10 @@ pub struct FlowConflict {
 pub enum ApplyError {
     #[error(transparent)]
     Conflict(#[from] FlowConflict),
-    #[error("the switch did not apply the flow bundle for {owner}: {source}")]
+    #[error("the switch did not apply {what}: {source}")]
     Switch {
-        owner: String,
+        /// What was being applied: `the flows of pod:ns/name`, `all flows of round N`, …
+        what: String,
         #[source]
         source: ConnError,
     },

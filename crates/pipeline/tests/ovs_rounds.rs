@@ -15,7 +15,7 @@ use pipeline::cache::{FlowCache, FlowInstaller, FlowOwner, SharedCache, replay};
 use pipeline::cookie::ROUND_MASK;
 use pipeline::model::{PodKey, TrafficMode, TunnelType};
 use pipeline::render::{node_flows, peer_flows, pod_flows};
-use pipeline::{FlowDiff, Round};
+use pipeline::{ApplyError, FlowDiff, Round};
 use support::switch::{Switch, install_all, texts};
 
 const MODE: TrafficMode = TrafficMode::Encap(TunnelType::Geneve);
@@ -167,6 +167,21 @@ async fn owner_update_changes_only_its_flows() {
         .collect();
     assert_eq!(after.iter().cloned().collect::<BTreeSet<_>>(), expected);
     assert!(after.iter().any(|f| f.contains("dl_dst=02:00:0a:f4:01:7f")));
+
+    // An update the switch rejects changes neither the switch nor the cache.
+    let mut bad = pod_flows(&node, &p1);
+    bad.push(
+        "table=5,priority=7,ip actions=goto_table:1"
+            .parse()
+            .unwrap(),
+    ); // backwards goto
+    let err = installer.replace(owner.clone(), bad).await.unwrap_err();
+    assert!(matches!(err, ApplyError::Switch { .. }), "{err}");
+    assert_eq!(sw.dump(), after);
+    assert_eq!(
+        texts(&installer.cache().lock().unwrap().flows_of(&owner)),
+        new_p1
+    );
 
     // Removing the Pod removes exactly its flows.
     let diff = installer.remove(owner).await.unwrap();

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use openflow::msg::flow_mod::FlowMod;
 use pipeline::model::{TrafficMode, TunnelType};
 
-fn check(mode: TrafficMode, name: &str) {
-    let text = support::listing(&support::all_flows(mode));
+fn check(flows: &[FlowMod], name: &str) {
+    let text = support::listing(flows);
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(format!("{name}.txt"));
@@ -34,7 +34,10 @@ fn check(mode: TrafficMode, name: &str) {
 
 #[test]
 fn geneve() {
-    check(TrafficMode::Encap(TunnelType::Geneve), "geneve");
+    check(
+        &support::all_flows(TrafficMode::Encap(TunnelType::Geneve)),
+        "geneve",
+    );
 }
 
 #[test]
@@ -48,12 +51,16 @@ fn vxlan_flows_equal_geneve() {
 
 #[test]
 fn no_encap() {
-    check(TrafficMode::NoEncap, "noencap");
+    check(&support::all_flows(TrafficMode::NoEncap), "noencap");
 }
 
 #[test]
-fn hybrid_same_subnet_peer() {
-    // n2 is in n1's subnet: hybrid treats it as noEncap does, but keeps the tunnel's flows for
-    // peers elsewhere.
-    check(TrafficMode::Hybrid(TunnelType::Geneve), "hybrid");
+fn hybrid() {
+    // n2 is in n1's subnet: reached directly, as in noEncap; n3 is not: reached through the
+    // tunnel, as in encap.
+    let flows = support::flows_with_peers(
+        TrafficMode::Hybrid(TunnelType::Geneve),
+        &[support::peer(), support::far_peer()],
+    );
+    check(&flows, "hybrid");
 }

@@ -63,7 +63,7 @@ impl FlowInstaller {
                 .bundle(&encode(update.diff.messages()))
                 .await
                 .map_err(|source| ApplyError::Switch {
-                    owner: update.owner.to_string(),
+                    what: format!("the flows of {}", update.owner),
                     source,
                 })?;
         }
@@ -87,7 +87,7 @@ impl FlowInstaller {
         replay(&self.conn, &self.cache)
             .await
             .map_err(|source| ApplyError::Switch {
-                owner: format!("all flows of {round}"),
+                what: format!("all flows of {round}"),
                 source,
             })
     }
@@ -98,7 +98,7 @@ impl FlowInstaller {
             .batch(&encode([&round.delete_all()]))
             .await
             .map_err(|source| ApplyError::Switch {
-                owner: format!("{round} cleanup"),
+                what: format!("the deletion of {round}"),
                 source,
             })
     }

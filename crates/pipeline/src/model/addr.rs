@@ -111,7 +111,27 @@ impl FromStr for Ipv4Cidr {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        #[test]
+        fn parsers_never_panic(s in "\\PC{0,24}|[0-9a-fA-F:./-]{0,24}") {
+            let _ = s.parse::<MacAddr>();
+            let _ = s.parse::<Ipv4Cidr>();
+            let _ = crate::cookie::Round::parse_external_id(&s);
+        }
+
+        #[test]
+        fn text_round_trips(bytes in any::<[u8; 6]>(), ip in any::<u32>(), len in 0u8..=32) {
+            let mac = MacAddr(bytes);
+            prop_assert_eq!(mac.to_string().parse::<MacAddr>(), Ok(mac));
+            let cidr = Ipv4Cidr::new(Ipv4Addr::from(ip), len).unwrap();
+            prop_assert_eq!(cidr.to_string().parse::<Ipv4Cidr>(), Ok(cidr));
+            prop_assert!(cidr.contains(cidr.network()));
+        }
+    }
 
     #[test]
     fn mac_text() {

@@ -98,8 +98,8 @@ fn classifier_flows(node: &NodeNetwork) -> Vec<FlowMod> {
         ));
     }
     if node.mode.receives_direct() {
-        // Pod traffic from direct peers: above the host pass-through, which would otherwise
-        // not see it anyway (it matches the Node IP only), so that the order does not matter.
+        // Pod traffic from direct peers. It never matches the Node-IP pass-through; the higher
+        // priority only states which of the uplink's flows is the exception.
         flows.push(flow(
             Table::Classifier,
             HIGH,

@@ -50,14 +50,32 @@ pub fn peer() -> PeerNode {
     }
 }
 
-/// Every flow of n1 (node, Pods, peer), without cookies.
+/// A peer outside n1's subnet (hybrid mode tunnels to it).
+pub fn far_peer() -> PeerNode {
+    PeerNode {
+        name: "n3".into(),
+        node_ip: Ipv4Addr::new(10, 20, 0, 13),
+        pod_cidr: "10.244.3.0/24".parse().unwrap(),
+        gateway_ip: Ipv4Addr::new(10, 244, 3, 1),
+        mac: Some("02:00:0a:14:00:0d".parse().unwrap()),
+    }
+}
+
+/// Every flow of n1 (node, Pods, peer n2), without cookies.
 pub fn all_flows(mode: TrafficMode) -> Vec<FlowMod> {
+    flows_with_peers(mode, &[peer()])
+}
+
+/// Every flow of n1 with `peers`, without cookies.
+pub fn flows_with_peers(mode: TrafficMode, peers: &[PeerNode]) -> Vec<FlowMod> {
     let node = node(mode);
     let mut flows = node_flows(&node);
     for pod in pods() {
         flows.extend(pod_flows(&node, &pod));
     }
-    flows.extend(peer_flows(&node, &peer()));
+    for peer in peers {
+        flows.extend(peer_flows(&node, peer));
+    }
     flows
 }
 
