@@ -10,7 +10,8 @@ use tokio::sync::mpsc;
 
 use crate::bringup::{RunningNode, bring_up};
 use crate::cluster::DirectorySource;
-use crate::config::{AgentConfig, Platform, node_name_from_environment};
+use crate::cniserver::{CniService, PodConfigurator};
+use crate::config::{AgentConfig, DatapathType, Platform, node_name_from_environment};
 use crate::error::AgentError;
 use crate::node::NodeInfo;
 
@@ -96,8 +97,7 @@ pub async fn run_node<H: HostNetwork + 'static>(
 ) -> Result<(), AgentError> {
     let node = bring_up(config, info, &source.store(), host).await?;
     report_bring_up(&node);
-    serve(node, source).await;
-    Ok(())
+    serve(config, node, source).await
 }
 
 /// One line saying what bring-up wrote, so a restart can be seen to change nothing.
@@ -110,21 +110,56 @@ fn report_bring_up<H>(node: &RunningNode<H>) {
     }
 }
 
-/// Runs the controllers until a stop signal; the datapath stays as it is.
-async fn serve<H: HostNetwork + 'static>(node: RunningNode<H>, source: DirectorySource) {
+/// Runs the CNI server and the controllers until a stop signal; the datapath stays as it is.
+async fn serve<H: HostNetwork + 'static>(config: &AgentConfig, node: RunningNode<H>, source: DirectorySource) -> Result<(), AgentError> {
     let store = source.store();
+    let RunningNode { peers, flows, bridge, host, network, pod_mtu, .. } = node;
+    let netdev = config.ovs_datapath_type == DatapathType::Netdev;
+    let pods = Arc::new(PodConfigurator::new(host, bridge, flows.clone(), network, pod_mtu, netdev));
+    let report = pods.reconcile().await?;
+    tracing::info!("Pods on the bridge: {} kept, {} removed", report.kept.len(), report.removed.len());
+
     let (events_tx, events_rx) = mpsc::channel(256);
     let source_task = tokio::spawn(source.run(POLL_INTERVAL, events_tx));
-    let RunningNode { peers, flows, .. } = node;
     let peer_task = tokio::spawn(peers.run(store, events_rx));
+
+    // The CNI socket appears only now: its existence tells the runtime the Node is ready.
+    let listener = listen_cni(&config.cni_socket).await?;
+    tracing::info!("CNI server listening on {}", config.cni_socket);
+    let service = CniService::new(pods);
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(cni::rpc::serve_on(service.clone(), Some(service), listener, async {
+        let _ = stop_rx.await;
+    }));
+
     stop_signal().await;
-    tracing::info!("stopping: the datapath stays in place");
+    tracing::info!("stopping: no new CNI requests, finishing those in flight; the datapath stays in place");
+    let _ = stop_tx.send(());
+    match server.await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => tracing::warn!("CNI server ended with: {error}"),
+        Err(error) => tracing::warn!("CNI server task: {error}"),
+    }
     source_task.abort();
     let _ = source_task.await;
     // The source's end closes the event channel; the controller finishes its current event.
     let _ = peer_task.await;
     flows.connection().close();
     tracing::info!("stopped");
+    Ok(())
+}
+
+/// Listens on the CNI endpoint (mode 0600 / SYSTEM+Administrators), creating a socket's
+/// directory when needed.
+async fn listen_cni(endpoint: &localipc::Endpoint) -> Result<localipc::Listener, AgentError> {
+    if let localipc::Endpoint::Unix(path) = endpoint
+        && let Some(dir) = path.parent()
+    {
+        std::fs::create_dir_all(dir).map_err(|source| AgentError::CniSocket { endpoint: endpoint.to_string(), source })?;
+    }
+    localipc::listen(endpoint, localipc::Access::Administrators)
+        .await
+        .map_err(|source| AgentError::CniSocket { endpoint: endpoint.to_string(), source })
 }
 
 /// SIGTERM or SIGINT (Ctrl-C).

@@ -178,7 +178,7 @@ pub async fn bring_up<H: HostNetwork + 'static>(
         mode: traffic_mode(config),
     };
     let recorded = Flows::recorded_round(&bridge).await?;
-    let flows = Arc::new(Flows::connect(config.bridge_mgmt_endpoint(), recorded.unwrap_or(pipeline::Round::FIRST), OVS_WAIT).await?);
+    let flows = Arc::new(Flows::connect(config.bridge_mgmt_endpoint(), OVS_WAIT).await?);
     let peers = PeerController::new(
         &info.name,
         network.clone(),
@@ -188,17 +188,17 @@ pub async fn bring_up<H: HostNetwork + 'static>(
         bridge_name,
         !config.no_snat,
     );
-    flows.stage(FlowOwner::Node, node_flows(&network))?;
+    let mut desired = vec![(FlowOwner::Node, node_flows(&network))];
     for peer in peers.peers(store) {
-        flows.stage(FlowOwner::Peer(peer.name.clone()), pipeline::render::peer_flows(&network, &peer))?;
+        desired.push((FlowOwner::Peer(peer.name.clone()), pipeline::render::peer_flows(&network, &peer)));
     }
     for port in bridge.container_ports().await? {
         match &port.pod {
-            Some(pod) => flows.stage(FlowOwner::Pod(pod.key.clone()), pod_flows(&network, pod))?,
+            Some(pod) => desired.push((FlowOwner::Pod(pod.key.clone()), pod_flows(&network, pod))),
             None => tracing::warn!("container port {} has incomplete records or no OpenFlow port; its flows wait for the CNI server", port.port),
         }
     }
-    match flows.start_round(recorded, &bridge).await? {
+    match flows.start_round(recorded, &desired, &bridge).await? {
         RoundOutcome::Unchanged(round) => tracing::info!("flows: unchanged ({round} already installed)"),
         RoundOutcome::Replaced { previous: Some(previous), round } => {
             tracing::info!("flows: installed as {round}, leftovers of {previous} deleted")

@@ -48,6 +48,12 @@ pub enum AgentError {
     InterfaceMissing { name: String, waited: Duration },
     #[error("{step} failed ({error}); the NIC's configuration was restored: {restored}")]
     RolledBack { step: String, error: Box<AgentError>, restored: String },
+    #[error("CNI server on {endpoint}: {source}")]
+    CniSocket {
+        endpoint: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("no host network backend for this operating system yet")]
     UnsupportedPlatform,
 }

@@ -33,9 +33,10 @@ pub struct Flows {
 
 impl Flows {
     /// Connects to the bridge's management socket, retrying until `timeout` (ovs-vswitchd
-    /// creates the socket shortly after the bridge). The cache starts empty with `round`.
-    pub async fn connect(endpoint: Endpoint, round: Round, timeout: Duration) -> Result<Flows, AgentError> {
-        let cache: SharedCache = Arc::new(std::sync::Mutex::new(FlowCache::new(round)));
+    /// creates the socket shortly after the bridge). The cache stays empty, and reconnects
+    /// replay nothing, until [`Flows::start_round`].
+    pub async fn connect(endpoint: Endpoint, timeout: Duration) -> Result<Flows, AgentError> {
+        let cache: SharedCache = Arc::new(std::sync::Mutex::new(FlowCache::new(Round::FIRST)));
         let armed = Arc::new(AtomicBool::new(false));
         let hook_cache = cache.clone();
         let hook_armed = armed.clone();
@@ -77,10 +78,13 @@ impl Flows {
         &self.conn
     }
 
-    /// Puts `owner`'s flows into the cache without sending them: for filling the cache before
-    /// [`Flows::start_round`].
-    pub fn stage(&self, owner: FlowOwner, flows: Vec<FlowMod>) -> Result<(), AgentError> {
-        self.installer.cache().lock().unwrap_or_else(std::sync::PoisonError::into_inner).replace(owner, flows)?;
+    /// Makes the cache a new one of `round` holding `desired` (nothing is sent).
+    fn fill(&self, round: Round, desired: &[(FlowOwner, Vec<FlowMod>)]) -> Result<(), AgentError> {
+        let mut cache = FlowCache::new(round);
+        for (owner, flows) in desired {
+            cache.replace(owner.clone(), flows.clone())?;
+        }
+        *self.installer.cache().lock().unwrap_or_else(std::sync::PoisonError::into_inner) = cache;
         Ok(())
     }
 

@@ -6,7 +6,8 @@
 use std::sync::atomic::Ordering;
 
 use hostnet::Outcome;
-use pipeline::Round;
+use openflow::msg::flow_mod::FlowMod;
+use pipeline::{FlowOwner, Round};
 use pipeline::cookie::ROUND_EXTERNAL_ID;
 
 use super::Flows;
@@ -31,10 +32,15 @@ impl Flows {
         }
     }
 
-    /// Brings the switch to the cache's flows (filled with [`Flows::stage`], cache round =
-    /// `recorded` or [`Round::FIRST`]) and arms the replay on reconnect.
-    pub async fn start_round(&self, recorded: Option<Round>, bridge: &OvsBridge) -> Result<RoundOutcome, AgentError> {
+    /// Brings the switch to `desired` (every owner's flows) and arms the replay on reconnect.
+    pub async fn start_round(
+        &self,
+        recorded: Option<Round>,
+        desired: &[(FlowOwner, Vec<FlowMod>)],
+        bridge: &OvsBridge,
+    ) -> Result<RoundOutcome, AgentError> {
         if let Some(round) = recorded {
+            self.fill(round, desired)?;
             let switch = self.switch_flows().await?;
             let desired = self.desired_flows();
             if switch == desired {
@@ -51,11 +57,8 @@ impl Flows {
             Some(previous) => previous.next(),
             None => Round::FIRST,
         };
-        let count = {
-            let mut cache = self.installer.cache().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            cache.set_round(round);
-            cache.all_flows().len()
-        };
+        self.fill(round, desired)?;
+        let count: usize = desired.iter().map(|(_, flows)| flows.len()).sum();
         self.installer.install_all().await?;
         self.armed.store(true, Ordering::Release);
         self.mods.fetch_add(count as u64 + 1, Ordering::Relaxed);

@@ -17,6 +17,11 @@ pub mod container_id {
     pub const POD_NAMESPACE: &str = "pod-namespace";
     pub const IP_ADDRESS: &str = "ip-address";
     pub const ATTACHED_MAC: &str = "attached-mac";
+    /// The interface name in the Pod, when it is not `eth0`.
+    pub const IF_DEV: &str = "if-dev";
+    /// antrea-rs: the IPAM store directory (`<dataDir>/<network>`) holding the Pod's address,
+    /// so a restarted agent can tell whether the allocation still exists.
+    pub const IPAM_STORE: &str = "ipam-store";
 }
 
 /// A container port and the Pod it carries.
@@ -26,6 +31,12 @@ pub struct ContainerPort {
     pub port: String,
     /// The container ID the CNI ADD was for.
     pub container_id: String,
+    /// The interface name inside the Pod.
+    pub ifname: String,
+    /// The Pod, when the port names it.
+    pub key: Option<PodKey>,
+    /// Where its address is recorded (see [`container_id::IPAM_STORE`]).
+    pub ipam_store: Option<String>,
     /// The Pod, when the port's records are complete and OVS gave it an OpenFlow port.
     pub pod: Option<LocalPod>,
 }
@@ -40,12 +51,20 @@ impl OvsBridge {
 
 fn container_port(port: &PortRow, iface: &InterfaceRow) -> ContainerPort {
     let id = |k: &str| port.external_ids.get(k).cloned();
+    let key = id(container_id::POD_NAMESPACE).zip(id(container_id::POD_NAME)).map(|(ns, name)| PodKey::new(ns, name));
     let pod = (|| {
-        let key = PodKey::new(id(container_id::POD_NAMESPACE)?, id(container_id::POD_NAME)?);
+        let key = key.clone()?;
         let ip = id(container_id::IP_ADDRESS)?.split(',').find_map(|a| a.trim().parse::<Ipv4Addr>().ok())?;
         let mac: MacAddr = id(container_id::ATTACHED_MAC)?.parse().ok()?;
         let ofport = u32::try_from(iface.ofport?).ok().filter(|p| *p > 0)?;
         Some(LocalPod { key, ip, mac, ofport })
     })();
-    ContainerPort { port: port.name.clone(), container_id: id(container_id::CONTAINER_ID).unwrap_or_default(), pod }
+    ContainerPort {
+        port: port.name.clone(),
+        container_id: id(container_id::CONTAINER_ID).unwrap_or_default(),
+        ifname: id(container_id::IF_DEV).unwrap_or_else(|| "eth0".to_owned()),
+        key,
+        ipam_store: id(container_id::IPAM_STORE),
+        pod,
+    }
 }
