@@ -90,6 +90,16 @@ impl Lan {
     }
 }
 
+impl Lan {
+    /// An empty namespace for a Pod, removed with the LAN; returns its name.
+    pub fn pod_netns(&mut self, pod: &str) -> String {
+        let ns = format!("agt-{}-{pod}", self.id);
+        run(&["ip", "netns", "add", &ns]);
+        self.namespaces.push(ns.clone());
+        ns
+    }
+}
+
 impl Drop for Lan {
     fn drop(&mut self) {
         for ns in &self.namespaces {
@@ -274,6 +284,75 @@ impl TestNode {
         let out = run(&["ip", "-n", &self.netns, "-4", "route", "show", "proto", "164"]);
         out.lines().map(|l| l.trim().to_owned()).collect()
     }
+}
+
+impl TestNode {
+    /// The agent's CNI socket.
+    pub fn cni_socket(&self) -> PathBuf {
+        self.dir.path().join("cni.sock")
+    }
+
+    /// The IPAM data directory the tests' network configuration names.
+    pub fn ipam_dir(&self) -> PathBuf {
+        self.dir.path().join("ipam")
+    }
+
+    /// The network configuration kubelet would pass (`prev` as `prevResult`).
+    pub fn netconf(&self, prev: Option<&serde_json::Value>) -> serde_json::Value {
+        let mut conf = serde_json::json!({
+            "cniVersion": "1.0.0",
+            "name": "antrea",
+            "type": "antrea",
+            "ipam": {"type": "host-local", "dataDir": self.ipam_dir()},
+            "capabilities": {"dns": true},
+        });
+        if let Some(prev) = prev {
+            conf["prevResult"] = prev.clone();
+        }
+        conf
+    }
+
+    /// Runs the real `antrea` plugin against this Node's agent, as containerd would; returns
+    /// (exit success, stdout as JSON or Null when empty).
+    pub fn cni(&self, command: &str, container: &str, pod: &str, pod_netns: &str, conf: &serde_json::Value) -> (bool, serde_json::Value) {
+        use std::io::Write;
+        let mut child = Command::new(plugin_binary())
+            .env("CNI_COMMAND", command)
+            .env("CNI_CONTAINERID", container)
+            .env("CNI_NETNS", format!("/var/run/netns/{pod_netns}"))
+            .env("CNI_IFNAME", "eth0")
+            .env("CNI_PATH", "/opt/cni/bin")
+            .env("CNI_ARGS", format!("IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME={pod};K8S_POD_INFRA_CONTAINER_ID={container}"))
+            .env("ANTREA_CNI_SOCKET", format!("unix:{}", self.cni_socket().display()))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run the antrea plugin");
+        child.stdin.take().unwrap().write_all(conf.to_string().as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let json = if text.trim().is_empty() { serde_json::Value::Null } else { serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")) };
+        (out.status.success(), json)
+    }
+}
+
+/// The `antrea` plugin binary of the `cni` crate, built on first use into the same target
+/// directory as this test.
+pub fn plugin_binary() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let status = Command::new(env!("CARGO"))
+                .args(["build", "--quiet", "-p", "cni", "--bin", "antrea"])
+                .status()
+                .expect("cargo build the antrea plugin");
+            assert!(status.success(), "building the antrea plugin failed");
+            let exe = std::env::current_exe().unwrap();
+            let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");
+            profile_dir.join("antrea")
+        })
+        .clone()
 }
 
 impl Drop for TestNode {
