@@ -132,3 +132,29 @@ fn a_failed_add_leaves_nothing_behind() {
     assert_eq!(out["msg"], "Network configuration does not support type=bridge");
     assert!(n1.stop_agent());
 }
+
+#[test]
+fn no_encap_pods_talk_directly_over_the_underlay() {
+    let mut lan = Lan::new();
+    let ns1 = lan.node_netns(1);
+    let ns2 = lan.node_netns(2);
+    let p1 = lan.pod_netns("p1");
+    let p2 = lan.pod_netns("p2");
+    let both = nodes_yaml(&[N1, N2]);
+    let mut n1 = TestNode::new("n1", &ns1, "trafficEncapMode: noEncap\n", &both);
+    let mut n2 = TestNode::new("n2", &ns2, "trafficEncapMode: noEncap\n", &both);
+    up(&mut n1);
+    up(&mut n2);
+    assert!(!n1.vsctl(&["list-ports", "br-int"]).contains("antrea-tun0"), "no tunnel in noEncap");
+    assert_eq!(n1.antrea_routes(), ["10.244.2.0/24 via 10.10.0.12 dev br-int"]);
+    assert_eq!(n1.vsctl(&["get", "Interface", "antrea-gw0", "mtu_request"]), "1500", "no tunnel overhead");
+    let (ok, r1) = n1.cni("ADD", "c-p1", "p1", &p1, &n1.netconf(None));
+    assert!(ok, "{r1}");
+    let (ok, r2) = n2.cni("ADD", "c-p2", "p2", &p2, &n2.netconf(None));
+    assert!(ok, "{r2}");
+    assert!(pod_ping(&p1, "10.244.2.2"), "p1 -> p2 over the underlay");
+    assert!(pod_ping(&p2, "10.244.1.2"), "p2 -> p1 over the underlay");
+    assert!(n1.flows().iter().any(|f| f.contains("nw_dst=10.244.2.0/24") && f.contains("set_field:02:00:0a:0a:00:0c->eth_dst")), "direct flow to n2's MAC");
+    assert!(n1.stop_agent());
+    assert!(n2.stop_agent());
+}

@@ -135,3 +135,18 @@ fn a_missing_transport_interface_is_reported_and_leaves_the_host_alone() {
     assert_eq!(n1.ip_json(&["route"]), routes_before);
     assert_eq!(n1.vsctl(&["list-br"]), "", "no bridge created");
 }
+
+#[test]
+fn flows_come_back_when_ovs_vswitchd_restarts() {
+    let mut lan = Lan::new();
+    let ns = lan.node_netns(1);
+    let mut n1 = TestNode::new("n1", &ns, "", &nodes_yaml(&[N1, N2]));
+    n1.start_and_wait_up();
+    let before = n1.flows();
+    n1.ovs.restart_vswitchd().expect("restart ovs-vswitchd");
+    // The new ovs-vswitchd starts with no flows; the agent's on-connect hook replays them.
+    wait_until("the flows to be replayed", || n1.flows() == before);
+    assert!(ping(&n1, "10.10.0.1"), "the Node reaches the LAN through OVS again");
+    assert!(n1.log(1).contains("replaying the desired flows"), "{}", n1.log(1));
+    assert!(n1.stop_agent());
+}

@@ -118,13 +118,15 @@ pub struct TestNode {
     runs: u32,
 }
 
-/// The Node objects of the cluster: `(name, Node IP, Pod CIDR)`.
+/// The Node objects of the cluster: `(name, Node IP, Pod CIDR)`. Each carries Antrea's MAC
+/// annotation with the MAC [`Lan::node_netns`] gives the Node's NIC (`02:00:0a:0a:00:<last IP byte>`).
 pub fn nodes_yaml(nodes: &[(&str, &str, &str)]) -> String {
     nodes
         .iter()
         .map(|(name, ip, cidr)| {
+            let last: u8 = ip.rsplit('.').next().and_then(|b| b.parse().ok()).unwrap_or(0);
             format!(
-                "apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\nspec:\n  podCIDR: {cidr}\nstatus:\n  addresses:\n  - type: InternalIP\n    address: {ip}\n"
+                "apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n  annotations:\n    node.antrea.io/mac-address: \"02:00:0a:0a:00:{last:02x}\"\nspec:\n  podCIDR: {cidr}\nstatus:\n  addresses:\n  - type: InternalIP\n    address: {ip}\n"
             )
         })
         .collect::<Vec<_>>()
