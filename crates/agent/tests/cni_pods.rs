@@ -76,6 +76,8 @@ fn pods_on_two_nodes_reach_their_gateway_and_each_other() {
     assert!(pod_ping(&p1, "10.244.2.2"), "p1 -> p2 across Nodes");
     assert!(pod_ping(&p2, "10.244.1.2"), "p2 -> p1 across Nodes");
     assert!(pod_ping(&p1, "10.10.0.12"), "p1 -> n2 (SNAT through n1)");
+    // The LAN host has no route to Pod CIDRs: only the masquerade on n1 makes this work.
+    assert!(pod_ping(&p1, "10.10.0.1"), "p1 -> LAN host through SNAT");
 
     // Restart n1's agent: the Pod is kept, nothing changes, the Pod keeps working.
     let flows_before = n1.flows();

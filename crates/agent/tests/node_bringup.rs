@@ -150,3 +150,23 @@ fn flows_come_back_when_ovs_vswitchd_restarts() {
     assert!(n1.log(1).contains("replaying the desired flows"), "{}", n1.log(1));
     assert!(n1.stop_agent());
 }
+
+#[test]
+fn a_failure_after_the_takeover_gives_the_nic_its_configuration_back() {
+    let mut lan = Lan::new();
+    let ns = lan.node_netns(1);
+    let n1 = TestNode::new("n1", &ns, "", &nodes_yaml(&[N1, N2]));
+    // A route of someone else to n2's Pod CIDR: the peer route cannot be added, the last step.
+    n1.exec(&["ip", "route", "add", "10.244.2.0/24", "via", "10.10.0.1", "dev", "eth0"]);
+    let addrs_before = n1.addrs("eth0");
+    let routes_before = n1.ip_json(&["-4", "route", "show", "dev", "eth0"]);
+    let (ok, stderr) = n1.run_agent_to_exit();
+    assert!(!ok, "must fail");
+    assert!(stderr.contains("the NIC's configuration was restored: yes"), "{stderr}");
+    assert!(stderr.contains("10.244.2.0/24"), "names the conflicting route: {stderr}");
+    assert_eq!(n1.addrs("eth0"), addrs_before);
+    assert_eq!(n1.ip_json(&["-4", "route", "show", "dev", "eth0"]), routes_before);
+    assert!(n1.addrs("br-int").is_empty());
+    assert!(!n1.vsctl(&["list-ports", "br-int"]).lines().any(|p| p == "eth0"), "the NIC left the bridge");
+    assert!(ping(&n1, "10.10.0.1"), "the Node reaches the LAN through its NIC again");
+}
