@@ -40,7 +40,11 @@ pub fn load_config(path: &std::path::Path) -> Result<AgentConfig, AgentError> {
 }
 
 /// Reads the cluster directory until this Node is there with a Pod CIDR and an InternalIP.
-pub async fn wait_for_node(source: &mut DirectorySource, name: &str, dir: &std::path::Path) -> Result<NodeInfo, AgentError> {
+pub async fn wait_for_node(
+    source: &mut DirectorySource,
+    name: &str,
+    dir: &std::path::Path,
+) -> Result<NodeInfo, AgentError> {
     let start = Instant::now();
     let mut last_log = None::<Instant>;
     loop {
@@ -59,7 +63,12 @@ pub async fn wait_for_node(source: &mut DirectorySource, name: &str, dir: &std::
             None => "no such Node object".to_owned(),
         };
         if start.elapsed() >= NODE_WAIT {
-            return Err(AgentError::NodeNotReady { node: name.to_owned(), dir: dir.to_owned(), waited: NODE_WAIT, reason });
+            return Err(AgentError::NodeNotReady {
+                node: name.to_owned(),
+                dir: dir.to_owned(),
+                waited: NODE_WAIT,
+                reason,
+            });
         }
         if last_log.is_none_or(|t| t.elapsed() >= Duration::from_secs(5)) {
             tracing::info!("waiting for Node {name} in {}: {reason}", dir.display());
@@ -104,20 +113,49 @@ pub async fn run_node<H: HostNetwork + 'static>(
 fn report_bring_up<H>(node: &RunningNode<H>) {
     let (writes, mods, host) = (node.bridge.writes(), node.flows.mods(), node.host_changes);
     if writes == 0 && mods == 0 && host == 0 {
-        tracing::info!("Node {} up: unchanged (0 OVSDB writes, 0 flow mods, 0 host changes)", node.info.name);
+        tracing::info!(
+            "Node {} up: unchanged (0 OVSDB writes, 0 flow mods, 0 host changes)",
+            node.info.name
+        );
     } else {
-        tracing::info!("Node {} up: {writes} OVSDB writes, {mods} flow mods, {host} host changes", node.info.name);
+        tracing::info!(
+            "Node {} up: {writes} OVSDB writes, {mods} flow mods, {host} host changes",
+            node.info.name
+        );
     }
 }
 
 /// Runs the CNI server and the controllers until a stop signal; the datapath stays as it is.
-async fn serve<H: HostNetwork + 'static>(config: &AgentConfig, node: RunningNode<H>, source: DirectorySource) -> Result<(), AgentError> {
+async fn serve<H: HostNetwork + 'static>(
+    config: &AgentConfig,
+    node: RunningNode<H>,
+    source: DirectorySource,
+) -> Result<(), AgentError> {
     let store = source.store();
-    let RunningNode { peers, flows, bridge, host, network, pod_mtu, .. } = node;
+    let RunningNode {
+        peers,
+        flows,
+        bridge,
+        host,
+        network,
+        pod_mtu,
+        ..
+    } = node;
     let netdev = config.ovs_datapath_type == DatapathType::Netdev;
-    let pods = Arc::new(PodConfigurator::new(host, bridge, flows.clone(), network, pod_mtu, netdev));
+    let pods = Arc::new(PodConfigurator::new(
+        host,
+        bridge,
+        flows.clone(),
+        network,
+        pod_mtu,
+        netdev,
+    ));
     let report = pods.reconcile().await?;
-    tracing::info!("Pods on the bridge: {} kept, {} removed", report.kept.len(), report.removed.len());
+    tracing::info!(
+        "Pods on the bridge: {} kept, {} removed",
+        report.kept.len(),
+        report.removed.len()
+    );
 
     let (events_tx, events_rx) = mpsc::channel(256);
     let source_task = tokio::spawn(source.run(POLL_INTERVAL, events_tx));
@@ -128,12 +166,19 @@ async fn serve<H: HostNetwork + 'static>(config: &AgentConfig, node: RunningNode
     tracing::info!("CNI server listening on {}", config.cni_socket);
     let service = CniService::new(pods);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(cni::rpc::serve_on(service.clone(), Some(service), listener, async {
-        let _ = stop_rx.await;
-    }));
+    let server = tokio::spawn(cni::rpc::serve_on(
+        service.clone(),
+        Some(service),
+        listener,
+        async {
+            let _ = stop_rx.await;
+        },
+    ));
 
     stop_signal().await;
-    tracing::info!("stopping: no new CNI requests, finishing those in flight; the datapath stays in place");
+    tracing::info!(
+        "stopping: no new CNI requests, finishing those in flight; the datapath stays in place"
+    );
     let _ = stop_tx.send(());
     match server.await {
         Ok(Ok(())) => {}
@@ -155,11 +200,17 @@ async fn listen_cni(endpoint: &localipc::Endpoint) -> Result<localipc::Listener,
     if let localipc::Endpoint::Unix(path) = endpoint
         && let Some(dir) = path.parent()
     {
-        std::fs::create_dir_all(dir).map_err(|source| AgentError::CniSocket { endpoint: endpoint.to_string(), source })?;
+        std::fs::create_dir_all(dir).map_err(|source| AgentError::CniSocket {
+            endpoint: endpoint.to_string(),
+            source,
+        })?;
     }
     localipc::listen(endpoint, localipc::Access::Administrators)
         .await
-        .map_err(|source| AgentError::CniSocket { endpoint: endpoint.to_string(), source })
+        .map_err(|source| AgentError::CniSocket {
+            endpoint: endpoint.to_string(),
+            source,
+        })
 }
 
 /// SIGTERM or SIGINT (Ctrl-C).

@@ -63,6 +63,14 @@ impl HostChanges {
     }
 }
 
+impl HostChanges {
+    /// Counts a peer reconciliation's route and SNAT changes.
+    fn count_peers(&mut self, changes: &crate::controller::PeerChanges) {
+        self.0 += u32::from(!changes.routes.is_empty())
+            + u32::from(changes.snat == Some(Outcome::Changed));
+    }
+}
+
 fn log_ovs(step: &str, outcome: Outcome) {
     match outcome {
         Outcome::Changed => tracing::info!("{step}: written to OVSDB"),
@@ -83,7 +91,11 @@ pub fn transport_selector(config: &AgentConfig, node: &NodeInfo) -> TransportSel
             ipnet::IpNet::V6(_) => None,
         })
         .collect();
-    if cidrs.is_empty() { TransportSelector::NodeIp(node.ip) } else { TransportSelector::Cidrs(cidrs) }
+    if cidrs.is_empty() {
+        TransportSelector::NodeIp(node.ip)
+    } else {
+        TransportSelector::Cidrs(cidrs)
+    }
 }
 
 /// The pipeline's traffic mode for the configuration.
@@ -105,7 +117,10 @@ async fn wait_for_device(name: &str) -> Result<(), AgentError> {
     let deadline = tokio::time::Instant::now() + OVS_WAIT;
     while !device_exists(name) {
         if tokio::time::Instant::now() >= deadline {
-            return Err(AgentError::InterfaceMissing { name: name.to_owned(), waited: OVS_WAIT });
+            return Err(AgentError::InterfaceMissing {
+                name: name.to_owned(),
+                waited: OVS_WAIT,
+            });
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -131,7 +146,6 @@ pub async fn bring_up<H: HostNetwork + 'static>(
     host: Arc<H>,
 ) -> Result<RunningNode<H>, AgentError> {
     let bridge_name = config.ovs_bridge.as_str();
-    let mut changes = HostChanges::default();
 
     // 1. The transport NIC; after a restart its configuration is already on the bridge.
     let selector = transport_selector(config, info);
@@ -139,17 +153,27 @@ pub async fn bring_up<H: HostNetwork + 'static>(
     let (nic_name, nic) = if found.name == bridge_name {
         match host.find_uplink(bridge_name).await? {
             Some(uplink) => (uplink.nic, uplink.bridge),
-            None => return Err(AgentError::UplinkUnknown { bridge: bridge_name.to_owned() }),
+            None => {
+                return Err(AgentError::UplinkUnknown {
+                    bridge: bridge_name.to_owned(),
+                });
+            }
         }
     } else {
         (found.name.clone(), found.clone())
     };
-    let node_ip = node_address(&nic, info.ip).ok_or_else(|| AgentError::NoTransportAddress { nic: nic_name.clone() })?;
+    let node_ip = node_address(&nic, info.ip).ok_or_else(|| AgentError::NoTransportAddress {
+        nic: nic_name.clone(),
+    })?;
     tracing::info!(
         "transport interface {nic_name}: MAC {}, MTU {}, Node IP {node_ip}{}",
         nic.mac,
         nic.mtu,
-        if found.name == bridge_name { " (already on the bridge)" } else { "" }
+        if found.name == bridge_name {
+            " (already on the bridge)"
+        } else {
+            ""
+        }
     );
     let transport_mtu = u16::try_from(nic.mtu).unwrap_or(u16::MAX);
     let pod_mtu = u32::from(config.pod_mtu(transport_mtu, false));
@@ -160,16 +184,30 @@ pub async fn bring_up<H: HostNetwork + 'static>(
         DatapathType::System => "system",
         DatapathType::Netdev => "netdev",
     };
-    let want = BridgeWant { name: bridge_name.to_owned(), datapath_type: datapath_type.to_owned(), mac: nic.mac.octets() };
-    log_ovs(&format!("bridge {bridge_name}"), bridge.ensure_bridge(&want).await?);
-    log_ovs(&format!("MTU {} of LOCAL {bridge_name}", nic.mtu), bridge.ensure_mtu_request(bridge_name, nic.mtu).await?);
+    let want = BridgeWant {
+        name: bridge_name.to_owned(),
+        datapath_type: datapath_type.to_owned(),
+        mac: nic.mac.octets(),
+    };
+    log_ovs(
+        &format!("bridge {bridge_name}"),
+        bridge.ensure_bridge(&want).await?,
+    );
+    log_ovs(
+        &format!("MTU {} of LOCAL {bridge_name}", nic.mtu),
+        bridge.ensure_mtu_request(bridge_name, nic.mtu).await?,
+    );
     wait_for_device(bridge_name).await?;
 
     // 3. OpenFlow, and every desired flow (Node, peers, Pods already attached) in place before
     //    the NIC joins the bridge: in secure mode an empty table cuts the Node off.
     let gateway_ip = info.gateway_ip();
     let network = NodeNetwork {
-        node_ip: pipeline::model::Ipv4Cidr::new(node_ip.addr(), node_ip.prefix_len()).map_err(|_| AgentError::NoTransportAddress { nic: nic_name.clone() })?,
+        node_ip: pipeline::model::Ipv4Cidr::new(node_ip.addr(), node_ip.prefix_len()).map_err(
+            |_| AgentError::NoTransportAddress {
+                nic: nic_name.clone(),
+            },
+        )?,
         node_mac: MacAddr(nic.mac.octets()),
         pod_cidr: pipeline_cidr(info.pod_cidr),
         gateway_ip,
@@ -190,31 +228,58 @@ pub async fn bring_up<H: HostNetwork + 'static>(
     );
     let mut desired = vec![(FlowOwner::Node, node_flows(&network))];
     for peer in peers.peers(store) {
-        desired.push((FlowOwner::Peer(peer.name.clone()), pipeline::render::peer_flows(&network, &peer)));
+        desired.push((
+            FlowOwner::Peer(peer.name.clone()),
+            pipeline::render::peer_flows(&network, &peer),
+        ));
     }
     for port in bridge.container_ports().await? {
         match &port.pod {
             Some(pod) => desired.push((FlowOwner::Pod(pod.key.clone()), pod_flows(&network, pod))),
-            None => tracing::warn!("container port {} has incomplete records or no OpenFlow port; its flows wait for the CNI server", port.port),
+            None => tracing::warn!(
+                "container port {} has incomplete records or no OpenFlow port; its flows wait for the CNI server",
+                port.port
+            ),
         }
     }
     match flows.start_round(recorded, &desired, &bridge).await? {
-        RoundOutcome::Unchanged(round) => tracing::info!("flows: unchanged ({round} already installed)"),
-        RoundOutcome::Replaced { previous: Some(previous), round } => {
+        RoundOutcome::Unchanged(round) => {
+            tracing::info!("flows: unchanged ({round} already installed)")
+        }
+        RoundOutcome::Replaced {
+            previous: Some(previous),
+            round,
+        } => {
             tracing::info!("flows: installed as {round}, leftovers of {previous} deleted")
         }
-        RoundOutcome::Replaced { previous: None, round } => tracing::info!("flows: installed as {round}"),
+        RoundOutcome::Replaced {
+            previous: None,
+            round,
+        } => tracing::info!("flows: installed as {round}"),
     }
 
-    // 4. The NIC becomes the uplink; on any failure from here the NIC gets its configuration back.
+    // 4.–7. The NIC becomes the uplink, then gateway, tunnel, peers. If this run took the NIC
+    //        over and a later step fails, the NIC gets its configuration back.
     let fresh = found.name != bridge_name;
-    let result = attach_and_finish(config, &bridge, &*host, &found, &nic_name, &network, pod_mtu, &peers, store, &mut changes).await;
+    let mut steps = Steps {
+        config,
+        bridge: &bridge,
+        host: &*host,
+        network: &network,
+        pod_mtu,
+        changes: HostChanges::default(),
+    };
+    let result = steps.attach(&found, &nic_name, &peers, store).await;
+    let host_changes = steps.changes.0;
     if let Err(error) = result {
         if !fresh {
             return Err(error);
         }
         let restored = restore_nic(&bridge, &*host, &nic_name, bridge_name).await;
-        return Err(AgentError::RolledBack { step: "Node bring-up".into(), error: Box::new(error), restored });
+        return Err(AgentError::RolledBack {
+            error: Box::new(error),
+            restored,
+        });
     }
     Ok(RunningNode {
         info: info.clone(),
@@ -225,85 +290,126 @@ pub async fn bring_up<H: HostNetwork + 'static>(
         peers,
         uplink: nic_name,
         pod_mtu,
-        host_changes: changes.0,
+        host_changes,
     })
 }
 
 /// The NIC's address holding `ip`, else its first one.
 fn node_address(nic: &NicConfig, ip: Ipv4Addr) -> Option<hostnet::Ipv4Cidr> {
-    nic.addresses.iter().find(|a| a.addr() == ip).or_else(|| nic.addresses.first()).copied()
+    nic.addresses
+        .iter()
+        .find(|a| a.addr() == ip)
+        .or_else(|| nic.addresses.first())
+        .copied()
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn attach_and_finish<H: HostNetwork>(
-    config: &AgentConfig,
-    bridge: &OvsBridge,
-    host: &H,
-    found: &NicConfig,
-    nic_name: &str,
-    network: &NodeNetwork,
+/// The steps from attaching the NIC on, with what they share.
+struct Steps<'a, H> {
+    config: &'a AgentConfig,
+    bridge: &'a OvsBridge,
+    host: &'a H,
+    network: &'a NodeNetwork,
     pod_mtu: u32,
-    peers: &PeerController<H>,
-    store: &Store,
-    changes: &mut HostChanges,
-) -> Result<(), AgentError> {
-    let bridge_name = bridge.name();
-    let mut uplink = PortWant::new(nic_name, antrea_type::UPLINK);
-    uplink.ofport_request = Some(NodePorts::UPLINK as u16);
-    log_ovs(&format!("uplink port {nic_name}"), bridge.ensure_port(&uplink).await?);
-    let ofport = bridge.wait_for_ofport(nic_name, OVS_WAIT).await?;
-    if ofport != NodePorts::UPLINK {
-        tracing::warn!("uplink {nic_name} has OpenFlow port {ofport}, not {}: flows expect {}", NodePorts::UPLINK, NodePorts::UPLINK);
-    }
-    if config.ovs_datapath_type == DatapathType::Netdev {
-        changes.note(&format!("kernel ingress block on {nic_name}"), host.block_kernel_ingress(nic_name).await?);
-    }
-    let (_, outcome) = host.take_over_uplink(found, bridge_name).await?;
-    changes.note(&format!("configuration of {nic_name} moved to {bridge_name}"), outcome);
+    changes: HostChanges,
+}
 
-    // 5. The gateway.
-    let gw = config.host_gateway.as_str();
-    let mut gateway = PortWant::new(gw, antrea_type::GATEWAY);
-    gateway.interface_type = "internal".into();
-    gateway.ofport_request = Some(NodePorts::GATEWAY as u16);
-    gateway.mtu_request = Some(pod_mtu);
-    gateway.mac = Some(network.gateway_mac.to_string());
-    log_ovs(&format!("gateway port {gw}"), bridge.ensure_port(&gateway).await?);
-    wait_for_device(gw).await?;
-    let address = hostnet::Ipv4Cidr::new(network.gateway_ip, network.pod_cidr.prefix_len()).expect("a pipeline prefix is at most 32");
-    let (_, outcome) = host
-        .configure_gateway(&GatewayConfig {
+impl<H: HostNetwork> Steps<'_, H> {
+    async fn attach(
+        &mut self,
+        found: &NicConfig,
+        nic: &str,
+        peers: &PeerController<H>,
+        store: &Store,
+    ) -> Result<(), AgentError> {
+        self.uplink(found, nic).await?;
+        self.gateway().await?;
+        self.tunnel().await?;
+        let peer_changes = peers.reconcile(store).await?;
+        log_changes(&peer_changes);
+        self.changes.count_peers(&peer_changes);
+        Ok(())
+    }
+
+    /// 4. The NIC as uplink port 32770, the kernel kept off it (userspace datapath), its
+    ///    configuration moved to LOCAL.
+    async fn uplink(&mut self, found: &NicConfig, nic: &str) -> Result<(), AgentError> {
+        let bridge_name = self.bridge.name();
+        let mut uplink = PortWant::new(nic, antrea_type::UPLINK);
+        uplink.ofport_request = Some(NodePorts::UPLINK as u16);
+        log_ovs(
+            &format!("uplink port {nic}"),
+            self.bridge.ensure_port(&uplink).await?,
+        );
+        let ofport = self.bridge.wait_for_ofport(nic, OVS_WAIT).await?;
+        if ofport != NodePorts::UPLINK {
+            tracing::warn!(
+                "uplink {nic} has OpenFlow port {ofport}, not {}: the flows expect {}",
+                NodePorts::UPLINK,
+                NodePorts::UPLINK
+            );
+        }
+        if self.config.ovs_datapath_type == DatapathType::Netdev {
+            self.changes.note(
+                &format!("kernel ingress block on {nic}"),
+                self.host.block_kernel_ingress(nic).await?,
+            );
+        }
+        let (_, outcome) = self.host.take_over_uplink(found, bridge_name).await?;
+        self.changes.note(
+            &format!("configuration of {nic} moved to {bridge_name}"),
+            outcome,
+        );
+        Ok(())
+    }
+
+    /// 5. The gateway port 32769 with its MAC and MTU, and the first IP of the Pod CIDR.
+    async fn gateway(&mut self) -> Result<(), AgentError> {
+        let gw = self.config.host_gateway.as_str();
+        let mut gateway = PortWant::new(gw, antrea_type::GATEWAY);
+        gateway.interface_type = "internal".into();
+        gateway.ofport_request = Some(NodePorts::GATEWAY as u16);
+        gateway.mtu_request = Some(self.pod_mtu);
+        gateway.mac = Some(self.network.gateway_mac.to_string());
+        log_ovs(
+            &format!("gateway port {gw}"),
+            self.bridge.ensure_port(&gateway).await?,
+        );
+        wait_for_device(gw).await?;
+        let address =
+            hostnet::Ipv4Cidr::new(self.network.gateway_ip, self.network.pod_cidr.prefix_len())
+                .expect("a pipeline prefix is at most 32");
+        let config = GatewayConfig {
             name: gw.to_owned(),
             address,
-            mac: Some(hostnet::MacAddr(network.gateway_mac.0)),
-            mtu: pod_mtu,
-        })
-        .await?;
-    changes.note(&format!("gateway {gw} {address}"), outcome);
-    bridge.wait_for_ofport(gw, OVS_WAIT).await?;
-
-    // 6. The tunnel (not in noEncap).
-    match network.mode.tunnel() {
-        Some(tunnel) => {
-            let mut port = PortWant::new(TUNNEL_PORT, antrea_type::TUNNEL);
-            port.interface_type = tunnel.ovs_type().to_owned();
-            port.ofport_request = Some(NodePorts::TUNNEL as u16);
-            port.options = tunnel_options(config, network.node_ip.addr());
-            log_ovs(&format!("tunnel port {TUNNEL_PORT} ({})", tunnel.ovs_type()), bridge.ensure_port(&port).await?);
-            bridge.wait_for_ofport(TUNNEL_PORT, OVS_WAIT).await?;
-        }
-        None => {
-            if bridge.delete_port(TUNNEL_PORT).await? {
-                tracing::info!("tunnel port {TUNNEL_PORT} removed (noEncap)");
-            }
-        }
+            mac: Some(hostnet::MacAddr(self.network.gateway_mac.0)),
+            mtu: self.pod_mtu,
+        };
+        let (_, outcome) = self.host.configure_gateway(&config).await?;
+        self.changes
+            .note(&format!("gateway {gw} {address}"), outcome);
+        self.bridge.wait_for_ofport(gw, OVS_WAIT).await?;
+        Ok(())
     }
 
-    // 7. Peers: flows (already staged), routes, SNAT.
-    let peer_changes = peers.reconcile(store).await?;
-    changes.0 += u32::from(!peer_changes.routes.is_empty()) + u32::from(peer_changes.snat == Some(Outcome::Changed));
-    log_changes(&peer_changes);
-    Ok(())
+    /// 6. The flow-based tunnel port 32768; none in noEncap.
+    async fn tunnel(&mut self) -> Result<(), AgentError> {
+        let Some(tunnel) = self.network.mode.tunnel() else {
+            if self.bridge.delete_port(TUNNEL_PORT).await? {
+                tracing::info!("tunnel port {TUNNEL_PORT} removed (noEncap)");
+            }
+            return Ok(());
+        };
+        let mut port = PortWant::new(TUNNEL_PORT, antrea_type::TUNNEL);
+        port.interface_type = tunnel.ovs_type().to_owned();
+        port.ofport_request = Some(NodePorts::TUNNEL as u16);
+        port.options = tunnel_options(self.config, self.network.node_ip.addr());
+        log_ovs(
+            &format!("tunnel port {TUNNEL_PORT} ({})", tunnel.ovs_type()),
+            self.bridge.ensure_port(&port).await?,
+        );
+        self.bridge.wait_for_ofport(TUNNEL_PORT, OVS_WAIT).await?;
+        Ok(())
+    }
 }
 
 /// The tunnel port's options: flow-based key and remote, this Node's IP as source, the
@@ -325,7 +431,12 @@ pub fn tunnel_options(config: &AgentConfig, node_ip: Ipv4Addr) -> BTreeMap<Strin
 
 /// Undoes the uplink takeover after a failed first bring-up: NIC out of the bridge, kernel
 /// back on it, its configuration back. Returns what happened, for the error message.
-async fn restore_nic<H: HostNetwork>(bridge: &OvsBridge, host: &H, nic: &str, bridge_name: &str) -> String {
+async fn restore_nic<H: HostNetwork>(
+    bridge: &OvsBridge,
+    host: &H,
+    nic: &str,
+    bridge_name: &str,
+) -> String {
     let mut notes = Vec::new();
     match host.reconcile_peer_routes(&[]).await {
         Ok(_) => {}
@@ -343,5 +454,9 @@ async fn restore_nic<H: HostNetwork>(bridge: &OvsBridge, host: &H, nic: &str, br
         Ok(_) => {}
         Err(e) => notes.push(format!("configuration of {nic}: {e}")),
     }
-    if notes.is_empty() { "yes".to_owned() } else { format!("partly ({})", notes.join("; ")) }
+    if notes.is_empty() {
+        "yes".to_owned()
+    } else {
+        format!("partly ({})", notes.join("; "))
+    }
 }

@@ -12,8 +12,15 @@ use crate::node::NodeInfoError;
 pub enum AgentError {
     #[error("{0}")]
     Config(#[from] ConfigError),
-    #[error("Node {node:?} did not appear with a Pod CIDR and an InternalIP in {dir} within {waited:?}: {reason}")]
-    NodeNotReady { node: String, dir: PathBuf, waited: Duration, reason: String },
+    #[error(
+        "Node {node:?} did not appear with a Pod CIDR and an InternalIP in {dir} within {waited:?}: {reason}"
+    )]
+    NodeNotReady {
+        node: String,
+        dir: PathBuf,
+        waited: Duration,
+        reason: String,
+    },
     #[error("Node {node:?}: {source}")]
     NodeInfo {
         node: String,
@@ -40,14 +47,19 @@ pub enum AgentError {
     FlowConflict(#[from] pipeline::FlowConflict),
     #[error("the bridge's recorded round: {0}")]
     Round(#[from] pipeline::ModelError),
-    #[error("the Node IP is on bridge {bridge} but no uplink NIC is recorded for it; restore the NIC's configuration by hand")]
+    #[error(
+        "the Node IP is on bridge {bridge} but no uplink NIC is recorded for it; restore the NIC's configuration by hand"
+    )]
     UplinkUnknown { bridge: String },
     #[error("transport interface {nic} has no IPv4 address")]
     NoTransportAddress { nic: String },
     #[error("interface {name:?} did not appear within {waited:?}")]
     InterfaceMissing { name: String, waited: Duration },
-    #[error("{step} failed ({error}); the NIC's configuration was restored: {restored}")]
-    RolledBack { step: String, error: Box<AgentError>, restored: String },
+    #[error("Node bring-up failed ({error}); the NIC's configuration was restored: {restored}")]
+    RolledBack {
+        error: Box<AgentError>,
+        restored: String,
+    },
     #[error("CNI server on {endpoint}: {source}")]
     CniSocket {
         endpoint: String,

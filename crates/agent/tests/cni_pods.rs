@@ -13,7 +13,9 @@ const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
 const N2: (&str, &str, &str) = ("n2", "10.10.0.12", "10.244.2.0/24");
 
 fn pod_ping(pod_netns: &str, target: &str) -> bool {
-    succeeds(&["ip", "netns", "exec", pod_netns, "ping", "-c3", "-i0.2", "-W2", target])
+    succeeds(&[
+        "ip", "netns", "exec", pod_netns, "ping", "-c3", "-i0.2", "-W2", target,
+    ])
 }
 
 fn up(node: &mut TestNode) {
@@ -34,7 +36,9 @@ fn pods_on_two_nodes_reach_their_gateway_and_each_other() {
     let mut n2 = TestNode::new("n2", &ns2, "trafficEncapMode: encap\n", &both);
     up(&mut n1);
     up(&mut n2);
-    let mode = std::fs::metadata(n1.cni_socket()).map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777).unwrap();
+    let mode = std::fs::metadata(n1.cni_socket())
+        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777)
+        .unwrap();
     assert_eq!(mode, 0o600, "CNI socket mode");
 
     // ADD: the result, and the Pod reaches its gateway at once (flows are in before ADD returns).
@@ -46,18 +50,49 @@ fn pods_on_two_nodes_reach_their_gateway_and_each_other() {
     assert_eq!(result["ips"][0]["interface"], 1);
     let host_if = result["interfaces"][0]["name"].as_str().unwrap().to_owned();
     assert_eq!(host_if, hostnet::naming::endpoint_name("p1", "c-p1"));
-    assert_eq!(result["interfaces"][1]["sandbox"], format!("/var/run/netns/{p1}"));
-    assert!(result["routes"].as_array().unwrap().iter().any(|r| r["dst"] == "0.0.0.0/0" && r["gw"] == "10.244.1.1"), "{result}");
-    assert!(pod_ping(&p1, "10.244.1.1"), "Pod -> its gateway right after ADD");
+    assert_eq!(
+        result["interfaces"][1]["sandbox"],
+        format!("/var/run/netns/{p1}")
+    );
+    assert!(
+        result["routes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["dst"] == "0.0.0.0/0" && r["gw"] == "10.244.1.1"),
+        "{result}"
+    );
+    assert!(
+        pod_ping(&p1, "10.244.1.1"),
+        "Pod -> its gateway right after ADD"
+    );
 
     // The OVS port as Antrea writes it.
-    assert_eq!(n1.vsctl(&["get", "Port", &host_if, "external_ids:antrea-type"]), "container");
-    assert_eq!(n1.vsctl(&["get", "Port", &host_if, "external_ids:container-id"]), "c-p1");
-    assert_eq!(n1.vsctl(&["get", "Port", &host_if, "external_ids:pod-name"]), "p1");
-    assert_eq!(n1.vsctl(&["get", "Port", &host_if, "external_ids:ip-address"]), "\"10.244.1.2\"");
+    assert_eq!(
+        n1.vsctl(&["get", "Port", &host_if, "external_ids:antrea-type"]),
+        "container"
+    );
+    assert_eq!(
+        n1.vsctl(&["get", "Port", &host_if, "external_ids:container-id"]),
+        "c-p1"
+    );
+    assert_eq!(
+        n1.vsctl(&["get", "Port", &host_if, "external_ids:pod-name"]),
+        "p1"
+    );
+    assert_eq!(
+        n1.vsctl(&["get", "Port", &host_if, "external_ids:ip-address"]),
+        "\"10.244.1.2\""
+    );
     let mac = result["interfaces"][1]["mac"].as_str().unwrap();
-    assert_eq!(n1.vsctl(&["get", "Port", &host_if, "external_ids:attached-mac"]), format!("\"{mac}\""));
-    assert!(n1.ipam_dir().join("antrea/10.244.1.2").exists(), "host-local layout");
+    assert_eq!(
+        n1.vsctl(&["get", "Port", &host_if, "external_ids:attached-mac"]),
+        format!("\"{mac}\"")
+    );
+    assert!(
+        n1.ipam_dir().join("antrea/10.244.1.2").exists(),
+        "host-local layout"
+    );
 
     // Repeat ADD: same result, nothing new.
     let flows_before = n1.flows();
@@ -83,8 +118,17 @@ fn pods_on_two_nodes_reach_their_gateway_and_each_other() {
     let flows_before = n1.flows();
     assert!(n1.stop_agent());
     up(&mut n1);
-    assert!(n1.log(2).contains("unchanged (0 OVSDB writes, 0 flow mods, 0 host changes)"), "{}", n1.log(2));
-    assert!(n1.log(2).contains("Pods on the bridge: 1 kept, 0 removed"), "{}", n1.log(2));
+    assert!(
+        n1.log(2)
+            .contains("unchanged (0 OVSDB writes, 0 flow mods, 0 host changes)"),
+        "{}",
+        n1.log(2)
+    );
+    assert!(
+        n1.log(2).contains("Pods on the bridge: 1 kept, 0 removed"),
+        "{}",
+        n1.log(2)
+    );
     assert_eq!(n1.flows(), flows_before);
     assert!(pod_ping(&p1, "10.244.2.2"), "p1 -> p2 after the restart");
 
@@ -92,9 +136,18 @@ fn pods_on_two_nodes_reach_their_gateway_and_each_other() {
     let (ok, out) = n1.cni("DEL", "c-p1", "p1", &p1, &n1.netconf(None));
     assert!(ok, "DEL failed: {out}");
     assert!(!n1.vsctl(&["list-ports", "br-int"]).contains(&host_if));
-    assert!(!succeeds(&["ip", "-n", &ns1, "link", "show", &host_if]), "host end deleted");
-    assert!(!n1.flows().iter().any(|f| f.contains("10.244.1.2")), "Pod flows removed");
-    assert!(!n1.ipam_dir().join("antrea/10.244.1.2").exists(), "address released");
+    assert!(
+        !succeeds(&["ip", "-n", &ns1, "link", "show", &host_if]),
+        "host end deleted"
+    );
+    assert!(
+        !n1.flows().iter().any(|f| f.contains("10.244.1.2")),
+        "Pod flows removed"
+    );
+    assert!(
+        !n1.ipam_dir().join("antrea/10.244.1.2").exists(),
+        "address released"
+    );
     let (ok, out) = n1.cni("DEL", "c-p1", "p1", &p1, &n1.netconf(None));
     assert!(ok, "second DEL failed: {out}");
 
@@ -102,10 +155,17 @@ fn pods_on_two_nodes_reach_their_gateway_and_each_other() {
     assert!(n2.stop_agent());
     std::fs::remove_file(n2.ipam_dir().join("antrea/10.244.2.2")).unwrap();
     up(&mut n2);
-    assert!(n2.log(2).contains("Pods on the bridge: 0 kept, 1 removed"), "{}", n2.log(2));
+    assert!(
+        n2.log(2).contains("Pods on the bridge: 0 kept, 1 removed"),
+        "{}",
+        n2.log(2)
+    );
     let p2_if = r2["interfaces"][0]["name"].as_str().unwrap();
     assert!(!n2.vsctl(&["list-ports", "br-int"]).contains(p2_if));
-    assert!(!n2.flows().iter().any(|f| f.contains("10.244.2.2")), "stale Pod flows removed");
+    assert!(
+        !n2.flows().iter().any(|f| f.contains("10.244.2.2")),
+        "stale Pod flows removed"
+    );
     assert!(n1.stop_agent());
     assert!(n2.stop_agent());
 }
@@ -121,17 +181,28 @@ fn a_failed_add_leaves_nothing_behind() {
     assert!(!ok);
     assert_eq!(out["code"], 102, "{out}");
     let leftovers: Vec<Value> = std::fs::read_dir(n1.ipam_dir().join("antrea"))
-        .map(|d| d.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("10.")).map(|e| Value::from(e.file_name().to_string_lossy().into_owned())).collect())
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("10."))
+                .map(|e| Value::from(e.file_name().to_string_lossy().into_owned()))
+                .collect()
+        })
         .unwrap_or_default();
     assert!(leftovers.is_empty(), "addresses left: {leftovers:?}");
-    assert!(!n1.vsctl(&["list-ports", "br-int"]).contains("px-"), "no port left");
+    assert!(
+        !n1.vsctl(&["list-ports", "br-int"]).contains("px-"),
+        "no port left"
+    );
     // A wrong plugin type is refused with Antrea's code and message.
     let mut conf = n1.netconf(None);
     conf["type"] = "bridge".into();
     let (ok, out) = n1.cni("ADD", "c-y", "py", "agt-no-such-netns", &conf);
     assert!(!ok);
     assert_eq!(out["code"], 2, "{out}");
-    assert_eq!(out["msg"], "Network configuration does not support type=bridge");
+    assert_eq!(
+        out["msg"],
+        "Network configuration does not support type=bridge"
+    );
     assert!(n1.stop_agent());
 }
 
@@ -147,16 +218,30 @@ fn no_encap_pods_talk_directly_over_the_underlay() {
     let mut n2 = TestNode::new("n2", &ns2, "trafficEncapMode: noEncap\n", &both);
     up(&mut n1);
     up(&mut n2);
-    assert!(!n1.vsctl(&["list-ports", "br-int"]).contains("antrea-tun0"), "no tunnel in noEncap");
-    assert_eq!(n1.antrea_routes(), ["10.244.2.0/24 via 10.10.0.12 dev br-int"]);
-    assert_eq!(n1.vsctl(&["get", "Interface", "antrea-gw0", "mtu_request"]), "1500", "no tunnel overhead");
+    assert!(
+        !n1.vsctl(&["list-ports", "br-int"]).contains("antrea-tun0"),
+        "no tunnel in noEncap"
+    );
+    assert_eq!(
+        n1.antrea_routes(),
+        ["10.244.2.0/24 via 10.10.0.12 dev br-int"]
+    );
+    assert_eq!(
+        n1.vsctl(&["get", "Interface", "antrea-gw0", "mtu_request"]),
+        "1500",
+        "no tunnel overhead"
+    );
     let (ok, r1) = n1.cni("ADD", "c-p1", "p1", &p1, &n1.netconf(None));
     assert!(ok, "{r1}");
     let (ok, r2) = n2.cni("ADD", "c-p2", "p2", &p2, &n2.netconf(None));
     assert!(ok, "{r2}");
     assert!(pod_ping(&p1, "10.244.2.2"), "p1 -> p2 over the underlay");
     assert!(pod_ping(&p2, "10.244.1.2"), "p2 -> p1 over the underlay");
-    assert!(n1.flows().iter().any(|f| f.contains("nw_dst=10.244.2.0/24") && f.contains("set_field:02:00:0a:0a:00:0c->eth_dst")), "direct flow to n2's MAC");
+    assert!(
+        n1.flows().iter().any(|f| f.contains("nw_dst=10.244.2.0/24")
+            && f.contains("set_field:02:00:0a:0a:00:0c->eth_dst")),
+        "direct flow to n2's MAC"
+    );
     assert!(n1.stop_agent());
     assert!(n2.stop_agent());
 }

@@ -24,16 +24,28 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()).with_target(false).init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("antrea-agent: cannot start the async runtime: {error}");
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(Options { config: args.config, cluster_dir: args.cluster_dir })) {
+    match runtime.block_on(run(Options {
+        config: args.config,
+        cluster_dir: args.cluster_dir,
+    })) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("antrea-agent: {error}");

@@ -10,11 +10,17 @@ use serde_json::{Value, json};
 pub fn ipam_config(raw_conf: &[u8], node: &NodeNetwork) -> Result<IpamConfig, CniError> {
     let failure = |msg: String| CniError::new(code::IPAM_FAILURE, msg);
     let mut conf: Value = serde_json::from_slice(raw_conf).map_err(|e| failure(e.to_string()))?;
-    let object = conf.as_object_mut().ok_or_else(|| failure("network configuration is not an object".into()))?;
+    let object = conf
+        .as_object_mut()
+        .ok_or_else(|| failure("network configuration is not an object".into()))?;
     let ipam = object.entry("ipam").or_insert_with(|| json!({}));
-    let ipam = ipam.as_object_mut().ok_or_else(|| failure("ipam is not an object".into()))?;
+    let ipam = ipam
+        .as_object_mut()
+        .ok_or_else(|| failure("ipam is not an object".into()))?;
     let ranges = ipam.entry("ranges").or_insert_with(|| json!([]));
-    let ranges = ranges.as_array_mut().ok_or_else(|| failure("ipam.ranges is not a list".into()))?;
+    let ranges = ranges
+        .as_array_mut()
+        .ok_or_else(|| failure("ipam.ranges is not a list".into()))?;
     let subnet = format!("{}/{}", node.pod_cidr.network(), node.pod_cidr.prefix_len());
     ranges.push(json!([{ "subnet": subnet, "gateway": node.gateway_ip.to_string() }]));
     IpamConfig::from_netconf(&conf).map_err(|e| failure(e.to_string()))
@@ -47,8 +53,18 @@ mod tests {
         assert_eq!(c.range_sets.len(), 1);
         assert_eq!(c.range_sets[0].0[0].gateway.to_string(), "10.244.1.1");
         assert_eq!(c.data_dir, std::path::PathBuf::from("/tmp/d"));
-        let err = ipam_config(br#"{"name":"antrea","ipam":{"ranges":[[{"subnet":"10.244.1.0/25"}]]}}"#, &node()).unwrap_err();
-        assert_eq!((err.code, err.msg.as_str()), (code::IPAM_FAILURE, "range set 0 overlaps with 1"));
-        assert_eq!(ipam_config(br#"{"ipam":7}"#, &node()).unwrap_err().code, code::IPAM_FAILURE);
+        let err = ipam_config(
+            br#"{"name":"antrea","ipam":{"ranges":[[{"subnet":"10.244.1.0/25"}]]}}"#,
+            &node(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (err.code, err.msg.as_str()),
+            (code::IPAM_FAILURE, "range set 0 overlaps with 1")
+        );
+        assert_eq!(
+            ipam_config(br#"{"ipam":7}"#, &node()).unwrap_err().code,
+            code::IPAM_FAILURE
+        );
     }
 }

@@ -27,13 +27,20 @@ impl ContainerLocks {
             let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
             map.entry(container_id.to_owned()).or_default().clone()
         };
-        ContainerGuard { locks: self, id: container_id.to_owned(), guard: Some(lock.lock_owned().await) }
+        ContainerGuard {
+            locks: self,
+            id: container_id.to_owned(),
+            guard: Some(lock.lock_owned().await),
+        }
     }
 
     /// Containers with a lock entry (held or awaited).
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.map.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.map
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// Whether no container has a lock entry.
@@ -46,7 +53,11 @@ impl ContainerLocks {
 impl Drop for ContainerGuard<'_> {
     fn drop(&mut self) {
         drop(self.guard.take());
-        let mut map = self.locks.map.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = self
+            .locks
+            .map
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if map.get(&self.id).is_some_and(|l| Arc::strong_count(l) == 1) {
             map.remove(&self.id);
         }

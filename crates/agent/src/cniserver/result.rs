@@ -8,9 +8,19 @@ use cni::spec::{CniResult, Interface, IpPrefix, NetConf, Route};
 use hostnet::PodInterface;
 
 /// Completes the IPAM result `ipam` for the Pod interface `created` in `netns`/`ifname`.
-pub fn add_result(mut ipam: CniResult, created: &PodInterface, netns: &str, ifname: &str, conf: &NetConf) -> CniResult {
+pub fn add_result(
+    mut ipam: CniResult,
+    created: &PodInterface,
+    netns: &str,
+    ifname: &str,
+    conf: &NetConf,
+) -> CniResult {
     ipam.interfaces = vec![
-        Interface { name: created.host_ifname.clone(), mac: created.host_mac.to_string(), ..Interface::default() },
+        Interface {
+            name: created.host_ifname.clone(),
+            mac: created.host_mac.to_string(),
+            ..Interface::default()
+        },
         Interface {
             name: ifname.to_owned(),
             mac: created.container_mac.to_string(),
@@ -21,8 +31,14 @@ pub fn add_result(mut ipam: CniResult, created: &PodInterface, netns: &str, ifna
     for ip in &mut ipam.ips {
         ip.interface = Some(1);
     }
-    let gateway = ipam.ips.iter().find_map(|ip| ip.gateway.filter(IpAddr::is_ipv4));
-    let default = IpPrefix { addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED), len: 0 };
+    let gateway = ipam
+        .ips
+        .iter()
+        .find_map(|ip| ip.gateway.filter(IpAddr::is_ipv4));
+    let default = IpPrefix {
+        addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        len: 0,
+    };
     if let Some(gw) = gateway
         && !ipam.routes.iter().any(|r| r.dst == default)
     {

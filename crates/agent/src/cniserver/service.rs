@@ -20,7 +20,9 @@ pub struct CniService<H> {
 
 impl<H> Clone for CniService<H> {
     fn clone(&self) -> Self {
-        CniService { pods: self.pods.clone() }
+        CniService {
+            pods: self.pods.clone(),
+        }
     }
 }
 
@@ -39,11 +41,18 @@ fn empty(outcome: Result<(), CniError>) -> pb::CniCmdResponse {
 }
 
 fn log_failure(command: &str, request: &CmdRequest, error: &CniError) {
-    tracing::warn!("CNI {command} for container {} failed: {error}", request.container_id);
+    tracing::warn!(
+        "CNI {command} for container {} failed: {error}",
+        request.container_id
+    );
 }
 
 impl<H: HostNetwork + 'static> CniService<H> {
-    async fn handle(&self, command: &'static str, request: pb::CniCmdRequest) -> pb::CniCmdResponse {
+    async fn handle(
+        &self,
+        command: &'static str,
+        request: pb::CniCmdRequest,
+    ) -> pb::CniCmdResponse {
         let request = match CmdRequest::decode(request) {
             Ok(r) => r,
             Err(error) => {
@@ -70,15 +79,24 @@ impl<H: HostNetwork + 'static> CniService<H> {
 
 #[tonic::async_trait]
 impl<H: HostNetwork + 'static> Cni for CniService<H> {
-    async fn cmd_add(&self, r: Request<pb::CniCmdRequest>) -> Result<Response<pb::CniCmdResponse>, Status> {
+    async fn cmd_add(
+        &self,
+        r: Request<pb::CniCmdRequest>,
+    ) -> Result<Response<pb::CniCmdResponse>, Status> {
         Ok(Response::new(self.handle("ADD", r.into_inner()).await))
     }
 
-    async fn cmd_check(&self, r: Request<pb::CniCmdRequest>) -> Result<Response<pb::CniCmdResponse>, Status> {
+    async fn cmd_check(
+        &self,
+        r: Request<pb::CniCmdRequest>,
+    ) -> Result<Response<pb::CniCmdResponse>, Status> {
         Ok(Response::new(self.handle("CHECK", r.into_inner()).await))
     }
 
-    async fn cmd_del(&self, r: Request<pb::CniCmdRequest>) -> Result<Response<pb::CniCmdResponse>, Status> {
+    async fn cmd_del(
+        &self,
+        r: Request<pb::CniCmdRequest>,
+    ) -> Result<Response<pb::CniCmdResponse>, Status> {
         Ok(Response::new(self.handle("DEL", r.into_inner()).await))
     }
 }
@@ -86,11 +104,17 @@ impl<H: HostNetwork + 'static> Cni for CniService<H> {
 #[tonic::async_trait]
 impl<H: HostNetwork + 'static> CniLifecycle for CniService<H> {
     /// The server only exists once the Node is up, so answering means ready.
-    async fn cmd_status(&self, r: Request<pb::CniCmdRequest>) -> Result<Response<pb::CniCmdResponse>, Status> {
+    async fn cmd_status(
+        &self,
+        r: Request<pb::CniCmdRequest>,
+    ) -> Result<Response<pb::CniCmdResponse>, Status> {
         Ok(Response::new(self.handle("STATUS", r.into_inner()).await))
     }
 
-    async fn cmd_gc(&self, r: Request<pb::CniCmdRequest>) -> Result<Response<pb::CniCmdResponse>, Status> {
+    async fn cmd_gc(
+        &self,
+        r: Request<pb::CniCmdRequest>,
+    ) -> Result<Response<pb::CniCmdResponse>, Status> {
         Ok(Response::new(self.handle("GC", r.into_inner()).await))
     }
 }

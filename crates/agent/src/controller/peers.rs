@@ -81,7 +81,10 @@ impl<H: HostNetwork> PeerController<H> {
             .filter_map(|n| match NodeInfo::from_node(n) {
                 Ok(info) => Some(peer_node(&info)),
                 Err(reason) => {
-                    tracing::warn!("peer Node {:?} ignored until fixed: {reason}", n.metadata.name.as_deref().unwrap_or(""));
+                    tracing::warn!(
+                        "peer Node {:?} ignored until fixed: {reason}",
+                        n.metadata.name.as_deref().unwrap_or("")
+                    );
                     None
                 }
             })
@@ -94,7 +97,13 @@ impl<H: HostNetwork> PeerController<H> {
         let mut changes = PeerChanges::default();
         let wanted: BTreeSet<&str> = peers.iter().map(|p| p.name.as_str()).collect();
         for peer in &peers {
-            let diff = self.flows.set(FlowOwner::Peer(peer.name.clone()), peer_flows(&self.node, peer)).await?;
+            let diff = self
+                .flows
+                .set(
+                    FlowOwner::Peer(peer.name.clone()),
+                    peer_flows(&self.node, peer),
+                )
+                .await?;
             if !diff.is_empty() {
                 changes.flows_set.push(peer.name.clone());
             }
@@ -107,14 +116,21 @@ impl<H: HostNetwork> PeerController<H> {
                 changes.flows_removed.push(name.clone());
             }
         }
-        let routes: Vec<hostnet::PeerRoute> =
-            peers.iter().map(|p| peer_route(&self.node, p, &self.gateway_if, &self.bridge)).collect();
+        let routes: Vec<hostnet::PeerRoute> = peers
+            .iter()
+            .map(|p| peer_route(&self.node, p, &self.gateway_if, &self.bridge))
+            .collect();
         changes.routes = self.host.reconcile_peer_routes(&routes).await?;
         changes.snat = Some(if self.snat {
-            let mut cluster_cidrs: Vec<hostnet::Ipv4Cidr> = peers.iter().map(|p| host_cidr(p.pod_cidr)).collect();
+            let mut cluster_cidrs: Vec<hostnet::Ipv4Cidr> =
+                peers.iter().map(|p| host_cidr(p.pod_cidr)).collect();
             cluster_cidrs.push(host_cidr(self.node.pod_cidr));
             cluster_cidrs.sort_by_key(|c| (c.addr(), c.prefix_len()));
-            let snat = PodSnat { pod_cidr: host_cidr(self.node.pod_cidr), cluster_cidrs, egress_interface: self.bridge.clone() };
+            let snat = PodSnat {
+                pod_cidr: host_cidr(self.node.pod_cidr),
+                cluster_cidrs,
+                egress_interface: self.bridge.clone(),
+            };
             self.host.ensure_pod_snat(&snat).await?
         } else {
             self.host.remove_pod_snat().await?
@@ -125,13 +141,20 @@ impl<H: HostNetwork> PeerController<H> {
     /// Reconciles on every Node event until the event stream ends.
     pub async fn run(self, store: Store, mut events: mpsc::Receiver<ClusterEvent>) {
         while let Some(event) = events.recv().await {
-            if !matches!(event, ClusterEvent::NodeAdded(_) | ClusterEvent::NodeUpdated { .. } | ClusterEvent::NodeDeleted(_)) {
+            if !matches!(
+                event,
+                ClusterEvent::NodeAdded(_)
+                    | ClusterEvent::NodeUpdated { .. }
+                    | ClusterEvent::NodeDeleted(_)
+            ) {
                 continue;
             }
             tracing::info!("{event}: reconciling peers");
             match self.reconcile(&store).await {
                 Ok(changes) => log_changes(&changes),
-                Err(error) => tracing::error!("peer reconciliation failed (retried on the next Node event): {error}"),
+                Err(error) => tracing::error!(
+                    "peer reconciliation failed (retried on the next Node event): {error}"
+                ),
             }
         }
     }
@@ -150,7 +173,11 @@ pub fn log_changes(changes: &PeerChanges) {
         tracing::info!("peer {name}: flows removed");
     }
     let r = &changes.routes;
-    for (what, list) in [("added", &r.added), ("replaced", &r.replaced), ("deleted", &r.deleted)] {
+    for (what, list) in [
+        ("added", &r.added),
+        ("replaced", &r.replaced),
+        ("deleted", &r.deleted),
+    ] {
         for cidr in list {
             tracing::info!("route to {cidr} {what}");
         }

@@ -45,7 +45,9 @@ impl Flows {
             let armed = hook_armed.load(Ordering::Acquire);
             async move {
                 if armed {
-                    tracing::info!("OpenFlow connection (re)established: replaying the desired flows");
+                    tracing::info!(
+                        "OpenFlow connection (re)established: replaying the desired flows"
+                    );
                     replay(&conn, &cache).await?;
                 }
                 Ok(())
@@ -56,7 +58,10 @@ impl Flows {
             match OfConnection::connect(endpoint.clone(), options.clone()).await {
                 Ok(conn) => break conn,
                 Err(source) if tokio::time::Instant::now() >= deadline => {
-                    return Err(AgentError::OpenFlow { endpoint: endpoint.to_string(), source });
+                    return Err(AgentError::OpenFlow {
+                        endpoint: endpoint.to_string(),
+                        source,
+                    });
                 }
                 Err(error) => {
                     tracing::debug!("OpenFlow connection to {endpoint} not ready yet: {error}");
@@ -65,7 +70,12 @@ impl Flows {
             }
         };
         let installer = FlowInstaller::new(conn.clone(), cache);
-        Ok(Flows { conn, installer, armed, mods: AtomicU64::new(0) })
+        Ok(Flows {
+            conn,
+            installer,
+            armed,
+            mods: AtomicU64::new(0),
+        })
     }
 
     /// Flow mods sent so far (bundle contents and deletes).
@@ -84,7 +94,11 @@ impl Flows {
         for (owner, flows) in desired {
             cache.replace(owner.clone(), flows.clone())?;
         }
-        *self.installer.cache().lock().unwrap_or_else(std::sync::PoisonError::into_inner) = cache;
+        *self
+            .installer
+            .cache()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = cache;
         Ok(())
     }
 
@@ -102,6 +116,12 @@ impl Flows {
 
     /// The owners with flows.
     pub fn owners(&self) -> Vec<FlowOwner> {
-        self.installer.cache().lock().unwrap_or_else(std::sync::PoisonError::into_inner).owners().cloned().collect()
+        self.installer
+            .cache()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .owners()
+            .cloned()
+            .collect()
     }
 }

@@ -7,8 +7,8 @@ use std::sync::atomic::Ordering;
 
 use hostnet::Outcome;
 use openflow::msg::flow_mod::FlowMod;
-use pipeline::{FlowOwner, Round};
 use pipeline::cookie::ROUND_EXTERNAL_ID;
+use pipeline::{FlowOwner, Round};
 
 use super::Flows;
 use crate::error::AgentError;
@@ -20,7 +20,10 @@ pub enum RoundOutcome {
     /// The switch already held exactly the desired flows of this (recorded) round.
     Unchanged(Round),
     /// The flows were installed as `round`; `previous` (if any) was deleted.
-    Replaced { previous: Option<Round>, round: Round },
+    Replaced {
+        previous: Option<Round>,
+        round: Round,
+    },
 }
 
 impl Flows {
@@ -66,9 +69,16 @@ impl Flows {
             self.installer.delete_round(previous).await?;
             self.mods.fetch_add(1, Ordering::Relaxed);
         }
-        if bridge.set_external_id(ROUND_EXTERNAL_ID, &round.to_external_id()).await? == Outcome::Changed {
+        if bridge
+            .set_external_id(ROUND_EXTERNAL_ID, &round.to_external_id())
+            .await?
+            == Outcome::Changed
+        {
             tracing::info!("recorded {round} on bridge {}", bridge.name());
         }
-        Ok(RoundOutcome::Replaced { previous: recorded, round })
+        Ok(RoundOutcome::Replaced {
+            previous: recorded,
+            round,
+        })
     }
 }

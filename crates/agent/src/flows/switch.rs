@@ -15,10 +15,16 @@ impl Flows {
             .conn
             .multipart(&FlowDescRequest::default())
             .await
-            .map_err(|source| AgentError::OpenFlow { endpoint: endpoint(), source })?;
+            .map_err(|source| AgentError::OpenFlow {
+                endpoint: endpoint(),
+                source,
+            })?;
         let mut texts = Vec::new();
         for reply in replies {
-            let reply: FlowDescReply = reply.parse().map_err(|source| AgentError::OpenFlow { endpoint: endpoint(), source })?;
+            let reply: FlowDescReply = reply.parse().map_err(|source| AgentError::OpenFlow {
+                endpoint: endpoint(),
+                source,
+            })?;
             texts.extend(reply.flows.iter().map(|f| as_add(f).to_string()));
         }
         texts.sort();
@@ -27,7 +33,11 @@ impl Flows {
 
     /// The cache's flows in the form of [`Flows::switch_flows`].
     pub fn desired_flows(&self) -> Vec<String> {
-        let cache = self.installer.cache().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let cache = self
+            .installer
+            .cache()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut texts: Vec<String> = cache.all_flows().iter().map(FlowMod::to_string).collect();
         texts.sort();
         texts

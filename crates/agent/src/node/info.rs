@@ -39,8 +39,13 @@ impl NodeInfo {
     pub fn from_node(node: &Node) -> Result<NodeInfo, NodeInfoError> {
         let name = node.metadata.name.clone().unwrap_or_default();
         let spec = node.spec.as_ref();
-        let cidr_text = spec.and_then(|s| s.pod_cidr.clone()).filter(|c| !c.is_empty()).ok_or(NodeInfoError::NoPodCidr)?;
-        let pod_cidr: Ipv4Net = cidr_text.parse().map_err(|_| NodeInfoError::BadPodCidr(cidr_text.clone()))?;
+        let cidr_text = spec
+            .and_then(|s| s.pod_cidr.clone())
+            .filter(|c| !c.is_empty())
+            .ok_or(NodeInfoError::NoPodCidr)?;
+        let pod_cidr: Ipv4Net = cidr_text
+            .parse()
+            .map_err(|_| NodeInfoError::BadPodCidr(cidr_text.clone()))?;
         let ip = node
             .status
             .as_ref()
@@ -50,11 +55,21 @@ impl NodeInfo {
             .filter(|a| a.type_ == "InternalIP")
             .find_map(|a| a.address.parse::<Ipv4Addr>().ok())
             .ok_or(NodeInfoError::NoInternalIp)?;
-        let mac = match node.metadata.annotations.as_ref().and_then(|a| a.get(MAC_ANNOTATION)) {
+        let mac = match node
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(MAC_ANNOTATION))
+        {
             Some(text) => Some(parse_mac(text).ok_or_else(|| NodeInfoError::BadMac(text.clone()))?),
             None => None,
         };
-        Ok(NodeInfo { name, ip, pod_cidr: pod_cidr.trunc(), mac })
+        Ok(NodeInfo {
+            name,
+            ip,
+            pod_cidr: pod_cidr.trunc(),
+            mac,
+        })
     }
 
     /// The gateway IP: the first address of the Pod CIDR.
@@ -102,16 +117,29 @@ mod tests {
 
     #[test]
     fn says_what_is_missing() {
-        let no_cidr = node("metadata: {name: n1}\nstatus: {addresses: [{type: InternalIP, address: 10.10.0.11}]}\n");
+        let no_cidr = node(
+            "metadata: {name: n1}\nstatus: {addresses: [{type: InternalIP, address: 10.10.0.11}]}\n",
+        );
         assert_eq!(NodeInfo::from_node(&no_cidr), Err(NodeInfoError::NoPodCidr));
         let bad_cidr = node("metadata: {name: n1}\nspec: {podCIDR: fd00::/64}\n");
-        assert_eq!(NodeInfo::from_node(&bad_cidr), Err(NodeInfoError::BadPodCidr("fd00::/64".into())));
-        let no_ip = node("metadata: {name: n1}\nspec: {podCIDR: 10.244.1.0/24}\nstatus: {addresses: [{type: InternalIP, address: 'fd00::1'}]}\n");
-        assert_eq!(NodeInfo::from_node(&no_ip), Err(NodeInfoError::NoInternalIp));
+        assert_eq!(
+            NodeInfo::from_node(&bad_cidr),
+            Err(NodeInfoError::BadPodCidr("fd00::/64".into()))
+        );
+        let no_ip = node(
+            "metadata: {name: n1}\nspec: {podCIDR: 10.244.1.0/24}\nstatus: {addresses: [{type: InternalIP, address: 'fd00::1'}]}\n",
+        );
+        assert_eq!(
+            NodeInfo::from_node(&no_ip),
+            Err(NodeInfoError::NoInternalIp)
+        );
         let bad_mac = node(
             "metadata: {name: n1, annotations: {node.antrea.io/mac-address: '02:00'}}\nspec: {podCIDR: 10.244.1.0/24}\n\
              status: {addresses: [{type: InternalIP, address: 10.10.0.11}]}\n",
         );
-        assert_eq!(NodeInfo::from_node(&bad_mac), Err(NodeInfoError::BadMac("02:00".into())));
+        assert_eq!(
+            NodeInfo::from_node(&bad_mac),
+            Err(NodeInfoError::BadMac("02:00".into()))
+        );
     }
 }

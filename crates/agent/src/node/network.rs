@@ -34,7 +34,12 @@ pub fn peer_node(peer: &NodeInfo) -> PeerNode {
 /// The host route to `peer`'s Pods: through the tunnel (next hop the peer's gateway, `onlink`
 /// via the gateway interface, answered by the pipeline's ARP responder) when the pipeline
 /// tunnels to it; otherwise via the peer's Node IP through the bridge's LOCAL interface.
-pub fn peer_route(node: &NodeNetwork, peer: &PeerNode, gateway_if: &str, bridge: &str) -> hostnet::PeerRoute {
+pub fn peer_route(
+    node: &NodeNetwork,
+    peer: &PeerNode,
+    gateway_if: &str,
+    bridge: &str,
+) -> hostnet::PeerRoute {
     let destination = hostnet::Ipv4Cidr::new(peer.pod_cidr.network(), peer.pod_cidr.prefix_len())
         .expect("a pipeline prefix is at most 32");
     let tunnelled = match node.mode {
@@ -43,9 +48,19 @@ pub fn peer_route(node: &NodeNetwork, peer: &PeerNode, gateway_if: &str, bridge:
         TrafficMode::Hybrid(_) => !node.node_ip.contains(peer.node_ip),
     };
     if tunnelled {
-        hostnet::PeerRoute { destination, gateway: peer.gateway_ip, interface: gateway_if.to_owned(), onlink: true }
+        hostnet::PeerRoute {
+            destination,
+            gateway: peer.gateway_ip,
+            interface: gateway_if.to_owned(),
+            onlink: true,
+        }
     } else {
-        hostnet::PeerRoute { destination, gateway: peer.node_ip, interface: bridge.to_owned(), onlink: false }
+        hostnet::PeerRoute {
+            destination,
+            gateway: peer.node_ip,
+            interface: bridge.to_owned(),
+            onlink: false,
+        }
     }
 }
 
@@ -68,21 +83,45 @@ mod tests {
     }
 
     fn peer(ip: [u8; 4]) -> PeerNode {
-        peer_node(&NodeInfo { name: "n2".into(), ip: ip.into(), pod_cidr: "10.244.2.0/24".parse().unwrap(), mac: None })
+        peer_node(&NodeInfo {
+            name: "n2".into(),
+            ip: ip.into(),
+            pod_cidr: "10.244.2.0/24".parse().unwrap(),
+            mac: None,
+        })
     }
 
     #[test]
     fn gateway_mac_follows_the_ip() {
-        assert_eq!(gateway_mac(Ipv4Addr::new(10, 244, 1, 1)).to_string(), "02:00:0a:f4:01:01");
+        assert_eq!(
+            gateway_mac(Ipv4Addr::new(10, 244, 1, 1)).to_string(),
+            "02:00:0a:f4:01:01"
+        );
     }
 
     #[test]
     fn routes_per_mode() {
-        let encap = peer_route(&node(TrafficMode::Encap(TunnelType::Geneve)), &peer([10, 10, 0, 12]), "antrea-gw0", "br-int");
-        assert_eq!((encap.gateway, encap.interface.as_str(), encap.onlink), (Ipv4Addr::new(10, 244, 2, 1), "antrea-gw0", true));
+        let encap = peer_route(
+            &node(TrafficMode::Encap(TunnelType::Geneve)),
+            &peer([10, 10, 0, 12]),
+            "antrea-gw0",
+            "br-int",
+        );
+        assert_eq!(
+            (encap.gateway, encap.interface.as_str(), encap.onlink),
+            (Ipv4Addr::new(10, 244, 2, 1), "antrea-gw0", true)
+        );
         assert_eq!(encap.destination.to_string(), "10.244.2.0/24");
-        let direct = peer_route(&node(TrafficMode::NoEncap), &peer([10, 10, 0, 12]), "antrea-gw0", "br-int");
-        assert_eq!((direct.gateway, direct.interface.as_str(), direct.onlink), (Ipv4Addr::new(10, 10, 0, 12), "br-int", false));
+        let direct = peer_route(
+            &node(TrafficMode::NoEncap),
+            &peer([10, 10, 0, 12]),
+            "antrea-gw0",
+            "br-int",
+        );
+        assert_eq!(
+            (direct.gateway, direct.interface.as_str(), direct.onlink),
+            (Ipv4Addr::new(10, 10, 0, 12), "br-int", false)
+        );
         let hybrid = node(TrafficMode::Hybrid(TunnelType::Vxlan));
         assert!(!peer_route(&hybrid, &peer([10, 10, 0, 12]), "antrea-gw0", "br-int").onlink);
         assert!(peer_route(&hybrid, &peer([10, 20, 0, 12]), "antrea-gw0", "br-int").onlink);

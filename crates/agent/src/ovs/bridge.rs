@@ -9,7 +9,9 @@ use hostnet::Outcome;
 use localipc::Endpoint;
 use ovsdb::data::{Atom, Value};
 use ovsdb::txn::{Condition, Mutation, Mutator, Transaction};
-use ovsdb::vswitch::{BridgeSpec, DATABASE, FailMode, InterfaceRow, PortRow, PortSpec, VswitchClient};
+use ovsdb::vswitch::{
+    BridgeSpec, DATABASE, FailMode, InterfaceRow, PortRow, PortSpec, VswitchClient,
+};
 use ovsdb::{Client, ClientConfig};
 
 use super::want::{BridgeWant, PROTOCOLS, PortWant};
@@ -29,8 +31,14 @@ impl OvsBridge {
     /// Connects to the database at `endpoint` for bridge `name`.
     pub async fn connect(endpoint: Endpoint, name: &str) -> Result<OvsBridge> {
         let what = format!("connection to {endpoint}");
-        let client = Client::connect(endpoint, ClientConfig::default()).await.map_err(AgentError::ovsdb(what))?;
-        Ok(OvsBridge { vs: VswitchClient::new(client), name: name.to_owned(), writes: Arc::new(AtomicU64::new(0)) })
+        let client = Client::connect(endpoint, ClientConfig::default())
+            .await
+            .map_err(AgentError::ovsdb(what))?;
+        Ok(OvsBridge {
+            vs: VswitchClient::new(client),
+            name: name.to_owned(),
+            writes: Arc::new(AtomicU64::new(0)),
+        })
     }
 
     /// The bridge's name.
@@ -43,15 +51,28 @@ impl OvsBridge {
         self.writes.load(Ordering::Relaxed)
     }
 
-    async fn write(&self, t: &Transaction, what: impl Into<String>) -> Result<ovsdb::txn::TransactOutcome> {
+    async fn write(
+        &self,
+        t: &Transaction,
+        what: impl Into<String>,
+    ) -> Result<ovsdb::txn::TransactOutcome> {
         self.writes.fetch_add(1, Ordering::Relaxed);
-        self.vs.client().transact(t).await.map_err(AgentError::ovsdb(what))
+        self.vs
+            .client()
+            .transact(t)
+            .await
+            .map_err(AgentError::ovsdb(what))
     }
 
     /// Creates the bridge, or corrects the columns the agent owns.
     pub async fn ensure_bridge(&self, want: &BridgeWant) -> Result<Outcome> {
         let what = format!("bridge {}", want.name);
-        match self.vs.get_bridge(&want.name).await.map_err(AgentError::ovsdb(what.clone()))? {
+        match self
+            .vs
+            .get_bridge(&want.name)
+            .await
+            .map_err(AgentError::ovsdb(what.clone()))?
+        {
             Some(row) if want.matches(&row) => Ok(Outcome::Unchanged),
             Some(_) => {
                 let mut t = Transaction::new(DATABASE);
@@ -68,8 +89,16 @@ impl OvsBridge {
                     "Bridge",
                     vec![Condition::eq("name", want.name.as_str())],
                     vec![
-                        Mutation::new("other_config", Mutator::Delete, Value::set(keys.iter().map(String::as_str))),
-                        Mutation::new("other_config", Mutator::Insert, Value::string_map(&want.other_config())),
+                        Mutation::new(
+                            "other_config",
+                            Mutator::Delete,
+                            Value::set(keys.iter().map(String::as_str)),
+                        ),
+                        Mutation::new(
+                            "other_config",
+                            Mutator::Insert,
+                            Value::string_map(&want.other_config()),
+                        ),
                     ],
                 );
                 self.write(&t, format!("update of {what}")).await?;
@@ -84,7 +113,10 @@ impl OvsBridge {
                     ..BridgeSpec::new(&want.name)
                 };
                 self.writes.fetch_add(1, Ordering::Relaxed);
-                self.vs.create_bridge(&spec).await.map_err(AgentError::ovsdb(format!("creation of {what}")))?;
+                self.vs
+                    .create_bridge(&spec)
+                    .await
+                    .map_err(AgentError::ovsdb(format!("creation of {what}")))?;
                 Ok(Outcome::Changed)
             }
         }
@@ -92,7 +124,11 @@ impl OvsBridge {
 
     /// The bridge's `external_ids` value under `key`.
     pub async fn external_id(&self, key: &str) -> Result<Option<String>> {
-        let row = self.vs.get_bridge(&self.name).await.map_err(AgentError::ovsdb(format!("bridge {}", self.name)))?;
+        let row = self
+            .vs
+            .get_bridge(&self.name)
+            .await
+            .map_err(AgentError::ovsdb(format!("bridge {}", self.name)))?;
         Ok(row.and_then(|r| r.external_ids.get(key).cloned()))
     }
 
@@ -107,21 +143,35 @@ impl OvsBridge {
             vec![Condition::eq("name", self.name.as_str())],
             vec![
                 Mutation::new("external_ids", Mutator::Delete, Value::set([key])),
-                Mutation::new("external_ids", Mutator::Insert, Value::Map(vec![(Atom::from(key), Atom::from(value))])),
+                Mutation::new(
+                    "external_ids",
+                    Mutator::Insert,
+                    Value::Map(vec![(Atom::from(key), Atom::from(value))]),
+                ),
             ],
         );
-        self.write(&t, format!("external_ids:{key} of bridge {}", self.name)).await?;
+        self.write(&t, format!("external_ids:{key} of bridge {}", self.name))
+            .await?;
         Ok(Outcome::Changed)
     }
 
     /// Creates the port, or corrects its interface columns and `external_ids`.
     pub async fn ensure_port(&self, want: &PortWant) -> Result<Outcome> {
         let what = format!("port {}", want.name);
-        let port = self.vs.get_port(&want.name).await.map_err(AgentError::ovsdb(what.clone()))?;
-        let iface = self.vs.get_interface(&want.name).await.map_err(AgentError::ovsdb(what.clone()))?;
+        let port = self
+            .vs
+            .get_port(&want.name)
+            .await
+            .map_err(AgentError::ovsdb(what.clone()))?;
+        let iface = self
+            .vs
+            .get_interface(&want.name)
+            .await
+            .map_err(AgentError::ovsdb(what.clone()))?;
         let (Some(port), Some(iface)) = (port, iface) else {
             let spec = PortSpec {
-                interface_type: (!want.interface_type.is_empty()).then(|| want.interface_type.clone()),
+                interface_type: (!want.interface_type.is_empty())
+                    .then(|| want.interface_type.clone()),
                 options: want.options.clone(),
                 ofport_request: want.ofport_request,
                 mtu_request: want.mtu_request,
@@ -129,9 +179,16 @@ impl OvsBridge {
                 ..PortSpec::new(&want.name)
             };
             self.writes.fetch_add(1, Ordering::Relaxed);
-            self.vs.create_port(&self.name, &spec).await.map_err(AgentError::ovsdb(format!("creation of {what}")))?;
+            self.vs
+                .create_port(&self.name, &spec)
+                .await
+                .map_err(AgentError::ovsdb(format!("creation of {what}")))?;
             if let Some(mac) = &want.mac {
-                self.update_interface(&want.name, ovsdb::data::Row::new().with("mac", mac.as_str())).await?;
+                self.update_interface(
+                    &want.name,
+                    ovsdb::data::Row::new().with("mac", mac.as_str()),
+                )
+                .await?;
             }
             return Ok(Outcome::Changed);
         };
@@ -141,7 +198,10 @@ impl OvsBridge {
             let mut row = ovsdb::data::Row::new()
                 .with("type", want.interface_type.as_str())
                 .with("options", Value::string_map(&want.options))
-                .with("ofport_request", optional(want.ofport_request.map(i64::from)))
+                .with(
+                    "ofport_request",
+                    optional(want.ofport_request.map(i64::from)),
+                )
                 .with("mtu_request", optional(want.mtu_request.map(i64::from)));
             if let Some(mac) = &want.mac {
                 row.set("mac", mac.as_str());
@@ -157,7 +217,11 @@ impl OvsBridge {
                 vec![Condition::eq("name", want.name.as_str())],
                 vec![
                     Mutation::new("external_ids", Mutator::Delete, Value::set(keys)),
-                    Mutation::new("external_ids", Mutator::Insert, Value::string_map(&want.external_ids)),
+                    Mutation::new(
+                        "external_ids",
+                        Mutator::Insert,
+                        Value::string_map(&want.external_ids),
+                    ),
                 ],
             );
             self.write(&t, format!("external_ids of {what}")).await?;
@@ -173,28 +237,48 @@ impl OvsBridge {
         if row.mtu_request == Some(i64::from(mtu)) {
             return Ok(Outcome::Unchanged);
         }
-        self.update_interface(interface, ovsdb::data::Row::new().with("mtu_request", i64::from(mtu))).await?;
+        self.update_interface(
+            interface,
+            ovsdb::data::Row::new().with("mtu_request", i64::from(mtu)),
+        )
+        .await?;
         Ok(Outcome::Changed)
     }
 
     /// Removes a port; false when it did not exist.
     pub async fn delete_port(&self, name: &str) -> Result<bool> {
-        if self.vs.get_port(name).await.map_err(AgentError::ovsdb(format!("port {name}")))?.is_none() {
+        if self
+            .vs
+            .get_port(name)
+            .await
+            .map_err(AgentError::ovsdb(format!("port {name}")))?
+            .is_none()
+        {
             return Ok(false);
         }
         self.writes.fetch_add(1, Ordering::Relaxed);
-        self.vs.delete_port(&self.name, name).await.map_err(AgentError::ovsdb(format!("deletion of port {name}")))
+        self.vs
+            .delete_port(&self.name, name)
+            .await
+            .map_err(AgentError::ovsdb(format!("deletion of port {name}")))
     }
 
     /// Waits until OVS gives the interface an OpenFlow port.
     pub async fn wait_for_ofport(&self, interface: &str, timeout: Duration) -> Result<u32> {
-        self.vs.wait_for_ofport(interface, timeout).await.map_err(AgentError::ovsdb(format!("OpenFlow port of {interface}")))
+        self.vs
+            .wait_for_ofport(interface, timeout)
+            .await
+            .map_err(AgentError::ovsdb(format!("OpenFlow port of {interface}")))
     }
 
     /// The ports marked `antrea-type=<kind>`, each with its interface.
     pub async fn ports_of_type(&self, kind: &str) -> Result<Vec<(PortRow, InterfaceRow)>> {
         let what = format!("ports of type {kind}");
-        let ports = self.vs.ports_with_external_id(super::antrea_type::KEY, kind).await.map_err(AgentError::ovsdb(what))?;
+        let ports = self
+            .vs
+            .ports_with_external_id(super::antrea_type::KEY, kind)
+            .await
+            .map_err(AgentError::ovsdb(what))?;
         let mut out = Vec::with_capacity(ports.len());
         for port in ports {
             let iface = self.interface(&port.name).await?;
@@ -209,21 +293,38 @@ impl OvsBridge {
             .get_interface(name)
             .await
             .map_err(AgentError::ovsdb(what.clone()))?
-            .ok_or_else(|| AgentError::Ovsdb { what, source: ovsdb::Error::InterfaceNotFound(name.to_owned()) })
+            .ok_or_else(|| AgentError::Ovsdb {
+                what,
+                source: ovsdb::Error::InterfaceNotFound(name.to_owned()),
+            })
     }
 
     async fn interface_mac(&self, name: &str) -> Result<Option<String>> {
         let mut t = Transaction::new(DATABASE);
-        let op = t.select("Interface", vec![Condition::eq("name", name)], Some(&["mac"]));
-        let out = self.vs.client().transact(&t).await.map_err(AgentError::ovsdb(format!("mac of {name}")))?;
+        let op = t.select(
+            "Interface",
+            vec![Condition::eq("name", name)],
+            Some(&["mac"]),
+        );
+        let out = self
+            .vs
+            .client()
+            .transact(&t)
+            .await
+            .map_err(AgentError::ovsdb(format!("mac of {name}")))?;
         let row = out.rows(op).and_then(|rows| rows.first().cloned());
-        Ok(row.and_then(|r| r.get("mac").and_then(Value::optional).and_then(|a| a.as_str().map(str::to_owned))))
+        Ok(row.and_then(|r| {
+            r.get("mac")
+                .and_then(Value::optional)
+                .and_then(|a| a.as_str().map(str::to_owned))
+        }))
     }
 
     async fn update_interface(&self, name: &str, row: ovsdb::data::Row) -> Result<()> {
         let mut t = Transaction::new(DATABASE);
         t.update("Interface", vec![Condition::eq("name", name)], row);
-        self.write(&t, format!("update of interface {name}")).await?;
+        self.write(&t, format!("update of interface {name}"))
+            .await?;
         Ok(())
     }
 }

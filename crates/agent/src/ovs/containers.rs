@@ -45,19 +45,31 @@ impl OvsBridge {
     /// Every port marked `antrea-type=container`.
     pub async fn container_ports(&self) -> Result<Vec<ContainerPort>, AgentError> {
         let rows = self.ports_of_type(antrea_type::CONTAINER).await?;
-        Ok(rows.iter().map(|(port, iface)| container_port(port, iface)).collect())
+        Ok(rows
+            .iter()
+            .map(|(port, iface)| container_port(port, iface))
+            .collect())
     }
 }
 
 fn container_port(port: &PortRow, iface: &InterfaceRow) -> ContainerPort {
     let id = |k: &str| port.external_ids.get(k).cloned();
-    let key = id(container_id::POD_NAMESPACE).zip(id(container_id::POD_NAME)).map(|(ns, name)| PodKey::new(ns, name));
+    let key = id(container_id::POD_NAMESPACE)
+        .zip(id(container_id::POD_NAME))
+        .map(|(ns, name)| PodKey::new(ns, name));
     let pod = (|| {
         let key = key.clone()?;
-        let ip = id(container_id::IP_ADDRESS)?.split(',').find_map(|a| a.trim().parse::<Ipv4Addr>().ok())?;
+        let ip = id(container_id::IP_ADDRESS)?
+            .split(',')
+            .find_map(|a| a.trim().parse::<Ipv4Addr>().ok())?;
         let mac: MacAddr = id(container_id::ATTACHED_MAC)?.parse().ok()?;
         let ofport = u32::try_from(iface.ofport?).ok().filter(|p| *p > 0)?;
-        Some(LocalPod { key, ip, mac, ofport })
+        Some(LocalPod {
+            key,
+            ip,
+            mac,
+            ofport,
+        })
     })();
     ContainerPort {
         port: port.name.clone(),

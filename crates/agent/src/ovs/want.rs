@@ -52,7 +52,10 @@ impl BridgeWant {
         row.datapath_type == self.datapath_type
             && protocols == PROTOCOLS
             && row.fail_mode.as_deref() == Some("secure")
-            && self.other_config().iter().all(|(k, v)| row.other_config.get(k) == Some(v))
+            && self
+                .other_config()
+                .iter()
+                .all(|(k, v)| row.other_config.get(k) == Some(v))
     }
 }
 
@@ -92,7 +95,9 @@ impl PortWant {
 
     /// Whether the port row has the wanted `external_ids` (others may be present too).
     pub fn port_matches(&self, row: &PortRow) -> bool {
-        self.external_ids.iter().all(|(k, v)| row.external_ids.get(k) == Some(v))
+        self.external_ids
+            .iter()
+            .all(|(k, v)| row.external_ids.get(k) == Some(v))
     }
 }
 
@@ -102,7 +107,11 @@ mod tests {
 
     #[test]
     fn datapath_id_and_hwaddr_come_from_the_mac() {
-        let want = BridgeWant { name: "br-int".into(), datapath_type: "netdev".into(), mac: [2, 0, 0x0a, 0x0a, 0, 0x0b] };
+        let want = BridgeWant {
+            name: "br-int".into(),
+            datapath_type: "netdev".into(),
+            mac: [2, 0, 0x0a, 0x0a, 0, 0x0b],
+        };
         let oc = want.other_config();
         assert_eq!(oc["datapath-id"], "000002000a0a000b");
         assert_eq!(oc["hwaddr"], "02:00:0a:0a:00:0b");

@@ -18,14 +18,27 @@ static NEXT: AtomicU32 = AtomicU32::new(0);
 
 /// Runs a command, panicking with its output on failure; returns stdout.
 pub fn run(args: &[&str]) -> String {
-    let out = Command::new(args[0]).args(&args[1..]).output().unwrap_or_else(|e| panic!("{args:?}: {e}"));
-    assert!(out.status.success(), "{args:?} failed: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Whether a command succeeds.
 pub fn succeeds(args: &[&str]) -> bool {
-    Command::new(args[0]).args(&args[1..]).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+    Command::new(args[0])
+        .args(&args[1..])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Polls `check` until it is true or the hang guard fires.
@@ -39,10 +52,14 @@ pub fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
 
 /// Removes namespaces left by test processes that no longer exist.
 fn sweep_dead_namespaces() {
-    let Ok(entries) = fs::read_dir("/var/run/netns") else { return };
+    let Ok(entries) = fs::read_dir("/var/run/netns") else {
+        return;
+    };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix("agt-") else { continue };
+        let Some(rest) = name.strip_prefix("agt-") else {
+            continue;
+        };
         let pid = rest.split('-').next().unwrap_or("");
         if !Path::new("/proc").join(pid).exists() {
             let _ = Command::new("ip").args(["netns", "del", &name]).status();
@@ -60,14 +77,33 @@ pub struct Lan {
 impl Lan {
     pub fn new() -> Lan {
         sweep_dead_namespaces();
-        let id = format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let id = format!(
+            "{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
         let underlay = format!("agt-{id}-u");
         run(&["ip", "netns", "add", &underlay]);
         run(&["ip", "-n", &underlay, "link", "set", "lo", "up"]);
-        run(&["ip", "-n", &underlay, "link", "add", "lan0", "type", "bridge"]);
+        run(&[
+            "ip", "-n", &underlay, "link", "add", "lan0", "type", "bridge",
+        ]);
         run(&["ip", "-n", &underlay, "link", "set", "lan0", "up"]);
-        run(&["ip", "-n", &underlay, "addr", "add", "10.10.0.1/24", "dev", "lan0"]);
-        Lan { id, underlay: underlay.clone(), namespaces: vec![underlay] }
+        run(&[
+            "ip",
+            "-n",
+            &underlay,
+            "addr",
+            "add",
+            "10.10.0.1/24",
+            "dev",
+            "lan0",
+        ]);
+        Lan {
+            id,
+            underlay: underlay.clone(),
+            namespaces: vec![underlay],
+        }
     }
 
     /// A Node namespace `n<index>` with NIC `eth0` (MAC `02:00:0a:0a:00:<10+index>`, IP
@@ -78,14 +114,87 @@ impl Lan {
         self.namespaces.push(ns.clone());
         run(&["ip", "-n", &ns, "link", "set", "lo", "up"]);
         let port = format!("u-n{index}");
-        run(&["ip", "-n", &self.underlay, "link", "add", &port, "type", "veth", "peer", "name", "eth0", "netns", &ns]);
-        run(&["ip", "-n", &self.underlay, "link", "set", &port, "master", "lan0", "up"]);
-        run(&["ip", "netns", "exec", &self.underlay, "ethtool", "-K", &port, "tx", "off"]);
-        run(&["ip", "netns", "exec", &ns, "ethtool", "-K", "eth0", "tx", "off"]);
-        run(&["ip", "-n", &ns, "link", "set", "eth0", "address", &format!("02:00:0a:0a:00:{:02x}", 10 + index), "up"]);
-        run(&["ip", "-n", &ns, "addr", "add", &format!("10.10.0.{}/24", 10 + index), "dev", "eth0"]);
-        run(&["ip", "-n", &ns, "route", "add", "default", "via", "10.10.0.1"]);
-        run(&["ip", "netns", "exec", &ns, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.eth0.disable_ipv6=1"]);
+        run(&[
+            "ip",
+            "-n",
+            &self.underlay,
+            "link",
+            "add",
+            &port,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "eth0",
+            "netns",
+            &ns,
+        ]);
+        run(&[
+            "ip",
+            "-n",
+            &self.underlay,
+            "link",
+            "set",
+            &port,
+            "master",
+            "lan0",
+            "up",
+        ]);
+        run(&[
+            "ip",
+            "netns",
+            "exec",
+            &self.underlay,
+            "ethtool",
+            "-K",
+            &port,
+            "tx",
+            "off",
+        ]);
+        run(&[
+            "ip", "netns", "exec", &ns, "ethtool", "-K", "eth0", "tx", "off",
+        ]);
+        run(&[
+            "ip",
+            "-n",
+            &ns,
+            "link",
+            "set",
+            "eth0",
+            "address",
+            &format!("02:00:0a:0a:00:{:02x}", 10 + index),
+            "up",
+        ]);
+        run(&[
+            "ip",
+            "-n",
+            &ns,
+            "addr",
+            "add",
+            &format!("10.10.0.{}/24", 10 + index),
+            "dev",
+            "eth0",
+        ]);
+        run(&[
+            "ip",
+            "-n",
+            &ns,
+            "route",
+            "add",
+            "default",
+            "via",
+            "10.10.0.1",
+        ]);
+        run(&[
+            "ip",
+            "netns",
+            "exec",
+            &ns,
+            "sysctl",
+            "-qw",
+            "net.ipv4.ip_forward=1",
+            "net.ipv6.conf.eth0.disable_ipv6=1",
+        ]);
         ns
     }
 }
@@ -103,7 +212,10 @@ impl Lan {
 impl Drop for Lan {
     fn drop(&mut self) {
         for ns in &self.namespaces {
-            let _ = Command::new("ip").args(["netns", "del", ns]).stderr(Stdio::null()).status();
+            let _ = Command::new("ip")
+                .args(["netns", "del", ns])
+                .stderr(Stdio::null())
+                .status();
         }
     }
 }
@@ -137,10 +249,18 @@ impl TestNode {
     /// Starts OVS in `netns` and writes the agent's configuration (`extra` appended) and a
     /// cluster directory holding `nodes`.
     pub fn new(name: &str, netns: &str, extra: &str, nodes: &str) -> TestNode {
-        let ovs = Ovs::start_with(Daemons::Full, Some(netns)).expect("start OVS in the Node namespace");
+        let ovs =
+            Ovs::start_with(Daemons::Full, Some(netns)).expect("start OVS in the Node namespace");
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join("cluster")).unwrap();
-        let node = TestNode { name: name.to_owned(), netns: netns.to_owned(), dir, ovs, agent: None, runs: 0 };
+        let node = TestNode {
+            name: name.to_owned(),
+            netns: netns.to_owned(),
+            dir,
+            ovs,
+            agent: None,
+            runs: 0,
+        };
         node.write_config(extra);
         node.write_nodes(nodes);
         node
@@ -185,7 +305,12 @@ impl TestNode {
         self.runs += 1;
         let log = fs::File::create(self.log_path(self.runs)).unwrap();
         let child = Command::new("ip")
-            .args(["netns", "exec", &self.netns, env!("CARGO_BIN_EXE_antrea-agent")])
+            .args([
+                "netns",
+                "exec",
+                &self.netns,
+                env!("CARGO_BIN_EXE_antrea-agent"),
+            ])
             .arg("--config")
             .arg(self.config_path())
             .arg("--cluster-dir")
@@ -213,7 +338,10 @@ impl TestNode {
             if let Some(status) = self.agent.as_mut().and_then(|c| c.try_wait().unwrap()) {
                 panic!("agent exited with {status} before the Node was up:\n{log}");
             }
-            assert!(Instant::now() < deadline, "agent did not bring the Node up:\n{log}");
+            assert!(
+                Instant::now() < deadline,
+                "agent did not bring the Node up:\n{log}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -235,7 +363,12 @@ impl TestNode {
     /// Runs the agent to completion (for start-up failures); returns (success, stderr).
     pub fn run_agent_to_exit(&self) -> (bool, String) {
         let out = Command::new("ip")
-            .args(["netns", "exec", &self.netns, env!("CARGO_BIN_EXE_antrea-agent")])
+            .args([
+                "netns",
+                "exec",
+                &self.netns,
+                env!("CARGO_BIN_EXE_antrea-agent"),
+            ])
             .arg("--config")
             .arg(self.config_path())
             .arg("--cluster-dir")
@@ -243,7 +376,10 @@ impl TestNode {
             .env("NODE_NAME", &self.name)
             .output()
             .expect("run antrea-agent");
-        (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     }
 
     /// A command run in the Node's namespace; returns stdout.
@@ -254,13 +390,30 @@ impl TestNode {
     }
 
     pub fn vsctl(&self, args: &[&str]) -> String {
-        self.ovs.vsctl(args).unwrap_or_else(|e| panic!("ovs-vsctl {args:?}: {e}")).trim().to_owned()
+        self.ovs
+            .vsctl(args)
+            .unwrap_or_else(|e| panic!("ovs-vsctl {args:?}: {e}"))
+            .trim()
+            .to_owned()
     }
 
     /// The bridge's flows without counters or durations, sorted.
     pub fn flows(&self) -> Vec<String> {
-        let dump = self.ovs.ofctl(&["-O", "OpenFlow15", "--no-stats", "dump-flows", "{mgmt:br-int}"]).expect("dump-flows");
-        let mut flows: Vec<String> = dump.lines().filter(|l| l.contains("actions=")).map(|l| l.trim().to_owned()).collect();
+        let dump = self
+            .ovs
+            .ofctl(&[
+                "-O",
+                "OpenFlow15",
+                "--no-stats",
+                "dump-flows",
+                "{mgmt:br-int}",
+            ])
+            .expect("dump-flows");
+        let mut flows: Vec<String> = dump
+            .lines()
+            .filter(|l| l.contains("actions="))
+            .map(|l| l.trim().to_owned())
+            .collect();
         flows.sort();
         flows
     }
@@ -277,13 +430,26 @@ impl TestNode {
         let v = self.ip_json(&["-4", "addr", "show", "dev", dev]);
         v[0]["addr_info"]
             .as_array()
-            .map(|a| a.iter().map(|i| format!("{}/{}", i["local"].as_str().unwrap(), i["prefixlen"])).collect())
+            .map(|a| {
+                a.iter()
+                    .map(|i| format!("{}/{}", i["local"].as_str().unwrap(), i["prefixlen"]))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
     /// Routes with antrea's protocol number.
     pub fn antrea_routes(&self) -> Vec<String> {
-        let out = run(&["ip", "-n", &self.netns, "-4", "route", "show", "proto", "164"]);
+        let out = run(&[
+            "ip",
+            "-n",
+            &self.netns,
+            "-4",
+            "route",
+            "show",
+            "proto",
+            "164",
+        ]);
         out.lines().map(|l| l.trim().to_owned()).collect()
     }
 }
@@ -316,7 +482,14 @@ impl TestNode {
 
     /// Runs the real `antrea` plugin against this Node's agent, as containerd would; returns
     /// (exit success, stdout as JSON or Null when empty).
-    pub fn cni(&self, command: &str, container: &str, pod: &str, pod_netns: &str, conf: &serde_json::Value) -> (bool, serde_json::Value) {
+    pub fn cni(
+        &self,
+        command: &str,
+        container: &str,
+        pod: &str,
+        pod_netns: &str,
+        conf: &serde_json::Value,
+    ) -> (bool, serde_json::Value) {
         use std::io::Write;
         let mut child = Command::new(plugin_binary())
             .env("CNI_COMMAND", command)
@@ -331,10 +504,19 @@ impl TestNode {
             .stderr(Stdio::piped())
             .spawn()
             .expect("run the antrea plugin");
-        child.stdin.take().unwrap().write_all(conf.to_string().as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(conf.to_string().as_bytes())
+            .unwrap();
         let out = child.wait_with_output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
-        let json = if text.trim().is_empty() { serde_json::Value::Null } else { serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")) };
+        let json = if text.trim().is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+        };
         (out.status.success(), json)
     }
 }
@@ -351,7 +533,10 @@ pub fn plugin_binary() -> PathBuf {
                 .expect("cargo build the antrea plugin");
             assert!(status.success(), "building the antrea plugin failed");
             let exe = std::env::current_exe().unwrap();
-            let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");
+            let profile_dir = exe
+                .parent()
+                .and_then(Path::parent)
+                .expect("target/<profile>/deps/<test>");
             profile_dir.join("antrea")
         })
         .clone()
@@ -376,16 +561,29 @@ impl DbMonitor {
     pub fn start(ovs: &Ovs, dir: &Path) -> DbMonitor {
         let db = format!("unix:{}", ovs.db_socket().display());
         let tables = [
-            ("Bridge", "name,datapath_type,protocols,fail_mode,other_config,external_ids,ports"),
+            (
+                "Bridge",
+                "name,datapath_type,protocols,fail_mode,other_config,external_ids,ports",
+            ),
             ("Port", "name,interfaces,external_ids"),
-            ("Interface", "name,type,options,ofport_request,mtu_request,mac,external_ids"),
+            (
+                "Interface",
+                "name,type,options,ofport_request,mtu_request,mac,external_ids",
+            ),
         ];
         let mut children = Vec::new();
         for (table, columns) in tables {
             let path = dir.join(format!("monitor-{table}.csv"));
             let out = fs::File::create(&path).unwrap();
             let child = Command::new("ovsdb-client")
-                .args(["--format=csv", "monitor", &db, "Open_vSwitch", table, columns])
+                .args([
+                    "--format=csv",
+                    "monitor",
+                    &db,
+                    "Open_vSwitch",
+                    table,
+                    columns,
+                ])
                 .stdout(out)
                 .stderr(Stdio::null())
                 .spawn()
@@ -393,7 +591,9 @@ impl DbMonitor {
             children.push((table.to_owned(), child, path));
         }
         for (table, _, path) in &children {
-            wait_until(&format!("the initial {table} rows"), || fs::read_to_string(path).is_ok_and(|t| t.contains("initial")));
+            wait_until(&format!("the initial {table} rows"), || {
+                fs::read_to_string(path).is_ok_and(|t| t.contains("initial"))
+            });
         }
         DbMonitor { children }
     }
