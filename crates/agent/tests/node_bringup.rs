@@ -329,3 +329,35 @@ fn a_failure_after_the_takeover_gives_the_nic_its_configuration_back() {
         "the Node reaches the LAN through its NIC again"
     );
 }
+
+#[test]
+fn a_restart_after_changes_installs_a_new_round() {
+    let mut lan = Lan::new();
+    let ns = lan.node_netns(1);
+    let mut n1 = TestNode::new("n1", &ns, "", &nodes_yaml(&[N1, N2]));
+    n1.start_and_wait_up();
+    assert!(n1.stop_agent());
+    // n2 leaves while the agent is down.
+    n1.write_nodes(&nodes_yaml(&[N1]));
+    let up = n1.start_and_wait_up();
+    assert!(!up.contains("unchanged"), "{up}");
+    assert!(
+        n1.log(2)
+            .contains("flows: installed as round 2, leftovers of round 1 deleted"),
+        "{}",
+        n1.log(2)
+    );
+    assert_eq!(
+        n1.vsctl(&["get", "Bridge", "br-int", "external_ids:roundNum"]),
+        "\"2\""
+    );
+    let flows = n1.flows();
+    assert!(
+        flows.iter().all(|f| f.contains("cookie=0x2")),
+        "only round 2 is left: {flows:#?}"
+    );
+    assert!(!flows.iter().any(|f| f.contains("10.244.2.")), "{flows:#?}");
+    assert!(n1.antrea_routes().is_empty());
+    assert!(ping(&n1, "10.10.0.1"));
+    assert!(n1.stop_agent());
+}
