@@ -17,11 +17,19 @@ pub const WINDOWS_CONFLIST: &str = include_str!("../../../build/cni/windows/10-a
 pub const CONFLIST_NAME: &str = "10-antrea.conflist";
 
 /// The plugin's file name in the CNI binary directory.
-pub const PLUGIN_NAME: &str = if cfg!(windows) { "antrea.exe" } else { "antrea" };
+pub const PLUGIN_NAME: &str = if cfg!(windows) {
+    "antrea.exe"
+} else {
+    "antrea"
+};
 
 /// The conflist for the platform this binary runs on.
 pub fn platform_conflist() -> &'static str {
-    if cfg!(windows) { WINDOWS_CONFLIST } else { LINUX_CONFLIST }
+    if cfg!(windows) {
+        WINDOWS_CONFLIST
+    } else {
+        LINUX_CONFLIST
+    }
 }
 
 /// What to install where.
@@ -77,34 +85,46 @@ impl InstallPlan {
                 "--conflist" => &mut conflist,
                 other => return Err(InstallError::Usage(format!("unknown argument {other:?}"))),
             };
-            let value = it.next().ok_or_else(|| InstallError::Usage(format!("{flag} needs a value")))?;
+            let value = it
+                .next()
+                .ok_or_else(|| InstallError::Usage(format!("{flag} needs a value")))?;
             *slot = Some(PathBuf::from(value));
         }
         let conflist = match conflist {
             None => platform_conflist().to_owned(),
-            Some(path) => fs::read_to_string(&path).map_err(|source| InstallError::Io { path, source })?,
+            Some(path) => {
+                fs::read_to_string(&path).map_err(|source| InstallError::Io { path, source })?
+            }
         };
         Ok(InstallPlan {
             plugin: current_exe,
-            cni_bin_dir: bin.ok_or_else(|| InstallError::Usage("--cni-bin-dir is required".into()))?,
-            cni_conf_dir: conf.ok_or_else(|| InstallError::Usage("--cni-conf-dir is required".into()))?,
+            cni_bin_dir: bin
+                .ok_or_else(|| InstallError::Usage("--cni-bin-dir is required".into()))?,
+            cni_conf_dir: conf
+                .ok_or_else(|| InstallError::Usage("--cni-conf-dir is required".into()))?,
             conflist,
         })
     }
 
     /// Copies the plugin and writes the conflist.
     pub fn install(&self) -> Result<Installed, InstallError> {
-        serde_json::from_str::<serde_json::Value>(&self.conflist).map_err(InstallError::Conflist)?;
+        serde_json::from_str::<serde_json::Value>(&self.conflist)
+            .map_err(InstallError::Conflist)?;
         let io = |path: &Path| {
             let path = path.to_owned();
             move |source| InstallError::Io { path, source }
         };
         let binary = fs::read(&self.plugin).map_err(io(&self.plugin))?;
         let plugin_path = self.cni_bin_dir.join(PLUGIN_NAME);
-        let plugin_written = write_if_changed(&plugin_path, &binary, true).map_err(io(&plugin_path))?;
+        let plugin_written =
+            write_if_changed(&plugin_path, &binary, true).map_err(io(&plugin_path))?;
         let conf_path = self.cni_conf_dir.join(CONFLIST_NAME);
-        let conf_written = write_if_changed(&conf_path, self.conflist.as_bytes(), false).map_err(io(&conf_path))?;
-        Ok(Installed { plugin: (plugin_path, plugin_written), conflist: (conf_path, conf_written) })
+        let conf_written = write_if_changed(&conf_path, self.conflist.as_bytes(), false)
+            .map_err(io(&conf_path))?;
+        Ok(Installed {
+            plugin: (plugin_path, plugin_written),
+            conflist: (conf_path, conf_written),
+        })
     }
 }
 
@@ -114,9 +134,14 @@ fn write_if_changed(path: &Path, content: &[u8], executable: bool) -> io::Result
     if fs::read(path).is_ok_and(|old| old == content) {
         return Ok(false);
     }
-    let dir = path.parent().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no parent directory"))?;
+    let dir = path
+        .parent()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no parent directory"))?;
     fs::create_dir_all(dir)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let written = (|| {
         let mut f = fs::File::create(&tmp)?;
@@ -135,7 +160,10 @@ fn write_if_changed(path: &Path, content: &[u8], executable: bool) -> io::Result
 #[cfg(unix)]
 fn set_mode(path: &Path, executable: bool) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(path, fs::Permissions::from_mode(if executable { 0o755 } else { 0o644 }))
+    fs::set_permissions(
+        path,
+        fs::Permissions::from_mode(if executable { 0o755 } else { 0o644 }),
+    )
 }
 
 #[cfg(not(unix))]
@@ -166,29 +194,55 @@ mod tests {
         fs::write(&exe, b"plugin v1").unwrap();
         let args: Vec<String> = ["--cni-bin-dir", "bin", "--cni-conf-dir", "net.d"]
             .iter()
-            .map(|a| if a.starts_with("--") { (*a).to_owned() } else { dir.path().join(a).display().to_string() })
+            .map(|a| {
+                if a.starts_with("--") {
+                    (*a).to_owned()
+                } else {
+                    dir.path().join(a).display().to_string()
+                }
+            })
             .collect();
         let plan = InstallPlan::from_args(&args, exe.clone()).unwrap();
         let first = plan.install().unwrap();
         assert!(first.plugin.1 && first.conflist.1);
         assert_eq!(fs::read(&first.plugin.0).unwrap(), b"plugin v1");
-        assert_eq!(fs::read_to_string(&first.conflist.0).unwrap(), platform_conflist());
+        assert_eq!(
+            fs::read_to_string(&first.conflist.0).unwrap(),
+            platform_conflist()
+        );
         let again = plan.install().unwrap();
-        assert!(!again.plugin.1 && !again.conflist.1, "second install rewrote files");
+        assert!(
+            !again.plugin.1 && !again.conflist.1,
+            "second install rewrote files"
+        );
         fs::write(&exe, b"plugin v2").unwrap();
         let upgrade = plan.install().unwrap();
         assert!(upgrade.plugin.1 && !upgrade.conflist.1);
         assert_eq!(fs::read(&upgrade.plugin.0).unwrap(), b"plugin v2");
-        let leftovers: Vec<_> = fs::read_dir(dir.path().join("bin")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let leftovers: Vec<_> = fs::read_dir(dir.path().join("bin"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(leftovers, [std::ffi::OsString::from(PLUGIN_NAME)]);
     }
 
     #[test]
     fn rejects_bad_arguments_and_conflists() {
         let exe = PathBuf::from("/x");
-        assert!(matches!(InstallPlan::from_args(&["--cni-bin-dir".into()], exe.clone()), Err(InstallError::Usage(_))));
-        assert!(matches!(InstallPlan::from_args(&["--bogus".into(), "x".into()], exe.clone()), Err(InstallError::Usage(_))));
-        let plan = InstallPlan { plugin: exe, cni_bin_dir: "/b".into(), cni_conf_dir: "/c".into(), conflist: "{".into() };
+        assert!(matches!(
+            InstallPlan::from_args(&["--cni-bin-dir".into()], exe.clone()),
+            Err(InstallError::Usage(_))
+        ));
+        assert!(matches!(
+            InstallPlan::from_args(&["--bogus".into(), "x".into()], exe.clone()),
+            Err(InstallError::Usage(_))
+        ));
+        let plan = InstallPlan {
+            plugin: exe,
+            cni_bin_dir: "/b".into(),
+            cni_conf_dir: "/c".into(),
+            conflist: "{".into(),
+        };
         assert!(matches!(plan.install(), Err(InstallError::Conflist(_))));
     }
 }

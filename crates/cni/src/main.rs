@@ -18,7 +18,11 @@ fn main() -> ExitCode {
     }
     let outcome = cni::plugin::run(&|name| std::env::var(name).ok(), &stdin);
     let mut stdout = std::io::stdout().lock();
-    if stdout.write_all(&outcome.stdout).and_then(|()| stdout.flush()).is_err() {
+    if stdout
+        .write_all(&outcome.stdout)
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
         return ExitCode::FAILURE;
     }
     ExitCode::from(u8::try_from(outcome.exit_code).unwrap_or(1))
@@ -26,13 +30,20 @@ fn main() -> ExitCode {
 
 fn install(args: &[String]) -> ExitCode {
     let result = std::env::current_exe()
-        .map_err(|e| cni::install::InstallError::Io { path: "current executable".into(), source: e })
+        .map_err(|e| cni::install::InstallError::Io {
+            path: "current executable".into(),
+            source: e,
+        })
         .and_then(|exe| InstallPlan::from_args(args, exe))
         .and_then(|plan| plan.install());
     match result {
         Ok(done) => {
             for (path, written) in [done.plugin, done.conflist] {
-                println!("{} {}", if written { "installed" } else { "unchanged" }, path.display());
+                println!(
+                    "{} {}",
+                    if written { "installed" } else { "unchanged" },
+                    path.display()
+                );
             }
             ExitCode::SUCCESS
         }

@@ -52,7 +52,9 @@ impl Ipam {
         let mut taken = Vec::new();
         let mut ips = Vec::new();
         for (index, set) in self.config.range_sets.iter().enumerate() {
-            let existing = held.iter().find_map(|&ip| set.range_for(ip).map(|r| (r, ip)));
+            let existing = held
+                .iter()
+                .find_map(|&ip| set.range_for(ip).map(|r| (r, ip)));
             let found = match existing {
                 Some(found) => Some(found),
                 None => reserve_next(&locked, set, index, container_id, ifname)?,
@@ -61,18 +63,28 @@ impl Ipam {
                 for ip in taken {
                     locked.remove(ip)?;
                 }
-                return Err(IpamError::Exhausted { index, ranges: set.to_string() });
+                return Err(IpamError::Exhausted {
+                    index,
+                    ranges: set.to_string(),
+                });
             };
             if existing.is_none() {
                 taken.push(ip);
             }
             ips.push(IpConfig {
-                address: IpPrefix { addr: ip, len: range.subnet.len },
+                address: IpPrefix {
+                    addr: ip,
+                    len: range.subnet.len,
+                },
                 gateway: Some(range.gateway),
                 interface: None,
             });
         }
-        Ok(CniResult { ips, routes: self.config.routes.clone(), ..CniResult::default() })
+        Ok(CniResult {
+            ips,
+            routes: self.config.routes.clone(),
+            ..CniResult::default()
+        })
     }
 
     /// Releases every address of `container_id`/`ifname` (host-local DEL: exact owner files, or
@@ -83,13 +95,20 @@ impl Ipam {
         let entries = locked.entries()?;
         let exact: Vec<IpAddr> = entries
             .iter()
-            .filter(|(_, o)| o.as_ref().is_some_and(|o| o.is(container_id, ifname) && o.ifname.is_some()))
+            .filter(|(_, o)| {
+                o.as_ref()
+                    .is_some_and(|o| o.is(container_id, ifname) && o.ifname.is_some())
+            })
             .map(|(ip, _)| *ip)
             .collect();
         let released = if exact.is_empty() {
             entries
                 .iter()
-                .filter(|(_, o)| o.as_ref().is_some_and(|o| o.ifname.is_none() && o.container_id == container_id.trim()))
+                .filter(|(_, o)| {
+                    o.as_ref().is_some_and(|o| {
+                        o.ifname.is_none() && o.container_id == container_id.trim()
+                    })
+                })
                 .map(|(ip, _)| *ip)
                 .collect()
         } else {
@@ -129,11 +148,19 @@ impl Ipam {
     /// Every address file of the store, sorted by address.
     pub fn allocations(&self) -> Result<Vec<Allocation>, IpamError> {
         let locked = self.store.lock()?;
-        Ok(locked.entries()?.into_iter().map(|(ip, owner)| Allocation { ip, owner }).collect())
+        Ok(locked
+            .entries()?
+            .into_iter()
+            .map(|(ip, owner)| Allocation { ip, owner })
+            .collect())
     }
 }
 
-fn owned_by(locked: &Locked<'_>, container_id: &str, ifname: &str) -> Result<Vec<IpAddr>, IpamError> {
+fn owned_by(
+    locked: &Locked<'_>,
+    container_id: &str,
+    ifname: &str,
+) -> Result<Vec<IpAddr>, IpamError> {
     Ok(locked
         .entries()?
         .into_iter()
@@ -162,8 +189,12 @@ mod tests {
     use super::*;
 
     fn ipam(dir: &std::path::Path, ranges: &str) -> Ipam {
-        let conf = format!(r#"{{"name":"net","ipam":{{"type":"host-local","dataDir":"{}","ranges":{ranges}}}}}"#, dir.display());
-        Ipam::new(IpamConfig::parse(conf.as_bytes()).unwrap()).unwrap()
+        let ranges: serde_json::Value = serde_json::from_str(ranges).unwrap();
+        let conf = serde_json::json!({
+            "name": "net",
+            "ipam": {"type": "host-local", "dataDir": dir.display().to_string(), "ranges": ranges}
+        });
+        Ipam::new(IpamConfig::from_netconf(&conf).unwrap()).unwrap()
     }
 
     fn first(r: &CniResult) -> String {
@@ -177,28 +208,84 @@ mod tests {
         let a = ipam.allocate("a", "eth0").unwrap();
         assert_eq!(first(&a), "10.1.0.2/29");
         assert_eq!(a.ips[0].gateway.unwrap().to_string(), "10.1.0.1");
-        assert_eq!(first(&ipam.allocate("a", "eth0").unwrap()), "10.1.0.2/29", "same owner, same address");
+        assert_eq!(
+            first(&ipam.allocate("a", "eth0").unwrap()),
+            "10.1.0.2/29",
+            "same owner, same address"
+        );
         assert_eq!(first(&ipam.allocate("b", "eth0").unwrap()), "10.1.0.3/29");
-        assert_eq!(ipam.release("a", "eth0").unwrap(), ["10.1.0.2".parse::<IpAddr>().unwrap()]);
+        assert_eq!(
+            ipam.release("a", "eth0").unwrap(),
+            ["10.1.0.2".parse::<IpAddr>().unwrap()]
+        );
         assert!(ipam.release("a", "eth0").unwrap().is_empty());
-        assert_eq!(first(&ipam.allocate("c", "eth0").unwrap()), "10.1.0.4/29", "round robin, not lowest free");
+        assert_eq!(
+            first(&ipam.allocate("c", "eth0").unwrap()),
+            "10.1.0.4/29",
+            "round robin, not lowest free"
+        );
         for id in ["d", "e", "f"] {
             ipam.allocate(id, "eth0").unwrap();
         }
         let e = ipam.allocate("g", "eth0").unwrap_err();
-        assert_eq!(e.to_string(), "failed to allocate for range 0: no IP addresses available in range set: 10.1.0.1-10.1.0.6");
+        assert_eq!(
+            e.to_string(),
+            "failed to allocate for range 0: no IP addresses available in range set: 10.1.0.1-10.1.0.6"
+        );
         assert!(ipam.check("d", "eth0").unwrap() && !ipam.check("d", "eth1").unwrap());
     }
 
     #[test]
     fn one_address_per_range_set_and_rollback() {
         let dir = tempfile::tempdir().unwrap();
-        let ipam = ipam(dir.path(), r#"[[{"subnet":"10.1.0.0/24"}],[{"subnet":"10.2.0.0/30"}]]"#);
+        let ipam = ipam(
+            dir.path(),
+            r#"[[{"subnet":"10.1.0.0/24"}],[{"subnet":"10.2.0.0/30"}]]"#,
+        );
         let r = ipam.allocate("a", "eth0").unwrap();
-        assert_eq!(r.ips.iter().map(|i| i.address.to_string()).collect::<Vec<_>>(), ["10.1.0.2/24", "10.2.0.2/30"]);
+        assert_eq!(
+            r.ips
+                .iter()
+                .map(|i| i.address.to_string())
+                .collect::<Vec<_>>(),
+            ["10.1.0.2/24", "10.2.0.2/30"]
+        );
         let e = ipam.allocate("b", "eth0").unwrap_err();
         assert!(matches!(e, IpamError::Exhausted { index: 1, .. }), "{e}");
-        assert!(!ipam.check("b", "eth0").unwrap(), "the range-0 address was rolled back");
+        assert!(
+            !ipam.check("b", "eth0").unwrap(),
+            "the range-0 address was rolled back"
+        );
+    }
+
+    /// The states a crash can leave, in the order `reserve` goes through them.
+    #[test]
+    fn every_crash_point_leaves_a_usable_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let ipam = ipam(dir.path(), r#"[[{"subnet":"10.1.0.0/29"}]]"#);
+        let store = ipam.store().dir().to_owned();
+        // Crash after writing the temporary file, before linking: nothing is reserved.
+        std::fs::write(store.join(".tmp.10.1.0.2.77"), b"dead\r\neth0").unwrap();
+        assert_eq!(first(&ipam.allocate("a", "eth0").unwrap()), "10.1.0.2/29");
+        assert!(!store.join(".tmp.10.1.0.2.77").exists());
+        // Crash after linking, before removing the temporary file and recording the last
+        // address: the reservation is complete and is honoured.
+        std::fs::write(store.join("10.1.0.3"), b"b\r\neth0").unwrap();
+        std::fs::hard_link(store.join("10.1.0.3"), store.join(".tmp.10.1.0.3.78")).unwrap();
+        assert_eq!(
+            first(&ipam.allocate("c", "eth0").unwrap()),
+            "10.1.0.4/29",
+            "10.1.0.3 stays b's"
+        );
+        assert!(ipam.check("b", "eth0").unwrap());
+        assert_eq!(std::fs::read(store.join("10.1.0.3")).unwrap(), b"b\r\neth0");
+        // A half-written last_reserved_ip (host-local writes it in place) is ignored.
+        std::fs::write(store.join("last_reserved_ip.0"), b"10.1.").unwrap();
+        assert_eq!(first(&ipam.allocate("d", "eth0").unwrap()), "10.1.0.5/29");
+        assert_eq!(
+            std::fs::read(store.join("last_reserved_ip.0")).unwrap(),
+            b"10.1.0.5"
+        );
     }
 
     #[test]
@@ -210,10 +297,23 @@ mod tests {
         }
         std::fs::write(ipam.store().dir().join("10.1.0.100"), b"legacy").unwrap();
         std::fs::write(ipam.store().dir().join("10.1.0.101"), b"").unwrap();
-        let valid = HashSet::from([("a".to_owned(), "eth0".to_owned()), ("legacy".to_owned(), "eth0".to_owned())]);
-        let released: Vec<String> = ipam.gc(&valid).unwrap().iter().map(IpAddr::to_string).collect();
+        let valid = HashSet::from([
+            ("a".to_owned(), "eth0".to_owned()),
+            ("legacy".to_owned(), "eth0".to_owned()),
+        ]);
+        let released: Vec<String> = ipam
+            .gc(&valid)
+            .unwrap()
+            .iter()
+            .map(IpAddr::to_string)
+            .collect();
         assert_eq!(released, ["10.1.0.3", "10.1.0.4", "10.1.0.101"]);
-        let left: Vec<String> = ipam.allocations().unwrap().iter().map(|a| a.ip.to_string()).collect();
+        let left: Vec<String> = ipam
+            .allocations()
+            .unwrap()
+            .iter()
+            .map(|a| a.ip.to_string())
+            .collect();
         assert_eq!(left, ["10.1.0.2", "10.1.0.100"]);
     }
 }

@@ -10,7 +10,9 @@ pub enum IpamError {
     #[error("{0}")]
     Config(String),
     /// Every address of a range set is taken.
-    #[error("failed to allocate for range {index}: no IP addresses available in range set: {ranges}")]
+    #[error(
+        "failed to allocate for range {index}: no IP addresses available in range set: {ranges}"
+    )]
     Exhausted {
         /// The range set's index in `ranges`.
         index: usize,
@@ -34,8 +36,15 @@ impl IpamError {
         IpamError::Config(message.into())
     }
 
-    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(io::Error) -> IpamError {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(io::Error) -> IpamError {
         let path = path.into();
-        move |source| IpamError::Io { action, path, source }
+        move |source| IpamError::Io {
+            action,
+            path,
+            source,
+        }
     }
 }

@@ -37,9 +37,9 @@ pub(crate) struct RangeConf {
 }
 
 /// Ranges allocated as one: each allocation takes one address from the first range with room,
-/// in round-robin order.
+/// in round-robin order. Never empty.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RangeSet(pub Vec<Range>);
+pub struct RangeSet(Vec<Range>);
 
 /// An IPv4-mapped IPv6 address is treated as IPv4, as Go's `net.IP` does.
 fn canonical(addr: IpAddr) -> IpAddr {
@@ -55,11 +55,18 @@ pub(crate) fn next(addr: IpAddr) -> IpAddr {
 
 impl RangeConf {
     fn canonicalize(&self) -> Result<Range, IpamError> {
-        let given = self.subnet.ok_or_else(|| IpamError::config("subnet is required in every range"))?;
-        let subnet = IpPrefix { addr: canonical(given.addr), len: given.len };
+        let given = self
+            .subnet
+            .ok_or_else(|| IpamError::config("subnet is required in every range"))?;
+        let subnet = IpPrefix {
+            addr: canonical(given.addr),
+            len: given.len,
+        };
         let bits: u8 = if subnet.addr.is_ipv4() { 32 } else { 128 };
         if subnet.len > bits - 2 {
-            return Err(IpamError::config(format!("Network {subnet} too small to allocate from")));
+            return Err(IpamError::config(format!(
+                "Network {subnet} too small to allocate from"
+            )));
         }
         if subnet.network() != subnet.addr {
             return Err(IpamError::config(format!(
@@ -68,19 +75,35 @@ impl RangeConf {
                 subnet.network()
             )));
         }
-        let gateway = self.gateway.map(canonical).unwrap_or_else(|| next(subnet.addr));
+        let gateway = self
+            .gateway
+            .map(canonical)
+            .unwrap_or_else(|| next(subnet.addr));
         let start = self.range_start.map(canonical);
         let end = self.range_end.map(canonical);
         let partial = Bounds { subnet, start, end };
         if let Some(s) = start.filter(|&s| !partial.contains(s)) {
-            return Err(IpamError::config(format!("RangeStart {s} not in network {subnet}")));
+            return Err(IpamError::config(format!(
+                "RangeStart {s} not in network {subnet}"
+            )));
         }
         if let Some(e) = end.filter(|&e| !partial.contains(e)) {
-            return Err(IpamError::config(format!("RangeEnd {e} not in network {subnet}")));
+            return Err(IpamError::config(format!(
+                "RangeEnd {e} not in network {subnet}"
+            )));
         }
         let last = subnet.last();
-        let default_end = if last.is_ipv4() { ip_from_bits(last, ip_to_bits(last) - 1) } else { last };
-        Ok(Range { subnet, start: start.unwrap_or_else(|| next(subnet.addr)), end: end.unwrap_or(default_end), gateway })
+        let default_end = if last.is_ipv4() {
+            ip_from_bits(last, ip_to_bits(last) - 1)
+        } else {
+            last
+        };
+        Ok(Range {
+            subnet,
+            start: start.unwrap_or_else(|| next(subnet.addr)),
+            end: end.unwrap_or(default_end),
+            gateway,
+        })
     }
 }
 
@@ -103,7 +126,12 @@ impl Bounds {
 impl Range {
     /// Whether `addr` is in the subnet and between `start` and `end`.
     pub fn contains(&self, addr: IpAddr) -> bool {
-        Bounds { subnet: self.subnet, start: Some(self.start), end: Some(self.end) }.contains(addr)
+        Bounds {
+            subnet: self.subnet,
+            start: Some(self.start),
+            end: Some(self.end),
+        }
+        .contains(addr)
     }
 
     fn overlaps(&self, other: &Range) -> bool {
@@ -131,8 +159,14 @@ impl RangeSet {
         if confs.is_empty() {
             return Err(IpamError::config("empty range set"));
         }
-        let ranges = confs.iter().map(RangeConf::canonicalize).collect::<Result<Vec<_>, _>>()?;
-        if ranges.iter().any(|r| r.start.is_ipv4() != ranges[0].start.is_ipv4()) {
+        let ranges = confs
+            .iter()
+            .map(RangeConf::canonicalize)
+            .collect::<Result<Vec<_>, _>>()?;
+        if ranges
+            .iter()
+            .any(|r| r.start.is_ipv4() != ranges[0].start.is_ipv4())
+        {
             return Err(IpamError::config("mixed address families"));
         }
         for (i, a) in ranges.iter().enumerate() {
@@ -141,6 +175,11 @@ impl RangeSet {
             }
         }
         Ok(RangeSet(ranges))
+    }
+
+    /// The ranges, in configuration order.
+    pub fn ranges(&self) -> &[Range] {
+        &self.0
     }
 
     /// The range holding `addr`, if any.
@@ -160,9 +199,14 @@ impl RangeSet {
     /// The addresses to try, in host-local's order: from the one after `last_reserved` (when it is
     /// in the set) or from the first range's start, through every range in turn, wrapping, ending
     /// with `last_reserved` itself; each range's gateway is skipped.
-    pub fn candidates(&self, last_reserved: Option<IpAddr>) -> impl Iterator<Item = (&Range, IpAddr)> + '_ {
+    pub fn candidates(
+        &self,
+        last_reserved: Option<IpAddr>,
+    ) -> impl Iterator<Item = (&Range, IpAddr)> + '_ {
         let total = self.0.iter().fold(0u128, |n, r| n.saturating_add(r.size()));
-        let mut position = match last_reserved.and_then(|l| self.0.iter().position(|r| r.contains(l)).map(|i| (i, l))) {
+        let mut position = match last_reserved
+            .and_then(|l| self.0.iter().position(|r| r.contains(l)).map(|i| (i, l)))
+        {
             Some((i, last)) => self.step(i, canonical(last)),
             None => (0, self.0[0].start),
         };
@@ -210,11 +254,23 @@ mod tests {
 
     #[test]
     fn defaults_follow_host_local() {
-        let r = conf("10.1.0.0/24", None, None, None).canonicalize().unwrap();
-        assert_eq!((r.start, r.end, r.gateway), (ip("10.1.0.1"), ip("10.1.0.254"), ip("10.1.0.1")));
+        let r = conf("10.1.0.0/24", None, None, None)
+            .canonicalize()
+            .unwrap();
+        assert_eq!(
+            (r.start, r.end, r.gateway),
+            (ip("10.1.0.1"), ip("10.1.0.254"), ip("10.1.0.1"))
+        );
         let r6 = conf("fd00::/120", None, None, None).canonicalize().unwrap();
         assert_eq!((r6.start, r6.end), (ip("fd00::1"), ip("fd00::ff")));
-        let explicit = conf("10.1.0.0/24", Some("10.1.0.10"), Some("10.1.0.20"), Some("10.1.0.254")).canonicalize().unwrap();
+        let explicit = conf(
+            "10.1.0.0/24",
+            Some("10.1.0.10"),
+            Some("10.1.0.20"),
+            Some("10.1.0.254"),
+        )
+        .canonicalize()
+        .unwrap();
         assert_eq!(explicit.to_string(), "10.1.0.10-10.1.0.20");
         assert!(explicit.contains(ip("10.1.0.20")) && !explicit.contains(ip("10.1.0.21")));
     }
@@ -222,36 +278,82 @@ mod tests {
     #[test]
     fn invalid_ranges_give_host_local_messages() {
         let msg = |c: RangeConf| c.canonicalize().unwrap_err().to_string();
-        assert_eq!(msg(conf("10.1.0.0/31", None, None, None)), "Network 10.1.0.0/31 too small to allocate from");
+        assert_eq!(
+            msg(conf("10.1.0.0/31", None, None, None)),
+            "Network 10.1.0.0/31 too small to allocate from"
+        );
         assert_eq!(
             msg(conf("10.1.0.5/24", None, None, None)),
             "Network has host bits set. For a subnet mask of length 24 the network address is 10.1.0.0"
         );
-        assert_eq!(msg(conf("10.1.0.0/24", Some("10.2.0.1"), None, None)), "RangeStart 10.2.0.1 not in network 10.1.0.0/24");
         assert_eq!(
-            msg(conf("10.1.0.0/24", Some("10.1.0.9"), Some("10.1.0.5"), None)),
+            msg(conf("10.1.0.0/24", Some("10.2.0.1"), None, None)),
+            "RangeStart 10.2.0.1 not in network 10.1.0.0/24"
+        );
+        assert_eq!(
+            msg(conf(
+                "10.1.0.0/24",
+                Some("10.1.0.9"),
+                Some("10.1.0.5"),
+                None
+            )),
             "RangeStart 10.1.0.9 not in network 10.1.0.0/24"
         );
-        assert_eq!(msg(conf("10.1.0.0/24", None, Some("10.1.1.5"), None)), "RangeEnd 10.1.1.5 not in network 10.1.0.0/24");
+        assert_eq!(
+            msg(conf("10.1.0.0/24", None, Some("10.1.1.5"), None)),
+            "RangeEnd 10.1.1.5 not in network 10.1.0.0/24"
+        );
         let set = |cs: &[RangeConf]| RangeSet::canonicalize(cs).unwrap_err().to_string();
         assert_eq!(set(&[]), "empty range set");
-        assert_eq!(set(&[conf("10.1.0.0/24", None, None, None), conf("fd00::/64", None, None, None)]), "mixed address families");
         assert_eq!(
-            set(&[conf("10.1.0.0/24", None, None, None), conf("10.1.0.0/25", None, None, None)]),
+            set(&[
+                conf("10.1.0.0/24", None, None, None),
+                conf("fd00::/64", None, None, None)
+            ]),
+            "mixed address families"
+        );
+        assert_eq!(
+            set(&[
+                conf("10.1.0.0/24", None, None, None),
+                conf("10.1.0.0/25", None, None, None)
+            ]),
             "subnets 10.1.0.1-10.1.0.254 and 10.1.0.1-10.1.0.126 overlap"
         );
     }
 
     #[test]
     fn candidates_wrap_across_ranges_and_skip_gateways() {
-        let set = RangeSet::canonicalize(&[conf("10.1.0.0/29", None, None, None), conf("10.2.0.0/30", None, None, None)]).unwrap();
+        let set = RangeSet::canonicalize(&[
+            conf("10.1.0.0/29", None, None, None),
+            conf("10.2.0.0/30", None, None, None),
+        ])
+        .unwrap();
         let all: Vec<String> = set.candidates(None).map(|(_, a)| a.to_string()).collect();
-        assert_eq!(all, ["10.1.0.2", "10.1.0.3", "10.1.0.4", "10.1.0.5", "10.1.0.6", "10.2.0.2"]);
-        let after: Vec<String> = set.candidates(Some(ip("10.1.0.6"))).map(|(_, a)| a.to_string()).collect();
-        assert_eq!(after, ["10.2.0.2", "10.1.0.2", "10.1.0.3", "10.1.0.4", "10.1.0.5", "10.1.0.6"]);
-        let outside: Vec<String> = set.candidates(Some(ip("192.168.0.1"))).map(|(_, a)| a.to_string()).collect();
+        assert_eq!(
+            all,
+            [
+                "10.1.0.2", "10.1.0.3", "10.1.0.4", "10.1.0.5", "10.1.0.6", "10.2.0.2"
+            ]
+        );
+        let after: Vec<String> = set
+            .candidates(Some(ip("10.1.0.6")))
+            .map(|(_, a)| a.to_string())
+            .collect();
+        assert_eq!(
+            after,
+            [
+                "10.2.0.2", "10.1.0.2", "10.1.0.3", "10.1.0.4", "10.1.0.5", "10.1.0.6"
+            ]
+        );
+        let outside: Vec<String> = set
+            .candidates(Some(ip("192.168.0.1")))
+            .map(|(_, a)| a.to_string())
+            .collect();
         assert_eq!(outside, all);
         let big = RangeSet::canonicalize(&[conf("fd00::/64", None, None, None)]).unwrap();
-        assert_eq!(big.candidates(None).next().map(|(_, a)| a), Some(ip("fd00::2")));
+        assert_eq!(
+            big.candidates(None).next().map(|(_, a)| a),
+            Some(ip("fd00::2"))
+        );
     }
 }

@@ -37,15 +37,22 @@ impl Owner {
             return None;
         }
         Some(match content.split_once(LINE_BREAK) {
-            Some((id, ifname)) => Owner { container_id: id.to_owned(), ifname: Some(ifname.to_owned()) },
-            None => Owner { container_id: content.to_owned(), ifname: None },
+            Some((id, ifname)) => Owner {
+                container_id: id.to_owned(),
+                ifname: Some(ifname.to_owned()),
+            },
+            None => Owner {
+                container_id: content.to_owned(),
+                ifname: None,
+            },
         })
     }
 
     /// Whether this file content belongs to `container_id`/`ifname`: an exact match, or an
     /// ID-only (legacy) file of that container.
     pub fn is(&self, container_id: &str, ifname: &str) -> bool {
-        self.container_id == container_id.trim() && self.ifname.as_deref().is_none_or(|i| i == ifname)
+        self.container_id == container_id.trim()
+            && self.ifname.as_deref().is_none_or(|i| i == ifname)
     }
 }
 
@@ -86,7 +93,10 @@ impl Store {
             .open(&path)
             .map_err(IpamError::io("open lock", &path))?;
         file.lock().map_err(IpamError::io("lock", &path))?;
-        let locked = Locked { store: self, _lock: file };
+        let locked = Locked {
+            store: self,
+            _lock: file,
+        };
         locked.remove_temporaries()?;
         Ok(locked)
     }
@@ -98,7 +108,13 @@ impl Locked<'_> {
     }
 
     /// Records `ip` for the owner unless it is already taken. Returns whether it was recorded.
-    pub fn reserve(&self, ip: IpAddr, container_id: &str, ifname: &str, range_set: usize) -> Result<bool, IpamError> {
+    pub fn reserve(
+        &self,
+        ip: IpAddr,
+        container_id: &str,
+        ifname: &str,
+        range_set: usize,
+    ) -> Result<bool, IpamError> {
         let target = self.path(&ip.to_string());
         let content = format!("{}{LINE_BREAK}{ifname}", container_id.trim());
         let tmp = self.write_temp(&ip.to_string(), content.as_bytes())?;
@@ -111,26 +127,41 @@ impl Locked<'_> {
         }
         self.sync_dir()?;
         let last = self.path(&format!("{LAST_RESERVED_PREFIX}{range_set}"));
-        let tmp = self.write_temp(&format!("{LAST_RESERVED_PREFIX}{range_set}"), ip.to_string().as_bytes())?;
+        let tmp = self.write_temp(
+            &format!("{LAST_RESERVED_PREFIX}{range_set}"),
+            ip.to_string().as_bytes(),
+        )?;
         fs::rename(&tmp, &last).map_err(IpamError::io("record last reserved address", &last))?;
         Ok(true)
     }
 
     /// The last address reserved in range set `range_set`, if recorded and readable.
     pub fn last_reserved(&self, range_set: usize) -> Option<IpAddr> {
-        fs::read_to_string(self.path(&format!("{LAST_RESERVED_PREFIX}{range_set}"))).ok()?.trim().parse().ok()
+        fs::read_to_string(self.path(&format!("{LAST_RESERVED_PREFIX}{range_set}")))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
     }
 
     /// Every address file and its owner (`None` when the file is empty or unreadable, e.g. left
     /// by a host-local that crashed between creating and writing it), sorted by address.
     pub fn entries(&self) -> Result<Vec<(IpAddr, Option<Owner>)>, IpamError> {
         let mut out = Vec::new();
-        for entry in fs::read_dir(&self.store.dir).map_err(IpamError::io("list store", &self.store.dir))? {
+        for entry in
+            fs::read_dir(&self.store.dir).map_err(IpamError::io("list store", &self.store.dir))?
+        {
             let entry = entry.map_err(IpamError::io("list store", &self.store.dir))?;
-            let Some(ip) = entry.file_name().to_str().and_then(|n| unescape(n).parse::<IpAddr>().ok()) else {
+            let Some(ip) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| unescape(n).parse::<IpAddr>().ok())
+            else {
                 continue;
             };
-            let owner = fs::read(entry.path()).ok().and_then(|b| Owner::parse(&String::from_utf8_lossy(&b)));
+            let owner = fs::read(entry.path())
+                .ok()
+                .and_then(|b| Owner::parse(&String::from_utf8_lossy(&b)));
             out.push((ip, owner));
         }
         out.sort_by_key(|(ip, _)| (ip.is_ipv6(), cni::spec::ip_to_bits(*ip)));
@@ -141,7 +172,9 @@ impl Locked<'_> {
     pub fn remove(&self, ip: IpAddr) -> Result<(), IpamError> {
         let path = self.path(&ip.to_string());
         match fs::remove_file(&path) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(IpamError::io("release", &path)(e)),
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                Err(IpamError::io("release", &path)(e))
+            }
             _ => Ok(()),
         }
     }
@@ -161,7 +194,10 @@ impl Locked<'_> {
     }
 
     fn remove_temporaries(&self) -> Result<(), IpamError> {
-        for entry in fs::read_dir(&self.store.dir).map_err(IpamError::io("list store", &self.store.dir))?.flatten() {
+        for entry in fs::read_dir(&self.store.dir)
+            .map_err(IpamError::io("list store", &self.store.dir))?
+            .flatten()
+        {
             if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
                 let _ = fs::remove_file(entry.path());
             }
@@ -171,7 +207,9 @@ impl Locked<'_> {
 
     #[cfg(unix)]
     fn sync_dir(&self) -> Result<(), IpamError> {
-        File::open(&self.store.dir).and_then(|d| d.sync_all()).map_err(IpamError::io("sync", &self.store.dir))
+        File::open(&self.store.dir)
+            .and_then(|d| d.sync_all())
+            .map_err(IpamError::io("sync", &self.store.dir))
     }
 
     #[cfg(not(unix))]
@@ -183,7 +221,11 @@ impl Locked<'_> {
 #[cfg(unix)]
 fn create_private(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
 }
 
 #[cfg(not(unix))]
@@ -193,11 +235,19 @@ fn create_private(path: &Path) -> io::Result<File> {
 
 /// File names cannot hold `:` on Windows; host-local writes `_` instead.
 fn escape(name: &str) -> String {
-    if cfg!(windows) { name.replace(':', "_") } else { name.to_owned() }
+    if cfg!(windows) {
+        name.replace(':', "_")
+    } else {
+        name.to_owned()
+    }
 }
 
 fn unescape(name: &str) -> String {
-    if cfg!(windows) { name.replace('_', ":") } else { name.to_owned() }
+    if cfg!(windows) {
+        name.replace('_', ":")
+    } else {
+        name.to_owned()
+    }
 }
 
 #[cfg(test)]
@@ -207,11 +257,34 @@ mod tests {
     #[test]
     fn owner_parsing_matches_host_local_formats() {
         let o = Owner::parse("ctr-1\r\neth0").unwrap();
-        assert_eq!(o, Owner { container_id: "ctr-1".into(), ifname: Some("eth0".into()) });
+        assert_eq!(
+            o,
+            Owner {
+                container_id: "ctr-1".into(),
+                ifname: Some("eth0".into())
+            }
+        );
         assert!(o.is("ctr-1", "eth0") && !o.is("ctr-1", "eth1") && !o.is("ctr-2", "eth0"));
         let legacy = Owner::parse("ctr-1\n").unwrap();
         assert!(legacy.is("ctr-1", "anything"));
         assert_eq!(Owner::parse("  \r\n"), None);
+    }
+
+    #[test]
+    fn ipv6_file_names_are_escaped_on_windows_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), "net").unwrap();
+        let locked = store.lock().unwrap();
+        let ip: IpAddr = "fd00::2".parse().unwrap();
+        assert!(locked.reserve(ip, "c1", "eth0", 1).unwrap());
+        let name = if cfg!(windows) { "fd00__2" } else { "fd00::2" };
+        assert_eq!(fs::read(store.dir().join(name)).unwrap(), b"c1\r\neth0");
+        let owner = Owner {
+            container_id: "c1".into(),
+            ifname: Some("eth0".into()),
+        };
+        assert_eq!(locked.entries().unwrap(), [(ip, Some(owner))]);
+        assert_eq!(locked.last_reserved(1), Some(ip));
     }
 
     #[test]
@@ -222,18 +295,29 @@ mod tests {
         let ip: IpAddr = "10.1.0.2".parse().unwrap();
         assert!(locked.reserve(ip, " c1 ", "eth0", 0).unwrap());
         assert!(!locked.reserve(ip, "c2", "eth0", 0).unwrap());
-        assert_eq!(fs::read(store.dir().join("10.1.0.2")).unwrap(), b"c1\r\neth0");
-        assert_eq!(fs::read(store.dir().join("last_reserved_ip.0")).unwrap(), b"10.1.0.2");
+        assert_eq!(
+            fs::read(store.dir().join("10.1.0.2")).unwrap(),
+            b"c1\r\neth0"
+        );
+        assert_eq!(
+            fs::read(store.dir().join("last_reserved_ip.0")).unwrap(),
+            b"10.1.0.2"
+        );
         assert_eq!(locked.last_reserved(0), Some(ip));
-        let mut names: Vec<String> =
-            fs::read_dir(store.dir()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let mut names: Vec<String> = fs::read_dir(store.dir())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
         names.sort();
         assert_eq!(names, ["10.1.0.2", "last_reserved_ip.0", "lock"]);
         fs::write(store.dir().join(".tmp.10.1.0.3.999"), b"c3\r\neth0").unwrap();
         fs::write(store.dir().join("10.1.0.9"), b"").unwrap();
         drop(locked);
         let locked = store.lock().unwrap();
-        assert!(!store.dir().join(".tmp.10.1.0.3.999").exists(), "temporaries are cleaned");
+        assert!(
+            !store.dir().join(".tmp.10.1.0.3.999").exists(),
+            "temporaries are cleaned"
+        );
         let entries = locked.entries().unwrap();
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[1], ("10.1.0.9".parse().unwrap(), None));

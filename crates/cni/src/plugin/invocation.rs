@@ -34,9 +34,16 @@ impl Operation {
     }
 
     fn parse(text: &str) -> Option<Operation> {
-        [Operation::Add, Operation::Del, Operation::Check, Operation::Version, Operation::Status, Operation::Gc]
-            .into_iter()
-            .find(|o| o.env_name() == text)
+        [
+            Operation::Add,
+            Operation::Del,
+            Operation::Check,
+            Operation::Version,
+            Operation::Status,
+            Operation::Gc,
+        ]
+        .into_iter()
+        .find(|o| o.env_name() == text)
     }
 
     /// Whether the command concerns one attachment (needs container ID and interface name).
@@ -65,9 +72,14 @@ pub struct Invocation {
 impl Invocation {
     /// Reads and checks the environment.
     pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Invocation, CniError> {
-        let command = env("CNI_COMMAND").filter(|c| !c.is_empty()).ok_or_else(|| missing(&["CNI_COMMAND"]))?;
+        let command = env("CNI_COMMAND")
+            .filter(|c| !c.is_empty())
+            .ok_or_else(|| missing(&["CNI_COMMAND"]))?;
         let operation = Operation::parse(&command).ok_or_else(|| {
-            CniError::new(code::INVALID_ENVIRONMENT_VARIABLES, format!("unknown CNI_COMMAND: {command}"))
+            CniError::new(
+                code::INVALID_ENVIRONMENT_VARIABLES,
+                format!("unknown CNI_COMMAND: {command}"),
+            )
         })?;
         let get = |name| env(name).unwrap_or_default();
         let invocation = Invocation {
@@ -103,18 +115,26 @@ impl Invocation {
 }
 
 fn missing(names: &[&str]) -> CniError {
-    CniError::new(code::INVALID_ENVIRONMENT_VARIABLES, format!("required env variables [{}] missing", names.join(",")))
+    CniError::new(
+        code::INVALID_ENVIRONMENT_VARIABLES,
+        format!("required env variables [{}] missing", names.join(",")),
+    )
 }
 
 /// A container ID starts with an alphanumeric and continues with alphanumerics, `_`, `.`, `-`.
 fn check_container_id(id: &str) -> Result<(), CniError> {
     let valid = id.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
-        && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
     if valid {
         Ok(())
     } else {
-        Err(CniError::new(code::INVALID_ENVIRONMENT_VARIABLES, "invalid characters in CNI_CONTAINERID")
-            .with_details(id.to_owned()))
+        Err(CniError::new(
+            code::INVALID_ENVIRONMENT_VARIABLES,
+            "invalid characters in CNI_CONTAINERID",
+        )
+        .with_details(id.to_owned()))
     }
 }
 
@@ -124,14 +144,20 @@ fn check_ifname(name: &str) -> Result<(), CniError> {
         Some("longer than 15 characters")
     } else if name == "." || name == ".." {
         Some("is . or ..")
-    } else if name.chars().any(|c| c == '/' || c == ':' || c.is_whitespace()) {
+    } else if name
+        .chars()
+        .any(|c| c == '/' || c == ':' || c.is_whitespace())
+    {
         Some("contains '/', ':' or whitespace")
     } else {
         None
     };
     match reason {
         None => Ok(()),
-        Some(r) => Err(CniError::new(code::INVALID_ENVIRONMENT_VARIABLES, format!("invalid CNI_IFNAME {name:?}: {r}"))),
+        Some(r) => Err(CniError::new(
+            code::INVALID_ENVIRONMENT_VARIABLES,
+            format!("invalid CNI_IFNAME {name:?}: {r}"),
+        )),
     }
 }
 
@@ -140,7 +166,11 @@ mod tests {
     use super::*;
 
     fn env_of<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned())
+        move |k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| (*v).to_owned())
+        }
     }
 
     const FULL: [(&str, &str); 6] = [
@@ -155,7 +185,10 @@ mod tests {
     #[test]
     fn reads_a_complete_environment() {
         let i = Invocation::from_env(&env_of(&FULL)).unwrap();
-        assert_eq!((i.operation, i.container_id.as_str(), i.ifname.as_str()), (Operation::Add, "abc-1.2_3", "eth0"));
+        assert_eq!(
+            (i.operation, i.container_id.as_str(), i.ifname.as_str()),
+            (Operation::Add, "abc-1.2_3", "eth0")
+        );
         assert_eq!(i.args, "K8S_POD_NAME=p");
     }
 
@@ -173,11 +206,18 @@ mod tests {
 
     #[test]
     fn del_does_not_need_a_netns_and_version_needs_nothing() {
-        let vars: Vec<_> =
-            FULL.iter().copied().filter(|(k, _)| *k != "CNI_NETNS").map(|(k, v)| (k, if k == "CNI_COMMAND" { "DEL" } else { v })).collect();
+        let vars: Vec<_> = FULL
+            .iter()
+            .copied()
+            .filter(|(k, _)| *k != "CNI_NETNS")
+            .map(|(k, v)| (k, if k == "CNI_COMMAND" { "DEL" } else { v }))
+            .collect();
         assert_eq!(Invocation::from_env(&env_of(&vars)).unwrap().netns, "");
         for cmd in ["VERSION", "STATUS", "GC"] {
-            assert!(Invocation::from_env(&env_of(&[("CNI_COMMAND", cmd)])).is_ok(), "{cmd}");
+            assert!(
+                Invocation::from_env(&env_of(&[("CNI_COMMAND", cmd)])).is_ok(),
+                "{cmd}"
+            );
         }
     }
 
@@ -191,7 +231,10 @@ mod tests {
             ("CNI_IFNAME", ".."),
             ("CNI_IFNAME", "eth 0"),
         ] {
-            let vars: Vec<_> = FULL.iter().map(|&(n, x)| (n, if n == k { v } else { x })).collect();
+            let vars: Vec<_> = FULL
+                .iter()
+                .map(|&(n, x)| (n, if n == k { v } else { x }))
+                .collect();
             let e = Invocation::from_env(&env_of(&vars)).unwrap_err();
             assert_eq!(e.code, code::INVALID_ENVIRONMENT_VARIABLES, "{k}={v}");
         }

@@ -15,7 +15,7 @@ use serde_json::json;
 
 pub use invocation::{Invocation, Operation};
 
-use crate::rpc::{AgentClient, CallError, Command, DEFAULT_TIMEOUT, pb};
+use crate::rpc::{AgentClient, Command, DEFAULT_TIMEOUT, pb};
 use crate::spec::{CniError, CniVersion, NetConf, code};
 
 /// Environment variable overriding the agent endpoint (`unix:/path`, `npipe:\\.\pipe\name`).
@@ -44,13 +44,19 @@ pub struct Outcome {
 
 impl Outcome {
     fn success(stdout: Vec<u8>) -> Outcome {
-        Outcome { stdout, exit_code: 0 }
+        Outcome {
+            stdout,
+            exit_code: 0,
+        }
     }
 
     fn failure(error: &CniError, version: CniVersion) -> Outcome {
         let mut stdout = error.to_json(version).to_string().into_bytes();
         stdout.push(b'\n');
-        Outcome { stdout, exit_code: 1 }
+        Outcome {
+            stdout,
+            exit_code: 1,
+        }
     }
 }
 
@@ -80,12 +86,17 @@ pub fn run(env: &dyn Fn(&str) -> Option<String>, stdin: &[u8]) -> Outcome {
 /// VERSION: the supported versions, labelled with the requested version when it is supported.
 fn version_info(stdin: &[u8]) -> Vec<u8> {
     let supported: Vec<&str> = CniVersion::ALL.iter().map(|v| v.as_str()).collect();
-    json!({ "cniVersion": version_hint(stdin).as_str(), "supportedVersions": supported }).to_string().into_bytes()
+    json!({ "cniVersion": version_hint(stdin).as_str(), "supportedVersions": supported })
+        .to_string()
+        .into_bytes()
 }
 
 /// The configuration's version if stdin names a supported one, else the latest.
 fn version_hint(stdin: &[u8]) -> CniVersion {
-    NetConf::parse(stdin).ok().and_then(|c| c.version().ok()).unwrap_or(CniVersion::LATEST)
+    NetConf::parse(stdin)
+        .ok()
+        .and_then(|c| c.version().ok())
+        .unwrap_or(CniVersion::LATEST)
 }
 
 fn forward(
@@ -103,7 +114,10 @@ fn forward(
         Operation::Check | Operation::Status | Operation::Gc => {
             return Err(CniError::new(
                 code::INCOMPATIBLE_CNI_VERSION,
-                format!("config version {version} does not allow {}", invocation.operation.env_name()),
+                format!(
+                    "config version {version} does not allow {}",
+                    invocation.operation.env_name()
+                ),
             ));
         }
         Operation::Version => return Ok(version_info(stdin)),
@@ -120,23 +134,40 @@ fn forward(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CniError::new(code::IO_FAILURE, format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| {
+            CniError::new(
+                code::IO_FAILURE,
+                format!("cannot start the async runtime: {e}"),
+            )
+        })?;
     match runtime.block_on(client.call(command, args)) {
         Ok(out) => Ok(out),
-        Err(e) if e.is_unimplemented() && matches!(command, Command::Status | Command::Gc) => Ok(Vec::new()),
-        Err(e @ CallError::Unavailable { .. }) if command == Command::Status => {
-            Err(CniError::new(code::PLUGIN_NOT_AVAILABLE, e.to_string()))
+        Err(e) if e.is_unimplemented() && matches!(command, Command::Status | Command::Gc) => {
+            Ok(Vec::new())
         }
-        Err(e) => Err(e.into_cni_error()),
+        Err(e) => {
+            let error = e.into_cni_error();
+            if command == Command::Status && error.code == code::TRY_AGAIN_LATER {
+                Err(CniError {
+                    code: code::PLUGIN_NOT_AVAILABLE,
+                    ..error
+                })
+            } else {
+                Err(error)
+            }
+        }
     }
 }
 
 fn endpoint(env: &dyn Fn(&str) -> Option<String>) -> Result<Endpoint, CniError> {
     match env(SOCKET_ENV) {
         None => Ok(default_endpoint()),
-        Some(text) => text
-            .parse()
-            .map_err(|e| CniError::new(code::INVALID_ENVIRONMENT_VARIABLES, format!("{SOCKET_ENV}: {e}"))),
+        Some(text) => text.parse().map_err(|e| {
+            CniError::new(
+                code::INVALID_ENVIRONMENT_VARIABLES,
+                format!("{SOCKET_ENV}: {e}"),
+            )
+        }),
     }
 }
 

@@ -94,10 +94,18 @@ impl AgentClient {
 
     /// Sends `command` and returns the agent's result bytes (empty for DEL/CHECK/STATUS/GC).
     pub async fn call(&self, command: Command, args: pb::CniCmdArgs) -> Result<Vec<u8>, CallError> {
-        let unavailable = |reason: String| CallError::Unavailable { endpoint: self.endpoint.clone(), reason };
+        let unavailable = |reason: String| CallError::Unavailable {
+            endpoint: self.endpoint.clone(),
+            reason,
+        };
         let attempt = async {
-            let channel = self.connect().await.map_err(|e| unavailable(source_chain(&e)))?;
-            let request = pb::CniCmdRequest { cni_args: Some(args) };
+            let channel = self
+                .connect()
+                .await
+                .map_err(|e| unavailable(source_chain(&e)))?;
+            let request = pb::CniCmdRequest {
+                cni_args: Some(args),
+            };
             let response = match command {
                 Command::Add => CniClient::new(channel).cmd_add(request).await,
                 Command::Check => CniClient::new(channel).cmd_check(request).await,
@@ -107,7 +115,10 @@ impl AgentClient {
             };
             let response = response.map_err(CallError::Rpc)?.into_inner();
             match response.error {
-                Some(e) => Err(CallError::Agent(CniError::new(u32::try_from(e.code).unwrap_or(0), e.message))),
+                Some(e) => Err(CallError::Agent(CniError::new(
+                    u32::try_from(e.code).unwrap_or(0),
+                    e.message,
+                ))),
                 None => Ok(response.cni_result),
             }
         };

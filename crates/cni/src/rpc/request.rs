@@ -30,9 +30,12 @@ impl CmdRequest {
     /// Decodes and checks a request: missing `cni_args` or bad `CNI_ARGS` → code 4, malformed
     /// JSON → 6, unsupported `cniVersion` → 1.
     pub fn decode(request: pb::CniCmdRequest) -> Result<CmdRequest, CniError> {
-        let a = request
-            .cni_args
-            .ok_or_else(|| CniError::new(code::INVALID_ENVIRONMENT_VARIABLES, "request has no cni_args"))?;
+        let a = request.cni_args.ok_or_else(|| {
+            CniError::new(
+                code::INVALID_ENVIRONMENT_VARIABLES,
+                "request has no cni_args",
+            )
+        })?;
         let args = CniArgs::parse(&a.args)?;
         let conf = NetConf::parse(&a.network_configuration)?;
         let version = conf.version()?;
@@ -52,7 +55,10 @@ impl CmdRequest {
     /// The `prevResult`, decoded (CHECK). Absent → code 2 ("prevResult" unsupported), malformed → 6.
     pub fn prev_result(&self) -> Result<CniResult, CniError> {
         let prev = self.conf.prev_result.as_ref().ok_or_else(|| {
-            CniError::new(code::UNSUPPORTED_FIELD, "Network configuration does not support prevResult=<missing>")
+            CniError::new(
+                code::UNSUPPORTED_FIELD,
+                "Network configuration does not support prevResult=<missing>",
+            )
         })?;
         CniResult::from_json(prev)
     }
@@ -60,17 +66,27 @@ impl CmdRequest {
 
 /// A success response carrying `result` converted to `version`.
 pub fn result_response(result: &CniResult, version: CniVersion) -> pb::CniCmdResponse {
-    pb::CniCmdResponse { cni_result: result.to_bytes(version), error: None }
+    pb::CniCmdResponse {
+        cni_result: result.to_bytes(version),
+        error: None,
+    }
 }
 
 /// A failure response carrying `error` (its details go into the message, since the wire's
 /// `details` are `Any` values).
 pub fn error_response(error: &CniError) -> pb::CniCmdResponse {
-    let message =
-        if error.details.is_empty() { error.msg.clone() } else { format!("{}: {}", error.msg, error.details) };
+    let message = if error.details.is_empty() {
+        error.msg.clone()
+    } else {
+        format!("{}: {}", error.msg, error.details)
+    };
     pb::CniCmdResponse {
         cni_result: Vec::new(),
-        error: Some(pb::Error { code: i32::try_from(error.code).unwrap_or(0), message, details: Vec::new() }),
+        error: Some(pb::Error {
+            code: i32::try_from(error.code).unwrap_or(0),
+            message,
+            details: Vec::new(),
+        }),
     }
 }
 
@@ -99,29 +115,51 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(r.version, CniVersion::V0_4_0);
-        assert_eq!((r.k8s.pod_name.as_str(), r.k8s.pod_namespace.as_str()), ("p", "ns"));
+        assert_eq!(
+            (r.k8s.pod_name.as_str(), r.k8s.pod_namespace.as_str()),
+            ("p", "ns")
+        );
         assert_eq!(r.conf.ipam_type(), "host-local");
-        assert_eq!(r.prev_result().unwrap().ips[0].address.to_string(), "10.1.0.5/24");
+        assert_eq!(
+            r.prev_result().unwrap().ips[0].address.to_string(),
+            "10.1.0.5/24"
+        );
     }
 
     #[test]
     fn decoding_errors_carry_spec_codes() {
         let code_of = |r| CmdRequest::decode(r).unwrap_err().code;
-        assert_eq!(code_of(pb::CniCmdRequest { cni_args: None }), code::INVALID_ENVIRONMENT_VARIABLES);
+        assert_eq!(
+            code_of(pb::CniCmdRequest { cni_args: None }),
+            code::INVALID_ENVIRONMENT_VARIABLES
+        );
         assert_eq!(code_of(req("{", "")), code::DECODING_FAILURE);
-        assert_eq!(code_of(req(r#"{"cniVersion":"0.2.0"}"#, "")), code::INCOMPATIBLE_CNI_VERSION);
-        assert_eq!(code_of(req(r#"{"cniVersion":"1.0.0"}"#, "bad")), code::INVALID_ENVIRONMENT_VARIABLES);
+        assert_eq!(
+            code_of(req(r#"{"cniVersion":"0.2.0"}"#, "")),
+            code::INCOMPATIBLE_CNI_VERSION
+        );
+        assert_eq!(
+            code_of(req(r#"{"cniVersion":"1.0.0"}"#, "bad")),
+            code::INVALID_ENVIRONMENT_VARIABLES
+        );
         let no_prev = CmdRequest::decode(req(r#"{"cniVersion":"1.0.0"}"#, "")).unwrap();
-        assert_eq!(no_prev.prev_result().unwrap_err().code, code::UNSUPPORTED_FIELD);
+        assert_eq!(
+            no_prev.prev_result().unwrap_err().code,
+            code::UNSUPPORTED_FIELD
+        );
     }
 
     #[test]
     fn responses_carry_result_or_error() {
         let ok = result_response(&CniResult::default(), CniVersion::V0_3_0);
         assert_eq!(ok.cni_result, br#"{"cniVersion":"0.3.0","dns":{}}"#);
-        let err = error_response(&CniError::new(code::IPAM_FAILURE, "no IPs").with_details("range 0"));
+        let err =
+            error_response(&CniError::new(code::IPAM_FAILURE, "no IPs").with_details("range 0"));
         let e = err.error.unwrap();
         assert_eq!((e.code, e.message.as_str()), (101, "no IPs: range 0"));
-        assert_eq!(pb::ErrorCode::try_from(e.code), Ok(pb::ErrorCode::IpamFailure));
+        assert_eq!(
+            pb::ErrorCode::try_from(e.code),
+            Ok(pb::ErrorCode::IpamFailure)
+        );
     }
 }

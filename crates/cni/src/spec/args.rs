@@ -27,7 +27,10 @@ impl CniArgs {
         let mut pairs = Vec::new();
         for segment in text.split(';').filter(|s| !s.is_empty()) {
             let (k, v) = segment.split_once('=').ok_or_else(|| {
-                CniError::new(code::INVALID_ENVIRONMENT_VARIABLES, format!("CNI_ARGS: invalid pair {segment:?}"))
+                CniError::new(
+                    code::INVALID_ENVIRONMENT_VARIABLES,
+                    format!("CNI_ARGS: invalid pair {segment:?}"),
+                )
             })?;
             pairs.push((k.to_owned(), v.to_owned()));
         }
@@ -36,7 +39,11 @@ impl CniArgs {
 
     /// The value of `key`, if present (the last one wins).
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.pairs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The Kubernetes keys; absent ones are empty.
@@ -61,7 +68,11 @@ mod tests {
         assert_eq!(a.get("IgnoreUnknown"), Some("1"));
         assert_eq!(
             a.k8s(),
-            K8sArgs { pod_name: "web-0".into(), pod_namespace: "default".into(), infra_container_id: "abc".into() }
+            K8sArgs {
+                pod_name: "web-0".into(),
+                pod_namespace: "default".into(),
+                infra_container_id: "abc".into()
+            }
         );
         assert_eq!(CniArgs::parse("").unwrap().k8s(), K8sArgs::default());
         assert_eq!(CniArgs::parse("A=b=c").unwrap().get("A"), Some("b=c"));
@@ -69,6 +80,9 @@ mod tests {
 
     #[test]
     fn rejects_a_pair_without_equals() {
-        assert_eq!(CniArgs::parse("A=1;junk").unwrap_err().code, code::INVALID_ENVIRONMENT_VARIABLES);
+        assert_eq!(
+            CniArgs::parse("A=1;junk").unwrap_err().code,
+            code::INVALID_ENVIRONMENT_VARIABLES
+        );
     }
 }

@@ -51,7 +51,11 @@ pub struct CniError {
 impl CniError {
     /// An error with `code` and `msg` and no details.
     pub fn new(code: u32, msg: impl Into<String>) -> CniError {
-        CniError { code, msg: msg.into(), details: String::new() }
+        CniError {
+            code,
+            msg: msg.into(),
+            details: String::new(),
+        }
     }
 
     /// Adds details.
@@ -77,7 +81,10 @@ mod tests {
     #[test]
     fn json_has_code_msg_and_optional_details() {
         let e = CniError::new(code::TRY_AGAIN_LATER, "busy");
-        assert_eq!(e.to_json(CniVersion::V0_3_0), json!({"cniVersion": "0.3.0", "code": 11, "msg": "busy"}));
+        assert_eq!(
+            e.to_json(CniVersion::V0_3_0),
+            json!({"cniVersion": "0.3.0", "code": 11, "msg": "busy"})
+        );
         let e = e.with_details("agent restarting");
         assert_eq!(e.to_json(CniVersion::V1_1_0)["details"], "agent restarting");
         assert_eq!(e.to_string(), "CNI error 11: busy (agent restarting)");

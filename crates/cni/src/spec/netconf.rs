@@ -106,7 +106,8 @@ impl NetConf {
     /// failure (code 6).
     pub fn parse(bytes: &[u8]) -> Result<NetConf, CniError> {
         let failure = |details: String| {
-            CniError::new(code::DECODING_FAILURE, "Failed to decode network config").with_details(details)
+            CniError::new(code::DECODING_FAILURE, "Failed to decode network config")
+                .with_details(details)
         };
         let value: Value = serde_json::from_slice(bytes).map_err(|e| failure(e.to_string()))?;
         if !value.is_object() {
@@ -122,7 +123,11 @@ impl NetConf {
 
     /// The `ipam.type`, empty when absent.
     pub fn ipam_type(&self) -> &str {
-        self.ipam.as_ref().and_then(|i| i.get("type")).and_then(Value::as_str).unwrap_or_default()
+        self.ipam
+            .as_ref()
+            .and_then(|i| i.get("type"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 
     /// The DNS settings to give the Pod: the conflist's `dns`, with name servers, search domains
@@ -160,7 +165,10 @@ mod tests {
     fn decodes_the_fields_antrea_uses() {
         let c = NetConf::parse(CONF.as_bytes()).unwrap();
         assert_eq!(c.version(), Ok(CniVersion::V0_3_0));
-        assert_eq!((c.name.as_str(), c.plugin_type.as_str(), c.mtu), ("antrea", "antrea", Some(1450)));
+        assert_eq!(
+            (c.name.as_str(), c.plugin_type.as_str(), c.mtu),
+            ("antrea", "antrea", Some(1450))
+        );
         assert_eq!(c.ipam_type(), "host-local");
         assert_eq!(c.capabilities.as_ref().unwrap()["dns"], true);
         assert!(c.prev_result.is_some());
@@ -172,7 +180,8 @@ mod tests {
 
     #[test]
     fn conflist_dns_is_kept_without_runtime_dns() {
-        let c = NetConf::parse(br#"{"cniVersion":"1.0.0","dns":{"nameservers":["1.1.1.1"]}}"#).unwrap();
+        let c =
+            NetConf::parse(br#"{"cniVersion":"1.0.0","dns":{"nameservers":["1.1.1.1"]}}"#).unwrap();
         assert_eq!(c.effective_dns().nameservers, ["1.1.1.1"]);
         assert!(c.prev_result.is_none() && c.ipam.is_none() && c.mtu.is_none());
     }
@@ -183,13 +192,22 @@ mod tests {
             br#"{"cniVersion":"1.1.0","cni.dev/valid-attachments":[{"containerID":"c1","ifname":"eth0"}]}"#,
         )
         .unwrap();
-        assert_eq!(c.valid_attachments.unwrap(), [Attachment { container_id: "c1".into(), ifname: "eth0".into() }]);
+        assert_eq!(
+            c.valid_attachments.unwrap(),
+            [Attachment {
+                container_id: "c1".into(),
+                ifname: "eth0".into()
+            }]
+        );
     }
 
     #[test]
     fn malformed_json_is_code_6() {
         for bad in [&b"{"[..], b"[]", b"", b"{\"mtu\": -1}"] {
-            assert_eq!(NetConf::parse(bad).unwrap_err().code, code::DECODING_FAILURE);
+            assert_eq!(
+                NetConf::parse(bad).unwrap_err().code,
+                code::DECODING_FAILURE
+            );
         }
     }
 }

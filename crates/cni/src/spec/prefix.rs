@@ -38,12 +38,16 @@ impl IpPrefix {
 
     /// The last address of the network (all host bits set).
     pub fn last(self) -> IpAddr {
-        ip_from_bits(self.addr, ip_to_bits(self.addr) | !self.mask_bits() & family_bits(self.addr))
+        ip_from_bits(
+            self.addr,
+            ip_to_bits(self.addr) | !self.mask_bits() & family_bits(self.addr),
+        )
     }
 
     /// Whether `addr` is of the same family and inside the network.
     pub fn contains(self, addr: IpAddr) -> bool {
-        addr.is_ipv4() == self.addr.is_ipv4() && ip_to_bits(addr) & self.mask_bits() == ip_to_bits(self.network())
+        addr.is_ipv4() == self.addr.is_ipv4()
+            && ip_to_bits(addr) & self.mask_bits() == ip_to_bits(self.network())
     }
 
     fn mask_bits(self) -> u128 {
@@ -57,7 +61,11 @@ fn max_len(addr: IpAddr) -> u8 {
 }
 
 fn family_bits(addr: IpAddr) -> u128 {
-    if addr.is_ipv4() { u128::from(u32::MAX) } else { u128::MAX }
+    if addr.is_ipv4() {
+        u128::from(u32::MAX)
+    } else {
+        u128::MAX
+    }
 }
 
 /// An address as an integer of its family's width.
@@ -86,8 +94,13 @@ impl FromStr for IpPrefix {
     type Err = IpPrefixParseError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let err = |reason| IpPrefixParseError { input: s.to_owned(), reason };
-        let (addr, len) = s.split_once('/').ok_or_else(|| err("missing /prefix length"))?;
+        let err = |reason| IpPrefixParseError {
+            input: s.to_owned(),
+            reason,
+        };
+        let (addr, len) = s
+            .split_once('/')
+            .ok_or_else(|| err("missing /prefix length"))?;
         let addr: IpAddr = addr.parse().map_err(|_| err("bad address"))?;
         if len.is_empty() || len.len() > 3 || !len.bytes().all(|b| b.is_ascii_digit()) {
             return Err(err("bad prefix length"));
@@ -135,7 +148,15 @@ mod tests {
 
     #[test]
     fn rejects_malformed() {
-        for bad in ["10.1.0.5", "10.1.0.5/33", "::/129", "x/8", "10.0.0.0/", "10.0.0.0/+8", "10.0.0.0/0008"] {
+        for bad in [
+            "10.1.0.5",
+            "10.1.0.5/33",
+            "::/129",
+            "x/8",
+            "10.0.0.0/",
+            "10.0.0.0/+8",
+            "10.0.0.0/0008",
+        ] {
             assert!(bad.parse::<IpPrefix>().is_err(), "{bad}");
         }
     }

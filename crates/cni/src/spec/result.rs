@@ -90,7 +90,15 @@ pub struct Route {
 impl Route {
     /// A route to `dst` via `gw` with no 1.1 attributes.
     pub fn new(dst: IpPrefix, gw: Option<IpAddr>) -> Route {
-        Route { dst, gw, mtu: None, advmss: None, priority: None, table: None, scope: None }
+        Route {
+            dst,
+            gw,
+            mtu: None,
+            advmss: None,
+            priority: None,
+            table: None,
+            scope: None,
+        }
     }
 }
 
@@ -135,7 +143,10 @@ impl CniResult {
             let list = self.ips.iter().map(|ip| {
                 let mut o = Map::new();
                 if legacy {
-                    o.insert("version".into(), json!(if ip.address.addr.is_ipv4() { "4" } else { "6" }));
+                    o.insert(
+                        "version".into(),
+                        json!(if ip.address.addr.is_ipv4() { "4" } else { "6" }),
+                    );
                 }
                 put_num(&mut o, "interface", ip.interface);
                 o.insert("address".into(), json!(ip.address.to_string()));
@@ -164,7 +175,10 @@ impl CniResult {
             });
             out.insert("routes".into(), Value::Array(list.collect()));
         }
-        out.insert("dns".into(), serde_json::to_value(&self.dns).unwrap_or_else(|_| json!({})));
+        out.insert(
+            "dns".into(),
+            serde_json::to_value(&self.dns).unwrap_or_else(|_| json!({})),
+        );
         Value::Object(out)
     }
 
@@ -180,9 +194,15 @@ impl CniResult {
             CniVersion::negotiate(v)?;
         }
         let wire = Wire::deserialize(value).map_err(|e| {
-            CniError::new(code::DECODING_FAILURE, "Failed to decode prevResult").with_details(e.to_string())
+            CniError::new(code::DECODING_FAILURE, "Failed to decode prevResult")
+                .with_details(e.to_string())
         })?;
-        Ok(CniResult { interfaces: wire.interfaces, ips: wire.ips, routes: wire.routes, dns: wire.dns })
+        Ok(CniResult {
+            interfaces: wire.interfaces,
+            ips: wire.ips,
+            routes: wire.routes,
+            dns: wire.dns,
+        })
     }
 }
 
@@ -205,7 +225,12 @@ mod tests {
     fn sample() -> CniResult {
         CniResult {
             interfaces: vec![
-                Interface { name: "web-7975-274540".into(), mac: "00:15:5d:01:02:03".into(), mtu: Some(1450), ..Default::default() },
+                Interface {
+                    name: "web-7975-274540".into(),
+                    mac: "00:15:5d:01:02:03".into(),
+                    mtu: Some(1450),
+                    ..Default::default()
+                },
                 Interface {
                     name: "eth0".into(),
                     mac: "00:15:5d:01:02:03".into(),
@@ -216,8 +241,16 @@ mod tests {
                 },
             ],
             ips: vec![
-                IpConfig { address: "10.1.0.5/24".parse().unwrap(), gateway: "10.1.0.1".parse().ok(), interface: Some(1) },
-                IpConfig { address: "fd00::5/64".parse().unwrap(), gateway: None, interface: Some(1) },
+                IpConfig {
+                    address: "10.1.0.5/24".parse().unwrap(),
+                    gateway: "10.1.0.1".parse().ok(),
+                    interface: Some(1),
+                },
+                IpConfig {
+                    address: "fd00::5/64".parse().unwrap(),
+                    gateway: None,
+                    interface: Some(1),
+                },
             ],
             routes: vec![Route {
                 mtu: Some(1400),
@@ -227,7 +260,11 @@ mod tests {
                 scope: Some(0),
                 ..Route::new("0.0.0.0/0".parse().unwrap(), "10.1.0.1".parse().ok())
             }],
-            dns: Dns { nameservers: vec!["10.96.0.10".into()], search: vec!["svc.cluster.local".into()], ..Default::default() },
+            dns: Dns {
+                nameservers: vec!["10.96.0.10".into()],
+                search: vec!["svc.cluster.local".into()],
+                ..Default::default()
+            },
         }
     }
 
@@ -235,19 +272,40 @@ mod tests {
     fn v1_1_prints_every_field() {
         let j = sample().to_json(CniVersion::V1_1_0);
         assert_eq!(j["cniVersion"], "1.1.0");
-        assert_eq!(j["interfaces"][1], json!({"name":"eth0","mac":"00:15:5d:01:02:03","mtu":1450,"sandbox":"ns-guid","socketPath":"/s","pciID":"0000:00:01.0"}));
-        assert_eq!(j["interfaces"][0], json!({"name":"web-7975-274540","mac":"00:15:5d:01:02:03","mtu":1450}));
-        assert_eq!(j["ips"][0], json!({"interface":1,"address":"10.1.0.5/24","gateway":"10.1.0.1"}));
+        assert_eq!(
+            j["interfaces"][1],
+            json!({"name":"eth0","mac":"00:15:5d:01:02:03","mtu":1450,"sandbox":"ns-guid","socketPath":"/s","pciID":"0000:00:01.0"})
+        );
+        assert_eq!(
+            j["interfaces"][0],
+            json!({"name":"web-7975-274540","mac":"00:15:5d:01:02:03","mtu":1450})
+        );
+        assert_eq!(
+            j["ips"][0],
+            json!({"interface":1,"address":"10.1.0.5/24","gateway":"10.1.0.1"})
+        );
         assert_eq!(j["ips"][1], json!({"interface":1,"address":"fd00::5/64"}));
-        assert_eq!(j["routes"][0], json!({"dst":"0.0.0.0/0","gw":"10.1.0.1","mtu":1400,"advmss":1360,"priority":5,"table":100,"scope":0}));
-        assert_eq!(j["dns"], json!({"nameservers":["10.96.0.10"],"search":["svc.cluster.local"]}));
+        assert_eq!(
+            j["routes"][0],
+            json!({"dst":"0.0.0.0/0","gw":"10.1.0.1","mtu":1400,"advmss":1360,"priority":5,"table":100,"scope":0})
+        );
+        assert_eq!(
+            j["dns"],
+            json!({"nameservers":["10.96.0.10"],"search":["svc.cluster.local"]})
+        );
     }
 
     #[test]
     fn v1_0_drops_1_1_fields() {
         let j = sample().to_json(CniVersion::V1_0_0);
-        assert_eq!(j["interfaces"][1], json!({"name":"eth0","mac":"00:15:5d:01:02:03","sandbox":"ns-guid"}));
-        assert_eq!(j["ips"][0], json!({"interface":1,"address":"10.1.0.5/24","gateway":"10.1.0.1"}));
+        assert_eq!(
+            j["interfaces"][1],
+            json!({"name":"eth0","mac":"00:15:5d:01:02:03","sandbox":"ns-guid"})
+        );
+        assert_eq!(
+            j["ips"][0],
+            json!({"interface":1,"address":"10.1.0.5/24","gateway":"10.1.0.1"})
+        );
         assert_eq!(j["routes"][0], json!({"dst":"0.0.0.0/0","gw":"10.1.0.1"}));
     }
 
@@ -256,32 +314,63 @@ mod tests {
         for v in [CniVersion::V0_3_0, CniVersion::V0_3_1, CniVersion::V0_4_0] {
             let j = sample().to_json(v);
             assert_eq!(j["cniVersion"], v.as_str());
-            assert_eq!(j["ips"][0], json!({"version":"4","interface":1,"address":"10.1.0.5/24","gateway":"10.1.0.1"}));
-            assert_eq!(j["ips"][1], json!({"version":"6","interface":1,"address":"fd00::5/64"}));
-            assert_eq!(j["interfaces"][1], json!({"name":"eth0","mac":"00:15:5d:01:02:03","sandbox":"ns-guid"}));
+            assert_eq!(
+                j["ips"][0],
+                json!({"version":"4","interface":1,"address":"10.1.0.5/24","gateway":"10.1.0.1"})
+            );
+            assert_eq!(
+                j["ips"][1],
+                json!({"version":"6","interface":1,"address":"fd00::5/64"})
+            );
+            assert_eq!(
+                j["interfaces"][1],
+                json!({"name":"eth0","mac":"00:15:5d:01:02:03","sandbox":"ns-guid"})
+            );
             assert_eq!(j["routes"][0], json!({"dst":"0.0.0.0/0","gw":"10.1.0.1"}));
         }
     }
 
     #[test]
     fn empty_result_has_only_version_and_dns() {
-        assert_eq!(CniResult::default().to_json(CniVersion::V1_0_0), json!({"cniVersion":"1.0.0","dns":{}}));
+        assert_eq!(
+            CniResult::default().to_json(CniVersion::V1_0_0),
+            json!({"cniVersion":"1.0.0","dns":{}})
+        );
     }
 
     #[test]
     fn round_trips_through_every_version_minus_dropped_fields() {
         let full = sample();
-        assert_eq!(CniResult::from_json(&full.to_json(CniVersion::V1_1_0)).unwrap(), full);
+        assert_eq!(
+            CniResult::from_json(&full.to_json(CniVersion::V1_1_0)).unwrap(),
+            full
+        );
         let legacy = CniResult::from_json(&full.to_json(CniVersion::V0_3_0)).unwrap();
         assert_eq!(legacy.ips, full.ips);
         assert_eq!(legacy.interfaces[1].mtu, None);
-        assert_eq!(legacy.routes[0], Route::new(full.routes[0].dst, full.routes[0].gw));
+        assert_eq!(
+            legacy.routes[0],
+            Route::new(full.routes[0].dst, full.routes[0].gw)
+        );
     }
 
     #[test]
     fn bad_prev_results_are_rejected() {
-        assert_eq!(CniResult::from_json(&json!({"ips":[{"address":"10.0.0.1"}]})).unwrap_err().code, code::DECODING_FAILURE);
-        assert_eq!(CniResult::from_json(&json!({"ips": 5})).unwrap_err().code, code::DECODING_FAILURE);
-        assert_eq!(CniResult::from_json(&json!({"cniVersion":"0.2.0"})).unwrap_err().code, code::INCOMPATIBLE_CNI_VERSION);
+        assert_eq!(
+            CniResult::from_json(&json!({"ips":[{"address":"10.0.0.1"}]}))
+                .unwrap_err()
+                .code,
+            code::DECODING_FAILURE
+        );
+        assert_eq!(
+            CniResult::from_json(&json!({"ips": 5})).unwrap_err().code,
+            code::DECODING_FAILURE
+        );
+        assert_eq!(
+            CniResult::from_json(&json!({"cniVersion":"0.2.0"}))
+                .unwrap_err()
+                .code,
+            code::INCOMPATIBLE_CNI_VERSION
+        );
     }
 }

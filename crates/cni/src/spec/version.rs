@@ -25,8 +25,13 @@ pub enum CniVersion {
 
 impl CniVersion {
     /// Every supported version, oldest first (the `supportedVersions` of VERSION).
-    pub const ALL: [CniVersion; 5] =
-        [CniVersion::V0_3_0, CniVersion::V0_3_1, CniVersion::V0_4_0, CniVersion::V1_0_0, CniVersion::V1_1_0];
+    pub const ALL: [CniVersion; 5] = [
+        CniVersion::V0_3_0,
+        CniVersion::V0_3_1,
+        CniVersion::V0_4_0,
+        CniVersion::V1_0_0,
+        CniVersion::V1_1_0,
+    ];
 
     /// The newest supported version.
     pub const LATEST: CniVersion = CniVersion::V1_1_0;
@@ -65,7 +70,10 @@ impl CniVersion {
             let supported: Vec<&str> = CniVersion::ALL.iter().map(|v| v.as_str()).collect();
             CniError::new(
                 code::INCOMPATIBLE_CNI_VERSION,
-                format!("Unsupported CNI version {text}, supported versions [{}]", supported.join(" ")),
+                format!(
+                    "Unsupported CNI version {text}, supported versions [{}]",
+                    supported.join(" ")
+                ),
             )
         })
     }
@@ -81,7 +89,10 @@ impl FromStr for CniVersion {
     type Err = ();
 
     fn from_str(s: &str) -> Result<Self, ()> {
-        CniVersion::ALL.into_iter().find(|v| v.as_str() == s).ok_or(())
+        CniVersion::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or(())
     }
 }
 
@@ -102,7 +113,12 @@ mod tests {
         for bad in ["", "0.1.0", "0.2.0", "1.2.0", "x"] {
             let e = CniVersion::negotiate(bad).unwrap_err();
             assert_eq!(e.code, code::INCOMPATIBLE_CNI_VERSION, "{bad}");
-            assert!(e.msg.contains("supported versions [0.3.0 0.3.1 0.4.0 1.0.0 1.1.0]"), "{}", e.msg);
+            assert!(
+                e.msg
+                    .contains("supported versions [0.3.0 0.3.1 0.4.0 1.0.0 1.1.0]"),
+                "{}",
+                e.msg
+            );
         }
     }
 
