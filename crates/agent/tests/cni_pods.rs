@@ -245,3 +245,54 @@ fn no_encap_pods_talk_directly_over_the_underlay() {
     assert!(n1.stop_agent());
     assert!(n2.stop_agent());
 }
+
+#[test]
+fn check_detects_a_wrong_interface_gc_removes_unused_pods_status_answers() {
+    let mut lan = Lan::new();
+    let ns1 = lan.node_netns(1);
+    let pa = lan.pod_netns("pa");
+    let pb = lan.pod_netns("pb");
+    let mut n1 = TestNode::new("n1", &ns1, "", &nodes_yaml(&[N1]));
+    up(&mut n1);
+    let (ok, ra) = n1.cni("ADD", "c-a", "pa", &pa, &n1.netconf(None));
+    assert!(ok, "{ra}");
+    let (ok, rb) = n1.cni("ADD", "c-b", "pb", &pb, &n1.netconf(None));
+    assert!(ok, "{rb}");
+    // CHECK notices an interface that is not what ADD returned.
+    let mut wrong = ra.clone();
+    wrong["interfaces"][1]["mac"] = "02:00:00:00:00:01".into();
+    let (ok, out) = n1.cni("CHECK", "c-a", "pa", &pa, &n1.netconf(Some(&wrong)));
+    assert!(!ok);
+    assert_eq!(out["code"], 103, "{out}");
+    let mut conf = n1.netconf(None);
+    conf["cniVersion"] = "1.1.0".into();
+    let (ok, out) = n1.cni("STATUS", "", "", &pa, &conf);
+    assert!(ok, "STATUS: {out}");
+    conf["cni.dev/valid-attachments"] =
+        serde_json::json!([{"containerID": "c-b", "ifname": "eth0"}]);
+    let (ok, out) = n1.cni("GC", "", "", &pa, &conf);
+    assert!(ok, "GC: {out}");
+    let ports = n1.vsctl(&["list-ports", "br-int"]);
+    assert!(
+        !ports.contains(ra["interfaces"][0]["name"].as_str().unwrap()),
+        "pa's port removed: {ports}"
+    );
+    assert!(
+        ports.contains(rb["interfaces"][0]["name"].as_str().unwrap()),
+        "pb's port kept: {ports}"
+    );
+    assert!(
+        !n1.ipam_dir().join("antrea/10.244.1.2").exists(),
+        "pa's address released"
+    );
+    assert!(
+        n1.ipam_dir().join("antrea/10.244.1.3").exists(),
+        "pb's address kept"
+    );
+    assert!(
+        !n1.flows().iter().any(|f| f.contains("10.244.1.2")),
+        "pa's flows removed"
+    );
+    assert!(pod_ping(&pb, "10.244.1.1"), "pb still works");
+    assert!(n1.stop_agent());
+}

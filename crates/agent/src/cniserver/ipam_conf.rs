@@ -51,7 +51,10 @@ mod tests {
         let c = ipam_config(br#"{"cniVersion":"1.0.0","name":"antrea","ipam":{"type":"host-local","dataDir":"/tmp/d"}}"#, &node()).unwrap();
         assert_eq!(c.network, "antrea");
         assert_eq!(c.range_sets.len(), 1);
-        assert_eq!(c.range_sets[0].ranges()[0].gateway.to_string(), "10.244.1.1");
+        assert_eq!(
+            c.range_sets[0].ranges()[0].gateway.to_string(),
+            "10.244.1.1"
+        );
         assert_eq!(c.data_dir, std::path::PathBuf::from("/tmp/d"));
         let err = ipam_config(
             br#"{"name":"antrea","ipam":{"ranges":[[{"subnet":"10.244.1.0/25"}]]}}"#,
