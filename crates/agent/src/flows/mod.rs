@@ -22,6 +22,8 @@ use crate::error::AgentError;
 /// The bridge's flows as the agent keeps them.
 #[derive(Debug)]
 pub struct Flows {
+    /// The management endpoint, for error messages.
+    endpoint: String,
     conn: OfConnection,
     installer: FlowInstaller,
     /// Set once the first round is in the switch; from then on every reconnect replays the
@@ -71,6 +73,7 @@ impl Flows {
         };
         let installer = FlowInstaller::new(conn.clone(), cache);
         Ok(Flows {
+            endpoint: endpoint.to_string(),
             conn,
             installer,
             armed,

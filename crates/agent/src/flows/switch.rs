@@ -10,7 +10,7 @@ use crate::error::AgentError;
 impl Flows {
     /// Every flow of the switch as `add-flow` text (cookie included, counters left out), sorted.
     pub async fn switch_flows(&self) -> Result<Vec<String>, AgentError> {
-        let endpoint = || "the bridge".to_owned();
+        let endpoint = || self.endpoint.clone();
         let replies = self
             .conn
             .multipart(&FlowDescRequest::default())
