@@ -296,3 +296,90 @@ fn check_detects_a_wrong_interface_gc_removes_unused_pods_status_answers() {
     assert!(pod_ping(&pb, "10.244.1.1"), "pb still works");
     assert!(n1.stop_agent());
 }
+
+#[test]
+fn hybrid_pods_in_one_subnet_go_direct_with_a_vxlan_port_ready() {
+    let mut lan = Lan::new();
+    let ns1 = lan.node_netns(1);
+    let ns2 = lan.node_netns(2);
+    let p1 = lan.pod_netns("p1");
+    let p2 = lan.pod_netns("p2");
+    let both = nodes_yaml(&[N1, N2]);
+    let conf = "trafficEncapMode: hybrid\ntunnelType: vxlan\ntunnelPort: 8472\n";
+    let mut n1 = TestNode::new("n1", &ns1, conf, &both);
+    let mut n2 = TestNode::new("n2", &ns2, conf, &both);
+    up(&mut n1);
+    up(&mut n2);
+    assert_eq!(
+        n1.vsctl(&["get", "Interface", "antrea-tun0", "type"]),
+        "vxlan"
+    );
+    assert_eq!(
+        n1.vsctl(&["get", "Interface", "antrea-tun0", "options:dst_port"]),
+        "\"8472\""
+    );
+    assert_eq!(
+        n1.antrea_routes(),
+        ["10.244.2.0/24 via 10.10.0.12 dev br-int"],
+        "same subnet: direct"
+    );
+    let (ok, r1) = n1.cni("ADD", "c-p1", "p1", &p1, &n1.netconf(None));
+    assert!(ok, "{r1}");
+    let (ok, r2) = n2.cni("ADD", "c-p2", "p2", &p2, &n2.netconf(None));
+    assert!(ok, "{r2}");
+    assert!(pod_ping(&p1, "10.244.2.2"), "p1 -> p2");
+    assert!(pod_ping(&p2, "10.244.1.2"), "p2 -> p1");
+    assert!(n1.stop_agent());
+    assert!(n2.stop_agent());
+}
+
+#[test]
+fn concurrent_adds_each_get_their_pod_and_a_repeated_add_waits_its_turn() {
+    let mut lan = Lan::new();
+    let ns1 = lan.node_netns(1);
+    let pods: Vec<String> = (0..4).map(|i| lan.pod_netns(&format!("q{i}"))).collect();
+    let mut n1 = TestNode::new("n1", &ns1, "", &nodes_yaml(&[N1]));
+    up(&mut n1);
+    let conf = n1.netconf(None);
+    let results: Vec<(bool, Value)> = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for (i, ns) in pods.iter().enumerate() {
+            let (n1, conf) = (&n1, &conf);
+            handles.push(
+                s.spawn(move || n1.cni("ADD", &format!("c-q{i}"), &format!("q{i}"), ns, conf)),
+            );
+        }
+        // The same container as the first, at the same time: serialized, same answer.
+        let (n1, conf, ns) = (&n1, &conf, &pods[0]);
+        handles.push(s.spawn(move || n1.cni("ADD", "c-q0", "q0", ns, conf)));
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (ok, r) in &results {
+        assert!(ok, "{r}");
+    }
+    assert_eq!(
+        results[0].1, results[4].1,
+        "repeated ADD gives the same result"
+    );
+    let mut ips: Vec<&str> = results[..4]
+        .iter()
+        .map(|(_, r)| r["ips"][0]["address"].as_str().unwrap())
+        .collect();
+    ips.sort();
+    ips.dedup();
+    assert_eq!(ips.len(), 4, "distinct addresses: {ips:?}");
+    for ns in &pods {
+        assert!(pod_ping(ns, "10.244.1.1"), "{ns} -> gateway");
+    }
+    assert!(
+        pod_ping(
+            &pods[0],
+            results[3].1["ips"][0]["address"]
+                .as_str()
+                .unwrap()
+                .trim_end_matches("/24")
+        ),
+        "Pod to Pod on one Node"
+    );
+    assert!(n1.stop_agent());
+}
