@@ -21,7 +21,7 @@ use crate::config::{self, AgentConfig, DatapathType, TrafficEncapMode};
 use crate::controller::{PeerController, log_changes};
 use crate::error::AgentError;
 use crate::flows::{Flows, RoundOutcome};
-use crate::node::{NodeInfo, gateway_mac, pipeline_cidr};
+use crate::node::{NodeInfo, gateway_mac, host_cidr, pipeline_cidr};
 use crate::ovs::{BridgeWant, OvsBridge, PortWant, antrea_type};
 
 /// How long OVS may take to create a device or assign a port.
@@ -375,9 +375,7 @@ impl<H: HostNetwork> Steps<'_, H> {
             self.bridge.ensure_port(&gateway).await?,
         );
         wait_for_device(gw).await?;
-        let address =
-            hostnet::Ipv4Cidr::new(self.network.gateway_ip, self.network.pod_cidr.prefix_len())
-                .expect("a pipeline prefix is at most 32");
+        let address = host_cidr(self.network.gateway_ip, self.network.pod_cidr.prefix_len());
         let config = GatewayConfig {
             name: gw.to_owned(),
             address,

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use crate::cluster::{ClusterEvent, Store};
 use crate::error::AgentError;
 use crate::flows::Flows;
-use crate::node::{NodeInfo, peer_node, peer_route};
+use crate::node::{NodeInfo, host_cidr, peer_node, peer_route};
 
 /// What one reconciliation changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -123,11 +123,11 @@ impl<H: HostNetwork> PeerController<H> {
         changes.routes = self.host.reconcile_peer_routes(&routes).await?;
         changes.snat = Some(if self.snat {
             let mut cluster_cidrs: Vec<hostnet::Ipv4Cidr> =
-                peers.iter().map(|p| host_cidr(p.pod_cidr)).collect();
-            cluster_cidrs.push(host_cidr(self.node.pod_cidr));
+                peers.iter().map(|p| subnet(p.pod_cidr)).collect();
+            cluster_cidrs.push(subnet(self.node.pod_cidr));
             cluster_cidrs.sort_by_key(|c| (c.addr(), c.prefix_len()));
             let snat = PodSnat {
-                pod_cidr: host_cidr(self.node.pod_cidr),
+                pod_cidr: subnet(self.node.pod_cidr),
                 cluster_cidrs,
                 egress_interface: self.bridge.clone(),
             };
@@ -187,6 +187,7 @@ pub fn log_changes(changes: &PeerChanges) {
     }
 }
 
-fn host_cidr(c: pipeline::model::Ipv4Cidr) -> hostnet::Ipv4Cidr {
-    hostnet::Ipv4Cidr::new(c.network(), c.prefix_len()).expect("a pipeline prefix is at most 32")
+/// A subnet of the pipeline's model in the host network's type.
+fn subnet(c: pipeline::model::Ipv4Cidr) -> hostnet::Ipv4Cidr {
+    host_cidr(c.network(), c.prefix_len())
 }

@@ -12,6 +12,11 @@ pub fn pipeline_cidr(net: Ipv4Net) -> Ipv4Cidr {
     Ipv4Cidr::new(net.addr(), net.prefix_len()).expect("an Ipv4Net prefix is at most 32")
 }
 
+/// `addr/prefix_len` in the host network's type (both types bound the prefix to 32).
+pub fn host_cidr(addr: Ipv4Addr, prefix_len: u8) -> hostnet::Ipv4Cidr {
+    hostnet::Ipv4Cidr::new(addr, prefix_len).expect("a pipeline prefix is at most 32")
+}
+
 /// The gateway's MAC: locally administered `02:00` followed by the gateway IP. It is derived,
 /// not random, so a restarted agent asks for the same MAC, and it is unique in the cluster
 /// because gateway IPs are.
@@ -40,8 +45,7 @@ pub fn peer_route(
     gateway_if: &str,
     bridge: &str,
 ) -> hostnet::PeerRoute {
-    let destination = hostnet::Ipv4Cidr::new(peer.pod_cidr.network(), peer.pod_cidr.prefix_len())
-        .expect("a pipeline prefix is at most 32");
+    let destination = host_cidr(peer.pod_cidr.network(), peer.pod_cidr.prefix_len());
     let tunnelled = match node.mode {
         TrafficMode::Encap(_) => true,
         TrafficMode::NoEncap => false,
