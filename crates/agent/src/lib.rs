@@ -1,5 +1,18 @@
-//! The antrea-rs node agent's library: its configuration ([`config`]) and the source of the
-//! cluster's Nodes and Pods ([`cluster`]).
+//! The antrea-rs node agent's library: its configuration ([`config`]), the source of the
+//! cluster's Nodes and Pods ([`cluster`]), and the wiring that brings a Node up and keeps it in
+//! line with the cluster: [`bringup`] (bridge, uplink, gateway, tunnel, flows of a new round),
+//! [`ovs`] (the OVSDB side), [`flows`] (the OpenFlow side), [`controller`] (peer Nodes),
+//! [`cniserver`] (CNI ADD/DEL/CHECK/GC) and [`agent`] (the process's life).
 
+pub mod agent;
+pub mod bringup;
 pub mod cluster;
+pub mod cniserver;
 pub mod config;
+pub mod controller;
+pub mod error;
+pub mod flows;
+pub mod node;
+pub mod ovs;
+
+pub use error::AgentError;

@@ -1,0 +1,239 @@
+//! The agent's life: configuration, the cluster source, waiting for this Node, bring-up, the
+//! controllers, and a graceful stop on SIGTERM/SIGINT that leaves the datapath in place.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hostnet::HostNetwork;
+use tokio::sync::mpsc;
+
+use crate::bringup::{RunningNode, bring_up};
+use crate::cluster::DirectorySource;
+use crate::cniserver::{CniService, PodConfigurator};
+use crate::config::{AgentConfig, DatapathType, Platform, node_name_from_environment};
+use crate::error::AgentError;
+use crate::node::NodeInfo;
+
+/// How long to wait for this Node's object (Antrea waits 60 s for the Pod CIDR).
+pub const NODE_WAIT: Duration = Duration::from_secs(60);
+/// How often the cluster directory is read.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// What the command line gives.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `antrea-agent.conf`.
+    pub config: PathBuf,
+    /// The cluster directory (the lab's stand-in for the Kubernetes API).
+    pub cluster_dir: PathBuf,
+}
+
+/// Loads the configuration, logging what was ignored.
+pub fn load_config(path: &std::path::Path) -> Result<AgentConfig, AgentError> {
+    let loaded = AgentConfig::load(path, Platform::current())?;
+    for warning in &loaded.warnings {
+        tracing::warn!("{}: {warning}", path.display());
+    }
+    tracing::info!("configuration {} loaded", path.display());
+    Ok(loaded.config)
+}
+
+/// Reads the cluster directory until this Node is there with a Pod CIDR and an InternalIP.
+pub async fn wait_for_node(
+    source: &mut DirectorySource,
+    name: &str,
+    dir: &std::path::Path,
+) -> Result<NodeInfo, AgentError> {
+    let start = Instant::now();
+    let mut last_log = None::<Instant>;
+    loop {
+        let outcome = source.poll();
+        for problem in &outcome.problems {
+            tracing::warn!("{problem}");
+        }
+        let reason = match source.store().node(name) {
+            Some(node) => match NodeInfo::from_node(&node) {
+                Ok(info) => {
+                    tracing::info!("Node {name}: IP {}, Pod CIDR {}", info.ip, info.pod_cidr);
+                    return Ok(info);
+                }
+                Err(reason) => reason.to_string(),
+            },
+            None => "no such Node object".to_owned(),
+        };
+        if start.elapsed() >= NODE_WAIT {
+            return Err(AgentError::NodeNotReady {
+                node: name.to_owned(),
+                dir: dir.to_owned(),
+                waited: NODE_WAIT,
+                reason,
+            });
+        }
+        if last_log.is_none_or(|t| t.elapsed() >= Duration::from_secs(5)) {
+            tracing::info!("waiting for Node {name} in {}: {reason}", dir.display());
+            last_log = Some(Instant::now());
+        }
+        tokio::time::sleep(POLL_INTERVAL).await;
+    }
+}
+
+/// Runs the agent until SIGTERM/SIGINT.
+pub async fn run(options: Options) -> Result<(), AgentError> {
+    let config = load_config(&options.config)?;
+    let node_name = node_name_from_environment(Platform::current())?;
+    tracing::info!("Node name {node_name}");
+    let mut source = DirectorySource::new(&options.cluster_dir);
+    let info = wait_for_node(&mut source, &node_name, &options.cluster_dir).await?;
+    #[cfg(target_os = "linux")]
+    {
+        let host = Arc::new(hostnet::linux::LinuxHost::current().await?);
+        run_node(&config, &info, source, host).await
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        drop((config, info, source));
+        Err(AgentError::UnsupportedPlatform)
+    }
+}
+
+/// Brings the Node up with `host` and runs the controllers until a stop signal.
+pub async fn run_node<H: HostNetwork + 'static>(
+    config: &AgentConfig,
+    info: &NodeInfo,
+    source: DirectorySource,
+    host: Arc<H>,
+) -> Result<(), AgentError> {
+    let node = bring_up(config, info, &source.store(), host).await?;
+    report_bring_up(&node);
+    serve(config, node, source).await
+}
+
+/// One line saying what bring-up wrote, so a restart can be seen to change nothing.
+fn report_bring_up<H>(node: &RunningNode<H>) {
+    let (writes, mods, host) = (node.bridge.writes(), node.flows.mods(), node.host_changes);
+    if writes == 0 && mods == 0 && host == 0 {
+        tracing::info!(
+            "Node {} up: unchanged (0 OVSDB writes, 0 flow mods, 0 host changes)",
+            node.info.name
+        );
+    } else {
+        tracing::info!(
+            "Node {} up: {writes} OVSDB writes, {mods} flow mods, {host} host changes",
+            node.info.name
+        );
+    }
+}
+
+/// Runs the CNI server and the controllers until a stop signal; the datapath stays as it is.
+async fn serve<H: HostNetwork + 'static>(
+    config: &AgentConfig,
+    node: RunningNode<H>,
+    source: DirectorySource,
+) -> Result<(), AgentError> {
+    let store = source.store();
+    let RunningNode {
+        peers,
+        flows,
+        bridge,
+        host,
+        network,
+        pod_mtu,
+        ..
+    } = node;
+    let netdev = config.ovs_datapath_type == DatapathType::Netdev;
+    let pods = Arc::new(PodConfigurator::new(
+        host,
+        bridge,
+        flows.clone(),
+        network,
+        pod_mtu,
+        netdev,
+    ));
+    let report = pods.reconcile().await?;
+    tracing::info!(
+        "Pods on the bridge: {} kept, {} removed",
+        report.kept.len(),
+        report.removed.len()
+    );
+
+    let (events_tx, events_rx) = mpsc::channel(256);
+    let source_task = tokio::spawn(source.run(POLL_INTERVAL, events_tx));
+    let peer_task = tokio::spawn(peers.run(store, events_rx));
+
+    // The CNI socket appears only now: its existence tells the runtime the Node is ready.
+    let listener = listen_cni(&config.cni_socket).await?;
+    tracing::info!("CNI server listening on {}", config.cni_socket);
+    let service = CniService::new(pods);
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(cni::rpc::serve_on(
+        service.clone(),
+        Some(service),
+        listener,
+        async {
+            let _ = stop_rx.await;
+        },
+    ));
+
+    stop_signal().await;
+    tracing::info!(
+        "stopping: no new CNI requests, finishing those in flight; the datapath stays in place"
+    );
+    let _ = stop_tx.send(());
+    match server.await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => tracing::warn!("CNI server ended with: {error}"),
+        Err(error) => tracing::warn!("CNI server task: {error}"),
+    }
+    source_task.abort();
+    let _ = source_task.await;
+    // The source's end closes the event channel; the controller finishes its current event.
+    let _ = peer_task.await;
+    flows.connection().close();
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Listens on the CNI endpoint (mode 0600 / SYSTEM+Administrators), creating a socket's
+/// directory when needed.
+async fn listen_cni(endpoint: &localipc::Endpoint) -> Result<localipc::Listener, AgentError> {
+    if let localipc::Endpoint::Unix(path) = endpoint
+        && let Some(dir) = path.parent()
+    {
+        std::fs::create_dir_all(dir).map_err(|source| AgentError::CniSocket {
+            endpoint: endpoint.to_string(),
+            source,
+        })?;
+    }
+    localipc::listen(endpoint, localipc::Access::Administrators)
+        .await
+        .map_err(|source| AgentError::CniSocket {
+            endpoint: endpoint.to_string(),
+            source,
+        })
+}
+
+/// SIGTERM or SIGINT (Ctrl-C).
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => tracing::info!("SIGTERM received"),
+                    _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received"),
+                }
+            }
+            Err(error) => {
+                tracing::warn!("cannot watch SIGTERM ({error}); stopping on SIGINT only");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("Ctrl-C received");
+    }
+}

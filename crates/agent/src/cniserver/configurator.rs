@@ -1,0 +1,466 @@
+//! [`PodConfigurator`]: CNI ADD, DEL, CHECK and GC on this Node, and the reconciliation of
+//! attached Pods when the agent starts.
+//!
+//! ADD: IPAM → Pod interface → OVS port (named after the endpoint, `external_ids` as Antrea
+//! writes them) → OpenFlow port → kernel kept off the host end (userspace datapath) → the Pod's
+//! flows, committed in one bundle. Only then does ADD return, so the Pod is reachable the moment
+//! it starts. A failure undoes everything ADD did. DEL works from any partial state.
+
+use std::collections::HashSet;
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cni::rpc::CmdRequest;
+use cni::spec::{CniError, CniResult, code};
+use hostnet::naming::endpoint_name;
+use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
+use ipam::{Ipam, IpamConfig};
+use pipeline::FlowOwner;
+use pipeline::model::{LocalPod, MacAddr, NodeNetwork, PodKey};
+use pipeline::render::pod_flows;
+
+use super::ipam_conf::ipam_config;
+use super::locks::ContainerLocks;
+use super::result::add_result;
+use crate::error::AgentError;
+use crate::flows::Flows;
+use crate::ovs::{ContainerPort, OvsBridge, PortWant, antrea_type, container_id as ids};
+
+/// How long OVS may take to give a Pod's port an OpenFlow port number.
+const OFPORT_WAIT: Duration = Duration::from_secs(20);
+
+/// What the start-up reconciliation did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReconcileReport {
+    /// Ports kept (their Pods' flows were installed with the round).
+    pub kept: Vec<String>,
+    /// Ports removed with their flows and interfaces (their address is no longer allocated).
+    pub removed: Vec<String>,
+}
+
+/// Wires Pods into the Node.
+#[derive(Debug)]
+pub struct PodConfigurator<H> {
+    host: Arc<H>,
+    bridge: OvsBridge,
+    flows: Arc<Flows>,
+    network: NodeNetwork,
+    pod_mtu: u32,
+    /// Userspace datapath: the kernel must be kept off OVS-owned host ends.
+    netdev: bool,
+    locks: ContainerLocks,
+}
+
+fn interface_failure(e: impl std::fmt::Display) -> CniError {
+    CniError::new(code::CONFIG_INTERFACE_FAILURE, e.to_string())
+}
+
+fn check_failure(e: impl std::fmt::Display) -> CniError {
+    CniError::new(code::CHECK_INTERFACE_FAILURE, e.to_string())
+}
+
+fn ipam_failure(e: impl std::fmt::Display) -> CniError {
+    CniError::new(code::IPAM_FAILURE, e.to_string())
+}
+
+/// Runs blocking IPAM store work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ipam::IpamError> + Send + 'static,
+) -> Result<T, CniError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(ipam_failure)?
+        .map_err(ipam_failure)
+}
+
+/// The request's `type` must be `antrea` and its IPAM `host-local`.
+fn check_conf(req: &CmdRequest) -> Result<(), CniError> {
+    let unsupported = |what: &str, value: &str| {
+        CniError::new(
+            code::UNSUPPORTED_FIELD,
+            format!("Network configuration does not support {what}={value}"),
+        )
+    };
+    if req.conf.plugin_type != "antrea" {
+        return Err(unsupported("type", &req.conf.plugin_type));
+    }
+    if req.conf.ipam_type() != "host-local" {
+        return Err(unsupported("ipam/type", req.conf.ipam_type()));
+    }
+    Ok(())
+}
+
+/// The IPv4 address of an IPAM result with its prefix length and gateway.
+fn ipv4_of(result: &CniResult) -> Option<(Ipv4Addr, u8, Ipv4Addr)> {
+    result
+        .ips
+        .iter()
+        .find_map(|ip| match (ip.address.addr, ip.gateway) {
+            (IpAddr::V4(addr), Some(IpAddr::V4(gw))) => Some((addr, ip.address.len, gw)),
+            _ => None,
+        })
+}
+
+impl<H: HostNetwork> PodConfigurator<H> {
+    pub fn new(
+        host: Arc<H>,
+        bridge: OvsBridge,
+        flows: Arc<Flows>,
+        network: NodeNetwork,
+        pod_mtu: u32,
+        netdev: bool,
+    ) -> PodConfigurator<H> {
+        PodConfigurator {
+            host,
+            bridge,
+            flows,
+            network,
+            pod_mtu,
+            netdev,
+            locks: ContainerLocks::default(),
+        }
+    }
+
+    fn pod_key(req: &CmdRequest) -> Result<PodKey, CniError> {
+        if req.k8s.pod_name.is_empty() || req.k8s.pod_namespace.is_empty() {
+            return Err(CniError::new(
+                code::INVALID_ENVIRONMENT_VARIABLES,
+                "CNI_ARGS must name the Pod (K8S_POD_NAMESPACE and K8S_POD_NAME)",
+            ));
+        }
+        Ok(PodKey::new(&req.k8s.pod_namespace, &req.k8s.pod_name))
+    }
+
+    /// CNI ADD. A repeated ADD returns the same result and changes nothing.
+    pub async fn add(&self, req: &CmdRequest) -> Result<CniResult, CniError> {
+        check_conf(req)?;
+        let key = Self::pod_key(req)?;
+        let _guard = self.locks.lock(&req.container_id).await;
+        let config = ipam_config(&req.raw_conf, &self.network)?;
+        let ipam = Ipam::new(config.clone()).map_err(ipam_failure)?;
+        let (id, ifname) = (req.container_id.clone(), req.ifname.clone());
+        let allocated = blocking({
+            let ipam = ipam.clone();
+            move || ipam.allocate(&id, &ifname)
+        })
+        .await?;
+        let host_ifname = endpoint_name(&req.k8s.pod_name, &req.container_id);
+        match self.wire(req, &key, &host_ifname, allocated, &config).await {
+            Ok(result) => {
+                tracing::info!(
+                    "CNI ADD {key} (container {}): port {host_ifname} ready",
+                    req.container_id
+                );
+                Ok(result)
+            }
+            Err(error) => {
+                tracing::warn!("CNI ADD {key} failed, undoing it: {error}");
+                if let Err(undo) = self.unwire(Some(&key), Some(&host_ifname)).await {
+                    tracing::error!("undoing ADD of {key}: {undo}");
+                }
+                let (id, ifname) = (req.container_id.clone(), req.ifname.clone());
+                if let Err(undo) = blocking(move || ipam.release(&id, &ifname)).await {
+                    tracing::error!("releasing the address of {key}: {undo}");
+                }
+                Err(error)
+            }
+        }
+    }
+
+    async fn wire(
+        &self,
+        req: &CmdRequest,
+        key: &PodKey,
+        host_ifname: &str,
+        allocated: CniResult,
+        config: &IpamConfig,
+    ) -> Result<CniResult, CniError> {
+        let (ip, prefix_len, gateway) = ipv4_of(&allocated)
+            .ok_or_else(|| ipam_failure("IPAM gave no IPv4 address with a gateway"))?;
+        let spec = PodInterfaceSpec {
+            netns: req.netns.clone(),
+            ifname: req.ifname.clone(),
+            host_ifname: host_ifname.to_owned(),
+            address: hostnet::Ipv4Cidr::new(ip, prefix_len)
+                .ok_or_else(|| ipam_failure("bad prefix length"))?,
+            gateway,
+            mtu: req.conf.mtu.unwrap_or(self.pod_mtu),
+        };
+        let (created, _) = self
+            .host
+            .create_pod_interface(&spec)
+            .await
+            .map_err(interface_failure)?;
+        let mut port = PortWant::new(host_ifname, antrea_type::CONTAINER);
+        let store = config.data_dir.join(&config.network);
+        for (k, v) in [
+            (ids::CONTAINER_ID, req.container_id.clone()),
+            (ids::POD_NAME, key.name.clone()),
+            (ids::POD_NAMESPACE, key.namespace.clone()),
+            (ids::IP_ADDRESS, ip.to_string()),
+            (ids::ATTACHED_MAC, created.container_mac.to_string()),
+            (ids::IPAM_STORE, store.display().to_string()),
+        ] {
+            port.external_ids.insert(k.to_owned(), v);
+        }
+        if req.ifname != "eth0" {
+            port.external_ids
+                .insert(ids::IF_DEV.to_owned(), req.ifname.clone());
+        }
+        self.bridge
+            .ensure_port(&port)
+            .await
+            .map_err(interface_failure)?;
+        let ofport = self
+            .bridge
+            .wait_for_ofport(host_ifname, OFPORT_WAIT)
+            .await
+            .map_err(interface_failure)?;
+        if self.netdev {
+            self.host
+                .block_kernel_ingress(host_ifname)
+                .await
+                .map_err(interface_failure)?;
+        }
+        let pod = LocalPod {
+            key: key.clone(),
+            ip,
+            mac: MacAddr(created.container_mac.octets()),
+            ofport,
+        };
+        self.flows
+            .set(FlowOwner::Pod(key.clone()), pod_flows(&self.network, &pod))
+            .await
+            .map_err(interface_failure)?;
+        Ok(add_result(
+            allocated,
+            &created,
+            &req.netns,
+            &req.ifname,
+            &req.conf,
+        ))
+    }
+
+    /// Removes what ADD made for a Pod: flows, OVS port, kernel block, interface. Each step
+    /// succeeds when its object is already gone.
+    async fn unwire(
+        &self,
+        key: Option<&PodKey>,
+        host_ifname: Option<&str>,
+    ) -> Result<(), AgentError> {
+        if let Some(key) = key {
+            self.flows.remove(FlowOwner::Pod(key.clone())).await?;
+        }
+        if let Some(name) = host_ifname {
+            self.bridge.delete_port(name).await?;
+            if self.netdev {
+                self.host.unblock_kernel_ingress(name).await?;
+            }
+            self.host.delete_pod_interface(name).await?;
+        }
+        Ok(())
+    }
+
+    /// The container's port, found by its `container-id`.
+    async fn port_of(&self, container_id: &str) -> Result<Option<ContainerPort>, AgentError> {
+        Ok(self
+            .bridge
+            .container_ports()
+            .await?
+            .into_iter()
+            .find(|p| p.container_id == container_id))
+    }
+
+    /// CNI DEL: idempotent, from any partial state.
+    pub async fn del(&self, req: &CmdRequest) -> Result<(), CniError> {
+        let _guard = self.locks.lock(&req.container_id).await;
+        let port = self
+            .port_of(&req.container_id)
+            .await
+            .map_err(interface_failure)?;
+        let key = port
+            .as_ref()
+            .and_then(|p| p.key.clone())
+            .or_else(|| Self::pod_key(req).ok());
+        let host_ifname = port.as_ref().map(|p| p.port.clone()).or_else(|| {
+            (!req.k8s.pod_name.is_empty())
+                .then(|| endpoint_name(&req.k8s.pod_name, &req.container_id))
+        });
+        self.unwire(key.as_ref(), host_ifname.as_deref())
+            .await
+            .map_err(interface_failure)?;
+        let ipam = Ipam::new(ipam_config(&req.raw_conf, &self.network)?).map_err(ipam_failure)?;
+        let (id, ifname) = (req.container_id.clone(), req.ifname.clone());
+        let released = blocking(move || ipam.release(&id, &ifname)).await?;
+        tracing::info!(
+            "CNI DEL container {}{}: port {} removed, {} address(es) released",
+            req.container_id,
+            key.map(|k| format!(" ({k})")).unwrap_or_default(),
+            host_ifname.as_deref().unwrap_or("(none)"),
+            released.len()
+        );
+        Ok(())
+    }
+
+    /// CNI CHECK: the address is allocated, the interfaces of `prevResult` exist as described,
+    /// and the OVS port is there.
+    pub async fn check(&self, req: &CmdRequest) -> Result<(), CniError> {
+        check_conf(req)?;
+        let _guard = self.locks.lock(&req.container_id).await;
+        let prev = req.prev_result()?;
+        let mismatch = || {
+            CniError::new(
+                code::INVALID_NETWORK_CONFIG,
+                "prevResult does not match network configuration",
+            )
+        };
+        let pod_if = prev
+            .interfaces
+            .iter()
+            .find(|i| i.name == req.ifname && !i.sandbox.is_empty())
+            .ok_or_else(mismatch)?;
+        let host_if = prev
+            .interfaces
+            .iter()
+            .find(|i| i.sandbox.is_empty())
+            .ok_or_else(mismatch)?;
+        if pod_if.sandbox != req.netns {
+            return Err(check_failure(format!(
+                "sandbox {} is not {}",
+                pod_if.sandbox, req.netns
+            )));
+        }
+        let (ip, prefix_len, gateway) = ipv4_of(&prev).ok_or_else(mismatch)?;
+        let ipam = Ipam::new(ipam_config(&req.raw_conf, &self.network)?).map_err(ipam_failure)?;
+        let (id, ifname) = (req.container_id.clone(), req.ifname.clone());
+        if !blocking(move || ipam.check(&id, &ifname)).await? {
+            return Err(check_failure(format!(
+                "container {} holds no address",
+                req.container_id
+            )));
+        }
+        let spec = PodInterfaceSpec {
+            netns: req.netns.clone(),
+            ifname: req.ifname.clone(),
+            host_ifname: host_if.name.clone(),
+            address: hostnet::Ipv4Cidr::new(ip, prefix_len).ok_or_else(mismatch)?,
+            gateway,
+            mtu: req.conf.mtu.unwrap_or(self.pod_mtu),
+        };
+        let created = PodInterface {
+            host_ifname: host_if.name.clone(),
+            host_mac: host_if.mac.parse().map_err(|_| mismatch())?,
+            container_mac: pod_if.mac.parse().map_err(|_| mismatch())?,
+        };
+        self.host
+            .check_pod_interface(&spec, &created)
+            .await
+            .map_err(check_failure)?;
+        match self
+            .port_of(&req.container_id)
+            .await
+            .map_err(check_failure)?
+        {
+            Some(port) if port.port == host_if.name => Ok(()),
+            _ => Err(check_failure(format!(
+                "OVS port {} of container {} is missing",
+                host_if.name, req.container_id
+            ))),
+        }
+    }
+
+    /// CNI GC: removes the Pods of containers not in `cni.dev/valid-attachments` and releases
+    /// their addresses.
+    pub async fn gc(&self, req: &CmdRequest) -> Result<(), CniError> {
+        let valid: HashSet<(String, String)> = req
+            .conf
+            .valid_attachments
+            .iter()
+            .flatten()
+            .map(|a| (a.container_id.clone(), a.ifname.clone()))
+            .collect();
+        for port in self
+            .bridge
+            .container_ports()
+            .await
+            .map_err(interface_failure)?
+        {
+            if !valid.contains(&(port.container_id.clone(), port.ifname.clone())) {
+                let _guard = self.locks.lock(&port.container_id).await;
+                self.unwire(port.key.as_ref(), Some(&port.port))
+                    .await
+                    .map_err(interface_failure)?;
+                tracing::info!(
+                    "CNI GC: port {} of container {} removed",
+                    port.port,
+                    port.container_id
+                );
+            }
+        }
+        let ipam = Ipam::new(ipam_config(&req.raw_conf, &self.network)?).map_err(ipam_failure)?;
+        let released = blocking(move || ipam.gc(&valid)).await?;
+        tracing::info!("CNI GC: {} address(es) released", released.len());
+        Ok(())
+    }
+
+    /// At start-up: container ports whose address is no longer allocated lose their flows,
+    /// port and interface; the others keep them (their flows were installed with the round).
+    pub async fn reconcile(&self) -> Result<ReconcileReport, AgentError> {
+        let mut report = ReconcileReport::default();
+        for port in self.bridge.container_ports().await? {
+            if self.still_allocated(&port) {
+                report.kept.push(port.port);
+                continue;
+            }
+            self.unwire(port.key.as_ref(), Some(&port.port)).await?;
+            tracing::info!(
+                "container {} no longer holds an address: port {} removed",
+                port.container_id,
+                port.port
+            );
+            report.removed.push(port.port);
+        }
+        Ok(report)
+    }
+
+    /// Whether the IPAM store named on the port still holds an address of its container. A
+    /// port without a store record is kept.
+    fn still_allocated(&self, port: &ContainerPort) -> bool {
+        let Some(store) = &port.ipam_store else {
+            return true;
+        };
+        let store = Path::new(store);
+        let (Some(dir), Some(network)) =
+            (store.parent(), store.file_name().and_then(|n| n.to_str()))
+        else {
+            return true;
+        };
+        match store_entries(dir, network) {
+            Ok(entries) => entries.iter().any(|(_, owner)| {
+                owner
+                    .as_ref()
+                    .is_some_and(|o| o.is(&port.container_id, &port.ifname))
+            }),
+            Err(error) => {
+                tracing::warn!(
+                    "IPAM store {} of port {} unreadable, port kept: {error}",
+                    store.display(),
+                    port.port
+                );
+                true
+            }
+        }
+    }
+}
+
+/// The address files of the store `<dir>/<network>`.
+fn store_entries(
+    dir: &Path,
+    network: &str,
+) -> Result<Vec<(IpAddr, Option<ipam::Owner>)>, ipam::IpamError> {
+    let store = ipam::Store::open(dir, network)?;
+    let locked = store.lock()?;
+    locked.entries()
+}

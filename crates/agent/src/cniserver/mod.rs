@@ -1,0 +1,14 @@
+//! The agent's CNI server: Antrea's `Cni` gRPC service (and the STATUS/GC extension) on the
+//! CNI socket, backed by the [`PodConfigurator`], which wires a Pod into the Node: IPAM
+//! (host-local layout, in-process), the Pod's interface, its OVS port and its flows, confirmed
+//! in the switch before ADD returns.
+
+mod configurator;
+mod ipam_conf;
+mod locks;
+mod result;
+mod service;
+
+pub use configurator::{PodConfigurator, ReconcileReport};
+pub use ipam_conf::ipam_config;
+pub use service::CniService;

@@ -1,0 +1,120 @@
+//! [`CniService`]: the gRPC services (Antrea's `Cni`, our `CniLifecycle`) over a
+//! [`PodConfigurator`]; every failure becomes a CNI error in the response, never a gRPC status.
+
+use std::sync::Arc;
+
+use cni::rpc::lifecycle::cni_lifecycle_server::CniLifecycle;
+use cni::rpc::pb::cni_server::Cni;
+use cni::rpc::{CmdRequest, error_response, pb, result_response};
+use cni::spec::CniError;
+use hostnet::HostNetwork;
+use tonic::{Request, Response, Status};
+
+use super::configurator::PodConfigurator;
+
+/// The CNI server's request handler.
+#[derive(Debug)]
+pub struct CniService<H> {
+    pods: Arc<PodConfigurator<H>>,
+}
+
+impl<H> Clone for CniService<H> {
+    fn clone(&self) -> Self {
+        CniService {
+            pods: self.pods.clone(),
+        }
+    }
+}
+
+impl<H> CniService<H> {
+    pub fn new(pods: Arc<PodConfigurator<H>>) -> CniService<H> {
+        CniService { pods }
+    }
+}
+
+/// The response for a command without a result (DEL, CHECK, STATUS, GC).
+fn empty(outcome: Result<(), CniError>) -> pb::CniCmdResponse {
+    match outcome {
+        Ok(()) => pb::CniCmdResponse::default(),
+        Err(error) => error_response(&error),
+    }
+}
+
+fn log_failure(command: &str, request: &CmdRequest, error: &CniError) {
+    tracing::warn!(
+        "CNI {command} for container {} failed: {error}",
+        request.container_id
+    );
+}
+
+impl<H: HostNetwork + 'static> CniService<H> {
+    async fn handle(
+        &self,
+        command: &'static str,
+        request: pb::CniCmdRequest,
+    ) -> pb::CniCmdResponse {
+        let request = match CmdRequest::decode(request) {
+            Ok(r) => r,
+            Err(error) => {
+                tracing::warn!("CNI {command}: undecodable request: {error}");
+                return error_response(&error);
+            }
+        };
+        let response = match command {
+            "ADD" => match self.pods.add(&request).await {
+                Ok(result) => return result_response(&result, request.version),
+                Err(error) => Err(error),
+            },
+            "DEL" => self.pods.del(&request).await,
+            "CHECK" => self.pods.check(&request).await,
+            "GC" => self.pods.gc(&request).await,
+            _ => Ok(()),
+        };
+        if let Err(error) = &response {
+            log_failure(command, &request, error);
+        }
+        empty(response)
+    }
+}
+
+#[tonic::async_trait]
+impl<H: HostNetwork + 'static> Cni for CniService<H> {
+    async fn cmd_add(
+        &self,
+        r: Request<pb::CniCmdRequest>,
+    ) -> Result<Response<pb::CniCmdResponse>, Status> {
+        Ok(Response::new(self.handle("ADD", r.into_inner()).await))
+    }
+
+    async fn cmd_check(
+        &self,
+        r: Request<pb::CniCmdRequest>,
+    ) -> Result<Response<pb::CniCmdResponse>, Status> {
+        Ok(Response::new(self.handle("CHECK", r.into_inner()).await))
+    }
+
+    async fn cmd_del(
+        &self,
+        r: Request<pb::CniCmdRequest>,
+    ) -> Result<Response<pb::CniCmdResponse>, Status> {
+        Ok(Response::new(self.handle("DEL", r.into_inner()).await))
+    }
+}
+
+#[tonic::async_trait]
+impl<H: HostNetwork + 'static> CniLifecycle for CniService<H> {
+    /// The server only exists once the Node is up, so answering means ready.
+    async fn cmd_status(
+        &self,
+        r: Request<pb::CniCmdRequest>,
+    ) -> Result<Response<pb::CniCmdResponse>, Status> {
+        Ok(Response::new(self.handle("STATUS", r.into_inner()).await))
+    }
+
+    async fn cmd_gc(
+        &self,
+        r: Request<pb::CniCmdRequest>,
+    ) -> Result<Response<pb::CniCmdResponse>, Status> {
+        Ok(Response::new(self.handle("GC", r.into_inner()).await))
+    }
+}

@@ -1,0 +1,5 @@
+//! Controllers: they watch the cluster store and keep the datapath and the host in line with it.
+
+mod peers;
+
+pub use peers::{PeerChanges, PeerController, log_changes};

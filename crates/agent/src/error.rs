@@ -1,0 +1,79 @@
+//! [`AgentError`]: why the agent could not start or keep a Node up, one variant per step, each
+//! naming the objects involved so an operator can act on the message alone.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::ConfigError;
+use crate::node::NodeInfoError;
+
+/// A failure of the agent's start-up or of a controller.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("{0}")]
+    Config(#[from] ConfigError),
+    #[error(
+        "Node {node:?} did not appear with a Pod CIDR and an InternalIP in {dir} within {waited:?}: {reason}"
+    )]
+    NodeNotReady {
+        node: String,
+        dir: PathBuf,
+        waited: Duration,
+        reason: String,
+    },
+    #[error("Node {node:?}: {source}")]
+    NodeInfo {
+        node: String,
+        #[source]
+        source: NodeInfoError,
+    },
+    #[error("host network: {0}")]
+    Host(#[from] hostnet::Error),
+    #[error("OVSDB {what}: {source}")]
+    Ovsdb {
+        what: String,
+        #[source]
+        source: ovsdb::Error,
+    },
+    #[error("OpenFlow connection to {endpoint}: {source}")]
+    OpenFlow {
+        endpoint: String,
+        #[source]
+        source: openflow::conn::ConnError,
+    },
+    #[error("flows: {0}")]
+    Flows(#[from] pipeline::ApplyError),
+    #[error("flows: {0}")]
+    FlowConflict(#[from] pipeline::FlowConflict),
+    #[error("the bridge's recorded round: {0}")]
+    Round(#[from] pipeline::ModelError),
+    #[error(
+        "the Node IP is on bridge {bridge} but no uplink NIC is recorded for it; restore the NIC's configuration by hand"
+    )]
+    UplinkUnknown { bridge: String },
+    #[error("transport interface {nic} has no IPv4 address")]
+    NoTransportAddress { nic: String },
+    #[error("interface {name:?} did not appear within {waited:?}")]
+    InterfaceMissing { name: String, waited: Duration },
+    #[error("Node bring-up failed ({error}); the NIC's configuration was restored: {restored}")]
+    RolledBack {
+        error: Box<AgentError>,
+        restored: String,
+    },
+    #[error("CNI server on {endpoint}: {source}")]
+    CniSocket {
+        endpoint: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no host network backend for this operating system yet")]
+    UnsupportedPlatform,
+}
+
+impl AgentError {
+    /// Wraps an OVSDB error with what the agent was doing.
+    pub fn ovsdb(what: impl Into<String>) -> impl FnOnce(ovsdb::Error) -> AgentError {
+        let what = what.into();
+        move |source| AgentError::Ovsdb { what, source }
+    }
+}
