@@ -87,10 +87,7 @@ mod bench {
         args.extend_from_slice(up);
         lab(&args);
         warm("lab-n1-p1", "10.10.0.12");
-        for target in ["lab-n2-p1"] {
-            let ip = lab_pod_ip(target);
-            warm("lab-n1-p1", &ip);
-        }
+        warm("lab-n1-p1", &lab_pod_ip("lab-n2-p1"));
         let runs: Vec<f64> = (0..REPEATS)
             .map(|_| {
                 let json = lab(&[
