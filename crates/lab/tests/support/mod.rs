@@ -209,7 +209,13 @@ impl Lab {
     /// The `check --json` report, asserted all green with SNAT verified and every TCP probe
     /// answered by its target.
     pub fn check_all_green(&self, total: u64) -> serde_json::Value {
-        let out = self.run(&["check", "--json"]);
+        self.check_all_green_within(total, 3)
+    }
+
+    /// [`Lab::check_all_green`] with `attempts` per probe (300 ms apart, each bounded by 2 s).
+    pub fn check_all_green_within(&self, total: u64, attempts: u32) -> serde_json::Value {
+        let attempts = attempts.to_string();
+        let out = self.run(&["check", "--json", "--attempts", &attempts]);
         let report: serde_json::Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
         let failed: Vec<&serde_json::Value> = report["probes"]
