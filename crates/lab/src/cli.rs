@@ -12,6 +12,7 @@ use crate::error::{LabError, Result};
 use crate::iperf;
 use crate::layout::{DEFAULT_STATE_DIR, Layout};
 use crate::lifecycle::down::down;
+use crate::lifecycle::node;
 use crate::lifecycle::status::status;
 use crate::lifecycle::up::{UpOptions, up};
 use crate::plan::{Encap, Topology, Wiring};
@@ -48,7 +49,7 @@ pub enum Cmd {
         #[arg(long, value_enum, default_value_t = Encap::Geneve)]
         encap: Encap,
         /// Who wires the Nodes: antrea-agent + CNI plugin, or a plain NORMAL bridge.
-        #[arg(long, value_enum, default_value_t = Wiring::Normal)]
+        #[arg(long, value_enum, default_value_t = Wiring::Agent)]
         wiring: Wiring,
         /// The antrea-agent binary [default: next to antrea-lab].
         #[arg(long)]
@@ -94,6 +95,21 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Stop or start one Node's antrea-agent (restart experiments; the datapath stays).
+    Agent {
+        /// stop or start.
+        #[command(subcommand)]
+        action: AgentAction,
+    },
+    /// Kill one Node's ovs-vswitchd, start it again, and time until br-int has all its flows back.
+    OvsRestart {
+        /// The Node, e.g. lab-n1.
+        #[arg(long)]
+        node: String,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// (internal) Answer TCP connections with our name and the peer address.
     #[command(hide = true)]
     Serve {
@@ -116,6 +132,26 @@ pub enum Cmd {
         /// Connect and read timeout.
         #[arg(long, default_value_t = 2000)]
         timeout_ms: u64,
+    },
+}
+
+/// What `agent` does.
+#[derive(Debug, Subcommand)]
+pub enum AgentAction {
+    /// SIGTERM the agent and wait until it has exited.
+    Stop {
+        /// The Node, e.g. lab-n1.
+        #[arg(long)]
+        node: String,
+    },
+    /// Start the agent as `up` did and wait until its CNI socket appears.
+    Start {
+        /// The Node, e.g. lab-n1.
+        #[arg(long)]
+        node: String,
+        /// Seconds the agent may take to create its CNI socket.
+        #[arg(long, default_value_t = 60.0)]
+        ready_timeout: f64,
     },
 }
 
@@ -274,6 +310,47 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     t.seconds,
                     t.retransmits,
                     started.elapsed().as_secs_f64()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Agent {
+            action: AgentAction::Stop { node },
+        } => {
+            let state = load(&layout)?;
+            let pid = node::stop_agent(&layout, &state, &node)?;
+            println!("stopped the antrea-agent of {node} (pid {pid})");
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Agent {
+            action:
+                AgentAction::Start {
+                    node,
+                    ready_timeout,
+                },
+        } => {
+            let state = load(&layout)?;
+            let ready = node::start_agent(
+                &layout,
+                &state,
+                &node,
+                Duration::from_secs_f64(ready_timeout.max(0.0)),
+            )?;
+            println!(
+                "started the antrea-agent of {node}: ready (CNI socket) in {:.3} s",
+                ready.as_secs_f64()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::OvsRestart { node, json } => {
+            let state = load(&layout)?;
+            let r = node::restart_ovs(&layout, &state, &node)?;
+            if json {
+                println!("{}", serde_json::to_string(&r).unwrap_or_default());
+            } else {
+                println!(
+                    "{}: ovs-vswitchd restarted (control socket after {:.3} s); all {} flows back {:.3} s after its start",
+                    r.node, r.vswitchd_start_seconds, r.flows, r.flows_back_seconds
                 );
             }
             Ok(ExitCode::SUCCESS)

@@ -96,6 +96,14 @@ pub enum LabError {
     /// A name that is not an endpoint of the lab.
     #[error("{0}: not an endpoint of this lab (a Pod, a Node or lab-ext)")]
     UnknownEndpoint(String),
+    /// An operation on one Node of a running lab cannot be done.
+    #[error("{node}: {message}")]
+    Node {
+        /// The Node.
+        node: String,
+        /// Why.
+        message: String,
+    },
     /// A tool's output could not be read.
     #[error("{tool} output: {message}")]
     Output {

@@ -76,6 +76,11 @@ impl Layout {
         self.node_dir(node).join("cni.sock")
     }
 
+    /// The Node's host-local IPAM store (`ipam.dataDir` of the Node's network configuration).
+    pub fn ipam_dir(&self, node: &str) -> PathBuf {
+        self.node_dir(node).join("ipam")
+    }
+
     /// The cluster directory shared by every agent (Node and Pod objects as YAML).
     pub fn cluster_dir(&self) -> PathBuf {
         self.root.join("cluster")
@@ -109,6 +114,7 @@ mod tests {
             l.agent_pidfile("lab-n1"),
             l.agent_log("lab-n1"),
             l.cni_socket("lab-n1"),
+            l.ipam_dir("lab-n1"),
             l.cluster_dir(),
             l.serve_dir("lab-n1-p1"),
             l.iperf_pidfile(),

@@ -1,120 +1,17 @@
 //! End-to-end tests of `antrea-lab` as root: real namespaces, real OVS, real packets. They run
 //! the binary as a separate process (as an operator would) and one at a time, since every lab
-//! uses the machine-wide `lab-*` namespace names.
+//! uses the machine-wide `lab-*` namespace names. The agent wiring here uses stand-in scripts
+//! for the contract; `agent_lab.rs` runs the real agent and plugin.
 #![cfg(target_os = "linux")]
 
+mod support;
+
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::{Mutex, MutexGuard};
+use std::path::Path;
 
-static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
+use std::process::Command;
 
-/// A lab under a state directory of its own; `down` on drop so a failed test leaves nothing.
-struct Lab {
-    state_dir: PathBuf,
-    _serial: MutexGuard<'static, ()>,
-}
-
-impl Lab {
-    fn new(test: &str) -> Lab {
-        let serial = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        let lab = Lab {
-            state_dir: PathBuf::from(format!(
-                "/run/antrea-lab-test-{test}-{}",
-                std::process::id()
-            )),
-            _serial: serial,
-        };
-        assert!(
-            lab_namespaces().is_empty(),
-            "lab-* namespaces exist before the test (a lab is up?): {:?}",
-            lab_namespaces()
-        );
-        lab
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_antrea-lab"))
-            .arg("--state-dir")
-            .arg(&self.state_dir)
-            .args(args)
-            .output()
-            .expect("antrea-lab runs")
-    }
-
-    fn run_ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "antrea-lab {args:?} failed: {}\n{}",
-            text(&out.stderr),
-            text(&out.stdout)
-        );
-        text(&out.stdout)
-    }
-
-    /// A scratch directory for fake binaries, outside the state directory.
-    fn scratch(&self) -> PathBuf {
-        let dir = PathBuf::from(format!("{}-scratch", self.state_dir.display()));
-        fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
-    /// Nothing of the lab is left: no namespace, no process naming the state directory, no
-    /// state directory.
-    fn assert_gone(&self) {
-        assert_eq!(lab_namespaces(), Vec::<String>::new());
-        assert_eq!(processes_naming(&self.state_dir), Vec::<String>::new());
-        assert!(
-            !self.state_dir.exists(),
-            "{} still exists",
-            self.state_dir.display()
-        );
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let _ = self.run(&["down"]);
-        let _ = fs::remove_dir_all(format!("{}-scratch", self.state_dir.display()));
-    }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn lab_namespaces() -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    text(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with("lab-"))
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Live processes whose command line contains `dir/`.
-fn processes_naming(dir: &Path) -> Vec<String> {
-    let marker = format!("{}/", dir.display());
-    let mut found = Vec::new();
-    for entry in fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmdline) = fs::read(entry.path().join("cmdline")) {
-            let cmdline = text(&cmdline).replace('\0', " ");
-            if cmdline.contains(&marker) {
-                found.push(format!("{} {cmdline}", entry.file_name().to_string_lossy()));
-            }
-        }
-    }
-    found
-}
-
-fn write_script(path: &Path, body: &str) {
-    fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
-}
+use support::{Lab, lab_namespaces, processes_naming, text, write_script};
 
 #[test]
 fn normal_wiring_connects_everything_and_down_leaves_nothing() {
@@ -424,6 +321,8 @@ fn agent_wiring_drives_agent_and_plugin_by_the_contract() {
         serde_json::from_str(&fs::read_to_string(seen.join("lab-n2-p1/stdin")).unwrap()).unwrap();
     assert_eq!(stdin["type"], "antrea");
     assert_eq!(stdin["cniVersion"], "1.0.0");
+    // Each Node has its own IPAM store: one Node's GC must never release another's addresses.
+    assert_eq!(stdin["ipam"]["dataDir"], format!("{state}/lab-n2/ipam"));
 
     let status = lab.run_ok(&["status"]);
     assert!(

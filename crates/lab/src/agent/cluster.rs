@@ -1,7 +1,8 @@
-//! The cluster directory: one YAML file per object, `v1` Nodes (name, podCIDR, InternalIP) and
-//! Pods (name, nodeName, podIP), written atomically (a hidden temporary file renamed into
-//! place), so an agent polling the directory never reads half a file.
+//! The cluster directory: one YAML file per object, `v1` Nodes (name, MAC annotation, podCIDR,
+//! InternalIP) and Pods (name, nodeName, podIP), written atomically (a hidden temporary file
+//! renamed into place), so an agent polling the directory never reads half a file.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::net::Ipv4Addr;
@@ -17,7 +18,14 @@ pub struct Metadata {
     /// The namespace (Pods only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// Annotations (Nodes: Antrea's `node.antrea.io/mac-address`, the NIC's MAC, which a peer
+    /// needs to forward to this Node directly in noEncap mode).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
 }
+
+/// The Node annotation with the transport NIC's MAC address.
+pub const MAC_ANNOTATION: &str = "node.antrea.io/mac-address";
 
 /// A `v1` Node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -124,14 +132,15 @@ pub struct PodIp {
 }
 
 impl NodeObject {
-    /// A lab Node.
-    pub fn new(name: &str, pod_cidr: &str, node_ip: Ipv4Addr) -> NodeObject {
+    /// A lab Node; `mac` is its NIC's MAC (`02:00:0a:0a:00:0b`).
+    pub fn new(name: &str, pod_cidr: &str, node_ip: Ipv4Addr, mac: &str) -> NodeObject {
         NodeObject {
             api_version: "v1".into(),
             kind: "Node".into(),
             metadata: Metadata {
                 name: name.into(),
                 namespace: None,
+                annotations: BTreeMap::from([(MAC_ANNOTATION.to_owned(), mac.to_owned())]),
             },
             spec: NodeSpec {
                 pod_cidr: pod_cidr.into(),
@@ -167,6 +176,7 @@ impl PodObject {
             metadata: Metadata {
                 name: name.into(),
                 namespace: Some("default".into()),
+                annotations: BTreeMap::new(),
             },
             spec: PodSpec {
                 node_name: node.into(),
@@ -215,11 +225,18 @@ mod tests {
 
     #[test]
     fn node_object_is_a_v1_node() {
-        let n = NodeObject::new("lab-n2", "10.244.2.0/24", Ipv4Addr::new(10, 10, 0, 12));
+        let n = NodeObject::new(
+            "lab-n2",
+            "10.244.2.0/24",
+            Ipv4Addr::new(10, 10, 0, 12),
+            "02:00:0a:0a:00:0c",
+        );
         assert_eq!(n.file_name(), "node-lab-n2.yaml");
         assert_eq!(
             yaml_value(&n),
-            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "lab-n2"},
+            json!({"apiVersion": "v1", "kind": "Node",
+                   "metadata": {"name": "lab-n2",
+                                "annotations": {"node.antrea.io/mac-address": "02:00:0a:0a:00:0c"}},
                    "spec": {"podCIDR": "10.244.2.0/24", "podCIDRs": ["10.244.2.0/24"]},
                    "status": {"addresses": [{"type": "InternalIP", "address": "10.10.0.12"},
                                             {"type": "Hostname", "address": "lab-n2"}]}})
@@ -249,7 +266,12 @@ mod tests {
         let dir =
             std::env::temp_dir().join(format!("antrea-lab-cluster-test-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
-        let n = NodeObject::new("lab-n1", "10.244.1.0/24", Ipv4Addr::new(10, 10, 0, 11));
+        let n = NodeObject::new(
+            "lab-n1",
+            "10.244.1.0/24",
+            Ipv4Addr::new(10, 10, 0, 11),
+            "02:00:0a:0a:00:0b",
+        );
         let path = write_object(&dir, &n.file_name(), &n).unwrap();
         let names: Vec<String> = fs::read_dir(&dir)
             .unwrap()

@@ -1,6 +1,9 @@
 //! The network configuration a runtime writes to the plugin's stdin: the `antrea` entry of
 //! Antrea's conflist with the list's `cniVersion` and `name` copied in (what libcni does for
-//! each plugin of a list). The lab runs only this first plugin of the list.
+//! each plugin of a list). The lab runs only this first plugin of the list; `ipam.dataDir` is
+//! set per Node.
+
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -24,21 +27,26 @@ pub struct NetConf {
 
 /// The `ipam` section.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Ipam {
     /// `host-local`.
     #[serde(rename = "type")]
     pub ipam_type: String,
+    /// host-local's store directory. Each lab Node has its own: the Nodes share one file
+    /// system, and a shared store would let one Node's GC release another Node's addresses.
+    pub data_dir: String,
 }
 
 impl NetConf {
-    /// Antrea's configuration, as derived from its conflist.
-    pub fn antrea() -> NetConf {
+    /// Antrea's configuration, as derived from its conflist, with the Node's IPAM store.
+    pub fn antrea(ipam_data_dir: &Path) -> NetConf {
         NetConf {
             cni_version: CNI_VERSION.to_owned(),
             name: "antrea".to_owned(),
             plugin_type: "antrea".to_owned(),
             ipam: Ipam {
                 ipam_type: "host-local".to_owned(),
+                data_dir: ipam_data_dir.display().to_string(),
             },
         }
     }
@@ -55,10 +63,14 @@ mod tests {
 
     #[test]
     fn antrea_config_has_the_spec_keys() {
-        let v: serde_json::Value = serde_json::from_slice(&NetConf::antrea().to_json()).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(
+            &NetConf::antrea(Path::new("/run/antrea-lab/lab-n1/ipam")).to_json(),
+        )
+        .unwrap();
         assert_eq!(
             v,
-            serde_json::json!({"cniVersion": "1.0.0", "name": "antrea", "type": "antrea", "ipam": {"type": "host-local"}})
+            serde_json::json!({"cniVersion": "1.0.0", "name": "antrea", "type": "antrea",
+                "ipam": {"type": "host-local", "dataDir": "/run/antrea-lab/lab-n1/ipam"}})
         );
     }
 }

@@ -90,20 +90,55 @@ impl NodeOvs {
             ".",
             &format!("external_ids:system-id={}", self.netns),
         ])?;
+        self.start_vswitchd()
+    }
+
+    /// Starts `ovs-vswitchd` (detached, pidfile in the run directory); returns when its control
+    /// socket exists.
+    pub fn start_vswitchd(&self) -> Result<()> {
+        let run_dir = self.run.display();
+        let log_dir = self.log.display();
+        let ctl = self.run.join("ovs-vswitchd.ctl");
         run(self.command("ovs-vswitchd").args([
             format!("unix:{run_dir}/db.sock"),
             format!("--pidfile={run_dir}/ovs-vswitchd.pid"),
-            format!("--unixctl={run_dir}/ovs-vswitchd.ctl"),
+            format!("--unixctl={ctl}", ctl = ctl.display()),
             format!("--log-file={log_dir}/ovs-vswitchd.log"),
             "-vconsole:off".to_owned(),
             "--detach".to_owned(),
         ]))?;
-        let ctl = self.run.join("ovs-vswitchd.ctl");
         wait_until(
             &format!("ovs-vswitchd control socket {}", ctl.display()),
             Duration::from_secs(10),
             || ctl.exists(),
         )
+    }
+
+    /// The `ovs-vswitchd` pidfile.
+    pub fn vswitchd_pidfile(&self) -> PathBuf {
+        self.run.join("ovs-vswitchd.pid")
+    }
+
+    /// The flows of `bridge` without statistics, sorted (`ovs-ofctl --no-stats dump-flows`);
+    /// an error while `ovs-vswitchd` is not answering.
+    pub fn flows(&self, bridge: &str) -> Result<Vec<String>> {
+        let out = run(Command::new("ovs-ofctl").args([
+            "-O",
+            "OpenFlow15",
+            "--no-stats",
+            "dump-flows",
+            &self.mgmt(bridge),
+        ]))?;
+        let mut flows: Vec<String> = out
+            .lines()
+            .map(str::trim)
+            .filter(|l| {
+                !l.is_empty() && !l.starts_with("OFPST_FLOW") && !l.starts_with("NXST_FLOW")
+            })
+            .map(str::to_owned)
+            .collect();
+        flows.sort();
+        Ok(flows)
     }
 
     /// `ovs-vsctl --timeout=20 --db=unix:<db.sock> args…`.

@@ -2,5 +2,6 @@
 //! shows what exists, `down` removes every process, namespace and file it made.
 
 pub mod down;
+pub mod node;
 pub mod status;
 pub mod up;

@@ -64,7 +64,12 @@ pub fn publish_nodes(layout: &Layout, topology: &Topology) -> Result<()> {
         source,
     })?;
     for node in topology.nodes() {
-        let object = NodeObject::new(&node.name(), &node.pod_cidr(), node.ip());
+        let object = NodeObject::new(
+            &node.name(),
+            &node.pod_cidr(),
+            node.ip(),
+            &node.mac().to_string(),
+        );
         write_object(&dir, &object.file_name(), &object).map_err(|source| LabError::File {
             what: "Node object",
             path: dir.clone(),
@@ -167,7 +172,11 @@ pub fn add_pod(layout: &Layout, pod: PodPlan, bins: &AgentBinaries) -> Result<Po
     for (key, value) in invocation.env() {
         cmd.env(key, value);
     }
-    let out = run_with_timeout(&mut cmd, &NetConf::antrea().to_json(), CNI_TIMEOUT)?;
+    let out = run_with_timeout(
+        &mut cmd,
+        &NetConf::antrea(&layout.ipam_dir(&node.name())).to_json(),
+        CNI_TIMEOUT,
+    )?;
     let stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
     let address = match (out.status.success(), parse_result(&out.stdout, POD_IFNAME)) {
         (true, Ok(address)) => address,
