@@ -248,8 +248,10 @@ fn an_agent_killed_during_a_burst_of_adds_leaks_nothing_after_retries_and_dels()
         failed.iter().map(|&i| outcomes[i].1["code"].clone()).collect::<Vec<_>>()
     );
     assert!(!failed.is_empty(), "the kill came after every ADD");
+    // Whatever the code (11 when the socket refuses; a call cut by the kill is a transport
+    // error), kubelet treats a failed ADD the same: it retries, or DELs and gives up.
     for &i in &failed {
-        assert_eq!(outcomes[i].1["code"], 11, "try again later: {}", outcomes[i].1);
+        assert!(outcomes[i].1["code"].is_u64(), "a CNI error: {}", outcomes[i].1);
     }
     println!("right after the kill: {}", PodState::read(&n1).counts());
 
