@@ -563,14 +563,18 @@ impl TestNode {
 }
 
 /// The `antrea` plugin binary of the `cni` crate, built on first use into the same target
-/// directory as this test.
+/// directory and profile as this test (or benchmark).
 pub fn plugin_binary() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let status = Command::new(env!("CARGO"))
-                .args(["build", "--quiet", "-p", "cni", "--bin", "antrea"])
-                .status()
+            let mut build = Command::new(env!("CARGO"));
+            build.args(["build", "--quiet", "-p", "cni", "--bin", "antrea"]);
+            // Benchmarks are built with optimizations and measure the plugin built the same way.
+            if !cfg!(debug_assertions) {
+                build.arg("--release");
+            }
+            let status = build.status()
                 .expect("cargo build the antrea plugin");
             assert!(status.success(), "building the antrea plugin failed");
             let exe = std::env::current_exe().unwrap();
