@@ -87,7 +87,16 @@ mod bench {
 
         /// One echo request from the Pod to its gateway, answered.
         fn first_ping(&self, netns: &str) -> bool {
-            succeeds(&["ip", "netns", "exec", netns, "ping", "-c1", "-W5", self.gateway])
+            succeeds(&[
+                "ip",
+                "netns",
+                "exec",
+                netns,
+                "ping",
+                "-c1",
+                "-W5",
+                self.gateway,
+            ])
         }
     }
 
@@ -153,7 +162,15 @@ mod bench {
         let mut lan = Lan::new();
         let node_ns = lan.node_netns(1);
         let ref_ns = lan.node_netns(2);
-        run(&["ip", "netns", "exec", &ref_ns, "sysctl", "-qw", "net.ipv4.ip_forward=1"]);
+        run(&[
+            "ip",
+            "netns",
+            "exec",
+            &ref_ns,
+            "sysctl",
+            "-qw",
+            "net.ipv4.ip_forward=1",
+        ]);
         let mut node = TestNode::new(
             "n1",
             &node_ns,

@@ -184,7 +184,10 @@ fn twenty_concurrent_adds_get_twenty_addresses_and_answer_their_first_ping() {
     });
     for (pod, (ok, result, pinged)) in names.iter().zip(&outcomes) {
         assert!(ok, "ADD {pod}: {result}");
-        assert!(pinged, "{pod}: the first ping right after ADD was not answered");
+        assert!(
+            pinged,
+            "{pod}: the first ping right after ADD was not answered"
+        );
     }
     let addresses: BTreeSet<String> = outcomes.iter().map(|(_, r, _)| address(r)).collect();
     assert_eq!(addresses.len(), 20, "unique addresses: {addresses:?}");
@@ -195,7 +198,10 @@ fn twenty_concurrent_adds_get_twenty_addresses_and_answer_their_first_ping() {
     }
     let last = address(&outcomes[19].1);
     assert!(first_ping(&netns[0], &last), "s0 -> s19 ({last})");
-    let pods: Vec<(String, String)> = names.iter().map(|p| (format!("c-{p}"), p.clone())).collect();
+    let pods: Vec<(String, String)> = names
+        .iter()
+        .map(|p| (format!("c-{p}"), p.clone()))
+        .collect();
     let state = PodState::read(&n1);
     println!("{}", state.counts());
     state.assert_exactly(&pods);
@@ -229,7 +235,9 @@ fn an_agent_killed_during_a_burst_of_adds_leaks_nothing_after_retries_and_dels()
                 })
             })
             .collect();
-        wait_until("a few ADDs to complete", || done.load(Ordering::SeqCst) >= 3);
+        wait_until("a few ADDs to complete", || {
+            done.load(Ordering::SeqCst) >= 3
+        });
         // A crash: SIGKILL while the other ADDs are in flight.
         run(&["kill", "-KILL", &n1.agent_pid().to_string()]);
         println!(
@@ -245,13 +253,20 @@ fn an_agent_killed_during_a_burst_of_adds_leaks_nothing_after_retries_and_dels()
         "{} ADDs completed, {} failed: {:?}",
         completed.len(),
         failed.len(),
-        failed.iter().map(|&i| outcomes[i].1["code"].clone()).collect::<Vec<_>>()
+        failed
+            .iter()
+            .map(|&i| outcomes[i].1["code"].clone())
+            .collect::<Vec<_>>()
     );
     assert!(!failed.is_empty(), "the kill came after every ADD");
     // Whatever the code (11 when the socket refuses; a call cut by the kill is a transport
     // error), kubelet treats a failed ADD the same: it retries, or DELs and gives up.
     for &i in &failed {
-        assert!(outcomes[i].1["code"].is_u64(), "a CNI error: {}", outcomes[i].1);
+        assert!(
+            outcomes[i].1["code"].is_u64(),
+            "a CNI error: {}",
+            outcomes[i].1
+        );
     }
     println!("right after the kill: {}", PodState::read(&n1).counts());
 
@@ -265,15 +280,32 @@ fn an_agent_killed_during_a_burst_of_adds_leaks_nothing_after_retries_and_dels()
             .unwrap_or("")
     );
     // The runtime retries every other failed ADD and gives up on (DELs) the rest.
-    let (retried, given_up): (Vec<usize>, Vec<usize>) =
-        failed.iter().partition(|&&i| failed.iter().position(|&f| f == i).unwrap() % 2 == 0);
+    let (retried, given_up): (Vec<usize>, Vec<usize>) = failed
+        .iter()
+        .partition(|&&i| failed.iter().position(|&f| f == i).unwrap() % 2 == 0);
     for &i in &retried {
-        let (ok, r) = n1.cni("ADD", &format!("c-{}", names[i]), &names[i], &netns[i], &conf);
+        let (ok, r) = n1.cni(
+            "ADD",
+            &format!("c-{}", names[i]),
+            &names[i],
+            &netns[i],
+            &conf,
+        );
         assert!(ok, "retried ADD of {}: {r}", names[i]);
-        assert!(first_ping(&netns[i], GATEWAY), "{} after its retry", names[i]);
+        assert!(
+            first_ping(&netns[i], GATEWAY),
+            "{} after its retry",
+            names[i]
+        );
     }
     for &i in &given_up {
-        let (ok, r) = n1.cni("DEL", &format!("c-{}", names[i]), &names[i], &netns[i], &conf);
+        let (ok, r) = n1.cni(
+            "DEL",
+            &format!("c-{}", names[i]),
+            &names[i],
+            &netns[i],
+            &conf,
+        );
         assert!(ok, "DEL of {}: {r}", names[i]);
     }
     let alive: Vec<usize> = completed.iter().chain(&retried).copied().collect();
@@ -297,11 +329,19 @@ fn an_agent_killed_during_a_burst_of_adds_leaks_nothing_after_retries_and_dels()
             .find(|(_, c)| **c == format!("c-{}", names[i]))
             .map(|(a, _)| a.clone())
             .unwrap();
-        assert!(first_ping(&n1.netns, &addr), "Node -> {} ({addr})", names[i]);
+        assert!(
+            first_ping(&n1.netns, &addr),
+            "Node -> {} ({addr})",
+            names[i]
+        );
     }
     for &i in &given_up {
         let links = run(&["ip", "-n", &netns[i], "-o", "link", "show"]);
-        assert!(!links.contains("eth0"), "{}: Pod end left: {links}", names[i]);
+        assert!(
+            !links.contains("eth0"),
+            "{}: Pod end left: {links}",
+            names[i]
+        );
     }
     assert!(n1.stop_agent());
 }
@@ -348,13 +388,20 @@ fn add_del_cycles_leave_the_node_as_it_was() {
         start.elapsed() / cycles as u32
     );
     let after = snapshot(&n1);
-    println!("before: {}\nafter:  {}", before.0.counts(), after.0.counts());
+    println!(
+        "before: {}\nafter:  {}",
+        before.0.counts(),
+        after.0.counts()
+    );
     assert_eq!(after.0, before.0, "address files, ports, veths, Pod flows");
     assert_eq!(after.1, before.1, "flow dump");
     assert_eq!(after.2, before.2, "OVS ports");
     assert_eq!(after.3, before.3, "Node interfaces");
     assert_eq!(after.4, before.4, "the cycled Pod's namespace");
-    assert!(first_ping(&resident_ns, GATEWAY), "the resident Pod still works");
+    assert!(
+        first_ping(&resident_ns, GATEWAY),
+        "the resident Pod still works"
+    );
     assert!(n1.stop_agent());
 }
 
@@ -373,11 +420,13 @@ fn a_restarted_agent_releases_addresses_of_containers_that_no_longer_exist() {
         results.push(r);
     }
     assert_eq!(
-        n1.vsctl(&["get", "Bridge", "br-int", "external_ids:antrea-rs-ipam-stores"]),
-        serde_json::to_string(
-            &json!([n1.ipam_dir().join("antrea")]).to_string()
-        )
-        .unwrap(),
+        n1.vsctl(&[
+            "get",
+            "Bridge",
+            "br-int",
+            "external_ids:antrea-rs-ipam-stores"
+        ]),
+        serde_json::to_string(&json!([n1.ipam_dir().join("antrea")]).to_string()).unwrap(),
         "the store is recorded on the bridge"
     );
     assert!(n1.stop_agent());
@@ -397,7 +446,9 @@ fn a_restarted_agent_releases_addresses_of_containers_that_no_longer_exist() {
         .to_owned();
     println!("{summary}");
     assert!(
-        summary.contains("Pods on the bridge: 2 kept, 1 removed, 2 address(es) of gone containers released"),
+        summary.contains(
+            "Pods on the bridge: 2 kept, 1 removed, 2 address(es) of gone containers released"
+        ),
         "{}",
         n1.log(run2)
     );

@@ -574,8 +574,7 @@ pub fn plugin_binary() -> PathBuf {
             if !cfg!(debug_assertions) {
                 build.arg("--release");
             }
-            let status = build.status()
-                .expect("cargo build the antrea plugin");
+            let status = build.status().expect("cargo build the antrea plugin");
             assert!(status.success(), "building the antrea plugin failed");
             let exe = std::env::current_exe().unwrap();
             let profile_dir = exe
