@@ -139,6 +139,7 @@ async fn serve<H: HostNetwork + 'static>(
         host,
         network,
         pod_mtu,
+        info,
         ..
     } = node;
     let netdev = config.ovs_datapath_type == DatapathType::Netdev;
@@ -150,11 +151,15 @@ async fn serve<H: HostNetwork + 'static>(
         pod_mtu,
         netdev,
     ));
-    let report = pods.reconcile().await?;
+    let report = pods.reconcile(&store, &info.name).await?;
     tracing::info!(
-        "Pods on the bridge: {} kept, {} removed",
+        "Pods on the bridge: {} kept, {} removed{}",
         report.kept.len(),
-        report.removed.len()
+        report.removed.len(),
+        report
+            .released
+            .map(|ips| format!(", {} address(es) of gone containers released", ips.len()))
+            .unwrap_or_default()
     );
 
     let (events_tx, events_rx) = mpsc::channel(256);

@@ -7,7 +7,7 @@
 mod support;
 
 use serde_json::Value;
-use support::{Lan, TestNode, nodes_yaml, succeeds, wait_until};
+use support::{Lan, TestNode, nodes_yaml, pods_yaml, succeeds, wait_until};
 
 const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
 const N2: (&str, &str, &str) = ("n2", "10.10.0.12", "10.244.2.0/24");
@@ -34,6 +34,11 @@ fn pods_on_two_nodes_reach_their_gateway_and_each_other() {
     let both = nodes_yaml(&[N1, N2]);
     let mut n1 = TestNode::new("n1", &ns1, "trafficEncapMode: encap\n", &both);
     let mut n2 = TestNode::new("n2", &ns2, "trafficEncapMode: encap\n", &both);
+    // The Pods exist in the cluster before their sandboxes, as in Kubernetes; a restarted agent
+    // keeps only the Pods of its Node.
+    let pods = pods_yaml(&[("p1", "n1"), ("p2", "n2")]);
+    n1.write_pods(&pods);
+    n2.write_pods(&pods);
     up(&mut n1);
     up(&mut n2);
     let mode = std::fs::metadata(n1.cni_socket())

@@ -130,19 +130,7 @@ impl Ipam {
     /// interface name; an ID-only file is kept if its container appears with any interface),
     /// and every empty or unreadable address file. Returns the released addresses.
     pub fn gc(&self, valid: &HashSet<(String, String)>) -> Result<Vec<IpAddr>, IpamError> {
-        let locked = self.store.lock()?;
-        let keep = |owner: &Owner| match &owner.ifname {
-            Some(ifname) => valid.contains(&(owner.container_id.clone(), ifname.clone())),
-            None => valid.iter().any(|(id, _)| *id == owner.container_id),
-        };
-        let mut released = Vec::new();
-        for (ip, owner) in locked.entries()? {
-            if !owner.as_ref().is_some_and(keep) {
-                locked.remove(ip)?;
-                released.push(ip);
-            }
-        }
-        Ok(released)
+        self.store.lock()?.gc(valid)
     }
 
     /// Every address file of the store, sorted by address.

@@ -9,6 +9,7 @@
 //! `last_reserved_ip` is replaced by a rename. Temporary files start with `.tmp.` and are
 //! removed by the next operation that takes the lock.
 
+use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::net::IpAddr;
@@ -166,6 +167,24 @@ impl Locked<'_> {
         }
         out.sort_by_key(|(ip, _)| (ip.is_ipv6(), cni::spec::ip_to_bits(*ip)));
         Ok(out)
+    }
+
+    /// Releases every address whose holder is not in `valid` (pairs of container ID and
+    /// interface name; an ID-only file is kept if its container appears with any interface),
+    /// and every empty or unreadable address file. Returns the released addresses.
+    pub fn gc(&self, valid: &HashSet<(String, String)>) -> Result<Vec<IpAddr>, IpamError> {
+        let keep = |owner: &Owner| match &owner.ifname {
+            Some(ifname) => valid.contains(&(owner.container_id.clone(), ifname.clone())),
+            None => valid.iter().any(|(id, _)| *id == owner.container_id),
+        };
+        let mut released = Vec::new();
+        for (ip, owner) in self.entries()? {
+            if !owner.as_ref().is_some_and(keep) {
+                self.remove(ip)?;
+                released.push(ip);
+            }
+        }
+        Ok(released)
     }
 
     /// Removes the file of `ip`.

@@ -6,9 +6,9 @@
 //! flows, committed in one bundle. Only then does ADD return, so the Pod is reachable the moment
 //! it starts. A failure undoes everything ADD did. DEL works from any partial state.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::net::{IpAddr, Ipv4Addr};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,6 +24,7 @@ use pipeline::render::pod_flows;
 use super::ipam_conf::ipam_config;
 use super::locks::ContainerLocks;
 use super::result::add_result;
+use crate::cluster::Store;
 use crate::error::AgentError;
 use crate::flows::Flows;
 use crate::ovs::{ContainerPort, OvsBridge, PortWant, antrea_type, container_id as ids};
@@ -36,8 +37,13 @@ const OFPORT_WAIT: Duration = Duration::from_secs(20);
 pub struct ReconcileReport {
     /// Ports kept (their Pods' flows were installed with the round).
     pub kept: Vec<String>,
-    /// Ports removed with their flows and interfaces (their address is no longer allocated).
+    /// Ports removed with their flows, interfaces and addresses: their address is no longer
+    /// allocated, or (once the cluster source is synced) their Pod is not on this Node.
     pub removed: Vec<String>,
+    /// Addresses released because no kept port holds them (containers that no longer exist,
+    /// such as an ADD cut short by a crash); `None` when the cluster source was not synced and
+    /// nothing was collected.
+    pub released: Option<Vec<IpAddr>>,
 }
 
 /// Wires Pods into the Node.
@@ -51,7 +57,14 @@ pub struct PodConfigurator<H> {
     /// Userspace datapath: the kernel must be kept off OVS-owned host ends.
     netdev: bool,
     locks: ContainerLocks,
+    /// The IPAM stores ADD has used, also recorded on the bridge ([`IPAM_STORES`]).
+    stores: tokio::sync::Mutex<BTreeSet<PathBuf>>,
 }
+
+/// The bridge's `external_ids` key listing (as a JSON array) every IPAM store directory the
+/// agent allocated from, recorded before the first allocation from it, so that a restarted
+/// agent can collect addresses whose ADD never got as far as an OVS port.
+pub const IPAM_STORES: &str = "antrea-rs-ipam-stores";
 
 fn interface_failure(e: impl std::fmt::Display) -> CniError {
     CniError::new(code::CONFIG_INTERFACE_FAILURE, e.to_string())
@@ -120,6 +133,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
             pod_mtu,
             netdev,
             locks: ContainerLocks::default(),
+            stores: tokio::sync::Mutex::default(),
         }
     }
 
@@ -140,6 +154,9 @@ impl<H: HostNetwork> PodConfigurator<H> {
         let _guard = self.locks.lock(&req.container_id).await;
         let config = ipam_config(&req.raw_conf, &self.network)?;
         let ipam = Ipam::new(config.clone()).map_err(ipam_failure)?;
+        self.remember_store(config.data_dir.join(&config.network))
+            .await
+            .map_err(ipam_failure)?;
         let (id, ifname) = (req.container_id.clone(), req.ifname.clone());
         let allocated = blocking({
             let ipam = ipam.clone();
@@ -405,23 +422,106 @@ impl<H: HostNetwork> PodConfigurator<H> {
         Ok(())
     }
 
-    /// At start-up: container ports whose address is no longer allocated lose their flows,
-    /// port and interface; the others keep them (their flows were installed with the round).
-    pub async fn reconcile(&self) -> Result<ReconcileReport, AgentError> {
+    /// Records `store` on the bridge before the first allocation from it.
+    async fn remember_store(&self, store: PathBuf) -> Result<(), AgentError> {
+        let mut stores = self.stores.lock().await;
+        if stores.contains(&store) {
+            return Ok(());
+        }
+        let mut recorded = self.recorded_stores().await?;
+        recorded.insert(store);
+        let list: Vec<String> = recorded.iter().map(|p| p.display().to_string()).collect();
+        let value = serde_json::Value::from(list).to_string();
+        self.bridge.set_external_id(IPAM_STORES, &value).await?;
+        *stores = recorded;
+        Ok(())
+    }
+
+    /// The stores recorded on the bridge; an unreadable record counts as none.
+    async fn recorded_stores(&self) -> Result<BTreeSet<PathBuf>, AgentError> {
+        let text = self.bridge.external_id(IPAM_STORES).await?;
+        Ok(text
+            .and_then(|t| serde_json::from_str::<Vec<PathBuf>>(&t).ok())
+            .unwrap_or_default()
+            .into_iter()
+            .collect())
+    }
+
+    /// At start-up, before the CNI server listens. A container port loses its flows, port,
+    /// interface and address when its address is no longer allocated or, once `cluster` is
+    /// synced, when its Pod (the port's `pod-namespace`/`pod-name`) is not among the Pods of
+    /// `node_name`; the others keep them (their flows were installed with the round). Then,
+    /// when synced, every address in the recorded stores that no kept port's container holds is
+    /// released: nothing alive can own it, since every ADD that completed made a port.
+    pub async fn reconcile(
+        &self,
+        cluster: &Store,
+        node_name: &str,
+    ) -> Result<ReconcileReport, AgentError> {
+        let pods_here: Option<HashSet<PodKey>> = cluster.is_synced().then(|| {
+            cluster
+                .pods_on_node(node_name)
+                .iter()
+                .map(|p| {
+                    PodKey::new(
+                        p.metadata.namespace.as_deref().unwrap_or("default"),
+                        p.metadata.name.as_deref().unwrap_or_default(),
+                    )
+                })
+                .collect()
+        });
         let mut report = ReconcileReport::default();
+        let mut stores = self.recorded_stores().await?;
+        let mut valid = HashSet::new();
         for port in self.bridge.container_ports().await? {
-            if self.still_allocated(&port) {
+            if let Some(store) = &port.ipam_store {
+                stores.insert(PathBuf::from(store));
+            }
+            let pod_gone = match (&pods_here, &port.key) {
+                (Some(pods), Some(key)) => !pods.contains(key),
+                _ => false,
+            };
+            if !pod_gone && self.still_allocated(&port) {
+                valid.insert((port.container_id.clone(), port.ifname.clone()));
                 report.kept.push(port.port);
                 continue;
             }
             self.unwire(port.key.as_ref(), Some(&port.port)).await?;
+            let why = if pod_gone {
+                "its Pod is not on this Node"
+            } else {
+                "it no longer holds an address"
+            };
             tracing::info!(
-                "container {} no longer holds an address: port {} removed",
+                "container {}: port {} removed, {why}",
                 port.container_id,
                 port.port
             );
             report.removed.push(port.port);
         }
+        *self.stores.lock().await = stores.clone();
+        if pods_here.is_none() {
+            tracing::info!("cluster source not synced: addresses are not collected");
+            return Ok(report);
+        }
+        let mut released = Vec::new();
+        for store in &stores {
+            match gc_store(store, &valid) {
+                Ok(ips) => {
+                    for ip in &ips {
+                        tracing::info!(
+                            "address {ip} in {} released: no Pod on this Node holds it",
+                            store.display()
+                        );
+                    }
+                    released.extend(ips);
+                }
+                Err(error) => {
+                    tracing::warn!("IPAM store {} not collected: {error}", store.display())
+                }
+            }
+        }
+        report.released = Some(released);
         Ok(report)
     }
 
@@ -453,6 +553,22 @@ impl<H: HostNetwork> PodConfigurator<H> {
             }
         }
     }
+}
+
+/// Releases every address of the store directory `store` not held by `valid`; a store that
+/// does not exist (yet, or any more) holds nothing.
+fn gc_store(
+    store: &Path,
+    valid: &HashSet<(String, String)>,
+) -> Result<Vec<IpAddr>, ipam::IpamError> {
+    let (Some(dir), Some(network)) = (store.parent(), store.file_name().and_then(|n| n.to_str()))
+    else {
+        return Ok(Vec::new());
+    };
+    if !store.is_dir() {
+        return Ok(Vec::new());
+    }
+    ipam::Store::open(dir, network)?.lock()?.gc(valid)
 }
 
 /// The address files of the store `<dir>/<network>`.

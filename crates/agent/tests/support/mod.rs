@@ -245,6 +245,18 @@ pub fn nodes_yaml(nodes: &[(&str, &str, &str)]) -> String {
         .join("---\n")
 }
 
+/// Pod objects in namespace `default`: `(Pod name, Node name)`.
+pub fn pods_yaml(pods: &[(&str, &str)]) -> String {
+    pods.iter()
+        .map(|(pod, node)| {
+            format!(
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {pod}\n  namespace: default\nspec:\n  nodeName: {node}\n"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
 impl TestNode {
     /// Starts OVS in `netns` and writes the agent's configuration (`extra` appended) and a
     /// cluster directory holding `nodes`.
@@ -288,6 +300,13 @@ impl TestNode {
         let tmp = self.cluster_dir().join(".nodes.yaml.tmp");
         fs::write(&tmp, yaml).unwrap();
         fs::rename(&tmp, self.cluster_dir().join("nodes.yaml")).unwrap();
+    }
+
+    /// Replaces the cluster directory's Pods atomically (see [`pods_yaml`]).
+    pub fn write_pods(&self, yaml: &str) {
+        let tmp = self.cluster_dir().join(".pods.yaml.tmp");
+        fs::write(&tmp, yaml).unwrap();
+        fs::rename(&tmp, self.cluster_dir().join("pods.yaml")).unwrap();
     }
 
     /// The log file of agent run `n` (1-based).
@@ -358,6 +377,28 @@ impl TestNode {
             assert!(Instant::now() < deadline, "agent did not stop on SIGTERM");
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// The running agent's process id (`ip netns exec` runs the agent in its own process), to
+    /// signal it while other threads talk to it.
+    pub fn agent_pid(&self) -> u32 {
+        self.agent.as_ref().expect("agent running").id()
+    }
+
+    /// Waits for an agent that was killed and forgets it.
+    pub fn reap_agent(&mut self) {
+        let mut child = self.agent.take().expect("agent started");
+        child.wait().expect("reap the agent");
+    }
+
+    /// How many times the agent was started (the number of its last run).
+    pub fn runs(&self) -> u32 {
+        self.runs
+    }
+
+    /// Whether run `n` of the agent has logged that its CNI server listens.
+    pub fn cni_listening(&self, n: u32) -> bool {
+        self.log(n).contains("CNI server listening")
     }
 
     /// Runs the agent to completion (for start-up failures); returns (success, stderr).
@@ -522,15 +563,18 @@ impl TestNode {
 }
 
 /// The `antrea` plugin binary of the `cni` crate, built on first use into the same target
-/// directory as this test.
+/// directory and profile as this test (or benchmark).
 pub fn plugin_binary() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let status = Command::new(env!("CARGO"))
-                .args(["build", "--quiet", "-p", "cni", "--bin", "antrea"])
-                .status()
-                .expect("cargo build the antrea plugin");
+            let mut build = Command::new(env!("CARGO"));
+            build.args(["build", "--quiet", "-p", "cni", "--bin", "antrea"]);
+            // Benchmarks are built with optimizations and measure the plugin built the same way.
+            if !cfg!(debug_assertions) {
+                build.arg("--release");
+            }
+            let status = build.status().expect("cargo build the antrea plugin");
             assert!(status.success(), "building the antrea plugin failed");
             let exe = std::env::current_exe().unwrap();
             let profile_dir = exe
