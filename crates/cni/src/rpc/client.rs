@@ -56,8 +56,9 @@ impl CallError {
         matches!(self, CallError::Rpc(s) if s.code() == Code::Unimplemented)
     }
 
-    /// The CNI error a plugin prints: unreachable/Unavailable/DeadlineExceeded → 11,
-    /// Unimplemented → 202, other gRPC failures → 201, agent errors unchanged.
+    /// The CNI error a plugin prints: unreachable/Unavailable/DeadlineExceeded → 11, a
+    /// connection that broke during the call (a status made from a transport error, not sent by
+    /// the agent) → 11, Unimplemented → 202, other gRPC failures → 201, agent errors unchanged.
     pub fn into_cni_error(self) -> CniError {
         match self {
             CallError::Agent(e) => e,
@@ -73,6 +74,9 @@ impl CallError {
                     ),
                 )
                 .with_details(s.message().to_owned()),
+                Code::Unknown if std::error::Error::source(&s).is_some() => {
+                    CniError::new(code::TRY_AGAIN_LATER, format!("the connection to the Antrea agent broke: {s}"))
+                }
                 _ => CniError::new(code::UNKNOWN_RPC_ERROR, format!("gRPC call failed: {s}")),
             },
         }
@@ -148,4 +152,21 @@ fn source_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_broken_during_the_call_means_try_again_later() {
+        let broken = tonic::Status::from_error(Box::new(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "broken pipe")));
+        assert_eq!(CallError::Rpc(broken).into_cni_error().code, code::TRY_AGAIN_LATER);
+    }
+
+    #[test]
+    fn an_unknown_status_sent_by_the_agent_stays_an_rpc_error() {
+        let sent = tonic::Status::unknown("agent said so");
+        assert_eq!(CallError::Rpc(sent).into_cni_error().code, code::UNKNOWN_RPC_ERROR);
+    }
 }
