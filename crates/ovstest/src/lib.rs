@@ -14,6 +14,9 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
 /// Where every instance lives: `<ROOT>/<test pid>-<n>/`.
 const ROOT: &str = "/tmp/antrea-ovstest";
 const SCHEMA: &str = "/usr/share/openvswitch/vswitch.ovsschema";
@@ -254,16 +257,14 @@ fn kill_by_pidfile(pidfile: &Path, expected: &str) {
     if !is_ours() {
         return;
     }
-    // SAFETY: kill(2) with a pid read from our own pidfile and checked against /proc; no memory
-    // is shared with the target.
-    unsafe { libc::kill(pid, libc::SIGTERM) };
+    // The pid comes from our own pidfile and was checked against /proc.
+    let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
     let deadline = Instant::now() + Duration::from_secs(3);
     while is_ours() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
     if is_ours() {
-        // SAFETY: as above.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
     }
     let _ = fs::remove_file(pidfile);
 }

@@ -1,9 +1,11 @@
 //! The processes the lab starts: detached with a pidfile, recognised later by PID *and* by their
 //! command line naming the state directory, and stopped the same way (SIGTERM to all, a grace
-//! period, then SIGKILL). Nothing is ever signalled by name. This is the only module with
-//! `unsafe` (kill(2)).
+//! period, then SIGKILL). Nothing is ever signalled by name.
 
 use std::fs::{self, File, OpenOptions};
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::{Pid, getpgid};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -113,14 +115,14 @@ pub fn pidfiles_under(root: &Path) -> Vec<PathBuf> {
 /// Signals `pid`, and its whole process group when it leads one (the lab starts its processes
 /// as group leaders, and OVS daemons lead their own sessions), so that children a process
 /// started (a shell's `sleep`, a helper) go with it.
-fn signal(pid: i32, sig: libc::c_int) {
-    // SAFETY: getpgid(2) takes a plain integer and touches no memory of ours.
-    let leads_group = unsafe { libc::getpgid(pid) } == pid;
-    let target = if leads_group { -pid } else { pid };
-    // SAFETY: kill(2) takes plain integers and shares no memory with the target; `pid` is
-    // positive and was just checked against /proc/<pid>/cmdline by the caller, and `-pid` is
-    // the group that verified process leads.
-    unsafe { libc::kill(target, sig) };
+fn signal(pid: i32, sig: Signal) {
+    let pid = Pid::from_raw(pid);
+    // `pid` was just checked against /proc/<pid>/cmdline by the caller; when it leads its
+    // process group, the group goes too.
+    let _ = match getpgid(Some(pid)) {
+        Ok(group) if group == pid => killpg(pid, sig),
+        _ => kill(pid, sig),
+    };
 }
 
 /// Stops every PID in `pids` that is still ours: SIGTERM to all at once, up to [`GRACE`] for
@@ -133,14 +135,14 @@ pub fn stop_all(pids: &[i32], marker: &str) -> Vec<i32> {
         .filter(|p| *p > 0 && is_ours(*p, marker))
         .collect();
     for &pid in &ours {
-        signal(pid, libc::SIGTERM);
+        signal(pid, Signal::SIGTERM);
     }
     let deadline = Instant::now() + GRACE;
     while ours.iter().any(|p| is_ours(*p, marker)) && Instant::now() < deadline {
         thread::sleep(Duration::from_millis(20));
     }
     for &pid in ours.iter().filter(|p| is_ours(**p, marker)) {
-        signal(pid, libc::SIGKILL);
+        signal(pid, Signal::SIGKILL);
     }
     let deadline = Instant::now() + Duration::from_secs(2);
     while ours.iter().any(|p| is_ours(*p, marker)) && Instant::now() < deadline {
