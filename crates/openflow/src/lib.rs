@@ -17,6 +17,7 @@ pub mod error;
 pub mod header;
 pub mod message;
 pub mod msg;
+pub mod of10;
 pub mod oxm;
 pub mod text;
 
