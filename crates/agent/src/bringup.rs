@@ -370,17 +370,21 @@ impl<H: HostNetwork> Steps<'_, H> {
     /// setting a set flag changes nothing, and it is neither an OVSDB write nor a flow mod.
     async fn no_flood(&self, nic: &str, ofport: u32) -> Result<(), AgentError> {
         let endpoint = self.config.bridge_mgmt_endpoint();
-        let ports = self.flows.connection().port_desc().await.map_err(|source| AgentError::OpenFlow {
-            endpoint: endpoint.to_string(),
-            source,
-        })?;
-        let port = ports
-            .iter()
-            .find(|p| p.port_no == ofport)
-            .ok_or_else(|| AgentError::PortNotOnSwitch {
+        let ports = self
+            .flows
+            .connection()
+            .port_desc()
+            .await
+            .map_err(|source| AgentError::OpenFlow {
+                endpoint: endpoint.to_string(),
+                source,
+            })?;
+        let port = ports.iter().find(|p| p.port_no == ofport).ok_or_else(|| {
+            AgentError::PortNotOnSwitch {
                 name: nic.to_owned(),
                 ofport,
-            })?;
+            }
+        })?;
         openflow::of10::set_port_no_flood(&endpoint, ofport, port.hw_addr, true, OVS_WAIT)
             .await
             .map_err(|source| AgentError::NoFlood {

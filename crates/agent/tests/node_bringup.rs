@@ -95,7 +95,10 @@ fn two_nodes_come_up_connect_restart_unchanged_and_forget_a_removed_peer() {
         );
     }
     // The uplink is left out of flooding (set by an OpenFlow 1.0 port mod).
-    let show = n1.ovs.ofctl(&["show", "{mgmt:br-int}"]).expect("ofctl show");
+    let show = n1
+        .ovs
+        .ofctl(&["show", "{mgmt:br-int}"])
+        .expect("ofctl show");
     let uplink_config = show
         .lines()
         .skip_while(|l| !l.contains("32770(eth0)"))
