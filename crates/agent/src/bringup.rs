@@ -264,6 +264,7 @@ pub async fn bring_up<H: HostNetwork + 'static>(
     let mut steps = Steps {
         config,
         bridge: &bridge,
+        flows: &flows,
         host: &*host,
         network: &network,
         pod_mtu,
@@ -307,6 +308,7 @@ fn node_address(nic: &NicConfig, ip: Ipv4Addr) -> Option<hostnet::Ipv4Cidr> {
 struct Steps<'a, H> {
     config: &'a AgentConfig,
     bridge: &'a OvsBridge,
+    flows: &'a Flows,
     host: &'a H,
     network: &'a NodeNetwork,
     pod_mtu: u32,
@@ -348,6 +350,7 @@ impl<H: HostNetwork> Steps<'_, H> {
                 NodePorts::UPLINK
             );
         }
+        self.no_flood(nic, ofport).await?;
         if self.config.ovs_datapath_type == DatapathType::Netdev {
             self.changes.note(
                 &format!("kernel ingress block on {nic}"),
@@ -359,6 +362,36 @@ impl<H: HostNetwork> Steps<'_, H> {
             &format!("configuration of {nic} moved to {bridge_name}"),
             outcome,
         );
+        Ok(())
+    }
+
+    /// The uplink's `no-flood` port flag, as Antrea sets it. Only an OpenFlow 1.0 port mod
+    /// changes it and OVS's 1.5 port description does not show it, so it is set on every run:
+    /// setting a set flag changes nothing, and it is neither an OVSDB write nor a flow mod.
+    async fn no_flood(&self, nic: &str, ofport: u32) -> Result<(), AgentError> {
+        let endpoint = self.config.bridge_mgmt_endpoint();
+        let ports = self
+            .flows
+            .connection()
+            .port_desc()
+            .await
+            .map_err(|source| AgentError::OpenFlow {
+                endpoint: endpoint.to_string(),
+                source,
+            })?;
+        let port = ports.iter().find(|p| p.port_no == ofport).ok_or_else(|| {
+            AgentError::PortNotOnSwitch {
+                name: nic.to_owned(),
+                ofport,
+            }
+        })?;
+        openflow::of10::set_port_no_flood(&endpoint, ofport, port.hw_addr, true, OVS_WAIT)
+            .await
+            .map_err(|source| AgentError::NoFlood {
+                nic: nic.to_owned(),
+                source,
+            })?;
+        tracing::info!("uplink {nic} (port {ofport}): no-flood set");
         Ok(())
     }
 

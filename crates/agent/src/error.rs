@@ -41,6 +41,14 @@ pub enum AgentError {
         #[source]
         source: openflow::conn::ConnError,
     },
+    #[error("OVSDB gives {name} OpenFlow port {ofport}, but the switch's port list lacks it")]
+    PortNotOnSwitch { name: String, ofport: u32 },
+    #[error("setting no-flood on the uplink {nic}: {source}")]
+    NoFlood {
+        nic: String,
+        #[source]
+        source: openflow::of10::Of10Error,
+    },
     #[error("flows: {0}")]
     Flows(#[from] pipeline::ApplyError),
     #[error("flows: {0}")]

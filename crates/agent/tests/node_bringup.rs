@@ -94,6 +94,17 @@ fn two_nodes_come_up_connect_restart_unchanged_and_forget_a_removed_peer() {
             "{port}"
         );
     }
+    // The uplink is left out of flooding (set by an OpenFlow 1.0 port mod).
+    let show = n1
+        .ovs
+        .ofctl(&["show", "{mgmt:br-int}"])
+        .expect("ofctl show");
+    let uplink_config = show
+        .lines()
+        .skip_while(|l| !l.contains("32770(eth0)"))
+        .nth(1)
+        .unwrap_or_default();
+    assert!(uplink_config.contains("NO_FLOOD"), "{show}");
     assert_eq!(
         n1.vsctl(&["get", "Interface", "antrea-tun0", "type"]),
         "geneve"

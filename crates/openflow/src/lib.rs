@@ -10,6 +10,9 @@
 //! metadata in a match), group buckets with ids and the `selection_method` property (OF1.5 group
 //! format), and matches OVS dumps in the same syntax Antrea's tooling uses. Hello negotiation still
 //! understands 1.3 peers, and reports clearly that 1.5 is required.
+//!
+//! One exception: [`of10`] sets a port's `no-flood` flag over a short OpenFlow 1.0 connection,
+//! the only version in which Open vSwitch honours that bit.
 
 pub mod action;
 pub mod conn;
@@ -17,6 +20,7 @@ pub mod error;
 pub mod header;
 pub mod message;
 pub mod msg;
+pub mod of10;
 pub mod oxm;
 pub mod text;
 

@@ -292,3 +292,32 @@ async fn oversized_messages_are_refused_before_sending() {
     within("barrier", conn.barrier()).await.unwrap();
     assert!(!ovs.ofctl(&["-O", "OpenFlow15", "dump-groups", "{mgmt:br0}"]).unwrap().contains("group_id=1"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of10_port_mod_sets_and_clears_no_flood() {
+    use openflow::of10::{self, Of10Error};
+    let ovs = bridge();
+    ovs.vsctl(&["add-port", "br0", "p1", "--", "set", "interface", "p1", "type=internal"]).unwrap();
+    let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
+    let p1 = conn.port_desc().await.unwrap().into_iter().find(|p| p.name == "p1").unwrap();
+    let p1_config = || {
+        let show = ovs.ofctl(&["show", "{mgmt:br0}"]).unwrap();
+        show.lines().skip_while(|l| !l.contains("(p1)")).nth(1).unwrap_or_default().to_owned()
+    };
+    let wait = Duration::from_secs(30);
+    assert!(!p1_config().contains("NO_FLOOD"), "{}", p1_config());
+
+    of10::set_port_no_flood(&endpoint(&ovs), p1.port_no, p1.hw_addr, true, wait).await.unwrap();
+    assert!(p1_config().contains("NO_FLOOD"), "{}", p1_config());
+    // Setting it again is accepted and changes nothing.
+    of10::set_port_no_flood(&endpoint(&ovs), p1.port_no, p1.hw_addr, true, wait).await.unwrap();
+    assert!(p1_config().contains("NO_FLOOD"), "{}", p1_config());
+
+    of10::set_port_no_flood(&endpoint(&ovs), p1.port_no, p1.hw_addr, false, wait).await.unwrap();
+    assert!(!p1_config().contains("NO_FLOOD"), "{}", p1_config());
+
+    // A hardware address that is not the port's: OFPET_PORT_MOD_FAILED / OFPPMFC_BAD_HW_ADDR.
+    let err = of10::set_port_no_flood(&endpoint(&ovs), p1.port_no, [2, 0xde, 0xad, 0, 0, 1], true, wait).await.unwrap_err();
+    assert!(matches!(err, Of10Error::Rejected { xid: 2, err_type: 4, code: 1 }), "{err}");
+    assert!(!p1_config().contains("NO_FLOOD"), "{}", p1_config());
+}

@@ -167,3 +167,16 @@ fn bundle_control_reply() {
     let reply = BundleControl::new(5, BundleCtrlType::CommitReply, 0);
     assert_prints(&reply.to_bytes(19).unwrap(), "bundle_id=0x5 type=COMMIT_REPLY");
 }
+
+#[test]
+fn of10_no_flood_port_mod() {
+    use openflow::of10;
+    let on = of10::PortMod::no_flood(32770, [2, 0, 0, 0, 0, 1], true).to_bytes(2);
+    let text = ofp_print(&on);
+    assert!(text.contains("OFPT_PORT_MOD (xid=0x2): port: 32770: addr:02:00:00:00:00:01"), "{text}");
+    assert!(text.contains("config: NO_FLOOD"), "{text}");
+    assert!(text.contains("mask:   NO_FLOOD"), "{text}");
+    assert!(text.contains("advertise: UNCHANGED"), "{text}");
+    let off = of10::PortMod::no_flood(32770, [2, 0, 0, 0, 0, 1], false).to_bytes(2);
+    assert_prints(&off, "config: 0\n     mask:   NO_FLOOD");
+}

@@ -30,7 +30,7 @@ pub mod port_config {
     pub const NO_RECV: u32 = 1 << 2;
     /// `OFPPC_NO_FLOOD`, an OpenFlow 1.0 bit. Open vSwitch ignores it in OpenFlow 1.1+ port mods
     /// (it masks the config with the four bits 1.1+ defines), so on a 1.5 connection it has no
-    /// effect; `ovs-ofctl -O OpenFlow10 mod-port BR PORT no-flood` is the way OVS offers.
+    /// effect; [`crate::of10::set_port_no_flood`] sets it with an OpenFlow 1.0 port mod.
     pub const NO_FLOOD: u32 = 1 << 4;
     pub const NO_FWD: u32 = 1 << 5;
     pub const NO_PACKET_IN: u32 = 1 << 6;
