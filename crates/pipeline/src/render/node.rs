@@ -86,6 +86,16 @@ fn classifier_flows(node: &NodeNetwork) -> Vec<FlowMod> {
             vec![output(ports.gateway)],
             None,
         ),
+        // The host's kernel resolves a Pod on the gateway with the source address of the packet
+        // it is sending, so a reply from the Node IP (e.g. an ICMP echo reply) makes it ask with
+        // the Node IP as sender: the Pod's ARP reply then targets the Node IP, not the gateway IP.
+        flow(
+            Table::ArpResponder,
+            LOW,
+            ipv4(Field::ArpTpa, arp(), node.node_ip.addr()),
+            vec![output(ports.gateway)],
+            None,
+        ),
         flow(Table::ArpResponder, MISS, Match::new(), vec![], None),
     ];
     if node.mode.tunnel().is_some() {
