@@ -271,7 +271,12 @@ fn an_agent_killed_during_a_burst_of_adds_leaks_nothing_after_retries_and_dels()
     println!("right after the kill: {}", PodState::read(&n1).counts());
 
     let run2 = up(&mut n1);
-    println!("after the restart: {}", PodState::read(&n1).counts());
+    let restarted = PodState::read(&n1);
+    println!("after the restart: {}", restarted.counts());
+    assert_eq!(
+        restarted.veths, restarted.ports,
+        "host-side veths of ADDs cut short (no OVS port) are deleted at start-up"
+    );
     println!(
         "{}",
         n1.log(run2)

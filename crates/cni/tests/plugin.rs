@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use cni::rpc::lifecycle::cni_lifecycle_server::CniLifecycle;
 use cni::rpc::pb::cni_server::Cni;
@@ -189,6 +190,16 @@ impl Harness {
     fn start(script: Script, with_lifecycle: bool) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let endpoint = fresh_endpoint(&dir);
+        Harness::start_at(dir, endpoint, script, with_lifecycle)
+    }
+
+    /// Starts listening on `endpoint` (in `dir`, kept as long as the harness).
+    fn start_at(
+        dir: tempfile::TempDir,
+        endpoint: Endpoint,
+        script: Script,
+        with_lifecycle: bool,
+    ) -> Harness {
         let agent = Agent::new(script);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -521,9 +532,53 @@ fn malformed_config_is_code_6_and_unsupported_version_code_1() {
 fn unreachable_agent_is_code_11() {
     let dir = tempfile::tempdir().unwrap();
     let absent = fresh_endpoint(&dir);
-    let run = Plugin::new(&absent).run(&conf("1.0.0"));
+    let run = Plugin::new(&absent)
+        .set("ANTREA_CNI_READY_WAIT", "0")
+        .run(&conf("1.0.0"));
     let msg = run.error(code::TRY_AGAIN_LATER);
     assert!(msg.contains(&absent.to_string()), "{msg}");
+}
+
+#[test]
+fn add_waits_for_an_agent_that_starts_listening_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = fresh_endpoint(&dir);
+    let plugin = Plugin::new(&endpoint).set("ANTREA_CNI_READY_WAIT", "20");
+    let waiting = std::thread::spawn(move || plugin.run(&conf("1.0.0")));
+    std::thread::sleep(Duration::from_secs(1));
+    let h = Harness::start_at(dir, endpoint, Script::Normal, true);
+    let run = waiting.join().unwrap();
+    assert_eq!(run.code, 0, "stdout {}", run.stdout);
+    assert_eq!(run.json()["cniVersion"], "1.0.0");
+    assert_eq!(h.calls().len(), 1);
+    assert_eq!(h.calls()[0].0, "add");
+}
+
+#[test]
+fn agent_that_never_listens_is_code_11_after_the_ready_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let absent = fresh_endpoint(&dir);
+    let msg = Plugin::new(&absent)
+        .set("ANTREA_CNI_READY_WAIT", "1")
+        .run(&conf("1.0.0"))
+        .error(code::TRY_AGAIN_LATER);
+    assert!(
+        msg.contains("the Antrea agent did not become ready within 1s"),
+        "{msg}"
+    );
+    assert!(msg.contains(&absent.to_string()), "{msg}");
+}
+
+#[test]
+fn invalid_ready_wait_is_code_4() {
+    let h = Harness::start(Script::Normal, true);
+    let msg = h
+        .plugin()
+        .set("ANTREA_CNI_READY_WAIT", "-1")
+        .run(&conf("1.0.0"))
+        .error(code::INVALID_ENVIRONMENT_VARIABLES);
+    assert!(msg.starts_with("ANTREA_CNI_READY_WAIT"), "{msg}");
+    assert!(h.calls().is_empty());
 }
 
 #[test]

@@ -74,6 +74,11 @@ pub trait HostNetwork: Send + Sync {
     /// network namespace no longer exists.
     fn delete_pod_interface(&self, host_ifname: &str) -> impl Future<Output = Result<Outcome>> + Send;
 
+    /// The host-side names of every Pod interface [`HostNetwork::create_pod_interface`] made
+    /// that still exists (each is a veth in [`crate::POD_INTERFACE_GROUP`]); interfaces made by
+    /// anything else are never listed.
+    fn pod_interfaces(&self) -> impl Future<Output = Result<Vec<String>>> + Send;
+
     /// Verifies that the Pod's interface exists exactly as `spec` and `created` say (CNI CHECK).
     fn check_pod_interface(&self, spec: &PodInterfaceSpec, created: &PodInterface) -> impl Future<Output = Result<()>> + Send;
 }

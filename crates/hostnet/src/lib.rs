@@ -23,6 +23,12 @@ pub mod linux;
 pub use addr::{AddrParseError, Ipv4Cidr, MacAddr};
 pub use error::{Error, Result};
 pub use host_network::HostNetwork;
+
+/// The interface group given to the host end of every Pod interface this crate creates, in the
+/// same request that creates it (so even an ADD cut short right after leaves a marked
+/// interface): what marks an interface as ours when leftovers are collected. The digits are
+/// ASCII "antr".
+pub const POD_INTERFACE_GROUP: u32 = 0x616e_7472;
 pub use model::{
     GatewayConfig, HostRoute, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat, RouteChanges,
     TransportSelector, Uplink,

@@ -455,6 +455,11 @@ async fn pod_interface_create_repeat_check_delete() {
     assert_eq!(n.exec(&["cat", &v6]).trim(), "1");
     assert_eq!(n.addrs("eth0"), vec!["10.10.0.11/24"], "the Node's own eth0 is untouched");
 
+    // Only the veths we made are listed as Pod interfaces: they are in our group.
+    assert_eq!(host_end["group"], hostnet::POD_INTERFACE_GROUP.to_string());
+    n.exec(&["ip", "link", "add", "foreign0", "type", "veth", "peer", "name", "foreign1"]);
+    assert_eq!(host.pod_interfaces().await.unwrap(), vec![spec.host_ifname.clone()]);
+
     // Repeated ADD: same answer, no writes.
     let writes = host.writes();
     let (again, outcome) = host.create_pod_interface(&spec).await.unwrap();
@@ -484,6 +489,8 @@ async fn pod_interface_create_repeat_check_delete() {
     assert!(!succeeds(&["ip", "-n", &n.node, "link", "show", &spec.host_ifname]));
     let err = host.check_pod_interface(&spec, &repaired).await.unwrap_err();
     assert!(matches!(err, Error::InterfaceNotFound { .. }), "{err}");
+
+    assert!(host.pod_interfaces().await.unwrap().is_empty());
 
     // Never deletes an interface that is not a veth.
     assert!(matches!(host.delete_pod_interface("br-int").await.unwrap_err(), Error::Invalid { .. }));

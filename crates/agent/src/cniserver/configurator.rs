@@ -40,6 +40,9 @@ pub struct ReconcileReport {
     /// Ports removed with their flows, interfaces and addresses: their address is no longer
     /// allocated, or (once the cluster source is synced) their Pod is not on this Node.
     pub removed: Vec<String>,
+    /// Host ends of Pod interfaces we created that have no container port (an ADD cut short
+    /// between creating the interface and adding its port), deleted.
+    pub orphan_interfaces: Vec<String>,
     /// Addresses released because no kept port holds them (containers that no longer exist,
     /// such as an ADD cut short by a crash); `None` when the cluster source was not synced and
     /// nothing was collected.
@@ -450,7 +453,9 @@ impl<H: HostNetwork> PodConfigurator<H> {
     /// At start-up, before the CNI server listens. A container port loses its flows, port,
     /// interface and address when its address is no longer allocated or, once `cluster` is
     /// synced, when its Pod (the port's `pod-namespace`/`pod-name`) is not among the Pods of
-    /// `node_name`; the others keep them (their flows were installed with the round). Then,
+    /// `node_name`; the others keep them (their flows were installed with the round). A Pod
+    /// interface we created (see [`hostnet::POD_INTERFACE_GROUP`]) without a kept port is
+    /// deleted: its ADD was cut short and the runtime will retry or delete it. Then,
     /// when synced, every address in the recorded stores that no kept port's container holds is
     /// released: nothing alive can own it, since every ADD that completed made a port.
     pub async fn reconcile(
@@ -498,6 +503,14 @@ impl<H: HostNetwork> PodConfigurator<H> {
                 port.port
             );
             report.removed.push(port.port);
+        }
+        for name in self.host.pod_interfaces().await? {
+            if report.kept.contains(&name) {
+                continue;
+            }
+            self.unwire(None, Some(&name)).await?;
+            tracing::info!("Pod interface {name} removed: it has no OVS port");
+            report.orphan_interfaces.push(name);
         }
         *self.stores.lock().await = stores.clone();
         if pods_here.is_none() {

@@ -540,6 +540,8 @@ impl TestNode {
             .env("CNI_PATH", "/opt/cni/bin")
             .env("CNI_ARGS", format!("IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME={pod};K8S_POD_INFRA_CONTAINER_ID={container}"))
             .env("ANTREA_CNI_SOCKET", format!("unix:{}", self.cni_socket().display()))
+            // A call to a stopped agent fails after a short wait, not the default 30 s.
+            .env("ANTREA_CNI_READY_WAIT", "2")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

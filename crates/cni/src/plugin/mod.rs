@@ -15,7 +15,7 @@ use serde_json::json;
 
 pub use invocation::{Invocation, Operation};
 
-use crate::rpc::{AgentClient, Command, DEFAULT_TIMEOUT, pb};
+use crate::rpc::{AgentClient, Command, DEFAULT_READY_WAIT, DEFAULT_TIMEOUT, pb};
 use crate::spec::{CniError, CniVersion, NetConf, code};
 
 /// Environment variable overriding the agent endpoint (`unix:/path`, `npipe:\\.\pipe\name`).
@@ -23,6 +23,10 @@ pub const SOCKET_ENV: &str = "ANTREA_CNI_SOCKET";
 
 /// Environment variable overriding the call timeout, in seconds (fractions allowed).
 pub const TIMEOUT_ENV: &str = "ANTREA_CNI_TIMEOUT";
+
+/// Environment variable overriding how long a command waits for the agent to listen, in seconds
+/// (fractions allowed, 0 for no wait).
+pub const READY_WAIT_ENV: &str = "ANTREA_CNI_READY_WAIT";
 
 /// The agent's CNI endpoint on this platform.
 pub fn default_endpoint() -> Endpoint {
@@ -122,7 +126,13 @@ fn forward(
         }
         Operation::Version => return Ok(version_info(stdin)),
     };
-    let client = AgentClient::new(endpoint(env)?, timeout(env)?);
+    // STATUS is a probe: it reports an agent that is not listening at once.
+    let ready_wait = match command {
+        Command::Status => Duration::ZERO,
+        _ => seconds(env, READY_WAIT_ENV, DEFAULT_READY_WAIT, true)?,
+    };
+    let client = AgentClient::new(endpoint(env)?, seconds(env, TIMEOUT_ENV, DEFAULT_TIMEOUT, false)?)
+        .with_ready_wait(ready_wait);
     let args = pb::CniCmdArgs {
         container_id: invocation.container_id.clone(),
         netns: invocation.netns.clone(),
@@ -171,18 +181,25 @@ fn endpoint(env: &dyn Fn(&str) -> Option<String>) -> Result<Endpoint, CniError> 
     }
 }
 
-fn timeout(env: &dyn Fn(&str) -> Option<String>) -> Result<Duration, CniError> {
-    match env(TIMEOUT_ENV) {
-        None => Ok(DEFAULT_TIMEOUT),
+/// A duration in seconds from the variable `name`, `default` when it is unset.
+fn seconds(
+    env: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    default: Duration,
+    zero_allowed: bool,
+) -> Result<Duration, CniError> {
+    match env(name) {
+        None => Ok(default),
         Some(text) => text
             .parse::<f64>()
             .ok()
             .and_then(|s| Duration::try_from_secs_f64(s).ok())
-            .filter(|d| !d.is_zero())
+            .filter(|d| zero_allowed || !d.is_zero())
             .ok_or_else(|| {
+                let what = if zero_allowed { "non-negative" } else { "positive" };
                 CniError::new(
                     code::INVALID_ENVIRONMENT_VARIABLES,
-                    format!("{TIMEOUT_ENV}: {text:?} is not a positive number of seconds"),
+                    format!("{name}: {text:?} is not a {what} number of seconds"),
                 )
             }),
     }

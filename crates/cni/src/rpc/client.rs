@@ -16,6 +16,14 @@ use crate::spec::{CniError, code};
 /// may wait up to 30 s for the Pod network before answering ADD.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long a call waits for the agent to start listening, unless configured otherwise: the
+/// agent opens its endpoint only once the Node is ready, as long as Antrea's
+/// `networkReadyTimeout`.
+pub const DEFAULT_READY_WAIT: Duration = Duration::from_secs(30);
+
+/// How often the endpoint is dialed again while nothing listens on it.
+const READY_POLL: Duration = Duration::from_millis(100);
+
 /// The CNI command sent to the agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
@@ -88,12 +96,25 @@ impl CallError {
 pub struct AgentClient {
     endpoint: Endpoint,
     timeout: Duration,
+    ready_wait: Duration,
 }
 
 impl AgentClient {
-    /// A client for `endpoint` whose calls (connection included) end after `timeout`.
+    /// A client for `endpoint` whose calls (connection included) end after `timeout`. A call
+    /// made while nothing listens on the endpoint dials again until [`DEFAULT_READY_WAIT`] has
+    /// passed.
     pub fn new(endpoint: Endpoint, timeout: Duration) -> AgentClient {
-        AgentClient { endpoint, timeout }
+        AgentClient {
+            endpoint,
+            timeout,
+            ready_wait: DEFAULT_READY_WAIT,
+        }
+    }
+
+    /// The same client waiting up to `ready_wait` (still within the call's timeout) for the
+    /// agent to listen; zero dials once.
+    pub fn with_ready_wait(self, ready_wait: Duration) -> AgentClient {
+        AgentClient { ready_wait, ..self }
     }
 
     /// Sends `command` and returns the agent's result bytes (empty for DEL/CHECK/STATUS/GC).
@@ -133,13 +154,44 @@ impl AgentClient {
 
     async fn connect(&self) -> Result<Channel, tonic::transport::Error> {
         let endpoint = self.endpoint.clone();
+        let ready_wait = self.ready_wait;
         tonic::transport::Endpoint::from_static("http://antrea-agent.invalid")
             .connect_with_connector(tower::service_fn(move |_| {
                 let endpoint = endpoint.clone();
-                async move { localipc::dial(&endpoint).await.map(TokioIo::new) }
+                async move { dial_when_ready(&endpoint, ready_wait).await.map(TokioIo::new) }
             }))
             .await
     }
+}
+
+/// Dials `endpoint`, dialing again every [`READY_POLL`] while nothing listens there yet (the
+/// agent is still starting) until `ready_wait` has passed. Other failures end at once.
+async fn dial_when_ready(endpoint: &Endpoint, ready_wait: Duration) -> std::io::Result<localipc::Stream> {
+    let deadline = tokio::time::Instant::now() + ready_wait;
+    loop {
+        match localipc::dial(endpoint).await {
+            Err(e) if not_listening_yet(&e) => {
+                if tokio::time::Instant::now() + READY_POLL > deadline {
+                    return Err(if ready_wait.is_zero() {
+                        e
+                    } else {
+                        std::io::Error::new(
+                            e.kind(),
+                            format!("the Antrea agent did not become ready within {ready_wait:?}: {e}"),
+                        )
+                    });
+                }
+                tokio::time::sleep(READY_POLL).await;
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Whether a dial failed because no server has opened the endpoint yet: the socket file or pipe
+/// does not exist, or a stale socket file refuses connections.
+fn not_listening_yet(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused)
 }
 
 /// An error with its sources, `a: b: c`.

@@ -18,7 +18,7 @@ pub use generated::antrea_io::antrea::pkg::apis::cni::v1beta1 as pb;
 /// Generated `CniLifecycle` client/server (STATUS and GC).
 pub use generated::antrea_rs::cni::v1alpha1 as lifecycle;
 
-pub use client::{AgentClient, CallError, Command, DEFAULT_TIMEOUT};
+pub use client::{AgentClient, CallError, Command, DEFAULT_READY_WAIT, DEFAULT_TIMEOUT};
 pub use request::{CmdRequest, error_response, result_response};
 pub use server::{serve, serve_on};
 

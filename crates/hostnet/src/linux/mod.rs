@@ -145,6 +145,10 @@ impl HostNetwork for LinuxHost {
         self.delete_pod(host_ifname).await
     }
 
+    async fn pod_interfaces(&self) -> Result<Vec<String>> {
+        self.pods().await
+    }
+
     async fn check_pod_interface(&self, spec: &PodInterfaceSpec, created: &PodInterface) -> Result<()> {
         self.check_pod(spec, created).await
     }

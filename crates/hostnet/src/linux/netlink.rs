@@ -31,6 +31,8 @@ pub struct Link {
     pub mtu: u32,
     pub up: bool,
     pub alias: Option<String>,
+    /// The interface group (0, "default", unless set).
+    pub group: u32,
     pub kind: Option<InfoKind>,
     /// For a veth: the peer's index (in the peer's namespace).
     pub peer_index: Option<u32>,
@@ -255,6 +257,7 @@ fn parse_link(message: &LinkMessage) -> Link {
         mtu: 0,
         up: message.header.flags.contains(LinkFlags::Up),
         alias: None,
+        group: 0,
         kind: None,
         peer_index: None,
     };
@@ -264,6 +267,7 @@ fn parse_link(message: &LinkMessage) -> Link {
             LinkAttribute::Address(bytes) => link.mac = MacAddr::from_slice(bytes),
             LinkAttribute::Mtu(mtu) => link.mtu = *mtu,
             LinkAttribute::IfAlias(alias) => link.alias = Some(alias.clone()),
+            LinkAttribute::Group(group) => link.group = *group,
             LinkAttribute::Link(peer) => link.peer_index = Some(*peer),
             LinkAttribute::LinkInfo(infos) => {
                 link.kind = infos.iter().find_map(|i| match i {

@@ -3,16 +3,18 @@
 //! and configured from a thread that entered that namespace, with its own netlink socket.
 //!
 //! Both ends get the Pod MTU and transmit checksum offload off (mandatory for the userspace
-//! datapath, lab gotcha G2); the host end gets IPv6 disabled and is brought up.
+//! datapath, lab gotcha G2); the host end gets IPv6 disabled, is brought up; it is
+//! created in [`POD_INTERFACE_GROUP`], which tells our interfaces from any other veth.
 
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 
-use netlink_packet_route::link::{InfoData, InfoKind, InfoVeth};
+use netlink_packet_route::link::{InfoData, InfoKind, InfoVeth, LinkAttribute};
 use rtnetlink::{LinkMessageBuilder, LinkUnspec, LinkVeth};
 
 use crate::addr::{Ipv4Cidr, MacAddr};
+use crate::POD_INTERFACE_GROUP;
 use crate::error::{Error, Result};
 use crate::model::{HostRoute, Outcome, PodInterface, PodInterfaceSpec};
 
@@ -68,6 +70,7 @@ impl LinuxHost {
             .build();
         let message = LinkMessageBuilder::<LinkVeth>::new_with_info_kind(InfoKind::Veth)
             .name(spec.host_ifname.clone())
+            .append_extra_attribute(LinkAttribute::Group(POD_INTERFACE_GROUP))
             .mtu(spec.mtu)
             .set_info_data(InfoData::Veth(InfoVeth::Peer(peer)))
             .build();
@@ -181,6 +184,18 @@ impl LinuxHost {
         };
         expect("MAC", created.container_mac, found.container_mac, &spec.ifname)?;
         expect("MAC", created.host_mac, found.host_mac, &spec.host_ifname)
+    }
+
+    /// The host ends of the Pod interfaces we created: veths in our group.
+    pub(super) async fn pods(&self) -> Result<Vec<String>> {
+        Ok(self
+            .kernel
+            .links()
+            .await?
+            .into_iter()
+            .filter(|l| l.kind == Some(InfoKind::Veth) && l.group == POD_INTERFACE_GROUP)
+            .map(|l| l.name)
+            .collect())
     }
 
     pub(super) async fn delete_pod(&self, host_ifname: &str) -> Result<Outcome> {
