@@ -300,6 +300,23 @@ async fn gateway_configuration_is_applied_once() {
 }
 
 #[tokio::test]
+async fn a_peer_route_through_a_gateway_that_is_down_brings_it_up() {
+    // Open vSwitch's userspace datapath re-opens antrea-gw0 while it reconfigures after a port
+    // change; a route added in that moment meets a device that is down (ENETDOWN).
+    let n = Node::new();
+    run(&["ip", "-n", &n.node, "tuntap", "add", "antrea-gw0", "mode", "tap"]);
+    run(&["ip", "-n", &n.node, "addr", "add", "10.244.1.1/24", "dev", "antrea-gw0"]);
+    let host = n.host().await;
+    let encap = PeerRoute { destination: cidr("10.244.2.0/24"), gateway: ip("10.244.2.1"), interface: "antrea-gw0".into(), onlink: true };
+    let changes = host.reconcile_peer_routes(&[encap]).await.unwrap();
+    assert_eq!(changes.added, vec![cidr("10.244.2.0/24")]);
+    let link = n.ip_json(&["link", "show", "antrea-gw0"]);
+    assert!(link[0]["flags"].as_array().unwrap().contains(&Value::from("UP")), "{link}");
+    let route = n.ip_json(&["-4", "route", "show", "10.244.2.0/24"]);
+    assert_eq!(route[0]["dev"], "antrea-gw0", "{route}");
+}
+
+#[tokio::test]
 async fn peer_routes_reconcile_touches_only_our_routes() {
     let n = Node::new();
     run(&["ip", "-n", &n.node, "tuntap", "add", "antrea-gw0", "mode", "tap"]);

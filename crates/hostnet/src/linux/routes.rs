@@ -2,13 +2,20 @@
 //! (`ip route` shows `proto 164`); reconciliation only ever touches routes with it.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use crate::addr::Ipv4Cidr;
 use crate::error::{Error, Result};
 use crate::model::{HostRoute, PeerRoute, RouteChanges};
 
 use super::LinuxHost;
-use super::netlink::{MAIN_TABLE, is_errno};
+use super::netlink::{Link, MAIN_TABLE, is_errno};
+
+/// How long a route add waits for its interface to come (back) up. Open vSwitch's userspace
+/// datapath re-opens its tap devices (e.g. `antrea-gw0`) while it reconfigures after a port
+/// change, and the kernel refuses routes through a device that is down (`ENETDOWN`).
+const LINK_UP_WAIT: Duration = Duration::from_secs(3);
+const LINK_UP_POLL: Duration = Duration::from_millis(20);
 
 /// The route protocol number marking routes antrea owns (unassigned in `rtnetlink.h` and in
 /// iproute2's `rt_protos`).
@@ -57,10 +64,10 @@ impl LinuxHost {
             match ours.iter().find(|r| r.route.destination == *destination) {
                 Some(current) if current.oif == Some(link.index) && current.route == route => {}
                 Some(_) => {
-                    self.kernel.add_route(&route, link, true).await?;
+                    self.add_route_when_up(&route, link, true).await?;
                     changes.replaced.push(*destination);
                 }
-                None => match self.kernel.add_route(&route, link, false).await {
+                None => match self.add_route_when_up(&route, link, false).await {
                     Ok(()) => changes.added.push(*destination),
                     Err(e) if is_errno(&e, libc::EEXIST) => {
                         return Err(Error::RouteConflict { destination: destination.to_string() });
@@ -78,5 +85,26 @@ impl LinuxHost {
         changes.replaced.sort();
         changes.deleted.sort();
         Ok(changes)
+    }
+
+    /// Adds `route` through `link`; while the kernel answers `ENETDOWN` (the device is being
+    /// re-opened), brings the device up again and retries, for up to [`LINK_UP_WAIT`].
+    async fn add_route_when_up(&self, route: &HostRoute, link: &Link, replace: bool) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + LINK_UP_WAIT;
+        let mut link = link.clone();
+        loop {
+            match self.kernel.add_route(route, &link, replace).await {
+                Err(e) if is_errno(&e, libc::ENETDOWN) && tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(LINK_UP_POLL).await;
+                    if let Some(current) = self.kernel.link(&link.name).await? {
+                        if !current.up {
+                            self.kernel.set_up(&current).await?;
+                        }
+                        link = current;
+                    }
+                }
+                result => return result,
+            }
+        }
     }
 }
