@@ -41,7 +41,11 @@ build_s=$(($(seconds) - start))
 # namespace of their own, and so do the tests, so nothing touches the host's network.
 netns=antrea-wintest-$$
 ovs=$work/ovs
+# Wine creates Winsock sockets in the wineserver, so the wineserver must run in the tests'
+# namespace: stop one left by an earlier run (it lives in another namespace), and ours at the end.
+stop_wineserver() { WINEPREFIX="$ANTREA_RS_WINE_CACHE/prefix" wineserver -k >/dev/null 2>&1 || true; }
 stop_ovs() {
+  stop_wineserver
   for d in ovs-vswitchd ovsdb-server; do
     [ -f "$ovs/$d.pid" ] && kill "$(cat "$ovs/$d.pid")" 2>/dev/null || true
   done
@@ -65,6 +69,7 @@ inns ovs-vswitchd "unix:$ovs/db.sock" --pidfile="$ovs/ovs-vswitchd.pid" --unixct
 inns ovs-vsctl --db="unix:$ovs/db.sock" --timeout=20 add-br br0 -- set bridge br0 datapath_type=netdev \
   fail_mode=secure protocols=OpenFlow10,OpenFlow15 -- set-controller br0 "ptcp:$of_port:127.0.0.1"
 export OVSDB_TCP_ADDR=127.0.0.1:$ovsdb_port OPENFLOW_TCP_ADDR=127.0.0.1:$of_port
+stop_wineserver
 
 start=$(seconds)
 echo "== windows: run tests under Wine (OVS peers: ovsdb $OVSDB_TCP_ADDR, OpenFlow $OPENFLOW_TCP_ADDR)"
