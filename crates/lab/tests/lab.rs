@@ -136,21 +136,7 @@ fn check_fails_and_names_the_broken_paths() {
 #[test]
 fn failed_up_removes_everything_it_made() {
     let lab = Lab::new("failed-up");
-    let scratch = lab.scratch();
-    // An "agent" that never becomes ready (never creates its CNI socket).
-    write_script(&scratch.join("antrea-agent"), "while :; do sleep 1; done");
-    write_script(&scratch.join("antrea"), "exit 1");
-    let out = lab.run(&[
-        "up",
-        "--wiring",
-        "agent",
-        "--agent-bin",
-        &format!("{}/antrea-agent", scratch.display()),
-        "--cni-bin",
-        &format!("{}/antrea", scratch.display()),
-        "--agent-ready-timeout",
-        "2",
-    ]);
+    let out = up_with_an_agent_that_never_gets_ready(&lab, "2", &[]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
     assert!(
@@ -163,21 +149,7 @@ fn failed_up_removes_everything_it_made() {
 #[test]
 fn down_cleans_a_failed_up_that_was_kept() {
     let lab = Lab::new("kept");
-    let scratch = lab.scratch();
-    write_script(&scratch.join("antrea-agent"), "while :; do sleep 1; done");
-    write_script(&scratch.join("antrea"), "exit 1");
-    let out = lab.run(&[
-        "up",
-        "--wiring",
-        "agent",
-        "--agent-bin",
-        &format!("{}/antrea-agent", scratch.display()),
-        "--cni-bin",
-        &format!("{}/antrea", scratch.display()),
-        "--agent-ready-timeout",
-        "1",
-        "--keep-on-failure",
-    ]);
+    let out = up_with_an_agent_that_never_gets_ready(&lab, "1", &["--keep-on-failure"]);
     assert!(!out.status.success());
     // Left behind: namespaces, OVS daemons and both agents.
     assert!(
@@ -340,4 +312,31 @@ fn agent_wiring_drives_agent_and_plugin_by_the_contract() {
     // 2 ovsdb-server, 2 ovs-vswitchd, 2 agents, 7 serve (4 Pods, 2 Nodes, lab-ext).
     assert!(down.contains("13 processes stopped"), "{down}");
     lab.assert_gone();
+}
+
+/// Runs `up` with stand-ins: an "agent" that never becomes ready (never creates its CNI
+/// socket) and a plugin that fails; `ready_timeout` seconds, then `extra` arguments.
+fn up_with_an_agent_that_never_gets_ready(
+    lab: &Lab,
+    ready_timeout: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let scratch = lab.scratch();
+    write_script(&scratch.join("antrea-agent"), "while :; do sleep 1; done");
+    write_script(&scratch.join("antrea"), "exit 1");
+    let agent = format!("{}/antrea-agent", scratch.display());
+    let cni = format!("{}/antrea", scratch.display());
+    let mut args = vec![
+        "up",
+        "--wiring",
+        "agent",
+        "--agent-bin",
+        &agent,
+        "--cni-bin",
+        &cni,
+        "--agent-ready-timeout",
+        ready_timeout,
+    ];
+    args.extend_from_slice(extra);
+    lab.run(&args)
 }

@@ -318,23 +318,26 @@ impl TestNode {
         fs::read_to_string(self.log_path(n)).unwrap_or_default()
     }
 
+    /// The agent's command line, run in the Node's namespace as this Node.
+    fn agent_command(&self) -> Command {
+        let mut command = Command::new("ip");
+        command
+            .args(["netns", "exec", &self.netns, env!("CARGO_BIN_EXE_antrea-agent")])
+            .arg("--config")
+            .arg(self.config_path())
+            .arg("--cluster-dir")
+            .arg(self.cluster_dir())
+            .env("NODE_NAME", &self.name);
+        command
+    }
+
     /// Starts the agent in the Node's namespace; returns the run number.
     pub fn start_agent(&mut self) -> u32 {
         assert!(self.agent.is_none(), "agent already running");
         self.runs += 1;
         let log = fs::File::create(self.log_path(self.runs)).unwrap();
-        let child = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &self.netns,
-                env!("CARGO_BIN_EXE_antrea-agent"),
-            ])
-            .arg("--config")
-            .arg(self.config_path())
-            .arg("--cluster-dir")
-            .arg(self.cluster_dir())
-            .env("NODE_NAME", &self.name)
+        let child = self
+            .agent_command()
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(log)
@@ -403,18 +406,8 @@ impl TestNode {
 
     /// Runs the agent to completion (for start-up failures); returns (success, stderr).
     pub fn run_agent_to_exit(&self) -> (bool, String) {
-        let out = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &self.netns,
-                env!("CARGO_BIN_EXE_antrea-agent"),
-            ])
-            .arg("--config")
-            .arg(self.config_path())
-            .arg("--cluster-dir")
-            .arg(self.cluster_dir())
-            .env("NODE_NAME", &self.name)
+        let out = self
+            .agent_command()
             .output()
             .expect("run antrea-agent");
         (
