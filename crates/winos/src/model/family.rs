@@ -1,0 +1,22 @@
+//! IPv4 or IPv6: the `Family` of IP Helper rows.
+
+use std::net::IpAddr;
+
+/// An address family of the IP stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpFamily {
+    /// IPv4 (`AF_INET`).
+    V4,
+    /// IPv6 (`AF_INET6`).
+    V6,
+}
+
+impl IpFamily {
+    /// The family of `address`.
+    pub fn of(address: IpAddr) -> Self {
+        match address {
+            IpAddr::V4(_) => IpFamily::V4,
+            IpAddr::V6(_) => IpFamily::V6,
+        }
+    }
+}
