@@ -44,8 +44,8 @@ pub enum IpHelperCall {
     CreateUnicastAddress(UnicastAddress),
     /// [`IpHelper::delete_unicast_address`].
     DeleteUnicastAddress(UnicastAddress),
-    /// [`IpHelper::neighbors`].
-    Neighbors,
+    /// [`IpHelper::neighbors`] of a family.
+    Neighbors(IpFamily),
     /// [`IpHelper::create_permanent_neighbor`].
     CreatePermanentNeighbor {
         /// Interface index.
@@ -129,7 +129,7 @@ impl IpHelperCall {
             IpHelperCall::UnicastAddresses => IpHelperOp::UnicastAddresses,
             IpHelperCall::CreateUnicastAddress(_) => IpHelperOp::CreateUnicastAddress,
             IpHelperCall::DeleteUnicastAddress(_) => IpHelperOp::DeleteUnicastAddress,
-            IpHelperCall::Neighbors => IpHelperOp::Neighbors,
+            IpHelperCall::Neighbors(_) => IpHelperOp::Neighbors,
             IpHelperCall::CreatePermanentNeighbor { .. } => IpHelperOp::CreatePermanentNeighbor,
             IpHelperCall::DeleteNeighbor { .. } => IpHelperOp::DeleteNeighbor,
             IpHelperCall::IpInterface { .. } => IpHelperOp::IpInterface,
@@ -429,10 +429,15 @@ impl IpHelper for FakeIpHelper {
         Ok(())
     }
 
-    fn neighbors(&self) -> Result<Vec<Neighbor>> {
+    fn neighbors(&self, family: IpFamily) -> Result<Vec<Neighbor>> {
         let mut host = self.host();
-        host.enter(IpHelperCall::Neighbors)?;
-        Ok(host.neighbors.clone())
+        host.enter(IpHelperCall::Neighbors(family))?;
+        Ok(host
+            .neighbors
+            .iter()
+            .filter(|n| IpFamily::of(n.address) == family)
+            .copied()
+            .collect())
     }
 
     fn create_permanent_neighbor(

@@ -51,8 +51,8 @@ pub trait IpHelper: Send + Sync + std::fmt::Debug {
     /// Unbinds an address (`DeleteUnicastIpAddressEntry`); the prefix length is not compared.
     fn delete_unicast_address(&self, address: &UnicastAddress) -> Result<()>;
 
-    /// Every neighbor cache entry (`GetIpNetTable2`).
-    fn neighbors(&self) -> Result<Vec<Neighbor>>;
+    /// Every neighbor cache entry of a family (`GetIpNetTable2`).
+    fn neighbors(&self, family: IpFamily) -> Result<Vec<Neighbor>>;
 
     /// Adds a permanent neighbor entry (`CreateIpNetEntry2`, state `NlnsPermanent`); `NotFound`
     /// for an unknown interface, `AlreadyExists` when the interface has an entry for the address.

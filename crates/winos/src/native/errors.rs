@@ -1,6 +1,8 @@
 //! Win32 error codes and `HRESULT`s to [`WinOsError`].
 
-use windows::Win32::Foundation::WIN32_ERROR;
+use windows::Win32::Foundation::{
+    E_NOTIMPL, ERROR_INVALID_FUNCTION, ERROR_NOT_SUPPORTED, WIN32_ERROR,
+};
 use windows::Win32::System::Wmi::{
     WBEM_E_ALREADY_EXISTS, WBEM_E_INVALID_CLASS, WBEM_E_INVALID_NAMESPACE, WBEM_E_NOT_FOUND,
 };
@@ -14,6 +16,8 @@ const REGDB_E_CLASSNOTREG: i32 = 0x8004_0154_u32 as i32;
 const E_ALREADY_EXISTS: i32 = 0x8007_00B7_u32 as i32;
 
 /// `Ok` for `NO_ERROR`, else the typed error for `code`; `what` names the object.
+/// `ERROR_NOT_SUPPORTED` and `ERROR_INVALID_FUNCTION` (how Wine answers calls it implements
+/// only for some inputs, e.g. IPv6 neighbors) are [`WinOsError::Unsupported`].
 pub(crate) fn check_win32(
     function: &'static str,
     code: WIN32_ERROR,
@@ -21,6 +25,9 @@ pub(crate) fn check_win32(
 ) -> crate::Result<()> {
     if code.0 == 0 {
         return Ok(());
+    }
+    if code == ERROR_NOT_SUPPORTED || code == ERROR_INVALID_FUNCTION {
+        return Err(WinOsError::Unsupported { function });
     }
     Err(match WinOsError::from_win32(function, code.0, what) {
         WinOsError::Os { function, code, .. } => WinOsError::Os {
@@ -39,7 +46,8 @@ pub(crate) fn is_file_not_found(error: &windows::core::Error) -> bool {
 }
 
 /// The typed error for a failed COM or WMI call: missing namespaces and classes are
-/// [`WinOsError::Unsupported`] (`missing` names them), WMI "not found" / "already exists" get
+/// [`WinOsError::Unsupported`] (`missing` names them), as is `E_NOTIMPL` (naming `function`,
+/// the method Wine implements as a stub); WMI "not found" / "already exists" get
 /// their variants.
 pub(crate) fn com_error(
     function: &'static str,
@@ -47,7 +55,9 @@ pub(crate) fn com_error(
     error: windows::core::Error,
 ) -> WinOsError {
     let code = error.code().0;
-    if code == WBEM_E_INVALID_NAMESPACE.0
+    if error.code() == E_NOTIMPL {
+        WinOsError::Unsupported { function }
+    } else if code == WBEM_E_INVALID_NAMESPACE.0
         || code == WBEM_E_INVALID_CLASS.0
         || code == REGDB_E_CLASSNOTREG
     {

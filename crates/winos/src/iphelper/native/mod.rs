@@ -238,13 +238,13 @@ impl IpHelper for NativeIpHelper {
         Ok(())
     }
 
-    fn neighbors(&self) -> Result<Vec<Neighbor>> {
+    fn neighbors(&self, family: IpFamily) -> Result<Vec<Neighbor>> {
         let mut raw: *mut MIB_IPNET_TABLE2 = std::ptr::null_mut();
         // SAFETY: `raw` receives a table the MibTable guard frees.
-        let code = unsafe { GetIpNetTable2(AF_UNSPEC, &mut raw) };
+        let code = unsafe { GetIpNetTable2(address_family(family), &mut raw) };
         // SAFETY: `raw` is null or the table just returned.
         let table = unsafe { MibTable::new(raw) };
-        check_win32("GetIpNetTable2", code, || "neighbors".into())?;
+        check_win32("GetIpNetTable2", code, || format!("{family:?} neighbors"))?;
         Ok(table
             .rows()
             .iter()
