@@ -56,6 +56,13 @@ trap stop_ovs EXIT
 mkdir -p "$ovs"
 ip netns add "$netns"
 ip -n "$netns" link set lo up
+# A link with an address and a gateway route, so that the winos tests can compare what Wine's IP
+# Helper reports with the Linux routing table (documentation prefixes: nothing else uses them).
+ip -n "$netns" link add wt0 type veth peer name wt1
+ip -n "$netns" link set wt0 up
+ip -n "$netns" link set wt1 up
+ip -n "$netns" addr add 192.0.2.1/24 dev wt0
+ip -n "$netns" route add 198.51.100.0/24 via 192.0.2.2 metric 7
 inns() { ip netns exec "$netns" env OVS_RUNDIR="$ovs" OVS_DBDIR="$ovs" OVS_LOGDIR="$ovs" "$@"; }
 # The namespace is new, so the well-known ports are free in it.
 ovsdb_port=6640

@@ -7,6 +7,8 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
+use ipnet::{IpNet, Ipv4Net};
+
 use winos::model::{IpFamily, IpInterfaceChange, MacAddr, Route, UnicastAddress};
 use winos::netnat::ANTREA_NAT;
 use winos::{
@@ -80,6 +82,86 @@ fn every_route_and_address_names_a_listed_adapter() {
         assert!(
             indexes.contains(&address.interface_index),
             "{address:?} not on any of {indexes:?}"
+        );
+    }
+}
+
+/// One IPv4 route of the Linux main table, as `/proc/net/route` shows it.
+#[derive(Debug)]
+struct LinuxRoute {
+    interface: String,
+    destination: Ipv4Net,
+    gateway: Ipv4Addr,
+    metric: u32,
+}
+
+/// The kernel prints addresses as the in-memory `u32` of network-order bytes.
+fn proc_address(hex: &str) -> Ipv4Addr {
+    Ipv4Addr::from(
+        u32::from_str_radix(hex, 16)
+            .expect("hex address")
+            .to_le_bytes(),
+    )
+}
+
+/// The routes of `/proc/net/route` (through Wine's `Z:` drive), or `None` outside Wine.
+fn linux_ipv4_routes() -> Option<Vec<LinuxRoute>> {
+    let text = std::fs::read_to_string(r"Z:\proc\net\route").ok()?;
+    const RTF_UP: u32 = 1;
+    let routes = text
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let flags = u32::from_str_radix(fields[3], 16).expect("flags");
+            (flags & RTF_UP != 0).then(|| {
+                let mask = proc_address(fields[7]);
+                LinuxRoute {
+                    interface: fields[0].to_owned(),
+                    destination: Ipv4Net::new(
+                        proc_address(fields[1]),
+                        u32::from(mask).count_ones() as u8,
+                    )
+                    .expect("prefix"),
+                    gateway: proc_address(fields[2]),
+                    metric: fields[6].parse().expect("metric"),
+                }
+            })
+        })
+        .collect();
+    Some(routes)
+}
+
+/// Under Wine the routing table is the Linux one (of the namespace the tests and the
+/// wineserver share; scripts/windows-test.sh puts a veth pair and a gateway route there):
+/// every Linux IPv4 route must come back with its prefix, gateway, metric and interface.
+#[test]
+fn under_wine_every_linux_route_is_read_back() {
+    if !under_wine() {
+        return;
+    }
+    let linux = linux_ipv4_routes().expect("/proc/net/route is readable through Z:");
+    assert!(
+        !linux.is_empty(),
+        "the namespace has IPv4 routes (scripts/windows-test.sh adds some)"
+    );
+    let helper = NativeIpHelper::new();
+    let adapters = helper.adapters().expect("adapters");
+    let routes = helper.routes().expect("routes");
+    for expected in &linux {
+        let index = adapters
+            .iter()
+            .find(|a| a.alias == expected.interface)
+            .unwrap_or_else(|| panic!("no adapter {:?} in {adapters:?}", expected.interface))
+            .index;
+        assert!(
+            routes
+                .iter()
+                .any(|r| r.destination == IpNet::V4(expected.destination)
+                    && r.next_hop == IpAddr::V4(expected.gateway)
+                    && r.interface_index == index
+                    && r.metric == expected.metric),
+            "{expected:?} missing from {routes:?}"
         );
     }
 }
