@@ -21,6 +21,7 @@ pub mod model;
 #[cfg(windows)]
 mod native;
 pub mod netnat;
+mod recorder;
 
 pub use ensure::Ensured;
 pub use error::{

@@ -25,6 +25,16 @@ fn under_wine() -> bool {
     }
 }
 
+/// The interface indexes of every adapter.
+fn adapter_indexes(helper: &NativeIpHelper) -> Vec<u32> {
+    helper
+        .adapters()
+        .expect("adapters")
+        .iter()
+        .map(|a| a.index)
+        .collect()
+}
+
 /// An interface index no host has.
 const NO_SUCH_INTERFACE: u32 = 0x7fff_fff0;
 
@@ -56,12 +66,7 @@ fn adapters_include_the_loopback_adapter_holding_127_0_0_1() {
 #[test]
 fn every_route_and_address_names_a_listed_adapter() {
     let helper = NativeIpHelper::new();
-    let indexes: Vec<u32> = helper
-        .adapters()
-        .expect("adapters")
-        .iter()
-        .map(|a| a.index)
-        .collect();
+    let indexes = adapter_indexes(&helper);
     for route in helper.routes().expect("GetIpForwardTable2") {
         assert!(
             indexes.contains(&route.interface_index),
@@ -169,12 +174,7 @@ fn under_wine_every_linux_route_is_read_back() {
 #[test]
 fn ipv4_neighbors_read_and_name_listed_adapters() {
     let helper = NativeIpHelper::new();
-    let indexes: Vec<u32> = helper
-        .adapters()
-        .expect("adapters")
-        .iter()
-        .map(|a| a.index)
-        .collect();
+    let indexes = adapter_indexes(&helper);
     for neighbor in helper
         .neighbors(IpFamily::V4)
         .expect("GetIpNetTable2(AF_INET)")

@@ -1,10 +1,11 @@
 //! [`FakeFirewall`]: firewall rules in memory, with a call log and failure injection. Like the
 //! native implementation it refuses a rule with no remote addresses.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
 use super::{Firewall, FirewallRule};
+use crate::recorder::{Recorder, lock};
 use crate::{Result, WinOsError};
 
 /// One [`Firewall`] call as the fake received it.
@@ -21,14 +22,12 @@ pub enum FirewallCall {
 #[derive(Debug, Default)]
 struct State {
     rules: BTreeMap<String, FirewallRule>,
-    calls: Vec<FirewallCall>,
-    failures: VecDeque<WinOsError>,
+    recorder: Recorder<FirewallCall, ()>,
 }
 
 impl State {
     fn enter(&mut self, call: FirewallCall) -> Result<()> {
-        self.calls.push(call);
-        self.failures.pop_front().map_or(Ok(()), Err)
+        self.recorder.enter(call, ())
     }
 }
 
@@ -45,9 +44,7 @@ impl FakeFirewall {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.state)
     }
 
     /// Every rule, by name.
@@ -57,12 +54,12 @@ impl FakeFirewall {
 
     /// Every call received so far, oldest first.
     pub fn calls(&self) -> Vec<FirewallCall> {
-        self.state().calls.clone()
+        self.state().recorder.calls()
     }
 
     /// Makes the next call (whatever its kind) fail with `error`, changing nothing.
     pub fn fail_next(&self, error: WinOsError) {
-        self.state().failures.push_back(error);
+        self.state().recorder.fail_next((), error);
     }
 }
 

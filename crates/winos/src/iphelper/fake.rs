@@ -14,17 +14,19 @@
 //! Every trait call is appended to a call log ([`FakeIpHelper::calls`]), failed ones included, and
 //! [`FakeIpHelper::fail_next`] makes the next call of one kind fail with a chosen error.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::{Mutex, MutexGuard};
 
 use ipnet::IpNet;
 
 use super::IpHelper;
+use crate::model::same_family;
 use crate::model::{
     Adapter, IpFamily, IpInterface, IpInterfaceChange, MacAddr, Neighbor, NeighborState, Route,
     RouteKey, RouteOrigin, RouteProtocol, UnicastAddress,
 };
+use crate::recorder::{Recorder, lock};
 use crate::{Result, WinOsError};
 
 /// One [`IpHelper`] call as the fake received it.
@@ -148,8 +150,7 @@ struct Host {
     addresses: Vec<UnicastAddress>,
     neighbors: Vec<Neighbor>,
     interfaces: BTreeMap<(u32, IpFamily), IpInterface>,
-    calls: Vec<IpHelperCall>,
-    failures: HashMap<IpHelperOp, VecDeque<WinOsError>>,
+    recorder: Recorder<IpHelperCall, IpHelperOp>,
 }
 
 impl Host {
@@ -191,11 +192,7 @@ impl Host {
     /// Logs `call` and returns the failure injected for its kind, if any.
     fn enter(&mut self, call: IpHelperCall) -> Result<()> {
         let op = call.op();
-        self.calls.push(call);
-        match self.failures.get_mut(&op).and_then(VecDeque::pop_front) {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
+        self.recorder.enter(call, op)
     }
 }
 
@@ -212,10 +209,7 @@ impl FakeIpHelper {
     }
 
     fn host(&self) -> MutexGuard<'_, Host> {
-        // A panic while holding the lock leaves plain data behind; keep serving it.
-        self.host
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.host)
     }
 
     /// Adds an adapter (its `ipv4` addresses go into the address table); `AlreadyExists` when
@@ -303,29 +297,18 @@ impl FakeIpHelper {
 
     /// Every call received so far, oldest first.
     pub fn calls(&self) -> Vec<IpHelperCall> {
-        self.host().calls.clone()
+        self.host().recorder.calls()
     }
 
     /// Forgets the calls received so far.
     pub fn clear_calls(&self) {
-        self.host().calls.clear();
+        self.host().recorder.clear();
     }
 
     /// Makes the next call of kind `op` fail with `error` (queued: several injections fail
     /// several calls in order). The failing call changes nothing.
     pub fn fail_next(&self, op: IpHelperOp, error: WinOsError) {
-        self.host().failures.entry(op).or_default().push_back(error);
-    }
-}
-
-fn same_family(function: &'static str, a: IpAddr, b: IpAddr) -> Result<()> {
-    if IpFamily::of(a) == IpFamily::of(b) {
-        Ok(())
-    } else {
-        Err(WinOsError::InvalidArgument {
-            function,
-            detail: format!("{a} and {b} are of different families"),
-        })
+        self.host().recorder.fail_next(op, error);
     }
 }
 

@@ -20,3 +20,15 @@ impl IpFamily {
         }
     }
 }
+
+/// `Ok` when `a` and `b` are of one family, else the `InvalidArgument` error of `function`.
+pub(crate) fn same_family(function: &'static str, a: IpAddr, b: IpAddr) -> crate::Result<()> {
+    if IpFamily::of(a) == IpFamily::of(b) {
+        Ok(())
+    } else {
+        Err(crate::WinOsError::InvalidArgument {
+            function,
+            detail: format!("{a} and {b} are of different families"),
+        })
+    }
+}

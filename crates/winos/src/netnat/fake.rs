@@ -2,10 +2,11 @@
 //! fakes have. Like Windows it refuses a second instance of the same name; unlike Windows it
 //! does not refuse overlapping prefixes of different instances.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
 use super::{NatInstance, NetNat};
+use crate::recorder::{Recorder, lock};
 use crate::{Result, WinOsError};
 
 /// One [`NetNat`] call as the fake received it.
@@ -22,14 +23,12 @@ pub enum NetNatCall {
 #[derive(Debug, Default)]
 struct State {
     instances: BTreeMap<String, NatInstance>,
-    calls: Vec<NetNatCall>,
-    failures: VecDeque<WinOsError>,
+    recorder: Recorder<NetNatCall, ()>,
 }
 
 impl State {
     fn enter(&mut self, call: NetNatCall) -> Result<()> {
-        self.calls.push(call);
-        self.failures.pop_front().map_or(Ok(()), Err)
+        self.recorder.enter(call, ())
     }
 }
 
@@ -46,9 +45,7 @@ impl FakeNetNat {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.state)
     }
 
     /// Every instance, by name (set up by the test or created through the trait).
@@ -58,12 +55,12 @@ impl FakeNetNat {
 
     /// Every call received so far, oldest first.
     pub fn calls(&self) -> Vec<NetNatCall> {
-        self.state().calls.clone()
+        self.state().recorder.calls()
     }
 
     /// Makes the next call (whatever its kind) fail with `error`, changing nothing.
     pub fn fail_next(&self, error: WinOsError) {
-        self.state().failures.push_back(error);
+        self.state().recorder.fail_next((), error);
     }
 }
 

@@ -33,13 +33,13 @@ use windows::Win32::Networking::WinSock::{
 use self::sockaddr::{address_family, from_inet, to_inet};
 use self::table::MibTable;
 use super::IpHelper;
+use crate::Result;
 use crate::model::{
     Adapter, IpFamily, IpInterface, IpInterfaceChange, MacAddr, Neighbor, NeighborState, Route,
-    RouteKey, RouteOrigin, RouteProtocol, UnicastAddress,
+    RouteKey, RouteOrigin, RouteProtocol, UnicastAddress, same_family,
 };
 use crate::native::dynamic;
 use crate::native::errors::check_win32;
-use crate::{Result, WinOsError};
 
 /// Lifetime value meaning "forever".
 const INFINITE: u32 = u32::MAX;
@@ -80,17 +80,6 @@ fn route_row(key: &RouteKey) -> MIB_IPFORWARD_ROW2 {
         },
         NextHop: to_inet(key.next_hop),
         ..Default::default()
-    }
-}
-
-fn same_family(function: &'static str, a: IpAddr, b: IpAddr) -> Result<()> {
-    if IpFamily::of(a) == IpFamily::of(b) {
-        Ok(())
-    } else {
-        Err(WinOsError::InvalidArgument {
-            function,
-            detail: format!("{a} and {b} are of different families"),
-        })
     }
 }
 
