@@ -428,3 +428,47 @@ fn the_fake_serves_as_a_shared_trait_object() {
     assert_eq!(worker.join().unwrap(), Ok(Ensured::Created));
     assert_eq!(fake.routes().unwrap().len(), 1);
 }
+
+#[test]
+fn dns_servers_are_replaced_per_family() {
+    let fake = host();
+    fake.set_dns_servers(4, IpFamily::V6, &[ip("fd00::53")])
+        .unwrap();
+    fake.set_dns_servers(4, IpFamily::V4, &[ip("10.0.0.53"), ip("10.0.0.54")])
+        .unwrap();
+    let servers = fake
+        .adapter_by_alias("Ethernet0")
+        .unwrap()
+        .unwrap()
+        .dns_servers;
+    assert_eq!(
+        servers,
+        vec![ip("fd00::53"), ip("10.0.0.53"), ip("10.0.0.54")]
+    );
+    fake.set_dns_servers(4, IpFamily::V4, &[]).unwrap();
+    assert_eq!(
+        fake.adapter_by_alias("Ethernet0")
+            .unwrap()
+            .unwrap()
+            .dns_servers,
+        vec![ip("fd00::53")]
+    );
+    let error = fake
+        .set_dns_servers(4, IpFamily::V4, &[ip("fd00::1")])
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            WinOsError::InvalidArgument {
+                function: "SetInterfaceDnsSettings",
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(
+        fake.set_dns_servers(99, IpFamily::V4, &[])
+            .unwrap_err()
+            .is_not_found()
+    );
+}

@@ -252,6 +252,10 @@ fn writes_are_unsupported_under_wine_and_refused_for_a_missing_interface_elsewhe
             "SetIpInterfaceEntry",
             helper.set_ip_interface(NO_SUCH_INTERFACE, IpFamily::V4, change),
         ),
+        (
+            "SetInterfaceDnsSettings",
+            helper.set_dns_servers(NO_SUCH_INTERFACE, IpFamily::V4, &[neighbor]),
+        ),
     ];
     for (function, result) in results {
         let error = result.expect_err(function);

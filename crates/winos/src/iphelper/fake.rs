@@ -21,11 +21,11 @@ use std::sync::{Mutex, MutexGuard};
 use ipnet::IpNet;
 
 use super::IpHelper;
-use crate::model::same_family;
 use crate::model::{
     Adapter, IpFamily, IpInterface, IpInterfaceChange, MacAddr, Neighbor, NeighborState, Route,
     RouteKey, RouteOrigin, RouteProtocol, UnicastAddress,
 };
+use crate::model::{check_dns_family, same_family};
 use crate::recorder::{Recorder, lock};
 use crate::{Result, WinOsError};
 
@@ -80,6 +80,15 @@ pub enum IpHelperCall {
         /// The requested change.
         change: IpInterfaceChange,
     },
+    /// [`IpHelper::set_dns_servers`].
+    SetDnsServers {
+        /// Interface index.
+        interface_index: u32,
+        /// Family.
+        family: IpFamily,
+        /// The new servers.
+        servers: Vec<IpAddr>,
+    },
     /// [`IpHelper::rename_adapter`].
     RenameAdapter {
         /// Old alias.
@@ -116,6 +125,8 @@ pub enum IpHelperOp {
     IpInterface,
     /// [`IpHelper::set_ip_interface`].
     SetIpInterface,
+    /// [`IpHelper::set_dns_servers`].
+    SetDnsServers,
     /// [`IpHelper::rename_adapter`].
     RenameAdapter,
 }
@@ -136,6 +147,7 @@ impl IpHelperCall {
             IpHelperCall::DeleteNeighbor { .. } => IpHelperOp::DeleteNeighbor,
             IpHelperCall::IpInterface { .. } => IpHelperOp::IpInterface,
             IpHelperCall::SetIpInterface { .. } => IpHelperOp::SetIpInterface,
+            IpHelperCall::SetDnsServers { .. } => IpHelperOp::SetDnsServers,
             IpHelperCall::RenameAdapter { .. } => IpHelperOp::RenameAdapter,
         }
     }
@@ -511,6 +523,34 @@ impl IpHelper for FakeIpHelper {
                 what: format!("{family:?} interface {interface_index}"),
             })?;
         *settings = change.apply(*settings);
+        Ok(())
+    }
+
+    fn set_dns_servers(
+        &self,
+        interface_index: u32,
+        family: IpFamily,
+        servers: &[IpAddr],
+    ) -> Result<()> {
+        let function = "SetInterfaceDnsSettings";
+        let mut host = self.host();
+        host.enter(IpHelperCall::SetDnsServers {
+            interface_index,
+            family,
+            servers: servers.to_vec(),
+        })?;
+        check_dns_family(function, family, servers)?;
+        let adapter =
+            host.adapters
+                .get_mut(&interface_index)
+                .ok_or_else(|| WinOsError::NotFound {
+                    function,
+                    what: format!("interface {interface_index}"),
+                })?;
+        adapter
+            .dns_servers
+            .retain(|server| IpFamily::of(*server) != family);
+        adapter.dns_servers.extend_from_slice(servers);
         Ok(())
     }
 

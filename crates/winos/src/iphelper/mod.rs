@@ -78,6 +78,16 @@ pub trait IpHelper: Send + Sync + std::fmt::Debug {
         change: IpInterfaceChange,
     ) -> Result<()>;
 
+    /// Replaces the static DNS servers of one family on an interface (`SetInterfaceDnsSettings`,
+    /// what `Set-DnsClientServerAddress` does); an empty list clears them. `InvalidArgument`
+    /// when a server is of the other family, `NotFound` for an unknown interface.
+    fn set_dns_servers(
+        &self,
+        interface_index: u32,
+        family: IpFamily,
+        servers: &[IpAddr],
+    ) -> Result<()>;
+
     /// Renames the adapter whose alias is `alias` to `new_alias` (on Windows the
     /// `MSFT_NetAdapter.Rename` WMI method, what `Rename-NetAdapter` calls: IP Helper has no
     /// rename). `NotFound` when no adapter has `alias`, `AlreadyExists` when another has

@@ -32,3 +32,21 @@ pub(crate) fn same_family(function: &'static str, a: IpAddr, b: IpAddr) -> crate
         })
     }
 }
+
+/// `Ok` when every DNS server is of `family`, else the `InvalidArgument` error of `function`.
+pub(crate) fn check_dns_family(
+    function: &'static str,
+    family: IpFamily,
+    servers: &[IpAddr],
+) -> crate::Result<()> {
+    match servers
+        .iter()
+        .find(|server| IpFamily::of(**server) != family)
+    {
+        None => Ok(()),
+        Some(server) => Err(crate::WinOsError::InvalidArgument {
+            function,
+            detail: format!("DNS server {server} is not {family:?}"),
+        }),
+    }
+}

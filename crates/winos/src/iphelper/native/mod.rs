@@ -12,6 +12,7 @@
 //! adapters, which live in the default compartment.
 
 mod adapters;
+mod dns;
 mod rename;
 mod sockaddr;
 mod table;
@@ -330,6 +331,15 @@ impl IpHelper for NativeIpHelper {
             "interface settings changed"
         );
         Ok(())
+    }
+
+    fn set_dns_servers(
+        &self,
+        interface_index: u32,
+        family: IpFamily,
+        servers: &[IpAddr],
+    ) -> Result<()> {
+        dns::set_dns_servers(interface_index, family, servers)
     }
 
     fn rename_adapter(&self, alias: &str, new_alias: &str) -> Result<()> {
