@@ -28,9 +28,21 @@ pub(crate) struct Wmi {
     _apartment: ComApartment,
 }
 
-/// Quotes `text` as a WQL string literal.
-pub(crate) fn wql_string(text: &str) -> String {
-    format!("'{}'", text.replace('\\', r"\\").replace('\'', r"\'"))
+/// Characters a name may not contain: WQL would need escapes for them, which Windows reads but
+/// Wine's WQL parser refuses. No name the agent uses (`antrea-nat`, adapter aliases such as
+/// `vEthernet (Ethernet0)`) has them.
+const UNQUOTABLE: [char; 3] = ['\'', '"', '\\'];
+
+/// `text` as a single-quoted WQL string literal; `InvalidArgument` when it holds a quote or a
+/// backslash.
+fn wql_string(text: &str) -> Result<String> {
+    if text.contains(UNQUOTABLE) {
+        return Err(crate::WinOsError::InvalidArgument {
+            function: "WQL",
+            detail: format!("{text:?} contains a quote or a backslash"),
+        });
+    }
+    Ok(format!("'{text}'"))
 }
 
 impl Wmi {
@@ -103,7 +115,24 @@ impl Wmi {
         }
     }
 
-    /// The class definition `class` (to spawn instances or read method signatures).
+    /// The instances of `class` whose `property` is `name`.
+    pub(crate) fn find_by(
+        &self,
+        class: &'static str,
+        property: &str,
+        name: &str,
+    ) -> Result<Vec<IWbemClassObject>> {
+        self.query(
+            &format!(
+                "SELECT * FROM {class} WHERE {property} = {}",
+                wql_string(name)?
+            ),
+            class,
+        )
+    }
+
+    /// The class definition `class` (to spawn instances or read method signatures); a class
+    /// the namespace does not have is `Unsupported { function: class }`.
     pub(crate) fn class(&self, class: &'static str) -> Result<IWbemClassObject> {
         let mut object = None;
         // SAFETY: valid BSTR path; `object` receives an owned interface.
@@ -116,7 +145,12 @@ impl Wmi {
                 None,
             )
         }
-        .map_err(|e| com_error("IWbemServices::GetObject", class, e))?;
+        .map_err(|e| match com_error("IWbemServices::GetObject", class, e) {
+            crate::WinOsError::NotFound { .. } => {
+                crate::WinOsError::Unsupported { function: class }
+            }
+            other => other,
+        })?;
         object.ok_or(crate::WinOsError::Unsupported { function: class })
     }
 
@@ -152,14 +186,28 @@ impl Wmi {
         .map_err(|e| com_error("IWbemServices::DeleteInstance", class, e))
     }
 
-    /// Calls `method` of the instance at `path` with `input` and returns the output parameters.
-    pub(crate) fn exec_method(
+    /// Calls `method` on the object at `path` (an instance's `__PATH`, or the class name for a
+    /// static method) with string arguments and returns its `ReturnValue` (0 when it has none).
+    pub(crate) fn call_method(
         &self,
+        class: &'static str,
         path: &str,
         method: &str,
-        input: &IWbemClassObject,
-        class: &'static str,
-    ) -> Result<Option<IWbemClassObject>> {
+        arguments: &[(&str, &str)],
+    ) -> Result<u32> {
+        let definition = self.class(class)?;
+        let mut signature = None;
+        let name = windows::core::HSTRING::from(method);
+        // SAFETY: a NUL-terminated method name and an out slot for the input signature.
+        unsafe { definition.GetMethod(&name, 0, &mut signature, std::ptr::null_mut()) }
+            .map_err(|e| com_error("IWbemClassObject::GetMethod", class, e))?;
+        let signature = signature.ok_or(crate::WinOsError::Unsupported { function: class })?;
+        // SAFETY: `signature` is a live class object; flags must be 0.
+        let input = unsafe { signature.SpawnInstance(0) }
+            .map_err(|e| com_error("IWbemClassObject::SpawnInstance", class, e))?;
+        for (argument, value) in arguments {
+            put(&input, argument, &Variant::string(value), class)?;
+        }
         let mut output = None;
         // SAFETY: valid BSTRs, a live input object and an out slot for the output object.
         unsafe {
@@ -168,13 +216,16 @@ impl Wmi {
                 &BSTR::from(method),
                 WBEM_FLAG_RETURN_WBEM_COMPLETE,
                 None,
-                input,
+                &input,
                 Some(&mut output),
                 None,
             )
         }
         .map_err(|e| com_error("IWbemServices::ExecMethod", class, e))?;
-        Ok(output)
+        match output {
+            Some(output) => get(&output, "ReturnValue", class)?.to_u32(class, "ReturnValue"),
+            None => Ok(0),
+        }
     }
 }
 
@@ -213,4 +264,77 @@ pub(crate) fn put(
     // SAFETY: a NUL-terminated property name and a valid VARIANT; type 0 = the property's own.
     unsafe { object.Put(&wide, 0, &value.0, 0) }
         .map_err(|e| com_error("IWbemClassObject::Put", class, e))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The session code against the WMI namespace every system has, `root\cimv2` (Wine too).
+
+    use super::*;
+
+    const CIMV2: &str = r"root\cimv2";
+
+    #[test]
+    fn queries_read_string_properties() {
+        let session = Wmi::connect(CIMV2).unwrap();
+        let systems = session
+            .query(
+                "SELECT * FROM Win32_OperatingSystem",
+                "Win32_OperatingSystem",
+            )
+            .unwrap();
+        assert!(!systems.is_empty());
+        assert!(
+            !get_text(&systems[0], "Caption", "Win32_OperatingSystem")
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn find_by_quotes_names_and_refuses_what_cannot_be_quoted() {
+        let session = Wmi::connect(CIMV2).unwrap();
+        let found = session
+            .find_by("Win32_Process", "Name", "vEthernet (no such) #2")
+            .unwrap();
+        assert!(found.is_empty());
+        for name in ["it's", "say \"hi\"", r"C:\x"] {
+            let error = session.find_by("Win32_Process", "Name", name).unwrap_err();
+            assert!(
+                matches!(
+                    error,
+                    crate::WinOsError::InvalidArgument {
+                        function: "WQL",
+                        ..
+                    }
+                ),
+                "{name}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn static_method_call_returns_its_return_value() {
+        let session = Wmi::connect(CIMV2).unwrap();
+        let code = session
+            .call_method(
+                "Win32_Process",
+                "Win32_Process",
+                "Create",
+                &[("CommandLine", "cmd.exe /c exit 0")],
+            )
+            .unwrap();
+        assert_eq!(code, 0);
+    }
+
+    #[test]
+    fn missing_class_is_unsupported() {
+        let session = Wmi::connect(CIMV2).unwrap();
+        assert_eq!(
+            session.class("MSFT_NoSuchClass").unwrap_err(),
+            crate::WinOsError::Unsupported {
+                function: "MSFT_NoSuchClass"
+            }
+        );
+    }
 }

@@ -4,7 +4,7 @@
 
 use super::{NatInstance, NetNat};
 use crate::native::com::Variant;
-use crate::native::wmi::{self, STANDARD_CIMV2, Wmi, wql_string};
+use crate::native::wmi::{self, STANDARD_CIMV2, Wmi};
 use crate::{Result, WinOsError};
 
 const CLASS: &str = "MSFT_NetNat";
@@ -23,10 +23,7 @@ impl WmiNetNat {
 }
 
 fn find(session: &Wmi, name: &str) -> Result<Vec<windows::Win32::System::Wmi::IWbemClassObject>> {
-    session.query(
-        &format!("SELECT * FROM {CLASS} WHERE {NAME} = {}", wql_string(name)),
-        CLASS,
-    )
+    session.find_by(CLASS, NAME, name)
 }
 
 impl NetNat for WmiNetNat {
