@@ -34,5 +34,7 @@ pub use firewall::{FakeFirewall, Firewall, FirewallRule};
 pub use iphelper::NativeIpHelper;
 pub use iphelper::{FakeIpHelper, IpHelper};
 #[cfg(windows)]
+pub use native::under_wine;
+#[cfg(windows)]
 pub use netnat::WmiNetNat;
 pub use netnat::{FakeNetNat, NatInstance, NetNat};

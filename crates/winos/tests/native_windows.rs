@@ -13,17 +13,8 @@ use winos::model::{IpFamily, IpInterfaceChange, MacAddr, Route, UnicastAddress};
 use winos::netnat::ANTREA_NAT;
 use winos::{
     ComFirewall, Firewall, FirewallRule, IpHelper, NativeIpHelper, NetNat, WinOsError, WmiNetNat,
+    under_wine,
 };
-
-/// Whether this process runs under Wine (its `ntdll.dll` exports `wine_get_version`).
-fn under_wine() -> bool {
-    use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleA, GetProcAddress};
-    // SAFETY: NUL-terminated literals; ntdll is always loaded.
-    unsafe {
-        let ntdll = GetModuleHandleA(c"ntdll.dll".as_ptr().cast());
-        !ntdll.is_null() && GetProcAddress(ntdll, c"wine_get_version".as_ptr().cast()).is_some()
-    }
-}
 
 /// The interface indexes of every adapter.
 fn adapter_indexes(helper: &NativeIpHelper) -> Vec<u32> {

@@ -182,3 +182,39 @@ impl Firewall for ComFirewall {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A new rule object takes every property `add` sets. Windows reads them back (remote
+    /// addresses in its mask form, which `read` parses); Wine's rule object accepts the setters
+    /// but implements no getter.
+    #[test]
+    fn a_new_rule_object_takes_every_property() {
+        let _apartment = ComApartment::enter().unwrap();
+        // SAFETY: COM is initialized on this thread; NetFwRule is a CLSID.
+        let new: INetFwRule =
+            unsafe { CoCreateInstance(&NetFwRule, None, CLSCTX_INPROC_SERVER) }.unwrap();
+        let rule = FirewallRule {
+            name: "antrea-winos-unit".into(),
+            direction: Direction::Outbound,
+            remote_addresses: vec![
+                "10.244.0.0/24".parse().unwrap(),
+                "10.245.0.7/32".parse().unwrap(),
+            ],
+        };
+        configure(&new, &rule, NET_FW_RULE_DIR_OUT).unwrap();
+        let read_back = read(&rule.name, &new);
+        if crate::under_wine() {
+            assert_eq!(
+                read_back,
+                Err(WinOsError::Unsupported {
+                    function: "INetFwRule::Direction"
+                })
+            );
+        } else {
+            assert_eq!(read_back, Ok(rule));
+        }
+    }
+}
