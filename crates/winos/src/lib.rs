@@ -6,7 +6,7 @@
 //! - [`Firewall`]: allow rules for the Pod CIDR (firewall COM API `INetFwPolicy2`).
 //!
 //! No PowerShell runs. The value types ([`model`]) and traits compile everywhere; the native
-//! implementations ([`NativeIpHelper`], [`WmiNetNat`], [`ComFirewall`]) exist on Windows only.
+//! implementations (`NativeIpHelper`, `WmiNetNat`, `ComFirewall`) exist on Windows only.
 //! Functions an older Windows or Wine lacks are resolved at run time, so a missing one yields
 //! [`WinOsError::Unsupported`] instead of stopping the executable from loading. The fakes
 //! ([`FakeIpHelper`], [`FakeNetNat`], [`FakeFirewall`]) answer like Windows (same typed errors
