@@ -57,7 +57,7 @@ mkdir -p "$ovs"
 ip netns add "$netns"
 ip -n "$netns" link set lo up
 # A link with an address and a gateway route, so that the winos tests can compare what Wine's IP
-# Helper reports with the Linux routing table (documentation prefixes: nothing else uses them).
+# Helper reports with the Linux routing table (documentation prefixes, in the tests' own namespace).
 ip -n "$netns" link add wt0 type veth peer name wt1
 ip -n "$netns" link set wt0 up
 ip -n "$netns" link set wt1 up
