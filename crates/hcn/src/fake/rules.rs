@@ -54,14 +54,37 @@ pub(super) struct State {
     pub(super) calls: Vec<Call>,
 }
 
-/// The error a call returns for `hresult`, with the record HNS would write.
+/// The error a call returns for `hresult`, with a record like the one HNS writes (message with
+/// a trailing space, decimal code).
 pub(super) fn error(operation: Operation, subject: String, hresult: Hresult) -> HcnError {
-    let message = hresult.name().unwrap_or("failure").to_owned();
+    let message = format!("{} ", message(hresult));
     HcnError::Hns {
         operation,
         subject,
         hresult,
         record: Some(ErrorRecord::failure(hresult, message)),
+    }
+}
+
+/// An English message for the codes the fake returns (HNS's own may be localized).
+fn message(hresult: Hresult) -> &'static str {
+    match hresult {
+        Hresult::NETWORK_NOT_FOUND => "The network was not found.",
+        Hresult::ENDPOINT_NOT_FOUND => "The endpoint was not found.",
+        Hresult::ELEMENT_NOT_FOUND => "Element not found.",
+        Hresult::ADAPTER_NOT_FOUND => "The network adapter was not found.",
+        Hresult::NETWORK_ALREADY_EXISTS => "A network with this name already exists.",
+        Hresult::OBJECT_ALREADY_EXISTS => "The object already exists.",
+        Hresult::ENTITY_HAS_REFERENCES => {
+            "The object cannot be removed while it is still referenced."
+        }
+        Hresult::ENDPOINT_NAMESPACE_ALREADY_EXISTS => {
+            "The endpoint already belongs to a namespace."
+        }
+        Hresult::ENDPOINT_NOT_ATTACHED => "The endpoint is not attached.",
+        Hresult::INVALID_IP => "The IP address is invalid or outside the network's subnets.",
+        Hresult::INVALID_ARG => "The parameter is incorrect.",
+        _ => "The operation failed.",
     }
 }
 
@@ -368,6 +391,7 @@ impl State {
         )?;
         let namespace_id = match doc.kind {
             NamespaceType::HostDefault | NamespaceType::GuestDefault => 1,
+            NamespaceType::Unknown => return Err(Hresult::INVALID_JSON),
             NamespaceType::Host | NamespaceType::Guest => {
                 self.next_compartment += 1;
                 self.next_compartment - 1

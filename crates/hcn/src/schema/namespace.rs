@@ -55,6 +55,9 @@ pub enum NamespaceType {
     Guest,
     /// `GuestDefault`.
     GuestDefault,
+    /// A type this crate does not know, as HNS may report; never sent (HNS would refuse it).
+    #[serde(other)]
+    Unknown,
 }
 
 /// `Resources[]` of a namespace: `{"Type": "Endpoint", "Data": {"Id": ...}}`.
@@ -75,13 +78,16 @@ pub enum NamespaceResourceType {
     Endpoint,
     /// `Container`.
     Container,
+    /// A resource type this crate does not know, as HNS may report; never sent.
+    #[serde(other)]
+    Unknown,
 }
 
 /// `Data` of a namespace resource. HNS writes `Id`; `ID` is also read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NamespaceResourceData {
-    /// `Id`.
-    #[serde(rename = "Id", alias = "ID", alias = "id")]
+    /// `Id`; nil when HNS leaves it out.
+    #[serde(rename = "Id", alias = "ID", alias = "id", default)]
     pub id: Guid,
 }
 
