@@ -23,6 +23,11 @@ impl Guid {
         self.0 == 0
     }
 
+    /// `is_nil` by reference, for `skip_serializing_if`.
+    pub(crate) fn is_nil_ref(&self) -> bool {
+        self.is_nil()
+    }
+
     /// The four fields of the Windows `GUID` struct (`Data1`, `Data2`, `Data3`, `Data4`).
     pub fn fields(self) -> (u32, u16, u16, [u8; 8]) {
         let v = self.0;

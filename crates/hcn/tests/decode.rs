@@ -76,6 +76,8 @@ fn network_properties_with_extra_keys() {
         network.ipams[0].subnets[0].routes,
         vec![Route::default_via("10.10.1.1")]
     );
+    assert_eq!(network.extension_enabled(OVS_EXTENSION_ID), Some(true));
+    assert_eq!(network.extension_enabled(Guid(1)), None);
     assert_eq!(network.flags.0, 8);
     assert!(network.dns.is_empty());
 }

@@ -112,7 +112,13 @@ fn wide(text: &str) -> Vec<u16> {
 }
 
 fn raw_guid(id: Guid) -> GUID {
-    GUID::from_u128(id.0)
+    let (data1, data2, data3, data4) = id.fields();
+    GUID {
+        data1,
+        data2,
+        data3,
+        data4,
+    }
 }
 
 fn to_json<T: Serialize>(document: &T) -> String {
@@ -426,6 +432,22 @@ mod tests {
         )
         .unwrap_err();
         assert!(failed.is_not_found());
+    }
+
+    #[test]
+    fn guid_layout_matches_windows() {
+        let id: Guid = "583CC151-73EC-4A6A-8B47-578297AD7623".parse().unwrap();
+        let expected = GUID::from_u128(0x583CC151_73EC_4A6A_8B47_578297AD7623);
+        let raw = raw_guid(id);
+        assert_eq!(
+            (raw.data1, raw.data2, raw.data3, raw.data4),
+            (
+                expected.data1,
+                expected.data2,
+                expected.data3,
+                expected.data4
+            )
+        );
     }
 
     fn co_task_string(units: &[u16]) -> OutString {

@@ -57,12 +57,17 @@ impl HostComputeNetwork {
             _ => None,
         })
     }
-}
 
-impl Guid {
-    /// `Guid::is_nil` by reference, for `skip_serializing_if`.
-    pub(crate) fn is_nil_ref(&self) -> bool {
-        self.is_nil()
+    /// Whether a `VSwitchExtension` policy enables (`Some(true)`) or disables (`Some(false)`)
+    /// switch extension `extension_id`; `None` when no policy names it.
+    pub fn extension_enabled(&self, extension_id: Guid) -> Option<bool> {
+        self.policies.iter().find_map(|p| match p {
+            NetworkPolicy::VSwitchExtension {
+                extension_id: id,
+                enable,
+            } if *id == extension_id => Some(*enable),
+            _ => None,
+        })
     }
 }
 
