@@ -5,6 +5,7 @@
 use hcn::schema::{
     EndpointPolicy, ErrorRecord, HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork,
     NamespaceResourceType, NamespaceType, NetworkPolicy, NetworkType, OVS_EXTENSION_ID, Route,
+    decode,
 };
 use hcn::{Guid, Hresult};
 use serde_json::json;
@@ -252,4 +253,25 @@ fn enumeration_output() {
             guid("11111111-2222-3333-4444-555555555555")
         ]
     );
+}
+
+/// `null` members (Go's nil slices, absent objects) read as absent; `null` elsewhere still fails.
+#[test]
+fn null_members_are_absent() {
+    let network: HostComputeNetwork = decode(
+        r#"{"Name":"n","Type":null,"Policies":null,"MacPool":{"Ranges":null},"Dns":null,"Ipams":[{"Type":"Static","Subnets":null}],"Flags":null}"#,
+    )
+    .expect("decode");
+    assert_eq!(network.kind, NetworkType::Nat);
+    assert!(
+        network.policies.is_empty()
+            && network.mac_pool.ranges.is_empty()
+            && network.ipams[0].subnets.is_empty()
+    );
+    let endpoint: HostComputeEndpoint =
+        decode(r#"{"Name":"e","HostComputeNamespace":null,"IpConfigurations":null}"#)
+            .expect("decode");
+    assert_eq!(endpoint.host_compute_namespace, None);
+    assert!(decode::<Vec<Guid>>("[null]").is_err());
+    assert!(decode::<HostComputeNetwork>("{").is_err());
 }

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+mod support;
+
 use hcn::fake::{
     AdapterChange, AdapterChangeError, AdapterRoute, Call, FakeHcn, HostAdapter, HostModel,
     vnic_name,
@@ -11,11 +13,11 @@ use hcn::fake::{
 use hcn::schema::{
     HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork, HostComputeQuery, IpConfig,
     Ipam, MacPool, MacRange, ModifyNamespaceSettingRequest, ModifyRequestType,
-    NamespaceResourceType, NetworkPolicy, NetworkType, OVS_EXTENSION_ID, QueryFilter, Route,
-    Subnet,
+    NamespaceResourceType, NetworkPolicy, NetworkType, QueryFilter, Route, Subnet,
 };
 use hcn::{Guid, HcnApi, HcnError, Hresult, MacAddress, Operation};
 use ipnet::Ipv4Net;
+use support::transparent;
 
 const NIC: &str = "Ethernet0";
 const NETWORK: &str = "antrea-hnsnetwork";
@@ -60,28 +62,6 @@ fn host() -> HostModel {
         owner: None,
     });
     host
-}
-
-fn transparent(name: &str, adapter: &str) -> HostComputeNetwork {
-    HostComputeNetwork {
-        name: name.into(),
-        kind: NetworkType::Transparent,
-        policies: vec![
-            NetworkPolicy::NetAdapterName {
-                network_adapter_name: adapter.into(),
-            },
-            NetworkPolicy::VSwitchExtension {
-                extension_id: OVS_EXTENSION_ID,
-                enable: true,
-            },
-        ],
-        ipams: vec![Ipam::static_subnets(vec![Subnet {
-            ip_address_prefix: "10.10.1.0/24".into(),
-            routes: vec![Route::default_via("10.10.1.1")],
-            flags: 0,
-        }])],
-        ..HostComputeNetwork::default()
-    }
 }
 
 fn endpoint(name: &str, ip: &str) -> HostComputeEndpoint {
@@ -756,5 +736,27 @@ fn usable_as_a_shared_trait_object() {
             .adapter(&vnic_name(NETWORK))
             .map(|a| a.ipv4.clone()),
         Some(vec![net("192.168.1.10/24")])
+    );
+}
+
+/// The default fake hands out real (non-nil) IDs and has the OVS extension but no adapter.
+#[test]
+fn default_fake() {
+    let fake = FakeHcn::default();
+    let network = fake
+        .create_network(&HostComputeNetwork {
+            name: "nat".into(),
+            ..HostComputeNetwork::default()
+        })
+        .expect("create");
+    assert!(!network.id.is_nil());
+    let ns = fake
+        .create_namespace(&HostComputeNamespace::default())
+        .expect("namespace");
+    assert!(!ns.id.is_nil());
+    assert_ne!(ns.id, network.id);
+    assert_eq!(
+        hresult(fake.create_network(&transparent(NETWORK, NIC))),
+        Hresult::ADAPTER_NOT_FOUND
     );
 }

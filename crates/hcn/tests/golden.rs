@@ -1,6 +1,8 @@
 //! Golden JSON: every document this crate sends, compared structurally with the JSON the public
 //! HNS schema (docs/hcn.md) prescribes, and a decode of the same text giving the value back.
 
+mod support;
+
 use hcn::Guid;
 use hcn::schema::{
     Dns, EndpointPolicy, HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork,
@@ -11,6 +13,7 @@ use hcn::schema::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use support::transparent;
 
 /// `value` encodes to `expected` (structurally) and `expected` decodes back to `value`.
 fn assert_golden<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(
@@ -34,25 +37,7 @@ fn guid(text: &str) -> Guid {
 /// static subnet with its default route.
 #[test]
 fn transparent_network_with_adapter_and_ovs_extension() {
-    let network = HostComputeNetwork {
-        name: "antrea-hnsnetwork".into(),
-        kind: NetworkType::Transparent,
-        policies: vec![
-            NetworkPolicy::NetAdapterName {
-                network_adapter_name: "Ethernet0".into(),
-            },
-            NetworkPolicy::VSwitchExtension {
-                extension_id: OVS_EXTENSION_ID,
-                enable: true,
-            },
-        ],
-        ipams: vec![Ipam::static_subnets(vec![Subnet {
-            ip_address_prefix: "10.10.1.0/24".into(),
-            routes: vec![Route::default_via("10.10.1.1")],
-            flags: 0,
-        }])],
-        ..HostComputeNetwork::default()
-    };
+    let network = transparent("antrea-hnsnetwork", "Ethernet0");
     assert_golden(
         &network,
         json!({

@@ -40,9 +40,16 @@ pub struct Call {
 }
 
 /// An in-memory HNS. Cheap to create; `Send + Sync`, so it can sit behind an `Arc<dyn HcnApi>`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct FakeHcn {
     state: Mutex<rules::State>,
+}
+
+impl Default for FakeHcn {
+    /// A host without adapters, the Open vSwitch extension installed.
+    fn default() -> Self {
+        FakeHcn::new(HostModel::default())
+    }
 }
 
 impl FakeHcn {

@@ -161,7 +161,7 @@ fn decode<T: DeserializeOwned>(
     text: Option<String>,
 ) -> Result<T> {
     let document = text.unwrap_or_default();
-    serde_json::from_str(&document).map_err(|source| HcnError::Decode {
+    crate::schema::decode(&document).map_err(|source| HcnError::Decode {
         operation,
         subject: subject.to_owned(),
         document,

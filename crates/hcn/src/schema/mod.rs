@@ -4,9 +4,11 @@
 //! `HostComputeEndpoint`, ...). Decoding is lenient where HNS is: unknown keys are ignored,
 //! absent keys take their default (an absent network `Type` is `NAT`, HNS's enum value 0), and
 //! `ID` is also read as `Id`/`id` because HNS and its documents disagree on the casing. Encoding
-//! leaves out empty optional parts, as Microsoft's own clients do.
+//! leaves out empty optional parts, as Microsoft's own clients do. Documents from HNS are read
+//! with [`decode`], which also treats `null` members as absent.
 
 mod common;
+mod decode;
 mod endpoint;
 mod namespace;
 mod network;
@@ -15,6 +17,7 @@ mod query;
 mod record;
 
 pub use common::{Dns, IpConfig, Ipam, MacPool, MacRange, Route, SchemaVersion, Subnet};
+pub use decode::decode;
 pub use endpoint::{EndpointFlags, HostComputeEndpoint};
 pub use namespace::{
     HostComputeNamespace, ModifyNamespaceSettingRequest, ModifyRequestType, NamespaceResource,
