@@ -5,7 +5,7 @@ use crate::Guid;
 use crate::error::Result;
 use crate::schema::{
     HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork, HostComputeQuery,
-    ModifyNamespaceSettingRequest, QueryFilter,
+    ModifyNamespaceSettingRequest, ModifyNetworkSettingRequest, QueryFilter,
 };
 
 /// Networks, endpoints and namespaces of the Host Networking Service.
@@ -28,6 +28,9 @@ pub trait HcnApi: Send + Sync {
     fn enumerate_networks(&self, query: &HostComputeQuery) -> Result<Vec<Guid>>;
     /// `HcnDeleteNetwork`.
     fn delete_network(&self, id: Guid) -> Result<()>;
+    /// `HcnOpenNetwork` + `HcnModifyNetwork` + `HcnCloseNetwork`: e.g. enable a switch
+    /// extension ([`ModifyNetworkSettingRequest::set_extension`]).
+    fn modify_network(&self, id: Guid, request: &ModifyNetworkSettingRequest) -> Result<()>;
 
     /// `HcnOpenNetwork(network)` + `HcnCreateEndpoint` on it.
     fn create_endpoint(
@@ -67,6 +70,14 @@ pub trait HcnApi: Send + Sync {
         find_by_name(
             self.enumerate_endpoints(&HostComputeQuery::new(QueryFilter::Name(name.to_owned())))?,
             |id| self.query_endpoint(id),
+        )
+    }
+
+    /// Enable or disable switch extension `extension` on network `network`.
+    fn set_extension_enabled(&self, network: Guid, extension: Guid, enabled: bool) -> Result<()> {
+        self.modify_network(
+            network,
+            &ModifyNetworkSettingRequest::set_extension(extension, enabled),
         )
     }
 

@@ -20,6 +20,8 @@ pub enum Operation {
     EnumerateNetworks,
     /// `HcnDeleteNetwork`.
     DeleteNetwork,
+    /// `HcnOpenNetwork` + `HcnModifyNetwork`.
+    ModifyNetwork,
     /// `HcnCreateEndpoint`.
     CreateEndpoint,
     /// `HcnOpenEndpoint` + `HcnQueryEndpointProperties`.
@@ -48,6 +50,7 @@ impl Operation {
             Operation::QueryNetwork => "HcnQueryNetworkProperties",
             Operation::EnumerateNetworks => "HcnEnumerateNetworks",
             Operation::DeleteNetwork => "HcnDeleteNetwork",
+            Operation::ModifyNetwork => "HcnModifyNetwork",
             Operation::CreateEndpoint => "HcnCreateEndpoint",
             Operation::QueryEndpoint => "HcnQueryEndpointProperties",
             Operation::EnumerateEndpoints => "HcnEnumerateEndpoints",

@@ -12,8 +12,9 @@ use hcn::fake::{
 };
 use hcn::schema::{
     HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork, HostComputeQuery, IpConfig,
-    Ipam, MacPool, MacRange, ModifyNamespaceSettingRequest, ModifyRequestType,
-    NamespaceResourceType, NetworkPolicy, NetworkType, QueryFilter, Route, Subnet,
+    Ipam, MacPool, MacRange, ModifyNamespaceSettingRequest, ModifyNetworkSettingRequest,
+    ModifyRequestType, NamespaceResourceType, NetworkPolicy, NetworkResourceType, NetworkType,
+    QueryFilter, Route, Subnet,
 };
 use hcn::{Guid, HcnApi, HcnError, Hresult, MacAddress, Operation};
 use ipnet::Ipv4Net;
@@ -758,5 +759,88 @@ fn default_fake() {
     assert_eq!(
         hresult(fake.create_network(&transparent(NETWORK, NIC))),
         Hresult::ADAPTER_NOT_FOUND
+    );
+}
+
+/// Antrea's order: create the network without the extension, then enable it.
+#[test]
+fn enabling_the_extension_after_creation() {
+    let fake = FakeHcn::new(host());
+    let plain = HostComputeNetwork {
+        policies: vec![NetworkPolicy::NetAdapterName {
+            network_adapter_name: NIC.into(),
+        }],
+        ..transparent(NETWORK, NIC)
+    };
+    let network = fake.create_network(&plain).expect("create");
+    assert_eq!(
+        network.extension_enabled(hcn::schema::OVS_EXTENSION_ID),
+        None
+    );
+    fake.set_extension_enabled(network.id, hcn::schema::OVS_EXTENSION_ID, true)
+        .expect("enable");
+    let queried = fake.query_network(network.id).expect("query");
+    assert_eq!(
+        queried.extension_enabled(hcn::schema::OVS_EXTENSION_ID),
+        Some(true)
+    );
+    fake.set_extension_enabled(network.id, hcn::schema::OVS_EXTENSION_ID, false)
+        .expect("disable");
+    let queried = fake.query_network(network.id).expect("query");
+    assert_eq!(
+        queried.extension_enabled(hcn::schema::OVS_EXTENSION_ID),
+        Some(false)
+    );
+    assert_eq!(
+        queried.policies.len(),
+        2,
+        "the extension's policy is updated, not repeated"
+    );
+
+    assert_eq!(
+        hresult(fake.set_extension_enabled(Guid(5), hcn::schema::OVS_EXTENSION_ID, true)),
+        Hresult::NETWORK_NOT_FOUND
+    );
+    assert_eq!(
+        hresult(fake.set_extension_enabled(network.id, Guid(5), true)),
+        Hresult::SWITCH_EXTENSION_NOT_FOUND
+    );
+    let rebind = ModifyNetworkSettingRequest::add_policies(vec![NetworkPolicy::NetAdapterName {
+        network_adapter_name: "Ethernet1".into(),
+    }]);
+    assert_eq!(
+        hresult(fake.modify_network(network.id, &rebind)),
+        Hresult::INVALID_POLICY
+    );
+    let dns = ModifyNetworkSettingRequest {
+        resource_type: NetworkResourceType::Dns,
+        request_type: ModifyRequestType::Update,
+        settings: serde_json::json!({}),
+    };
+    assert_eq!(
+        hresult(fake.modify_network(network.id, &dns)),
+        Hresult::REQUEST_UNSUPPORTED
+    );
+    let malformed = ModifyNetworkSettingRequest {
+        settings: serde_json::json!({"Id": "x"}),
+        ..dns.clone()
+    };
+    let malformed = ModifyNetworkSettingRequest {
+        resource_type: NetworkResourceType::Extension,
+        ..malformed
+    };
+    assert_eq!(
+        hresult(fake.modify_network(network.id, &malformed)),
+        Hresult::INVALID_JSON
+    );
+    let added = ModifyNetworkSettingRequest::add_policies(vec![NetworkPolicy::HostRoute]);
+    fake.modify_network(network.id, &added)
+        .expect("add a policy");
+    assert_eq!(
+        fake.query_network(network.id)
+            .expect("query")
+            .policies
+            .last(),
+        Some(&NetworkPolicy::HostRoute)
     );
 }

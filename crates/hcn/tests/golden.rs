@@ -4,6 +4,7 @@
 mod support;
 
 use hcn::Guid;
+use hcn::schema::ModifyNetworkSettingRequest;
 use hcn::schema::{
     Dns, EndpointPolicy, HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork,
     HostComputeQuery, IpConfig, Ipam, MacPool, MacRange, ModifyNamespaceSettingRequest,
@@ -258,5 +259,46 @@ fn queries() {
     assert_golden(
         &detailed,
         json!({"SchemaVersion": {"Major": 2, "Minor": 0}, "Flags": 1}),
+    );
+}
+
+/// Enabling a switch extension on an existing network (the documented v2 `Extension` resource),
+/// and adding policies.
+#[test]
+fn modify_network_requests() {
+    let enable = ModifyNetworkSettingRequest::set_extension(OVS_EXTENSION_ID, true);
+    assert_golden(
+        &enable,
+        json!({"ResourceType": "Extension", "RequestType": "Update", "Settings": {"Id": "583CC151-73EC-4A6A-8B47-578297AD7623", "IsEnabled": true}}),
+    );
+    assert_eq!(enable.extension_setting(), Some((OVS_EXTENSION_ID, true)));
+    let add = ModifyNetworkSettingRequest::add_policies(vec![NetworkPolicy::VSwitchExtension {
+        extension_id: OVS_EXTENSION_ID,
+        enable: true,
+    }]);
+    assert_golden(
+        &add,
+        json!({"ResourceType": "Policy", "RequestType": "Add", "Settings": {"Policies": [
+            {"Type": "VSwitchExtension", "Settings": {"ExtensionID": "583CC151-73EC-4A6A-8B47-578297AD7623", "Enable": true}}
+        ]}}),
+    );
+    assert_eq!(
+        add.policies(),
+        Some(vec![NetworkPolicy::VSwitchExtension {
+            extension_id: OVS_EXTENSION_ID,
+            enable: true
+        }])
+    );
+}
+
+#[test]
+fn namespace_ready_on_create() {
+    let namespace = HostComputeNamespace {
+        ready_on_create: true,
+        ..HostComputeNamespace::default()
+    };
+    assert_golden(
+        &namespace,
+        json!({"Type": "Host", "ReadyOnCreate": true, "SchemaVersion": {"Major": 2, "Minor": 0}}),
     );
 }

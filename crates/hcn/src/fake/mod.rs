@@ -19,7 +19,7 @@ use crate::api::HcnApi;
 use crate::error::{Operation, Result};
 use crate::schema::{
     HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork, HostComputeQuery,
-    ModifyNamespaceSettingRequest,
+    ModifyNamespaceSettingRequest, ModifyNetworkSettingRequest,
 };
 use crate::{Guid, Hresult};
 
@@ -157,6 +157,12 @@ impl HcnApi for FakeHcn {
     fn delete_network(&self, id: Guid) -> Result<()> {
         self.call(Operation::DeleteNetwork, id.to_string(), |s| {
             s.delete_network(id)
+        })
+    }
+
+    fn modify_network(&self, id: Guid, request: &ModifyNetworkSettingRequest) -> Result<()> {
+        self.call(Operation::ModifyNetwork, id.to_string(), |s| {
+            s.modify_network(id, request)
         })
     }
 

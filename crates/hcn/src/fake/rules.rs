@@ -11,8 +11,9 @@ use super::{Call, vnic_name};
 use crate::error::{HcnError, Operation};
 use crate::schema::{
     ErrorRecord, HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork, HostComputeQuery,
-    ModifyNamespaceSettingRequest, ModifyRequestType, NamespaceResource, NamespaceResourceData,
-    NamespaceResourceType, NamespaceType, NetworkPolicy, NetworkType, SchemaVersion,
+    ModifyNamespaceSettingRequest, ModifyNetworkSettingRequest, ModifyRequestType,
+    NamespaceResource, NamespaceResourceData, NamespaceResourceType, NamespaceType, NetworkPolicy,
+    NetworkResourceType, NetworkType, SchemaVersion,
 };
 use crate::{Guid, Hresult, MacAddress};
 
@@ -282,6 +283,65 @@ impl State {
         Ok(())
     }
 
+    /// Extension updates set (or add) the network's `VSwitchExtension` policy, which is how
+    /// [`HostComputeNetwork::extension_enabled`] reads it back; policy additions append the
+    /// policies. Both check installed extensions like creation does.
+    pub(super) fn modify_network(
+        &mut self,
+        id: Guid,
+        request: &ModifyNetworkSettingRequest,
+    ) -> Rule<()> {
+        if !self.networks.contains_key(&id) {
+            return Err(Hresult::NETWORK_NOT_FOUND);
+        }
+        let added = match (request.resource_type, request.request_type) {
+            (NetworkResourceType::Extension, ModifyRequestType::Update) => {
+                let (extension_id, enable) =
+                    request.extension_setting().ok_or(Hresult::INVALID_JSON)?;
+                vec![NetworkPolicy::VSwitchExtension {
+                    extension_id,
+                    enable,
+                }]
+            }
+            (NetworkResourceType::Policy, ModifyRequestType::Add) => {
+                request.policies().ok_or(Hresult::INVALID_JSON)?
+            }
+            _ => return Err(Hresult::REQUEST_UNSUPPORTED),
+        };
+        for policy in &added {
+            match policy {
+                NetworkPolicy::VSwitchExtension { extension_id, .. }
+                    if !self.host.switch_extensions.contains(extension_id) =>
+                {
+                    return Err(Hresult::SWITCH_EXTENSION_NOT_FOUND);
+                }
+                NetworkPolicy::NetAdapterName { .. } => return Err(Hresult::INVALID_POLICY),
+                _ => {}
+            }
+        }
+        let Some(network) = self.networks.get_mut(&id) else {
+            return Err(Hresult::NETWORK_NOT_FOUND);
+        };
+        for policy in added {
+            let extension_of = |p: &NetworkPolicy| match p {
+                NetworkPolicy::VSwitchExtension { extension_id, .. } => Some(*extension_id),
+                _ => None,
+            };
+            let replaced = extension_of(&policy).and_then(|id| {
+                network
+                    .doc
+                    .policies
+                    .iter_mut()
+                    .find(|p| extension_of(p) == Some(id))
+            });
+            match replaced {
+                Some(existing) => *existing = policy,
+                None => network.doc.policies.push(policy),
+            }
+        }
+        Ok(())
+    }
+
     // ---- endpoints ----
 
     pub(super) fn create_endpoint(
@@ -401,6 +461,7 @@ impl State {
             id,
             namespace_id,
             kind: doc.kind,
+            ready_on_create: doc.ready_on_create,
             resources: Vec::new(),
             schema_version: SchemaVersion::V2,
         };

@@ -37,7 +37,7 @@ pub(super) type QueryFn =
 pub(super) type DeleteFn = unsafe extern "system" fn(*const GUID, *mut PWSTR) -> HRESULT;
 /// `HcnClose*(Handle)`.
 pub(super) type CloseFn = unsafe extern "system" fn(RawHandle) -> HRESULT;
-/// `HcnModifyNamespace(Namespace, Settings, *ErrorRecord)`.
+/// `HcnModifyNetwork` / `HcnModifyNamespace`: `(Handle, Settings, *ErrorRecord)`.
 pub(super) type ModifyFn = unsafe extern "system" fn(RawHandle, PCWSTR, *mut PWSTR) -> HRESULT;
 
 /// The exports every object kind (network, endpoint, namespace) has in the same shape.
@@ -61,6 +61,7 @@ pub(super) struct Exports {
     pub(super) create_network: CreateFn,
     pub(super) create_endpoint: CreateEndpointFn,
     pub(super) create_namespace: CreateFn,
+    pub(super) modify_network: ModifyFn,
     pub(super) modify_namespace: ModifyFn,
 }
 
@@ -147,6 +148,7 @@ impl Exports {
             create_network: resolve!(module, dll, c"HcnCreateNetwork", CreateFn),
             create_endpoint: resolve!(module, dll, c"HcnCreateEndpoint", CreateEndpointFn),
             create_namespace: resolve!(module, dll, c"HcnCreateNamespace", CreateFn),
+            modify_network: resolve!(module, dll, c"HcnModifyNetwork", ModifyFn),
             modify_namespace: resolve!(module, dll, c"HcnModifyNamespace", ModifyFn),
         })
     }

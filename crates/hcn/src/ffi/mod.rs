@@ -19,7 +19,7 @@ use crate::api::HcnApi;
 use crate::error::{HcnError, Operation, Result};
 use crate::schema::{
     ErrorRecord, HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork, HostComputeQuery,
-    ModifyNamespaceSettingRequest,
+    ModifyNamespaceSettingRequest, ModifyNetworkSettingRequest,
 };
 use crate::{Guid, Hresult};
 
@@ -246,6 +246,24 @@ impl HcnClient {
         check(operation, &id.to_string(), hr, record)
     }
 
+    /// Opens object `id` and applies the modify `request` to it.
+    fn modify<T: Serialize>(
+        &self,
+        kind: &KindExports,
+        modify: exports::ModifyFn,
+        operation: Operation,
+        id: Guid,
+        request: &T,
+    ) -> Result<()> {
+        let handle = self.open(kind, operation, id)?;
+        let settings = wide(&to_json(request));
+        let mut record = OutString::new();
+        // SAFETY: the handle is open; `settings` is NUL-terminated and outlives the call; the
+        // out pointer is valid.
+        let hr = unsafe { modify(handle.raw, settings.as_ptr(), record.as_out()) };
+        check(operation, &id.to_string(), hr, record)
+    }
+
     /// Creates a network or namespace from `document` and returns its properties.
     fn create<T: Serialize + DeserializeOwned>(
         &self,
@@ -293,6 +311,17 @@ impl HcnApi for HcnClient {
 
     fn delete_network(&self, id: Guid) -> Result<()> {
         self.delete(&self.exports.network, Operation::DeleteNetwork, id)
+    }
+
+    fn modify_network(&self, id: Guid, request: &ModifyNetworkSettingRequest) -> Result<()> {
+        let e = &self.exports;
+        self.modify(
+            &e.network,
+            e.modify_network,
+            Operation::ModifyNetwork,
+            id,
+            request,
+        )
     }
 
     fn create_endpoint(
@@ -370,16 +399,14 @@ impl HcnApi for HcnClient {
     }
 
     fn modify_namespace(&self, id: Guid, request: &ModifyNamespaceSettingRequest) -> Result<()> {
-        let operation = Operation::ModifyNamespace;
-        let handle = self.open(&self.exports.namespace, operation, id)?;
-        let settings = wide(&to_json(request));
-        let mut record = OutString::new();
-        // SAFETY: the namespace handle is open; `settings` is NUL-terminated and outlives the
-        // call; the out pointer is valid.
-        let hr = unsafe {
-            (self.exports.modify_namespace)(handle.raw, settings.as_ptr(), record.as_out())
-        };
-        check(operation, &id.to_string(), hr, record)
+        let e = &self.exports;
+        self.modify(
+            &e.namespace,
+            e.modify_namespace,
+            Operation::ModifyNamespace,
+            id,
+            request,
+        )
     }
 }
 

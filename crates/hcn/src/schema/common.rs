@@ -26,6 +26,19 @@ impl Default for SchemaVersion {
     }
 }
 
+/// `RequestType` of a modify request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ModifyRequestType {
+    /// `Add`.
+    Add,
+    /// `Remove`.
+    Remove,
+    /// `Update`.
+    Update,
+    /// `Refresh`.
+    Refresh,
+}
+
 /// `Route`: a route of a subnet or an endpoint. Addresses stay text, as HNS writes them.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]

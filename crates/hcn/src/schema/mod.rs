@@ -16,14 +16,18 @@ mod policy;
 mod query;
 mod record;
 
-pub use common::{Dns, IpConfig, Ipam, MacPool, MacRange, Route, SchemaVersion, Subnet};
+pub use common::{
+    Dns, IpConfig, Ipam, MacPool, MacRange, ModifyRequestType, Route, SchemaVersion, Subnet,
+};
 pub use decode::decode;
 pub use endpoint::{EndpointFlags, HostComputeEndpoint};
 pub use namespace::{
-    HostComputeNamespace, ModifyNamespaceSettingRequest, ModifyRequestType, NamespaceResource,
-    NamespaceResourceData, NamespaceResourceType, NamespaceType,
+    HostComputeNamespace, ModifyNamespaceSettingRequest, NamespaceResource, NamespaceResourceData,
+    NamespaceResourceType, NamespaceType,
 };
-pub use network::{HostComputeNetwork, NetworkFlags, NetworkType};
+pub use network::{
+    HostComputeNetwork, ModifyNetworkSettingRequest, NetworkFlags, NetworkResourceType, NetworkType,
+};
 pub use policy::{EndpointPolicy, NetworkPolicy, OVS_EXTENSION_ID, OutboundNatSettings};
 pub use query::{HostComputeQuery, QueryFilter};
 pub use record::ErrorRecord;

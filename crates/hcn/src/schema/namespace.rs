@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::common::SchemaVersion;
+use super::common::{ModifyRequestType, SchemaVersion};
 use crate::Guid;
 
 /// A `HostComputeNamespace` document.
@@ -25,6 +25,10 @@ pub struct HostComputeNamespace {
     /// `Type`.
     #[serde(rename = "Type")]
     pub kind: NamespaceType,
+    /// `ReadyOnCreate`: the compartment is usable right after creation, without a pause
+    /// container (HNS >= 15.2); false is left out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ready_on_create: bool,
     /// `Resources`: the attached endpoints and containers (read-only).
     #[serde(skip_serializing)]
     pub resources: Vec<NamespaceResource>,
@@ -89,19 +93,6 @@ pub struct NamespaceResourceData {
     /// `Id`; nil when HNS leaves it out.
     #[serde(rename = "Id", alias = "ID", alias = "id", default)]
     pub id: Guid,
-}
-
-/// `RequestType` of a modify request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ModifyRequestType {
-    /// `Add`.
-    Add,
-    /// `Remove`.
-    Remove,
-    /// `Update`.
-    Update,
-    /// `Refresh`.
-    Refresh,
 }
 
 /// A `ModifyNamespaceSettingRequest`; `Settings` is an embedded JSON object.

@@ -3,8 +3,9 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::common::{Dns, Ipam, MacPool, SchemaVersion};
+use super::common::{Dns, Ipam, MacPool, ModifyRequestType, SchemaVersion};
 use super::policy::NetworkPolicy;
 use crate::Guid;
 
@@ -183,5 +184,71 @@ impl std::ops::BitOr for NetworkFlags {
 
     fn bitor(self, rhs: NetworkFlags) -> NetworkFlags {
         NetworkFlags(self.0 | rhs.0)
+    }
+}
+
+/// `ResourceType` of a network modify request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NetworkResourceType {
+    /// `Policy`: add or remove network policies, `Settings: {"Policies": [...]}`.
+    Policy,
+    /// `DNS`.
+    #[serde(rename = "DNS")]
+    Dns,
+    /// `Extension`: switch extension state, `Settings: {"Id", "IsEnabled"}`.
+    Extension,
+    /// A resource type this crate does not know; never sent.
+    #[serde(other)]
+    Unknown,
+}
+
+/// A `ModifyNetworkSettingRequest` (`HcnModifyNetwork`); `Settings` is an embedded JSON object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ModifyNetworkSettingRequest {
+    /// `ResourceType`.
+    pub resource_type: NetworkResourceType,
+    /// `RequestType`.
+    pub request_type: ModifyRequestType,
+    /// `Settings`.
+    pub settings: Value,
+}
+
+impl ModifyNetworkSettingRequest {
+    /// Enable or disable switch extension `extension_id` on the network: the documented v2 way
+    /// (`{"ResourceType":"Extension","RequestType":"Update","Settings":{"Id","IsEnabled"}}`).
+    /// Antrea enables the OVS extension only after the NIC's address has moved to the vNIC.
+    pub fn set_extension(extension_id: Guid, enabled: bool) -> Self {
+        ModifyNetworkSettingRequest {
+            resource_type: NetworkResourceType::Extension,
+            request_type: ModifyRequestType::Update,
+            settings: serde_json::json!({ "Id": extension_id.to_string(), "IsEnabled": enabled }),
+        }
+    }
+
+    /// Add `policies` to the network.
+    pub fn add_policies(policies: Vec<NetworkPolicy>) -> Self {
+        ModifyNetworkSettingRequest {
+            resource_type: NetworkResourceType::Policy,
+            request_type: ModifyRequestType::Add,
+            settings: serde_json::json!({ "Policies": policies }),
+        }
+    }
+
+    /// The `(Id, IsEnabled)` of an extension request whose settings carry both.
+    pub fn extension_setting(&self) -> Option<(Guid, bool)> {
+        let id = self
+            .settings
+            .get("Id")
+            .or_else(|| self.settings.get("ID"))?
+            .as_str()?
+            .parse()
+            .ok()?;
+        Some((id, self.settings.get("IsEnabled")?.as_bool()?))
+    }
+
+    /// The policies of a policy request, if its settings carry a readable list.
+    pub fn policies(&self) -> Option<Vec<NetworkPolicy>> {
+        serde_json::from_value(self.settings.get("Policies")?.clone()).ok()
     }
 }
