@@ -24,7 +24,7 @@ use crate::schema::{
 use crate::{Guid, Hresult};
 
 /// The DLL of the HCN API.
-pub const HCN_DLL: &str = "computenetwork.dll";
+const HCN_DLL: &str = "computenetwork.dll";
 
 /// E_FAIL: the code reported when HNS returns S_OK with a failure record that has no code.
 const E_FAIL: Hresult = Hresult(0x8000_4005);

@@ -5,7 +5,7 @@
 //! absent keys take their default (an absent network `Type` is `NAT`, HNS's enum value 0), and
 //! `ID` is also read as `Id`/`id` because HNS and its documents disagree on the casing. Encoding
 //! leaves out empty optional parts, as Microsoft's own clients do. Documents from HNS are read
-//! with [`decode`], which also treats `null` members as absent.
+//! with [`decode()`], which also treats `null` members as absent.
 
 mod common;
 mod decode;
