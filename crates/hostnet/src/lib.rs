@@ -19,6 +19,7 @@ pub mod naming;
 
 #[cfg(target_os = "linux")]
 pub mod linux;
+pub mod windows;
 
 pub use addr::{AddrParseError, Ipv4Cidr, MacAddr};
 pub use error::{Error, Result};
