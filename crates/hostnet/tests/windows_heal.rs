@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use hcn::fake::{AdapterRoute, FakeHcn, HostAdapter, HostModel};
 use hcn::schema::{
-    HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork, IpConfig, Ipam, NetworkPolicy, NetworkType,
-    Route, Subnet,
+    HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork, IpConfig, Ipam, NetworkPolicy,
+    NetworkType, Route, Subnet,
 };
 use hcn::{Guid, HcnApi, HcnError, Hresult, Operation};
 use hostnet::windows::heal::{
-    EndpointIntent, HealAction, HealConfig, HealMetrics, HealReport, HnsReconciler, NetworkRecreator, NetworkState,
-    Stale,
+    EndpointIntent, HealAction, HealConfig, HealMetrics, HealReport, HnsReconciler,
+    NetworkRecreator, NetworkState, Stale,
 };
 use prometheus_client::registry::Registry;
 
@@ -43,7 +43,9 @@ fn network_document() -> HostComputeNetwork {
     HostComputeNetwork {
         name: NETWORK.into(),
         kind: NetworkType::Transparent,
-        policies: vec![NetworkPolicy::NetAdapterName { network_adapter_name: NIC.into() }],
+        policies: vec![NetworkPolicy::NetAdapterName {
+            network_adapter_name: NIC.into(),
+        }],
         ipams: vec![Ipam::static_subnets(vec![Subnet {
             ip_address_prefix: "10.10.1.0/24".into(),
             routes: vec![Route::default_via("10.10.1.1")],
@@ -91,36 +93,66 @@ impl Node {
     fn new(grace: Duration) -> Self {
         let hns = Arc::new(FakeHcn::new(host()));
         hns.create_network(&network_document()).expect("network");
-        let takeover = Takeover { hns: Arc::clone(&hns), calls: Arc::default() };
+        let takeover = Takeover {
+            hns: Arc::clone(&hns),
+            calls: Arc::default(),
+        };
         let mut registry = Registry::default();
         let metrics = HealMetrics::register(&mut registry);
-        let config = HealConfig { grace, ..HealConfig::new(NETWORK) };
+        let config = HealConfig {
+            grace,
+            ..HealConfig::new(NETWORK)
+        };
         let api: Arc<dyn HcnApi> = hns.clone();
         let reconciler = HnsReconciler::new(api, takeover.clone(), config, metrics);
-        Node { hns, takeover, registry, reconciler }
+        Node {
+            hns,
+            takeover,
+            registry,
+            reconciler,
+        }
     }
 
     fn network(&self) -> Guid {
-        self.hns.find_network_by_name(NETWORK).expect("lookup").expect("network").id
+        self.hns
+            .find_network_by_name(NETWORK)
+            .expect("lookup")
+            .expect("network")
+            .id
     }
 
     /// An endpoint `name` with `ip` on the network, attached to a new namespace when `attach`.
     fn endpoint(&self, name: &str, ip: &str, attach: bool) -> Guid {
         let endpoint = HostComputeEndpoint {
             name: name.into(),
-            ip_configurations: vec![IpConfig { ip_address: ip.into(), prefix_length: 24, ip_subnet_id: None }],
+            ip_configurations: vec![IpConfig {
+                ip_address: ip.into(),
+                prefix_length: 24,
+                ip_subnet_id: None,
+            }],
             ..HostComputeEndpoint::default()
         };
-        let id = self.hns.create_endpoint(self.network(), &endpoint).expect("endpoint").id;
+        let id = self
+            .hns
+            .create_endpoint(self.network(), &endpoint)
+            .expect("endpoint")
+            .id;
         if attach {
-            let namespace = self.hns.create_namespace(&HostComputeNamespace::default()).expect("namespace").id;
+            let namespace = self
+                .hns
+                .create_namespace(&HostComputeNamespace::default())
+                .expect("namespace")
+                .id;
             self.hns.attach_endpoint(namespace, id).expect("attach");
         }
         id
     }
 
     fn exists(&self, name: &str) -> bool {
-        self.hns.find_endpoint_by_name(name).expect("lookup").is_some()
+        self.hns
+            .find_endpoint_by_name(name)
+            .expect("lookup")
+            .is_some()
     }
 
     async fn pass(&mut self, intent: &EndpointIntent) -> HealReport {
@@ -140,12 +172,19 @@ impl Node {
 
     /// Calls of `operation` made to HNS so far.
     fn calls_of(&self, operation: Operation) -> usize {
-        self.hns.calls().iter().filter(|c| c.operation == operation).count()
+        self.hns
+            .calls()
+            .iter()
+            .filter(|c| c.operation == operation)
+            .count()
     }
 }
 
 fn intent(entries: &[(&str, &str)]) -> EndpointIntent {
-    entries.iter().map(|(name, address)| (*name, ip(address))).collect()
+    entries
+        .iter()
+        .map(|(name, address)| (*name, ip(address)))
+        .collect()
 }
 
 #[tokio::test(start_paused = true)]
@@ -157,10 +196,21 @@ async fn network_lost_at_reboot_is_reported_and_recreated_once() {
 
     node.hns.reboot();
     let report = node.pass(&intent).await;
-    assert!(matches!(report.network, NetworkState::Missing { recreate: Ok(()) }), "{report:?}");
+    assert!(
+        matches!(report.network, NetworkState::Missing { recreate: Ok(()) }),
+        "{report:?}"
+    );
     assert_eq!(node.takeover.calls(), 1);
-    assert_eq!(report.missing, vec![("web-a1b2c3".to_owned(), ip("10.10.1.5"))]);
-    assert!(node.hns.find_network_by_name(NETWORK).expect("lookup").is_some());
+    assert_eq!(
+        report.missing,
+        vec![("web-a1b2c3".to_owned(), ip("10.10.1.5"))]
+    );
+    assert!(
+        node.hns
+            .find_network_by_name(NETWORK)
+            .expect("lookup")
+            .is_some()
+    );
     assert_eq!(node.metric("antrea_hns_network_recreated_total"), 1);
     assert_eq!(node.metric("antrea_hns_missing_endpoints"), 1);
 
@@ -180,8 +230,12 @@ async fn failed_recreation_is_reported_and_retried_next_pass() {
     node.hns.fail_next(Operation::CreateNetwork, ACCESS_DENIED);
     let report = node.pass(&EndpointIntent::new()).await;
     match &report.network {
-        NetworkState::Missing { recreate: Err(error) } => {
-            let error = error.downcast_ref::<HcnError>().expect("the takeover's own error");
+        NetworkState::Missing {
+            recreate: Err(error),
+        } => {
+            let error = error
+                .downcast_ref::<HcnError>()
+                .expect("the takeover's own error");
             assert_eq!(error.hresult(), Some(ACCESS_DENIED));
         }
         other => panic!("expected a failed recreation, got {other:?}"),
@@ -190,7 +244,10 @@ async fn failed_recreation_is_reported_and_retried_next_pass() {
     assert_eq!(node.metric("antrea_hns_network_recreated_total"), 0);
 
     let report = node.pass(&EndpointIntent::new()).await;
-    assert!(matches!(report.network, NetworkState::Missing { recreate: Ok(()) }));
+    assert!(matches!(
+        report.network,
+        NetworkState::Missing { recreate: Ok(()) }
+    ));
     assert_eq!(node.takeover.calls(), 2);
     assert!(node.pass(&EndpointIntent::new()).await.is_clean());
 }
@@ -211,7 +268,10 @@ async fn orphan_is_deleted_after_the_grace_period_but_never_on_first_sight() {
 
     tokio::time::advance(GRACE / 2).await;
     let report = node.pass(&intent).await;
-    assert!(report.removed.is_empty(), "within the grace period: {report:?}");
+    assert!(
+        report.removed.is_empty(),
+        "within the grace period: {report:?}"
+    );
     assert!(node.exists("old-d4e5f6"));
 
     tokio::time::advance(GRACE / 2).await;
@@ -251,10 +311,18 @@ async fn zero_grace_still_spares_endpoints_seen_for_the_first_time() {
 #[tokio::test(start_paused = true)]
 async fn owned_endpoints_are_never_touched() {
     let mut node = Node::new(GRACE);
-    for (name, address) in [("a-111111", "10.10.1.2"), ("b-222222", "10.10.1.3"), ("c-333333", "10.10.1.4")] {
+    for (name, address) in [
+        ("a-111111", "10.10.1.2"),
+        ("b-222222", "10.10.1.3"),
+        ("c-333333", "10.10.1.4"),
+    ] {
         node.endpoint(name, address, true);
     }
-    let intent = intent(&[("a-111111", "10.10.1.2"), ("b-222222", "10.10.1.3"), ("c-333333", "10.10.1.4")]);
+    let intent = intent(&[
+        ("a-111111", "10.10.1.2"),
+        ("b-222222", "10.10.1.3"),
+        ("c-333333", "10.10.1.4"),
+    ]);
     for _ in 0..3 {
         assert!(node.pass(&intent).await.is_clean());
         tokio::time::advance(GRACE).await;
@@ -276,7 +344,12 @@ async fn duplicate_ip_keeps_the_endpoint_the_intent_names() {
     let report = node.pass(&intent).await;
     assert_eq!(report.pending.len(), 1);
     assert_eq!(report.pending[0].endpoint.name, "web-bbbbbb");
-    assert_eq!(report.pending[0].why, Stale::Duplicate { kept: "web-aaaaaa".into() });
+    assert_eq!(
+        report.pending[0].why,
+        Stale::Duplicate {
+            kept: "web-aaaaaa".into()
+        }
+    );
 
     tokio::time::advance(GRACE).await;
     let report = node.pass(&intent).await;
@@ -284,7 +357,10 @@ async fn duplicate_ip_keeps_the_endpoint_the_intent_names() {
     assert!(report.removed_orphans().is_empty());
     assert!(node.exists("web-aaaaaa"));
     assert!(!node.exists("web-bbbbbb"));
-    assert_eq!(node.metric("antrea_hns_duplicate_endpoints_removed_total"), 1);
+    assert_eq!(
+        node.metric("antrea_hns_duplicate_endpoints_removed_total"),
+        1
+    );
     assert_eq!(node.metric("antrea_hns_orphan_endpoints_removed_total"), 0);
 }
 
@@ -309,7 +385,10 @@ async fn unattached_endpoints_are_reported_when_owned_and_deleted_otherwise() {
     let intent = intent(&[("web-a1b2c3", "10.10.1.5")]);
 
     let report = node.pass(&intent).await;
-    assert!(report.unattached.is_empty(), "first sight is within the grace period");
+    assert!(
+        report.unattached.is_empty(),
+        "first sight is within the grace period"
+    );
     assert_eq!(report.pending.len(), 1);
 
     tokio::time::advance(GRACE).await;
@@ -318,13 +397,20 @@ async fn unattached_endpoints_are_reported_when_owned_and_deleted_otherwise() {
     assert_eq!(report.unattached[0].name, "web-a1b2c3");
     assert_eq!(report.unattached[0].namespace, None);
     assert_eq!(report.removed_orphans(), vec!["lost-d4e5f6"]);
-    assert!(node.exists("web-a1b2c3"), "an owned endpoint is only reported");
+    assert!(
+        node.exists("web-a1b2c3"),
+        "an owned endpoint is only reported"
+    );
     assert_eq!(node.metric("antrea_hns_unattached_endpoints"), 1);
     // Never attached: deleted without a detach.
     assert_eq!(node.calls_of(Operation::ModifyNamespace), 0);
 
     // The Pod's ADD attaches it: nothing to report any more.
-    let namespace = node.hns.create_namespace(&HostComputeNamespace::default()).expect("namespace").id;
+    let namespace = node
+        .hns
+        .create_namespace(&HostComputeNamespace::default())
+        .expect("namespace")
+        .id;
     node.hns.attach_endpoint(namespace, owned).expect("attach");
     assert!(node.pass(&intent).await.is_clean());
     assert_eq!(node.metric("antrea_hns_unattached_endpoints"), 0);
@@ -370,13 +456,18 @@ async fn unreadable_endpoint_is_reported_and_the_others_are_still_checked() {
     let report = node.pass(&intent).await;
     assert_eq!(report.errors.len(), 1);
     assert_eq!(report.errors[0].action, HealAction::QueryEndpoint);
-    assert_eq!(report.unattached.len(), 1, "the endpoint that could be read is still checked");
+    assert_eq!(
+        report.unattached.len(),
+        1,
+        "the endpoint that could be read is still checked"
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn failed_network_lookup_is_reported_without_recreating() {
     let mut node = Node::new(GRACE);
-    node.hns.fail_next(Operation::EnumerateNetworks, ACCESS_DENIED);
+    node.hns
+        .fail_next(Operation::EnumerateNetworks, ACCESS_DENIED);
     let report = node.pass(&EndpointIntent::new()).await;
     assert!(matches!(report.network, NetworkState::Unknown));
     assert_eq!(report.errors.len(), 1);
@@ -388,7 +479,8 @@ async fn failed_network_lookup_is_reported_without_recreating() {
 #[tokio::test(start_paused = true)]
 async fn failed_listing_is_reported() {
     let mut node = Node::new(GRACE);
-    node.hns.fail_next(Operation::EnumerateEndpoints, ACCESS_DENIED);
+    node.hns
+        .fail_next(Operation::EnumerateEndpoints, ACCESS_DENIED);
     let report = node.pass(&EndpointIntent::new()).await;
     assert!(matches!(report.network, NetworkState::Present { .. }));
     assert_eq!(report.errors.len(), 1);
@@ -401,7 +493,12 @@ async fn run_passes_at_start_and_every_period_until_stopped() {
     node.endpoint("old-a1b2c3", "10.10.1.6", true);
     let intent = Arc::new(Mutex::new(EndpointIntent::new()));
     let passes = Arc::new(AtomicUsize::new(0));
-    let Node { hns, registry, reconciler, .. } = node;
+    let Node {
+        hns,
+        registry,
+        reconciler,
+        ..
+    } = node;
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let source = {
         let intent = Arc::clone(&intent);
@@ -420,10 +517,17 @@ async fn run_passes_at_start_and_every_period_until_stopped() {
     tokio::time::sleep(period * 2 + period / 2).await;
     assert_eq!(passes.load(Ordering::SeqCst), 3);
     // Seen at the first pass, deleted at the second (zero grace).
-    assert!(hns.find_endpoint_by_name("old-a1b2c3").expect("lookup").is_none());
+    assert!(
+        hns.find_endpoint_by_name("old-a1b2c3")
+            .expect("lookup")
+            .is_none()
+    );
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
-    assert!(text.contains("antrea_hns_orphan_endpoints_removed_total 1"), "{text}");
+    assert!(
+        text.contains("antrea_hns_orphan_endpoints_removed_total 1"),
+        "{text}"
+    );
 
     stop_tx.send(()).expect("loop running");
     task.await.expect("loop ends");

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hostnet::windows::watchdog::{
-    ProbeError, Reachability, ScriptedProbe, TakeoverRollback, Target, TcpAnswer, TcpProbe, Watchdog,
-    WatchdogConfig, WatchdogVerdict,
+    ProbeError, Reachability, ScriptedProbe, TakeoverRollback, Target, TcpAnswer, TcpProbe,
+    Watchdog, WatchdogConfig, WatchdogVerdict,
 };
 
 /// Counts rollbacks; fails them when `fail`.
@@ -29,13 +29,21 @@ impl TakeoverRollback for Rollback {
 
     async fn rollback(&self) -> Result<(), io::Error> {
         self.calls.fetch_add(1, Ordering::SeqCst);
-        if self.fail { Err(io::Error::other("NIC configuration could not be restored")) } else { Ok(()) }
+        if self.fail {
+            Err(io::Error::other("NIC configuration could not be restored"))
+        } else {
+            Ok(())
+        }
     }
 }
 
 /// 30 s window, a round every 3 s: 11 rounds (0, 3, ..., 30 s).
 fn config() -> WatchdogConfig {
-    WatchdogConfig { window: Duration::from_secs(30), interval: Duration::from_secs(3), probe_timeout: Duration::from_secs(2) }
+    WatchdogConfig {
+        window: Duration::from_secs(30),
+        interval: Duration::from_secs(3),
+        probe_timeout: Duration::from_secs(2),
+    }
 }
 
 const ROUNDS: usize = 11;
@@ -51,8 +59,19 @@ async fn both_lost_for_the_whole_window_rolls_back_once() {
     let api = ScriptedProbe::always("api", false);
     let rollback = Rollback::default();
     let start = tokio::time::Instant::now();
-    let verdict = Watchdog::new(gateway.clone(), api.clone(), config()).watch(&rollback, never()).await;
-    assert!(matches!(verdict, WatchdogVerdict::RolledBack { rounds: 11, result: Ok(()) }), "{verdict:?}");
+    let verdict = Watchdog::new(gateway.clone(), api.clone(), config())
+        .watch(&rollback, never())
+        .await;
+    assert!(
+        matches!(
+            verdict,
+            WatchdogVerdict::RolledBack {
+                rounds: 11,
+                result: Ok(())
+            }
+        ),
+        "{verdict:?}"
+    );
     assert_eq!(rollback.calls(), 1);
     assert_eq!(gateway.probes(), ROUNDS);
     assert_eq!(api.probes(), ROUNDS);
@@ -62,10 +81,19 @@ async fn both_lost_for_the_whole_window_rolls_back_once() {
 
 #[tokio::test(start_paused = true)]
 async fn failed_rollback_is_reported() {
-    let rollback = Rollback { fail: true, ..Rollback::default() };
-    let watchdog = Watchdog::new(ScriptedProbe::always("gateway", false), ScriptedProbe::always("api", false), config());
+    let rollback = Rollback {
+        fail: true,
+        ..Rollback::default()
+    };
+    let watchdog = Watchdog::new(
+        ScriptedProbe::always("gateway", false),
+        ScriptedProbe::always("api", false),
+        config(),
+    );
     match watchdog.watch(&rollback, never()).await {
-        WatchdogVerdict::RolledBack { result: Err(error), .. } => {
+        WatchdogVerdict::RolledBack {
+            result: Err(error), ..
+        } => {
             assert!(error.to_string().contains("could not be restored"));
         }
         other => panic!("expected a failed rollback, got {other:?}"),
@@ -76,18 +104,46 @@ async fn failed_rollback_is_reported() {
 #[tokio::test(start_paused = true)]
 async fn only_the_gateway_lost_is_no_rollback() {
     let rollback = Rollback::default();
-    let watchdog = Watchdog::new(ScriptedProbe::always("gateway", false), ScriptedProbe::always("api", true), config());
+    let watchdog = Watchdog::new(
+        ScriptedProbe::always("gateway", false),
+        ScriptedProbe::always("api", true),
+        config(),
+    );
     let verdict = watchdog.watch(&rollback, never()).await;
-    assert!(matches!(verdict, WatchdogVerdict::Confirmed { target: Target::ApiServer, round: 1, .. }), "{verdict:?}");
+    assert!(
+        matches!(
+            verdict,
+            WatchdogVerdict::Confirmed {
+                target: Target::ApiServer,
+                round: 1,
+                ..
+            }
+        ),
+        "{verdict:?}"
+    );
     assert_eq!(rollback.calls(), 0);
 }
 
 #[tokio::test(start_paused = true)]
 async fn only_the_api_server_lost_is_no_rollback() {
     let rollback = Rollback::default();
-    let watchdog = Watchdog::new(ScriptedProbe::always("gateway", true), ScriptedProbe::always("api", false), config());
+    let watchdog = Watchdog::new(
+        ScriptedProbe::always("gateway", true),
+        ScriptedProbe::always("api", false),
+        config(),
+    );
     let verdict = watchdog.watch(&rollback, never()).await;
-    assert!(matches!(verdict, WatchdogVerdict::Confirmed { target: Target::Gateway, round: 1, .. }), "{verdict:?}");
+    assert!(
+        matches!(
+            verdict,
+            WatchdogVerdict::Confirmed {
+                target: Target::Gateway,
+                round: 1,
+                ..
+            }
+        ),
+        "{verdict:?}"
+    );
     assert_eq!(rollback.calls(), 0);
 }
 
@@ -97,9 +153,15 @@ async fn recovery_in_the_last_round_of_the_window_is_no_rollback() {
     answers.push(true);
     let gateway = ScriptedProbe::new("gateway", answers);
     let rollback = Rollback::default();
-    let verdict = Watchdog::new(gateway, ScriptedProbe::always("api", false), config()).watch(&rollback, never()).await;
+    let verdict = Watchdog::new(gateway, ScriptedProbe::always("api", false), config())
+        .watch(&rollback, never())
+        .await;
     match verdict {
-        WatchdogVerdict::Confirmed { target: Target::Gateway, round, after } => {
+        WatchdogVerdict::Confirmed {
+            target: Target::Gateway,
+            round,
+            after,
+        } => {
             assert_eq!(round, 11);
             assert_eq!(after, Duration::from_secs(30));
         }
@@ -112,8 +174,20 @@ async fn recovery_in_the_last_round_of_the_window_is_no_rollback() {
 async fn recovery_mid_window_is_no_rollback() {
     let api = ScriptedProbe::new("api", [false, false, false, true]);
     let rollback = Rollback::default();
-    let verdict = Watchdog::new(ScriptedProbe::always("gateway", false), api, config()).watch(&rollback, never()).await;
-    assert!(matches!(verdict, WatchdogVerdict::Confirmed { target: Target::ApiServer, round: 4, .. }), "{verdict:?}");
+    let verdict = Watchdog::new(ScriptedProbe::always("gateway", false), api, config())
+        .watch(&rollback, never())
+        .await;
+    assert!(
+        matches!(
+            verdict,
+            WatchdogVerdict::Confirmed {
+                target: Target::ApiServer,
+                round: 4,
+                ..
+            }
+        ),
+        "{verdict:?}"
+    );
     assert_eq!(rollback.calls(), 0);
 }
 
@@ -121,10 +195,19 @@ async fn recovery_mid_window_is_no_rollback() {
 async fn stop_before_the_window_ends_is_no_rollback() {
     let gateway = ScriptedProbe::always("gateway", false);
     let rollback = Rollback::default();
-    let watchdog = Watchdog::new(gateway.clone(), ScriptedProbe::always("api", false), config());
-    let verdict = watchdog.watch(&rollback, tokio::time::sleep(Duration::from_secs(29))).await;
+    let watchdog = Watchdog::new(
+        gateway.clone(),
+        ScriptedProbe::always("api", false),
+        config(),
+    );
+    let verdict = watchdog
+        .watch(&rollback, tokio::time::sleep(Duration::from_secs(29)))
+        .await;
     // Rounds at 0, 3, ..., 27 s ran; the one at 30 s did not.
-    assert!(matches!(verdict, WatchdogVerdict::Stopped { rounds: 10 }), "{verdict:?}");
+    assert!(
+        matches!(verdict, WatchdogVerdict::Stopped { rounds: 10 }),
+        "{verdict:?}"
+    );
     assert_eq!(gateway.probes(), 10);
     assert_eq!(rollback.calls(), 0);
 }
@@ -145,27 +228,42 @@ impl Reachability for Silent {
 #[tokio::test(start_paused = true)]
 async fn probes_that_hang_count_as_lost() {
     let rollback = Rollback::default();
-    let verdict = Watchdog::new(Silent, Silent, config()).watch(&rollback, never()).await;
-    assert!(matches!(verdict, WatchdogVerdict::RolledBack { rounds: 11, .. }), "{verdict:?}");
+    let verdict = Watchdog::new(Silent, Silent, config())
+        .watch(&rollback, never())
+        .await;
+    assert!(
+        matches!(verdict, WatchdogVerdict::RolledBack { rounds: 11, .. }),
+        "{verdict:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_hanging_probe_delays_the_verdict_by_its_timeout_only() {
     // Each round waits the full 3 s timeout for the silent API server: rounds still start
     // every 3 s, and the verdict comes when the last round's timeout ends.
-    let config = WatchdogConfig { probe_timeout: Duration::from_secs(3), ..config() };
+    let config = WatchdogConfig {
+        probe_timeout: Duration::from_secs(3),
+        ..config()
+    };
     let gateway = ScriptedProbe::always("gateway", false);
     let rollback = Rollback::default();
     let start = tokio::time::Instant::now();
-    let verdict = Watchdog::new(gateway.clone(), Silent, config).watch(&rollback, never()).await;
-    assert!(matches!(verdict, WatchdogVerdict::RolledBack { rounds: 11, .. }), "{verdict:?}");
+    let verdict = Watchdog::new(gateway.clone(), Silent, config)
+        .watch(&rollback, never())
+        .await;
+    assert!(
+        matches!(verdict, WatchdogVerdict::RolledBack { rounds: 11, .. }),
+        "{verdict:?}"
+    );
     assert_eq!(gateway.probes(), ROUNDS);
     assert_eq!(start.elapsed(), Duration::from_secs(33));
 }
 
 /// A TCP port on 127.0.0.1 with nothing listening: bound, then closed.
 async fn closed_port() -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let port = listener.local_addr().expect("address").port();
     drop(listener);
     port
@@ -173,7 +271,9 @@ async fn closed_port() -> u16 {
 
 #[tokio::test]
 async fn tcp_probe_reaches_a_listener() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let address = listener.local_addr().expect("address");
     let accepted = Arc::new(AtomicUsize::new(0));
     let acceptor = {
@@ -184,7 +284,10 @@ async fn tcp_probe_reaches_a_listener() {
         })
     };
     let probe = TcpProbe::new(address.to_string(), TcpAnswer::Accepted);
-    probe.probe(Duration::from_secs(5)).await.expect("reachable");
+    probe
+        .probe(Duration::from_secs(5))
+        .await
+        .expect("reachable");
     acceptor.await.expect("acceptor");
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
 }
@@ -194,17 +297,23 @@ async fn tcp_probe_of_a_closed_port_is_lost_unless_a_refusal_counts() {
     let target = format!("127.0.0.1:{}", closed_port().await);
     let strict = TcpProbe::new(target.clone(), TcpAnswer::Accepted);
     match strict.probe(Duration::from_secs(5)).await {
-        Err(ProbeError::Io { source, .. }) => assert_eq!(source.kind(), io::ErrorKind::ConnectionRefused),
+        Err(ProbeError::Io { source, .. }) => {
+            assert_eq!(source.kind(), io::ErrorKind::ConnectionRefused)
+        }
         other => panic!("expected a refused connection, got {other:?}"),
     }
     // The host answered with a reset: reachable for a router check.
     let any = TcpProbe::new(target, TcpAnswer::AcceptedOrRefused);
-    any.probe(Duration::from_secs(5)).await.expect("a refusal is an answer");
+    any.probe(Duration::from_secs(5))
+        .await
+        .expect("a refusal is an answer");
 }
 
 #[tokio::test]
 async fn tcp_probe_resolves_names() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let port = listener.local_addr().expect("address").port();
     let acceptor = tokio::spawn(async move { listener.accept().await.map(|_| ()) });
     TcpProbe::new(format!("localhost:{port}"), TcpAnswer::Accepted)
@@ -217,19 +326,39 @@ async fn tcp_probe_resolves_names() {
 #[tokio::test]
 async fn tcp_probe_of_an_unparsable_target_is_an_error() {
     let probe = TcpProbe::new("no port here", TcpAnswer::Accepted);
-    assert!(matches!(probe.probe(Duration::from_secs(5)).await, Err(ProbeError::Io { .. })));
+    assert!(matches!(
+        probe.probe(Duration::from_secs(5)).await,
+        Err(ProbeError::Io { .. })
+    ));
 }
 
 #[tokio::test]
 async fn watchdog_with_real_probes_confirms_a_local_api_server() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let address = listener.local_addr().expect("address");
     let acceptor = tokio::spawn(async move { listener.accept().await.map(|_| ()) });
-    let gateway = TcpProbe::new(format!("127.0.0.1:{}", closed_port().await), TcpAnswer::Accepted);
+    let gateway = TcpProbe::new(
+        format!("127.0.0.1:{}", closed_port().await),
+        TcpAnswer::Accepted,
+    );
     let api = TcpProbe::new(address.to_string(), TcpAnswer::Accepted);
     let rollback = Rollback::default();
-    let verdict = Watchdog::new(gateway, api, config()).watch(&rollback, never()).await;
-    assert!(matches!(verdict, WatchdogVerdict::Confirmed { target: Target::ApiServer, round: 1, .. }), "{verdict:?}");
+    let verdict = Watchdog::new(gateway, api, config())
+        .watch(&rollback, never())
+        .await;
+    assert!(
+        matches!(
+            verdict,
+            WatchdogVerdict::Confirmed {
+                target: Target::ApiServer,
+                round: 1,
+                ..
+            }
+        ),
+        "{verdict:?}"
+    );
     acceptor.await.expect("acceptor").expect("accept");
     assert_eq!(rollback.calls(), 0);
 }
@@ -240,5 +369,8 @@ async fn icmp_echo_reaches_the_loopback_address() {
     use hostnet::windows::watchdog::IcmpEchoProbe;
     let probe = IcmpEchoProbe::new(std::net::Ipv4Addr::LOCALHOST);
     assert_eq!(probe.target(), "icmp 127.0.0.1");
-    probe.probe(Duration::from_secs(2)).await.expect("127.0.0.1 answers ICMP echo");
+    probe
+        .probe(Duration::from_secs(2))
+        .await
+        .expect("127.0.0.1 answers ICMP echo");
 }

@@ -38,7 +38,8 @@ impl EndpointPass<'_> {
         let Some(seen) = self.list(report) else {
             return;
         };
-        let present: HashMap<&str, &SeenEndpoint> = seen.iter().map(|e| (e.name.as_str(), e)).collect();
+        let present: HashMap<&str, &SeenEndpoint> =
+            seen.iter().map(|e| (e.name.as_str(), e)).collect();
 
         // The intended IP of every owned endpoint that exists: the one to keep for that IP.
         let owner_of_ip: BTreeMap<IpAddr, &str> = self
@@ -57,10 +58,20 @@ impl EndpointPass<'_> {
                 continue;
             }
             let why = match endpoint.ips.iter().find_map(|ip| owner_of_ip.get(ip)) {
-                Some(kept) => Stale::Duplicate { kept: (*kept).to_owned() },
+                Some(kept) => Stale::Duplicate {
+                    kept: (*kept).to_owned(),
+                },
                 None => Stale::Orphan,
             };
-            self.stale(StaleEndpoint { endpoint: endpoint.clone(), why }, sightings, &mut next, report);
+            self.stale(
+                StaleEndpoint {
+                    endpoint: endpoint.clone(),
+                    why,
+                },
+                sightings,
+                &mut next,
+                report,
+            );
         }
         *sightings = next;
 
@@ -74,10 +85,18 @@ impl EndpointPass<'_> {
 
     /// The endpoints on the network; `None` when they cannot be listed.
     fn list(&self, report: &mut HealReport) -> Option<Vec<SeenEndpoint>> {
-        let ids = match self.hns.enumerate_endpoints(&HostComputeQuery::new(QueryFilter::Network(self.network))) {
+        let ids = match self
+            .hns
+            .enumerate_endpoints(&HostComputeQuery::new(QueryFilter::Network(self.network)))
+        {
             Ok(ids) => ids,
             Err(source) => {
-                report_error(report, HealAction::ListEndpoints, format!("network {}", self.network), source);
+                report_error(
+                    report,
+                    HealAction::ListEndpoints,
+                    format!("network {}", self.network),
+                    source,
+                );
                 return None;
             }
         };
@@ -87,16 +106,28 @@ impl EndpointPass<'_> {
                 Ok(document) => seen.push(SeenEndpoint::from_document(&document)),
                 // Deleted between the listing and the query.
                 Err(e) if e.is_not_found() => {}
-                Err(source) => report_error(report, HealAction::QueryEndpoint, format!("endpoint {id}"), source),
+                Err(source) => report_error(
+                    report,
+                    HealAction::QueryEndpoint,
+                    format!("endpoint {id}"),
+                    source,
+                ),
             }
         }
         Some(seen)
     }
 
     /// An owned endpoint without a namespace: reported once it stayed so for the grace period.
-    fn unattached(&self, endpoint: &SeenEndpoint, before: &Sightings, next: &mut Sightings, report: &mut HealReport) {
+    fn unattached(
+        &self,
+        endpoint: &SeenEndpoint,
+        before: &Sightings,
+        next: &mut Sightings,
+        report: &mut HealReport,
+    ) {
         let first = before.unattached.get(&endpoint.id).copied();
-        next.unattached.insert(endpoint.id, first.unwrap_or(self.now));
+        next.unattached
+            .insert(endpoint.id, first.unwrap_or(self.now));
         if self.past_grace(first) {
             tracing::warn!(%endpoint, "Pod endpoint was never attached to a namespace");
             report.unattached.push(endpoint.clone());
@@ -104,13 +135,20 @@ impl EndpointPass<'_> {
     }
 
     /// A stale endpoint: deleted once it stayed stale for the grace period, else left pending.
-    fn stale(&self, stale: StaleEndpoint, before: &Sightings, next: &mut Sightings, report: &mut HealReport) {
+    fn stale(
+        &self,
+        stale: StaleEndpoint,
+        before: &Sightings,
+        next: &mut Sightings,
+        report: &mut HealReport,
+    ) {
         let first = before.stale.get(&stale.endpoint.id).copied();
         if !self.past_grace(first) {
             if first.is_none() {
                 tracing::info!(endpoint = %stale.endpoint, why = ?stale.why, "stale HNS endpoint seen; deleted if still stale after the grace period");
             }
-            next.stale.insert(stale.endpoint.id, first.unwrap_or(self.now));
+            next.stale
+                .insert(stale.endpoint.id, first.unwrap_or(self.now));
             report.pending.push(stale);
             return;
         }
@@ -119,10 +157,13 @@ impl EndpointPass<'_> {
                 tracing::warn!(endpoint = %stale.endpoint, why = ?stale.why, "deleted stale HNS endpoint");
                 report.removed.push(stale);
             }
-            Ok(false) => tracing::debug!(endpoint = %stale.endpoint, "stale HNS endpoint already gone"),
+            Ok(false) => {
+                tracing::debug!(endpoint = %stale.endpoint, "stale HNS endpoint already gone")
+            }
             Err(error) => {
                 // Kept: the next pass tries again.
-                next.stale.insert(stale.endpoint.id, first.unwrap_or(self.now));
+                next.stale
+                    .insert(stale.endpoint.id, first.unwrap_or(self.now));
                 tracing::warn!(%error, "could not delete stale HNS endpoint");
                 report.errors.push(error);
             }
@@ -137,11 +178,16 @@ impl EndpointPass<'_> {
 
     /// Detaches (when attached) and deletes `endpoint`; `false` when HNS no longer had it.
     fn remove(&self, endpoint: &SeenEndpoint) -> Result<bool, HealError> {
-        let failed = |action, source| HealError { action, subject: endpoint.to_string(), source };
+        let failed = |action, source| HealError {
+            action,
+            subject: endpoint.to_string(),
+            source,
+        };
         if let Some(namespace) = endpoint.namespace {
             match self.hns.detach_endpoint(namespace, endpoint.id) {
                 Ok(()) => {}
-                Err(e) if e.is_not_found() || e.hresult() == Some(Hresult::ENDPOINT_NOT_ATTACHED) => {}
+                Err(e)
+                    if e.is_not_found() || e.hresult() == Some(Hresult::ENDPOINT_NOT_ATTACHED) => {}
                 Err(e) => return Err(failed(HealAction::DetachEndpoint, e)),
             }
         }
@@ -154,8 +200,17 @@ impl EndpointPass<'_> {
 }
 
 /// Logs and records a failed HNS call.
-pub(super) fn report_error(report: &mut HealReport, action: HealAction, subject: String, source: HcnError) {
-    let error = HealError { action, subject, source };
+pub(super) fn report_error(
+    report: &mut HealReport,
+    action: HealAction,
+    subject: String,
+    source: HcnError,
+) {
+    let error = HealError {
+        action,
+        subject,
+        source,
+    };
     tracing::warn!(%error, "HNS call failed during reconciliation");
     report.errors.push(error);
 }

@@ -35,18 +35,46 @@ impl HealMetrics {
     pub fn register(registry: &mut Registry) -> Self {
         let metrics = HealMetrics::default();
         let counters = [
-            ("antrea_hns_orphan_endpoints_removed", "HNS endpoints on the agent's network that no Pod owned, deleted", &metrics.orphans_removed),
-            ("antrea_hns_duplicate_endpoints_removed", "HNS endpoints holding the IP of a Pod's endpoint, deleted", &metrics.duplicates_removed),
-            ("antrea_hns_network_recreated", "Times the agent's missing HNS network was recreated", &metrics.network_recreated),
-            ("antrea_hns_heal_errors", "Failed HNS calls and network recreations during HNS reconciliation", &metrics.errors),
+            (
+                "antrea_hns_orphan_endpoints_removed",
+                "HNS endpoints on the agent's network that no Pod owned, deleted",
+                &metrics.orphans_removed,
+            ),
+            (
+                "antrea_hns_duplicate_endpoints_removed",
+                "HNS endpoints holding the IP of a Pod's endpoint, deleted",
+                &metrics.duplicates_removed,
+            ),
+            (
+                "antrea_hns_network_recreated",
+                "Times the agent's missing HNS network was recreated",
+                &metrics.network_recreated,
+            ),
+            (
+                "antrea_hns_heal_errors",
+                "Failed HNS calls and network recreations during HNS reconciliation",
+                &metrics.errors,
+            ),
         ];
         for (name, help, counter) in counters {
             registry.register(name, help, counter.clone());
         }
         let gauges = [
-            ("antrea_hns_stale_endpoints_pending", "Stale HNS endpoints waiting out the grace period before deletion", &metrics.pending),
-            ("antrea_hns_unattached_endpoints", "Pod HNS endpoints not attached to a namespace after the grace period", &metrics.unattached),
-            ("antrea_hns_missing_endpoints", "Pod endpoints the agent expects that HNS does not have", &metrics.missing),
+            (
+                "antrea_hns_stale_endpoints_pending",
+                "Stale HNS endpoints waiting out the grace period before deletion",
+                &metrics.pending,
+            ),
+            (
+                "antrea_hns_unattached_endpoints",
+                "Pod HNS endpoints not attached to a namespace after the grace period",
+                &metrics.unattached,
+            ),
+            (
+                "antrea_hns_missing_endpoints",
+                "Pod endpoints the agent expects that HNS does not have",
+                &metrics.missing,
+            ),
         ];
         for (name, help, gauge) in gauges {
             registry.register(name, help, gauge.clone());

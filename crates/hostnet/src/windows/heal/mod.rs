@@ -94,8 +94,19 @@ impl<R> std::fmt::Debug for HnsReconciler<R> {
 
 impl<R: NetworkRecreator> HnsReconciler<R> {
     /// A reconciler of `hns` that has not seen anything yet.
-    pub fn new(hns: Arc<dyn HcnApi>, recreator: R, config: HealConfig, metrics: HealMetrics) -> Self {
-        HnsReconciler { hns, recreator, config, metrics, sightings: Sightings::default() }
+    pub fn new(
+        hns: Arc<dyn HcnApi>,
+        recreator: R,
+        config: HealConfig,
+        metrics: HealMetrics,
+    ) -> Self {
+        HnsReconciler {
+            hns,
+            recreator,
+            config,
+            metrics,
+            sightings: Sightings::default(),
+        }
     }
 
     /// One pass against `intent`. HNS calls run on tokio's blocking threads.
@@ -114,11 +125,16 @@ impl<R: NetworkRecreator> HnsReconciler<R> {
                 self.sightings = sightings;
                 report
             }
-            Err(join) => std::panic::resume_unwind(join.try_into_panic().unwrap_or_else(|e| Box::new(e))),
+            Err(join) => {
+                std::panic::resume_unwind(join.try_into_panic().unwrap_or_else(|e| Box::new(e)))
+            }
         };
         if let NetworkState::Missing { recreate } = &mut report.network {
             let network = &self.config.network_name;
-            tracing::warn!(network, "HNS network is missing (lost at reboot or HNS reset); recreating it");
+            tracing::warn!(
+                network,
+                "HNS network is missing (lost at reboot or HNS reset); recreating it"
+            );
             *recreate = match self.recreator.recreate_network().await {
                 Ok(()) => {
                     tracing::info!(network, "HNS network recreated");
@@ -137,7 +153,11 @@ impl<R: NetworkRecreator> HnsReconciler<R> {
     /// Runs a pass now and then every [`HealConfig::period`], each against the intent
     /// `intent()` returns then, until `stop` completes. A pass in progress is never cut short:
     /// `stop` is only looked at between passes.
-    pub async fn run(mut self, mut intent: impl FnMut() -> EndpointIntent + Send, stop: impl Future<Output = ()> + Send) {
+    pub async fn run(
+        mut self,
+        mut intent: impl FnMut() -> EndpointIntent + Send,
+        stop: impl Future<Output = ()> + Send,
+    ) {
         let mut ticker = tokio::time::interval(self.config.period);
         ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let mut stop = std::pin::pin!(stop);
@@ -149,7 +169,10 @@ impl<R: NetworkRecreator> HnsReconciler<R> {
             }
             let report = self.reconcile(&intent()).await;
             if report.is_clean() {
-                tracing::debug!(network = self.config.network_name, "HNS matches the agent's intent");
+                tracing::debug!(
+                    network = self.config.network_name,
+                    "HNS matches the agent's intent"
+                );
             }
         }
     }
@@ -166,7 +189,13 @@ fn blocking_pass(
     match hns.find_network_by_name(&config.network_name) {
         Ok(Some(network)) => {
             let mut report = HealReport::new(NetworkState::Present { id: network.id });
-            let pass = EndpointPass { hns, network: network.id, intent, grace: config.grace, now };
+            let pass = EndpointPass {
+                hns,
+                network: network.id,
+                intent,
+                grace: config.grace,
+                now,
+            };
             pass.run(sightings, &mut report);
             report
         }
@@ -175,12 +204,20 @@ fn blocking_pass(
             *sightings = Sightings::default();
             // The recreate result is filled in by the async part, which runs the callback.
             let mut report = HealReport::new(NetworkState::Missing { recreate: Ok(()) });
-            report.missing = intent.iter().map(|(name, ip)| (name.to_owned(), ip)).collect();
+            report.missing = intent
+                .iter()
+                .map(|(name, ip)| (name.to_owned(), ip))
+                .collect();
             report
         }
         Err(source) => {
             let mut report = HealReport::new(NetworkState::Unknown);
-            report_error(&mut report, HealAction::FindNetwork, config.network_name.clone(), source);
+            report_error(
+                &mut report,
+                HealAction::FindNetwork,
+                config.network_name.clone(),
+                source,
+            );
             report
         }
     }

@@ -38,7 +38,10 @@ impl Reachability for IcmpEchoProbe {
         let address = self.address;
         tokio::task::spawn_blocking(move || echo(address, timeout))
             .await
-            .map_err(|e| ProbeError::Io { target: address.to_string(), source: io::Error::other(e) })?
+            .map_err(|e| ProbeError::Io {
+                target: address.to_string(),
+                source: io::Error::other(e),
+            })?
     }
 }
 
@@ -58,14 +61,19 @@ fn echo(address: Ipv4Addr, timeout: Duration) -> Result<(), ProbeError> {
     // SAFETY: no arguments; the result is checked against INVALID_HANDLE_VALUE.
     let raw = unsafe { IcmpCreateFile() };
     if raw == INVALID_HANDLE_VALUE {
-        return Err(ProbeError::Io { target, source: io::Error::last_os_error() });
+        return Err(ProbeError::Io {
+            target,
+            source: io::Error::last_os_error(),
+        });
     }
     let handle = IcmpHandle(raw);
     // Room for one reply, its echoed data and an ICMP error message (8 bytes), as
     // IcmpSendEcho requires; u64 words keep the reply structure aligned.
     let reply_bytes = size_of::<ICMP_ECHO_REPLY>() + PAYLOAD.len() + 8;
     let mut reply = vec![0u64; reply_bytes.div_ceil(8)];
-    let timeout_ms = u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX).max(1);
+    let timeout_ms = u32::try_from(timeout.as_millis())
+        .unwrap_or(u32::MAX)
+        .max(1);
     // IPAddr is the address in network byte order, i.e. the octets as they lie in memory.
     let destination = u32::from_ne_bytes(address.octets());
     // SAFETY: the handle is open; the request data and the reply buffer are valid for the
@@ -86,11 +94,18 @@ fn echo(address: Ipv4Addr, timeout: Duration) -> Result<(), ProbeError> {
         let error = io::Error::last_os_error();
         return Err(match error.raw_os_error() {
             Some(code) if code as u32 == IP_REQ_TIMED_OUT => ProbeError::TimedOut(timeout),
-            _ => ProbeError::Io { target, source: error },
+            _ => ProbeError::Io {
+                target,
+                source: error,
+            },
         });
     }
     // SAFETY: a non-zero count means IcmpSendEcho wrote at least one ICMP_ECHO_REPLY at the
     // start of the buffer, which is 8-byte aligned and large enough for it.
     let status = unsafe { reply.as_ptr().cast::<ICMP_ECHO_REPLY>().read() }.Status;
-    if status == IP_SUCCESS { Ok(()) } else { Err(ProbeError::IcmpStatus { target, status }) }
+    if status == IP_SUCCESS {
+        Ok(())
+    } else {
+        Err(ProbeError::IcmpStatus { target, status })
+    }
 }

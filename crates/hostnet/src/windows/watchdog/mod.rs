@@ -108,11 +108,19 @@ pub struct Watchdog<G, A> {
 impl<G: Reachability, A: Reachability> Watchdog<G, A> {
     /// A watchdog probing `gateway` and `api_server`.
     pub fn new(gateway: G, api_server: A, config: WatchdogConfig) -> Self {
-        Watchdog { gateway, api_server, config }
+        Watchdog {
+            gateway,
+            api_server,
+            config,
+        }
     }
 
     /// Watches from now on; see the module documentation for the rule.
-    pub async fn watch<R: TakeoverRollback>(&self, rollback: &R, stop: impl Future<Output = ()>) -> WatchdogVerdict {
+    pub async fn watch<R: TakeoverRollback>(
+        &self,
+        rollback: &R,
+        stop: impl Future<Output = ()>,
+    ) -> WatchdogVerdict {
         let start = Instant::now();
         let deadline = start + self.config.window;
         let mut stop = std::pin::pin!(stop);
@@ -153,7 +161,9 @@ impl<G: Reachability, A: Reachability> Watchdog<G, A> {
         );
         let result = match rollback.rollback().await {
             Ok(()) => {
-                tracing::error!("NIC takeover rolled back; the Node's configuration is on its NIC again");
+                tracing::error!(
+                    "NIC takeover rolled back; the Node's configuration is on its NIC again"
+                );
                 Ok(())
             }
             Err(error) => {
@@ -167,12 +177,24 @@ impl<G: Reachability, A: Reachability> Watchdog<G, A> {
     /// Probes both targets at once, each within the probe timeout.
     async fn round(&self) -> (Result<(), ProbeError>, Result<(), ProbeError>) {
         let timeout = self.config.probe_timeout;
-        tokio::join!(bounded(timeout, self.gateway.probe(timeout)), bounded(timeout, self.api_server.probe(timeout)))
+        tokio::join!(
+            bounded(timeout, self.gateway.probe(timeout)),
+            bounded(timeout, self.api_server.probe(timeout))
+        )
     }
 
     fn confirmed(&self, target: Target, round: u32, after: Duration) -> WatchdogVerdict {
-        tracing::info!(?target, round, ?after, "connectivity after the NIC takeover confirmed");
-        WatchdogVerdict::Confirmed { target, round, after }
+        tracing::info!(
+            ?target,
+            round,
+            ?after,
+            "connectivity after the NIC takeover confirmed"
+        );
+        WatchdogVerdict::Confirmed {
+            target,
+            round,
+            after,
+        }
     }
 
     fn stopped(&self, rounds: u32) -> WatchdogVerdict {
@@ -182,6 +204,11 @@ impl<G: Reachability, A: Reachability> Watchdog<G, A> {
 }
 
 /// `probe`, or [`ProbeError::TimedOut`] when it has not finished after `timeout`.
-async fn bounded(timeout: Duration, probe: impl Future<Output = Result<(), ProbeError>>) -> Result<(), ProbeError> {
-    tokio::time::timeout(timeout, probe).await.unwrap_or(Err(ProbeError::TimedOut(timeout)))
+async fn bounded(
+    timeout: Duration,
+    probe: impl Future<Output = Result<(), ProbeError>>,
+) -> Result<(), ProbeError> {
+    tokio::time::timeout(timeout, probe)
+        .await
+        .unwrap_or(Err(ProbeError::TimedOut(timeout)))
 }

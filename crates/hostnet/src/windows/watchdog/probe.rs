@@ -68,7 +68,10 @@ impl TcpProbe {
     /// A probe of `target` (`host:port`; the host may be a name or an IP) that counts `answer`
     /// as reachable.
     pub fn new(target: impl Into<String>, answer: TcpAnswer) -> Self {
-        TcpProbe { target: target.into(), answer }
+        TcpProbe {
+            target: target.into(),
+            answer,
+        }
     }
 }
 
@@ -78,14 +81,22 @@ impl Reachability for TcpProbe {
     }
 
     async fn probe(&self, timeout: Duration) -> Result<(), ProbeError> {
-        let io_error = |source| ProbeError::Io { target: self.target.clone(), source };
+        let io_error = |source| ProbeError::Io {
+            target: self.target.clone(),
+            source,
+        };
         let connect = async {
-            let addresses = tokio::net::lookup_host(&self.target).await.map_err(io_error)?;
+            let addresses = tokio::net::lookup_host(&self.target)
+                .await
+                .map_err(io_error)?;
             let mut last = None;
             for address in addresses {
                 match TcpStream::connect(address).await {
                     Ok(_) => return Ok(()),
-                    Err(e) if e.kind() == io::ErrorKind::ConnectionRefused && self.answer == TcpAnswer::AcceptedOrRefused => {
+                    Err(e)
+                        if e.kind() == io::ErrorKind::ConnectionRefused
+                            && self.answer == TcpAnswer::AcceptedOrRefused =>
+                    {
                         return Ok(());
                     }
                     Err(e) => last = Some(e),
@@ -93,9 +104,13 @@ impl Reachability for TcpProbe {
             }
             Err(match last {
                 Some(e) => io_error(e),
-                None => ProbeError::Unresolved { target: self.target.clone() },
+                None => ProbeError::Unresolved {
+                    target: self.target.clone(),
+                },
             })
         };
-        tokio::time::timeout(timeout, connect).await.map_err(|_| ProbeError::TimedOut(timeout))?
+        tokio::time::timeout(timeout, connect)
+            .await
+            .map_err(|_| ProbeError::TimedOut(timeout))?
     }
 }

@@ -28,7 +28,14 @@ impl ScriptedProbe {
     pub fn new(name: impl Into<String>, answers: impl IntoIterator<Item = bool>) -> Self {
         let answers: VecDeque<bool> = answers.into_iter().collect();
         let last = answers.back().copied().unwrap_or(false);
-        ScriptedProbe { name: name.into(), state: Arc::new(Mutex::new(Script { answers, last, probes: 0 })) }
+        ScriptedProbe {
+            name: name.into(),
+            state: Arc::new(Mutex::new(Script {
+                answers,
+                last,
+                probes: 0,
+            })),
+        }
     }
 
     /// A probe that always answers `reachable`.
@@ -42,7 +49,9 @@ impl ScriptedProbe {
     }
 
     fn lock(&self) -> MutexGuard<'_, Script> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -61,7 +70,10 @@ impl Reachability for ScriptedProbe {
         if reachable {
             Ok(())
         } else {
-            Err(ProbeError::Io { target: self.name.clone(), source: io::Error::from(io::ErrorKind::HostUnreachable) })
+            Err(ProbeError::Io {
+                target: self.name.clone(),
+                source: io::Error::from(io::ErrorKind::HostUnreachable),
+            })
         }
     }
 }
