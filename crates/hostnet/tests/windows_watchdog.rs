@@ -2,9 +2,11 @@
 //! the real probes against listeners on 127.0.0.1.
 
 use std::io;
-use std::sync::Arc;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+use tokio::task::JoinHandle;
 
 use hostnet::windows::watchdog::{
     ProbeError, Reachability, ScriptedProbe, TakeoverRollback, Target, TcpAnswer, TcpProbe,
@@ -47,6 +49,30 @@ fn config() -> WatchdogConfig {
 }
 
 const ROUNDS: usize = 11;
+
+/// Asserts that `verdict` is a confirmation by `target` in `round`.
+fn assert_confirmed(verdict: &WatchdogVerdict, target: Target, round: u32) {
+    match verdict {
+        WatchdogVerdict::Confirmed {
+            target: by,
+            round: at,
+            ..
+        } => assert_eq!((*by, *at), (target, round)),
+        other => panic!("expected confirmation by {target:?} in round {round}, got {other:?}"),
+    }
+}
+
+/// A listener on 127.0.0.1 and the task that accepts one connection on it.
+async fn one_connection_listener() -> (SocketAddr, JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("address");
+    let acceptor = tokio::spawn(async move {
+        listener.accept().await.expect("accept");
+    });
+    (address, acceptor)
+}
 
 /// A stop signal that never comes.
 async fn never() {
@@ -102,49 +128,20 @@ async fn failed_rollback_is_reported() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn only_the_gateway_lost_is_no_rollback() {
-    let rollback = Rollback::default();
-    let watchdog = Watchdog::new(
-        ScriptedProbe::always("gateway", false),
-        ScriptedProbe::always("api", true),
-        config(),
-    );
-    let verdict = watchdog.watch(&rollback, never()).await;
-    assert!(
-        matches!(
-            verdict,
-            WatchdogVerdict::Confirmed {
-                target: Target::ApiServer,
-                round: 1,
-                ..
-            }
-        ),
-        "{verdict:?}"
-    );
-    assert_eq!(rollback.calls(), 0);
-}
-
-#[tokio::test(start_paused = true)]
-async fn only_the_api_server_lost_is_no_rollback() {
-    let rollback = Rollback::default();
-    let watchdog = Watchdog::new(
-        ScriptedProbe::always("gateway", true),
-        ScriptedProbe::always("api", false),
-        config(),
-    );
-    let verdict = watchdog.watch(&rollback, never()).await;
-    assert!(
-        matches!(
-            verdict,
-            WatchdogVerdict::Confirmed {
-                target: Target::Gateway,
-                round: 1,
-                ..
-            }
-        ),
-        "{verdict:?}"
-    );
-    assert_eq!(rollback.calls(), 0);
+async fn one_target_lost_is_no_rollback() {
+    for (gateway_up, api_up, answered) in [
+        (false, true, Target::ApiServer),
+        (true, false, Target::Gateway),
+    ] {
+        let rollback = Rollback::default();
+        let watchdog = Watchdog::new(
+            ScriptedProbe::always("gateway", gateway_up),
+            ScriptedProbe::always("api", api_up),
+            config(),
+        );
+        assert_confirmed(&watchdog.watch(&rollback, never()).await, answered, 1);
+        assert_eq!(rollback.calls(), 0);
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -156,17 +153,10 @@ async fn recovery_in_the_last_round_of_the_window_is_no_rollback() {
     let verdict = Watchdog::new(gateway, ScriptedProbe::always("api", false), config())
         .watch(&rollback, never())
         .await;
-    match verdict {
-        WatchdogVerdict::Confirmed {
-            target: Target::Gateway,
-            round,
-            after,
-        } => {
-            assert_eq!(round, 11);
-            assert_eq!(after, Duration::from_secs(30));
-        }
-        other => panic!("expected confirmation, got {other:?}"),
-    }
+    assert_confirmed(&verdict, Target::Gateway, 11);
+    assert!(
+        matches!(verdict, WatchdogVerdict::Confirmed { after, .. } if after == Duration::from_secs(30))
+    );
     assert_eq!(rollback.calls(), 0);
 }
 
@@ -177,17 +167,7 @@ async fn recovery_mid_window_is_no_rollback() {
     let verdict = Watchdog::new(ScriptedProbe::always("gateway", false), api, config())
         .watch(&rollback, never())
         .await;
-    assert!(
-        matches!(
-            verdict,
-            WatchdogVerdict::Confirmed {
-                target: Target::ApiServer,
-                round: 4,
-                ..
-            }
-        ),
-        "{verdict:?}"
-    );
+    assert_confirmed(&verdict, Target::ApiServer, 4);
     assert_eq!(rollback.calls(), 0);
 }
 
@@ -271,25 +251,14 @@ async fn closed_port() -> u16 {
 
 #[tokio::test]
 async fn tcp_probe_reaches_a_listener() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let address = listener.local_addr().expect("address");
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let acceptor = {
-        let accepted = Arc::clone(&accepted);
-        tokio::spawn(async move {
-            let _connection = listener.accept().await.expect("accept");
-            accepted.fetch_add(1, Ordering::SeqCst);
-        })
-    };
-    let probe = TcpProbe::new(address.to_string(), TcpAnswer::Accepted);
-    probe
+    let (address, acceptor) = one_connection_listener().await;
+    TcpProbe::new(address.to_string(), TcpAnswer::Accepted)
         .probe(Duration::from_secs(5))
         .await
         .expect("reachable");
-    acceptor.await.expect("acceptor");
-    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    acceptor
+        .await
+        .expect("the listener accepted the probe's connection");
 }
 
 #[tokio::test]
@@ -311,16 +280,12 @@ async fn tcp_probe_of_a_closed_port_is_lost_unless_a_refusal_counts() {
 
 #[tokio::test]
 async fn tcp_probe_resolves_names() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let port = listener.local_addr().expect("address").port();
-    let acceptor = tokio::spawn(async move { listener.accept().await.map(|_| ()) });
-    TcpProbe::new(format!("localhost:{port}"), TcpAnswer::Accepted)
+    let (address, acceptor) = one_connection_listener().await;
+    TcpProbe::new(format!("localhost:{}", address.port()), TcpAnswer::Accepted)
         .probe(Duration::from_secs(5))
         .await
         .expect("localhost reachable");
-    acceptor.await.expect("acceptor").expect("accept");
+    acceptor.await.expect("accepted");
 }
 
 #[tokio::test]
@@ -334,11 +299,7 @@ async fn tcp_probe_of_an_unparsable_target_is_an_error() {
 
 #[tokio::test]
 async fn watchdog_with_real_probes_confirms_a_local_api_server() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let address = listener.local_addr().expect("address");
-    let acceptor = tokio::spawn(async move { listener.accept().await.map(|_| ()) });
+    let (address, acceptor) = one_connection_listener().await;
     let gateway = TcpProbe::new(
         format!("127.0.0.1:{}", closed_port().await),
         TcpAnswer::Accepted,
@@ -348,18 +309,8 @@ async fn watchdog_with_real_probes_confirms_a_local_api_server() {
     let verdict = Watchdog::new(gateway, api, config())
         .watch(&rollback, never())
         .await;
-    assert!(
-        matches!(
-            verdict,
-            WatchdogVerdict::Confirmed {
-                target: Target::ApiServer,
-                round: 1,
-                ..
-            }
-        ),
-        "{verdict:?}"
-    );
-    acceptor.await.expect("acceptor").expect("accept");
+    assert_confirmed(&verdict, Target::ApiServer, 1);
+    acceptor.await.expect("accepted");
     assert_eq!(rollback.calls(), 0);
 }
 

@@ -64,7 +64,8 @@ pub struct HealConfig {
 }
 
 impl HealConfig {
-    /// A pass every minute, a two-minute grace period (the CNI ADD timeout kubelet applies).
+    /// A pass every minute; a two-minute grace period, kubelet's default runtime request
+    /// timeout, which bounds the Pod sandbox creation that contains the CNI ADD.
     pub fn new(network_name: impl Into<String>) -> Self {
         HealConfig {
             network_name: network_name.into(),
