@@ -477,14 +477,21 @@ async fn failed_network_lookup_is_reported_without_recreating() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn failed_listing_is_reported() {
+async fn failed_listing_is_reported_and_leaves_the_gauges() {
     let mut node = Node::new(GRACE);
+    node.endpoint("old-a1b2c3", "10.10.1.6", true);
+    node.pass(&EndpointIntent::new()).await;
+    assert_eq!(node.metric("antrea_hns_stale_endpoints_pending"), 1);
+
     node.hns
         .fail_next(Operation::EnumerateEndpoints, ACCESS_DENIED);
     let report = node.pass(&EndpointIntent::new()).await;
     assert!(matches!(report.network, NetworkState::Present { .. }));
     assert_eq!(report.errors.len(), 1);
     assert_eq!(report.errors[0].action, HealAction::ListEndpoints);
+    assert!(report.pending.is_empty());
+    assert_eq!(node.metric("antrea_hns_stale_endpoints_pending"), 1);
+    assert_eq!(node.metric("antrea_hns_heal_errors_total"), 1);
 }
 
 #[tokio::test(start_paused = true)]

@@ -4,7 +4,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use super::report::{HealReport, NetworkState, Stale};
+use super::report::{HealAction, HealReport, NetworkState, Stale};
 
 /// The reconciler's metrics. Clones share the same values.
 ///
@@ -18,7 +18,8 @@ use super::report::{HealReport, NetworkState, Stale};
 /// | `antrea_hns_unattached_endpoints` | gauge | owned endpoints never attached after the grace period |
 /// | `antrea_hns_missing_endpoints` | gauge | intended endpoints absent from HNS |
 ///
-/// Gauges hold the last pass's values; a pass that could not look the network up leaves them.
+/// Gauges hold the last pass's values; a pass that could not look the network up or list its
+/// endpoints leaves them.
 #[derive(Debug, Clone, Default)]
 pub struct HealMetrics {
     orphans_removed: Counter,
@@ -92,14 +93,20 @@ impl HealMetrics {
         }
         self.errors.inc_by(report.errors.len() as u64);
         match &report.network {
-            NetworkState::Missing { recreate: Ok(()) } => {
-                self.network_recreated.inc();
-            }
-            NetworkState::Missing { recreate: Err(_) } => {
-                self.errors.inc();
-            }
-            NetworkState::Present { .. } => {}
-            NetworkState::Unknown => return,
+            NetworkState::Missing { recreate: Ok(()) } => self.network_recreated.inc(),
+            NetworkState::Missing { recreate: Err(_) } => self.errors.inc(),
+            NetworkState::Present { .. } | NetworkState::Unknown => 0,
+        };
+        // The gauges describe HNS as a pass saw it: a pass that could not see the endpoints
+        // leaves them.
+        let blind = report.errors.iter().any(|e| {
+            matches!(
+                e.action,
+                HealAction::FindNetwork | HealAction::ListEndpoints
+            )
+        });
+        if blind {
+            return;
         }
         self.pending.set(gauge_value(report.pending.len()));
         self.unattached.set(gauge_value(report.unattached.len()));
