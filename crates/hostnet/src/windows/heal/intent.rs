@@ -33,16 +33,6 @@ impl EndpointIntent {
     pub fn iter(&self) -> impl Iterator<Item = (&str, IpAddr)> {
         self.by_name.iter().map(|(name, ip)| (name.as_str(), *ip))
     }
-
-    /// How many endpoints are intended.
-    pub fn len(&self) -> usize {
-        self.by_name.len()
-    }
-
-    /// Whether no endpoint is intended.
-    pub fn is_empty(&self) -> bool {
-        self.by_name.is_empty()
-    }
 }
 
 impl<N: Into<String>> FromIterator<(N, IpAddr)> for EndpointIntent {
