@@ -253,47 +253,48 @@ fn registered_dependencies(name: &str) -> Result<Vec<String>, ScmError> {
         name: name.to_owned(),
         source: std::io::Error::from_raw_os_error(status as i32),
     };
-    let mut size: u32 = 0;
-    // SAFETY: `key` and `value` are NUL-terminated UTF-16 strings alive for the call; null type
-    // and data pointers ask for the value's size only, written to `size`.
-    let status = unsafe {
-        RegGetValueW(
-            HKEY_LOCAL_MACHINE,
-            key.as_ptr(),
-            value.as_ptr(),
-            RRF_RT_REG_MULTI_SZ,
-            ptr::null_mut(),
-            ptr::null_mut(),
-            &mut size,
-        )
+    let size = match read_multi_sz(&key, &value, &mut []) {
+        Ok(size) => size,
+        Err(ERROR_FILE_NOT_FOUND) => return Ok(Vec::new()),
+        Err(status) => return Err(error(status)),
     };
-    match status {
-        ERROR_SUCCESS => {}
-        ERROR_FILE_NOT_FOUND => return Ok(Vec::new()),
-        other => return Err(error(other)),
-    }
-    let mut buffer = vec![0u16; (size as usize).div_ceil(2)];
-    // SAFETY: as above; `buffer` is writable for `size` bytes (its length in bytes, at least).
-    let status = unsafe {
-        RegGetValueW(
-            HKEY_LOCAL_MACHINE,
-            key.as_ptr(),
-            value.as_ptr(),
-            RRF_RT_REG_MULTI_SZ,
-            ptr::null_mut(),
-            buffer.as_mut_ptr().cast(),
-            &mut size,
-        )
-    };
-    if status != ERROR_SUCCESS {
-        return Err(error(status));
-    }
-    buffer.truncate(size as usize / 2);
+    let mut buffer = vec![0u16; size.div_ceil(2)];
+    let size = read_multi_sz(&key, &value, &mut buffer).map_err(error)?;
+    buffer.truncate(size / 2);
     Ok(buffer
         .split(|&unit| unit == 0)
         .filter(|name| !name.is_empty())
         .map(String::from_utf16_lossy)
         .collect())
+}
+
+/// Reads the `REG_MULTI_SZ` value `value` of `HKLM\<key>` (NUL-terminated UTF-16) into
+/// `buffer`; an empty buffer asks for the size only. Returns the value's size in bytes, or the
+/// Win32 error.
+fn read_multi_sz(key: &[u16], value: &[u16], buffer: &mut [u16]) -> Result<usize, u32> {
+    let mut size = u32::try_from(std::mem::size_of_val(buffer)).unwrap_or(u32::MAX);
+    let data = if buffer.is_empty() {
+        ptr::null_mut()
+    } else {
+        buffer.as_mut_ptr().cast()
+    };
+    // SAFETY: `key` and `value` are NUL-terminated UTF-16 strings alive for the call; `data` is
+    // null (size query) or `buffer`, writable for `size` bytes; no type is asked for.
+    let status = unsafe {
+        RegGetValueW(
+            HKEY_LOCAL_MACHINE,
+            key.as_ptr(),
+            value.as_ptr(),
+            RRF_RT_REG_MULTI_SZ,
+            ptr::null_mut(),
+            data,
+            &mut size,
+        )
+    };
+    match status {
+        ERROR_SUCCESS => Ok(size as usize),
+        other => Err(other),
+    }
 }
 
 fn wide(text: &str) -> Vec<u16> {
