@@ -1,5 +1,7 @@
 //! The agent's life: configuration, the cluster source, waiting for this Node, bring-up, the
-//! controllers, and a graceful stop on SIGTERM/SIGINT that leaves the datapath in place.
+//! controllers, and a graceful stop when the caller's shutdown token is cancelled (SIGTERM/SIGINT
+//! in a console, Stop/Shutdown from the Windows service control manager) that leaves the datapath
+//! in place.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -7,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use hostnet::HostNetwork;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use crate::bringup::{RunningNode, bring_up};
 use crate::cluster::DirectorySource;
@@ -78,35 +81,44 @@ pub async fn wait_for_node(
     }
 }
 
-/// Runs the agent until SIGTERM/SIGINT.
-pub async fn run(options: Options) -> Result<(), AgentError> {
+/// Runs the agent until `shutdown` is cancelled. A stop while waiting for the Node ends the run
+/// at once; bring-up is never cut short (it rolls back on its own failures), so a stop during it
+/// takes effect when it is done.
+pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), AgentError> {
     let config = load_config(&options.config)?;
     let node_name = node_name_from_environment(Platform::current())?;
     tracing::info!("Node name {node_name}");
     let mut source = DirectorySource::new(&options.cluster_dir);
-    let info = wait_for_node(&mut source, &node_name, &options.cluster_dir).await?;
+    let info = tokio::select! {
+        info = wait_for_node(&mut source, &node_name, &options.cluster_dir) => info?,
+        () = shutdown.cancelled() => {
+            tracing::info!("stopped before the Node was ready");
+            return Ok(());
+        }
+    };
     #[cfg(target_os = "linux")]
     {
         let host = Arc::new(hostnet::linux::LinuxHost::current().await?);
-        run_node(&config, &info, source, host).await
+        run_node(&config, &info, source, host, shutdown).await
     }
     #[cfg(not(target_os = "linux"))]
     {
-        drop((config, info, source));
+        drop((config, info, source, shutdown));
         Err(AgentError::UnsupportedPlatform)
     }
 }
 
-/// Brings the Node up with `host` and runs the controllers until a stop signal.
+/// Brings the Node up with `host` and runs the controllers until `shutdown` is cancelled.
 pub async fn run_node<H: HostNetwork + 'static>(
     config: &AgentConfig,
     info: &NodeInfo,
     source: DirectorySource,
     host: Arc<H>,
+    shutdown: CancellationToken,
 ) -> Result<(), AgentError> {
     let node = bring_up(config, info, &source.store(), host).await?;
     report_bring_up(&node);
-    serve(config, node, source).await
+    serve(config, node, source, shutdown).await
 }
 
 /// One line saying what bring-up wrote, so a restart can be seen to change nothing.
@@ -125,11 +137,13 @@ fn report_bring_up<H>(node: &RunningNode<H>) {
     }
 }
 
-/// Runs the CNI server and the controllers until a stop signal; the datapath stays as it is.
+/// Runs the CNI server and the controllers until `shutdown` is cancelled; the datapath stays as
+/// it is.
 async fn serve<H: HostNetwork + 'static>(
     config: &AgentConfig,
     node: RunningNode<H>,
     source: DirectorySource,
+    shutdown: CancellationToken,
 ) -> Result<(), AgentError> {
     let store = source.store();
     let RunningNode {
@@ -180,7 +194,7 @@ async fn serve<H: HostNetwork + 'static>(
         },
     ));
 
-    stop_signal().await;
+    shutdown.cancelled().await;
     tracing::info!(
         "stopping: no new CNI requests, finishing those in flight; the datapath stays in place"
     );
@@ -218,8 +232,8 @@ async fn listen_cni(endpoint: &localipc::Endpoint) -> Result<localipc::Listener,
         })
 }
 
-/// SIGTERM or SIGINT (Ctrl-C).
-async fn stop_signal() {
+/// Waits for SIGTERM or SIGINT (Ctrl-C): the console's way to stop [`run`].
+pub async fn stop_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

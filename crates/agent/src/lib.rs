@@ -2,17 +2,22 @@
 //! cluster's Nodes and Pods ([`cluster`]), and the wiring that brings a Node up and keeps it in
 //! line with the cluster: [`bringup`] (bridge, uplink, gateway, tunnel, flows of a new round),
 //! [`ovs`] (the OVSDB side), [`flows`] (the OpenFlow side), [`controller`] (peer Nodes),
-//! [`cniserver`] (CNI ADD/DEL/CHECK/GC) and [`agent`] (the process's life).
+//! [`cniserver`] (CNI ADD/DEL/CHECK/GC) and [`agent`] (the process's life); the process around
+//! it: [`cli`] (the command line), [`logging`] (console and file) and [`service`] (the agent as a
+//! Windows service).
 
 pub mod agent;
 pub mod bringup;
+pub mod cli;
 pub mod cluster;
 pub mod cniserver;
 pub mod config;
 pub mod controller;
 pub mod error;
 pub mod flows;
+pub mod logging;
 pub mod node;
 pub mod ovs;
+pub mod service;
 
 pub use error::AgentError;
