@@ -143,6 +143,19 @@ async fn merge_strategic_and_json_patches_change_the_object() {
         [("app".to_string(), "db".to_string())].into()
     );
 
+    let logged = server
+        .requests()
+        .into_iter()
+        .rfind(|r| r.method == http::Method::PATCH)
+        .unwrap();
+    assert_eq!(logged.path, "/api/v1/namespaces/default/pods/a");
+    assert_eq!(logged.content_type, "application/json-patch+json");
+    assert!(
+        std::str::from_utf8(&logged.body)
+            .unwrap()
+            .contains("\"op\":\"remove\"")
+    );
+
     let failed = kube_client
         .request::<Pod>(json_patch(
             serde_json::json!([{"op": "remove", "path": "/metadata/labels/missing"}]),

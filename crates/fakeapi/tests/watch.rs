@@ -263,3 +263,51 @@ async fn an_outage_breaks_the_watch_and_the_watcher_resumes_without_relisting() 
         .count();
     assert!(watches >= 2, "the watcher re-watched after the outage");
 }
+
+#[tokio::test]
+async fn timeout_seconds_ends_the_watch() {
+    let server = FakeApiServer::new();
+    let api: Api<Pod> = Api::all(client(&server));
+    let rv = server.resource_version().to_string();
+    let mut stream = api
+        .watch(&WatchParams::default().disable_bookmarks().timeout(1), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    assert!(
+        bounded(stream.try_next()).await.unwrap().is_none(),
+        "the watch ends by itself"
+    );
+    eventually("the ended watch is unregistered", || {
+        server.active_watches() == 0
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_bookmark_interval_sends_bookmarks_by_itself() {
+    let server = FakeApiServer::builder()
+        .bookmark_interval(std::time::Duration::from_millis(20))
+        .build();
+    server.insert(&pod("default", "a", "n1", &[])).unwrap();
+    let api: Api<Pod> = Api::all(client(&server));
+    let rv = server.resource_version().to_string();
+    let mut stream = api
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    assert!(
+        matches!(next(&mut stream).await.unwrap(), WatchEvent::Bookmark(bm) if bm.metadata.resource_version == rv)
+    );
+
+    let mut no_bookmarks = api
+        .watch(&WatchParams::default().disable_bookmarks(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    server.insert(&pod("default", "b", "n1", &[])).unwrap();
+    assert!(
+        matches!(next(&mut no_bookmarks).await.unwrap(), WatchEvent::Added(p) if name(&p) == "b")
+    );
+}

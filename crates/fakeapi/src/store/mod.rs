@@ -365,7 +365,7 @@ impl Store {
         bookmarks: bool,
     ) -> (u64, tokio::sync::mpsc::UnboundedReceiver<WatchItem>) {
         let id = resource.id();
-        let (watch_id, tx) = self.watches.open(&id, filter.clone(), bookmarks);
+        let (watch_id, tx, rx) = self.watches.open(&id, filter.clone(), bookmarks);
         let rv = self.rv;
         match start {
             WatchStart::From(from) if from < self.oldest_rv => {
@@ -400,7 +400,7 @@ impl Store {
                 }
             }
         }
-        (watch_id, self.watches.receiver(watch_id))
+        (watch_id, rx)
     }
 
     /// Sends a BOOKMARK at the current version to one watch (if it asked for bookmarks).

@@ -79,7 +79,6 @@ struct Watch {
     filter: ObjectFilter,
     bookmarks: bool,
     tx: UnboundedSender<WatchItem>,
-    rx: Option<UnboundedReceiver<WatchItem>>,
 }
 
 /// The registry of open watches.
@@ -90,13 +89,17 @@ pub struct Watches {
 }
 
 impl Watches {
-    /// Registers a watch; its receiver is taken with [`Watches::receiver`].
+    /// Registers a watch: its id, the sender for replayed items and the receiver of everything.
     pub fn open(
         &mut self,
         resource_id: &str,
         filter: ObjectFilter,
         bookmarks: bool,
-    ) -> (u64, UnboundedSender<WatchItem>) {
+    ) -> (
+        u64,
+        UnboundedSender<WatchItem>,
+        UnboundedReceiver<WatchItem>,
+    ) {
         self.next_id += 1;
         let (tx, rx) = unbounded_channel();
         let watch = Watch {
@@ -104,18 +107,9 @@ impl Watches {
             filter,
             bookmarks,
             tx: tx.clone(),
-            rx: Some(rx),
         };
         self.open.insert(self.next_id, watch);
-        (self.next_id, tx)
-    }
-
-    /// Takes the receiver of a just-opened watch.
-    pub fn receiver(&mut self, id: u64) -> UnboundedReceiver<WatchItem> {
-        match self.open.get_mut(&id).and_then(|w| w.rx.take()) {
-            Some(rx) => rx,
-            None => unbounded_channel().1,
-        }
+        (self.next_id, tx, rx)
     }
 
     /// Hands a committed change to every watch of `resource_id` it concerns.
