@@ -1,5 +1,12 @@
 //! Errors of store operations; each maps to one Kubernetes `Status` reason and HTTP code.
 
+/// The server is unavailable (`set_available(false)`): requests fail at the transport level
+/// (the in-process service returns this error, the TCP connection is closed without a response)
+/// and open watch bodies end with it.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("the fake API server is unavailable")]
+pub struct Unavailable;
+
 /// Why a request or control-hook operation on the fake failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

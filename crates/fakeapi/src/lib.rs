@@ -18,8 +18,8 @@ mod server;
 mod store;
 mod transport;
 
-pub use error::StoreError;
-pub use http::{BodyError, ResponseBody};
+pub use error::{StoreError, Unavailable};
+pub use http::ResponseBody;
 pub use patch::{PatchError, PatchType};
 pub use resource::ResourceType;
 pub use selector::{FieldSelector, LabelSelector, ObjectFilter, SelectorError};

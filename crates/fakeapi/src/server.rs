@@ -224,8 +224,10 @@ impl FakeApiServer {
         self.shared.store().resource_version()
     }
 
-    /// `false`: every request gets 503 ServiceUnavailable and every open watch body fails.
-    /// `true`: serve again.
+    /// `false`: every request fails at the transport level (the in-process service returns
+    /// [`crate::Unavailable`], a TCP connection is closed without a response) and every open watch
+    /// body fails, like an apiserver that went away. Not a 503 response: kube-rs clients built from
+    /// a kubeconfig retry 503 for minutes, which hides the outage from watchers. `true`: serve again.
     pub fn set_available(&self, available: bool) {
         self.shared.available.store(available, Ordering::SeqCst);
         if !available {

@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, ListParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use support::{next, pod};
 
@@ -80,4 +81,38 @@ async fn dropping_the_tcp_server_stops_serving() {
         std::net::TcpStream::connect(addr).is_err()
     })
     .await;
+}
+
+#[tokio::test]
+async fn an_outage_breaks_tcp_watches_and_clients_recover() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = FakeApiServer::new();
+    server.insert(&pod("default", "a", "n1", &[])).unwrap();
+    let (client, _tcp) = tcp_client(&server, dir.path()).await;
+    let pods: Api<Pod> = Api::all(client);
+    let mut events = support::spawn_stream(
+        watcher::watcher(pods.clone(), watcher::Config::default()).default_backoff(),
+    );
+    for _ in 0..3 {
+        support::recv(&mut events).await.unwrap();
+    }
+    support::eventually("the watch is open", || server.active_watches() == 1).await;
+
+    server.set_available(false);
+    assert!(
+        support::recv(&mut events).await.is_err(),
+        "the broken connection surfaces as an error"
+    );
+    match pods.list(&ListParams::default()).await {
+        Err(kube::Error::Api(status)) => {
+            panic!("expected a transport error, got the response {status:?}")
+        }
+        Err(_) => {}
+        Ok(list) => panic!("the list succeeded during the outage: {list:?}"),
+    }
+    server.delete::<Pod>("default", "a").unwrap();
+    server.set_available(true);
+    assert!(
+        matches!(support::recv(&mut events).await.unwrap(), Event::Delete(p) if p.metadata.name.as_deref() == Some("a"))
+    );
 }

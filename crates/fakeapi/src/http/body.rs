@@ -1,19 +1,12 @@
 //! The response body type: a whole JSON document or a streamed watch.
 
+use crate::error::Unavailable;
 use bytes::Bytes;
 use http::{Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
 
-/// Why a streamed response body stopped with an error.
-#[derive(Debug, thiserror::Error)]
-pub enum BodyError {
-    /// `set_available(false)` broke the open watch.
-    #[error("the fake API server became unavailable")]
-    Unavailable,
-}
-
 /// Body of every response the fake sends.
-pub type ResponseBody = UnsyncBoxBody<Bytes, BodyError>;
+pub type ResponseBody = UnsyncBoxBody<Bytes, Unavailable>;
 
 /// A complete body.
 pub fn full(bytes: impl Into<Bytes>) -> ResponseBody {

@@ -7,8 +7,9 @@ mod route;
 mod status;
 mod watch;
 
-pub use body::{BodyError, ResponseBody, empty};
+pub use body::{ResponseBody, empty};
 
+use crate::error::Unavailable;
 use crate::patch::PatchType;
 use crate::resource::ResourceType;
 use crate::server::{RecordedRequest, Shared};
@@ -23,8 +24,12 @@ use status::Failure;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-/// Answers one request.
-pub fn handle(shared: &Arc<Shared>, parts: &Parts, body: Bytes) -> Response<ResponseBody> {
+/// Answers one request (recorded in the request log even when the server is unavailable).
+pub fn handle(
+    shared: &Arc<Shared>,
+    parts: &Parts,
+    body: Bytes,
+) -> Result<Response<ResponseBody>, Unavailable> {
     let content_type = parts
         .headers
         .get(header::CONTENT_TYPE)
@@ -42,11 +47,7 @@ pub fn handle(shared: &Arc<Shared>, parts: &Parts, body: Bytes) -> Response<Resp
         body: body.clone(),
     });
     if !shared.available.load(Ordering::SeqCst) {
-        return failure(Failure::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "ServiceUnavailable",
-            "the fake API server is unavailable",
-        ));
+        return Err(Unavailable);
     }
     match dispatch(
         shared,
@@ -56,8 +57,8 @@ pub fn handle(shared: &Arc<Shared>, parts: &Parts, body: Bytes) -> Response<Resp
         &content_type,
         &body,
     ) {
-        Ok(response) => response,
-        Err(f) => failure(f),
+        Ok(response) => Ok(response),
+        Err(f) => Ok(failure(f)),
     }
 }
 

@@ -3,9 +3,10 @@
 //! The stream ends after `timeoutSeconds`, after a 410 ERROR event, or fails its body when the
 //! server goes unavailable. Dropping it (client gone) unregisters the watch.
 
-use super::body::{BodyError, ResponseBody};
+use super::body::ResponseBody;
 use super::query::Query;
 use super::status::Failure;
+use crate::error::Unavailable;
 use crate::resource::ResourceType;
 use crate::server::Shared;
 use crate::store::WatchItem;
@@ -16,6 +17,7 @@ use http_body::Frame;
 use http_body_util::{BodyExt, StreamBody};
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::{Instant, Interval};
 
@@ -28,9 +30,16 @@ pub fn open(
 ) -> Result<Response<ResponseBody>, Failure> {
     let filter = query.filter(namespace)?;
     let start = super::watch_start(query)?;
-    let (id, rx) = shared
-        .store()
-        .watch(resource, filter, start, query.bookmarks);
+    let (id, rx) = {
+        let mut store = shared.store();
+        // Checked under the store lock: `set_available(false)` flips the flag before it takes the
+        // lock to break the open watches, so a watch is either failed here or broken there.
+        if !shared.available.load(Ordering::SeqCst) {
+            let failed = stream::once(async { Err::<Frame<Bytes>, _>(Unavailable) });
+            return Ok(Response::new(StreamBody::new(failed).boxed_unsync()));
+        }
+        store.watch(resource, filter, start, query.bookmarks)
+    };
     tracing::debug!(watch = id, resource = %resource.id(), ?start, "watch opened");
     let state = WatchState {
         shared: shared.clone(),
@@ -68,7 +77,7 @@ struct WatchState {
 }
 
 impl WatchState {
-    async fn next(&mut self) -> Option<Result<Frame<Bytes>, BodyError>> {
+    async fn next(&mut self) -> Option<Result<Frame<Bytes>, Unavailable>> {
         if self.done {
             return None;
         }
@@ -101,7 +110,7 @@ impl WatchState {
                 }
                 Some(WatchItem::Broken) => {
                     self.done = true;
-                    return Some(Err(BodyError::Unavailable));
+                    return Some(Err(Unavailable));
                 }
             };
             let mut bytes = line.to_string().into_bytes();

@@ -1,10 +1,10 @@
 //! The fake as a `tower::Service` over `http` requests: `kube::Client::new(server.service(), ns)`.
 
+use crate::error::Unavailable;
 use crate::http::{ResponseBody, handle};
 use crate::server::{FakeApiServer, Shared};
 use http::{Request, Response, StatusCode};
 use http_body_util::BodyExt;
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -12,7 +12,8 @@ use std::task::{Context, Poll};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// A `tower::Service` answering Kubernetes API requests from the fake's store.
+/// A `tower::Service` answering Kubernetes API requests from the fake's store. While the server
+/// is unavailable it fails every call with [`Unavailable`] (a transport error, not a response).
 #[derive(Debug, Clone)]
 pub struct FakeService {
     shared: Arc<Shared>,
@@ -33,8 +34,8 @@ where
     B::Error: Into<BoxError>,
 {
     type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+    type Error = Unavailable;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Unavailable>> + Send>>;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))
@@ -45,7 +46,7 @@ where
         Box::pin(async move {
             let (parts, body) = request.into_parts();
             match body.collect().await {
-                Ok(collected) => Ok(handle(&shared, &parts, collected.to_bytes())),
+                Ok(collected) => handle(&shared, &parts, collected.to_bytes()),
                 Err(e) => {
                     let e: BoxError = e.into();
                     tracing::warn!(error = %e, "fakeapi could not read a request body");

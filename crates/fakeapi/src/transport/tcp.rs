@@ -44,6 +44,7 @@ async fn accept_loop(listener: TcpListener, service: FakeService) {
                             .serve_connection(TokioIo::new(stream), hyper_service)
                             .await
                         {
+                            // Includes connections closed because the server is unavailable.
                             tracing::debug!(%peer, error = %e, "fakeapi connection ended with an error");
                         }
                     });
