@@ -36,30 +36,19 @@ pub fn handle(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_owned();
-    let path = parts.uri.path().to_owned();
-    let raw_query = parts.uri.query().unwrap_or("").to_owned();
-    tracing::debug!(method = %parts.method, %path, query = %raw_query, "fakeapi request");
-    shared.record(RecordedRequest {
+    let request = RecordedRequest {
         method: parts.method.clone(),
-        path: path.clone(),
-        query: raw_query.clone(),
-        content_type: content_type.clone(),
-        body: body.clone(),
-    });
+        path: parts.uri.path().to_owned(),
+        query: parts.uri.query().unwrap_or("").to_owned(),
+        content_type,
+        body,
+    };
+    tracing::debug!(method = %request.method, path = %request.path, query = %request.query, "fakeapi request");
+    shared.record(request.clone());
     if !shared.available.load(Ordering::SeqCst) {
         return Err(Unavailable);
     }
-    match dispatch(
-        shared,
-        &parts.method,
-        &path,
-        &raw_query,
-        &content_type,
-        &body,
-    ) {
-        Ok(response) => Ok(response),
-        Err(f) => Ok(failure(f)),
-    }
+    Ok(dispatch(shared, &request).unwrap_or_else(failure))
 }
 
 fn failure(f: Failure) -> Response<ResponseBody> {
@@ -70,14 +59,19 @@ fn ok_object(code: StatusCode, object: &Arc<Value>) -> Result<Response<ResponseB
     Ok(json_response(code, object.to_string().into_bytes()))
 }
 
+/// One object addressed by a request.
+struct Target {
+    resource: ResourceType,
+    namespace: String,
+    name: String,
+    scope: UpdateScope,
+}
+
 fn dispatch(
     shared: &Arc<Shared>,
-    method: &Method,
-    path: &str,
-    raw_query: &str,
-    content_type: &str,
-    body: &Bytes,
+    request: &RecordedRequest,
 ) -> Result<Response<ResponseBody>, Failure> {
+    let (method, path, body) = (&request.method, request.path.as_str(), &request.body);
     let route = {
         let store = shared.store();
         route::parse(path, store.resources())
@@ -90,7 +84,7 @@ fn dispatch(
         )
     };
     let route = route.ok_or_else(not_found)?;
-    let query = Query::parse(raw_query)?;
+    let query = Query::parse(&request.query)?;
     match (method, route) {
         (&Method::GET, Route::Version) => Ok(json_response(StatusCode::OK, discovery::version())),
         (&Method::GET, Route::CoreVersions) => {
@@ -140,7 +134,7 @@ fn dispatch(
             },
         ) => delete_collection(shared, &resource, namespace, &query),
         (
-            method,
+            _,
             Route::Object {
                 resource,
                 namespace,
@@ -157,16 +151,13 @@ fn dispatch(
             if resource.namespaced && namespace.is_empty() {
                 return Err(not_found());
             }
-            object_request(
-                shared,
-                method,
-                &resource,
-                &namespace,
-                &name,
+            let target = Target {
+                resource,
+                namespace,
+                name,
                 scope,
-                content_type,
-                body,
-            )
+            };
+            object_request(shared, request, &target)
         }
         _ => Err(Failure::new(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -176,19 +167,21 @@ fn dispatch(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn object_request(
     shared: &Arc<Shared>,
-    method: &Method,
-    resource: &ResourceType,
-    namespace: &str,
-    name: &str,
-    scope: UpdateScope,
-    content_type: &str,
-    body: &Bytes,
+    request: &RecordedRequest,
+    target: &Target,
 ) -> Result<Response<ResponseBody>, Failure> {
+    let (content_type, body) = (request.content_type.as_str(), &request.body);
+    let Target {
+        resource,
+        namespace,
+        name,
+        scope,
+    } = target;
+    let (namespace, name, scope) = (namespace.as_str(), name.as_str(), *scope);
     let mut store = shared.store();
-    match *method {
+    match request.method {
         Method::GET => {
             let object = store.get(resource, namespace, name).ok_or_else(|| {
                 crate::StoreError::NotFound {
@@ -232,7 +225,7 @@ fn object_request(
         _ => Err(Failure::new(
             StatusCode::METHOD_NOT_ALLOWED,
             "MethodNotAllowed",
-            format!("{method} is not supported on objects"),
+            format!("{} is not supported on objects", request.method),
         )),
     }
 }
