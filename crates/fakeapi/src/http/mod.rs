@@ -183,12 +183,7 @@ fn object_request(
     let mut store = shared.store();
     match request.method {
         Method::GET => {
-            let object = store.get(resource, namespace, name).ok_or_else(|| {
-                crate::StoreError::NotFound {
-                    kind: resource.plural.clone(),
-                    name: name.to_owned(),
-                }
-            })?;
+            let object = store.require(resource, namespace, name)?;
             ok_object(StatusCode::OK, &object)
         }
         Method::PUT => {

@@ -139,6 +139,20 @@ impl Store {
         self.objects.get(&key(resource, namespace, name)).cloned()
     }
 
+    /// The stored object, or NotFound.
+    pub fn require(
+        &self,
+        resource: &ResourceType,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Arc<Value>, StoreError> {
+        self.get(resource, namespace, name)
+            .ok_or_else(|| StoreError::NotFound {
+                kind: resource.plural.clone(),
+                name: name.to_owned(),
+            })
+    }
+
     /// Number of stored objects of `resource`.
     pub fn count(&self, resource: &ResourceType) -> usize {
         let id = resource.id();
@@ -252,14 +266,7 @@ impl Store {
         change: impl FnOnce(&Value) -> Result<Value, StoreError>,
     ) -> Result<Arc<Value>, StoreError> {
         let k = key(resource, namespace, name);
-        let stored = self
-            .objects
-            .get(&k)
-            .cloned()
-            .ok_or_else(|| StoreError::NotFound {
-                kind: resource.plural.clone(),
-                name: name.to_owned(),
-            })?;
+        let stored = self.require(resource, namespace, name)?;
         let mut object = change(&stored)?;
         meta::normalize(
             resource,
@@ -322,14 +329,7 @@ impl Store {
         expected_rv: Option<&str>,
     ) -> Result<Arc<Value>, StoreError> {
         let k = key(resource, namespace, name);
-        let stored = self
-            .objects
-            .get(&k)
-            .cloned()
-            .ok_or_else(|| StoreError::NotFound {
-                kind: resource.plural.clone(),
-                name: name.to_owned(),
-            })?;
+        let stored = self.require(resource, namespace, name)?;
         if let Some(expected) = expected_rv
             && expected != meta_str(&stored, "resourceVersion")
         {
