@@ -27,7 +27,7 @@ fn main() {
 mod bench {
     use std::io::Write;
     use std::path::Path;
-    use std::process::{Command, Stdio};
+    use std::process::{Command, Output, Stdio};
     use std::time::{Duration, Instant};
 
     use serde_json::{Value, json};
@@ -49,34 +49,37 @@ mod bench {
     }
 
     impl Contender {
-        /// ADD for `pod` in namespace `netns`: (latency, result). Panics on failure.
-        fn add(&self, pod: &str, netns: &str) -> (Duration, Value) {
+        /// Runs the plugin in the Node's namespace with `env` and `stdin`: (latency, output).
+        fn exec(&self, env: &[(&str, String)], stdin: &[u8]) -> (Duration, Output) {
             let start = Instant::now();
             let mut child = Command::new("ip")
                 .args(["netns", "exec", &self.node_netns, &self.binary])
-                .env("CNI_COMMAND", "ADD")
-                .env("CNI_CONTAINERID", format!("c-{pod}"))
-                .env("CNI_NETNS", format!("/var/run/netns/{netns}"))
-                .env("CNI_IFNAME", "eth0")
-                .env("CNI_PATH", "/usr/lib/cni")
-                .env(
-                    "CNI_ARGS",
-                    format!("IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME={pod}"),
-                )
+                .envs(env.iter().map(|(k, v)| (k, v)))
                 .envs(self.extra_env.iter().map(|(k, v)| (k, v)))
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
                 .expect("run the plugin");
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(self.conf.to_string().as_bytes())
-                .unwrap();
+            child.stdin.take().unwrap().write_all(stdin).unwrap();
             let out = child.wait_with_output().unwrap();
-            let elapsed = start.elapsed();
+            (start.elapsed(), out)
+        }
+
+        /// ADD for `pod` in namespace `netns`: (latency, result). Panics on failure.
+        fn add(&self, pod: &str, netns: &str) -> (Duration, Value) {
+            let env = [
+                ("CNI_COMMAND", "ADD".to_owned()),
+                ("CNI_CONTAINERID", format!("c-{pod}")),
+                ("CNI_NETNS", format!("/var/run/netns/{netns}")),
+                ("CNI_IFNAME", "eth0".to_owned()),
+                ("CNI_PATH", "/usr/lib/cni".to_owned()),
+                (
+                    "CNI_ARGS",
+                    format!("IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME={pod}"),
+                ),
+            ];
+            let (elapsed, out) = self.exec(&env, self.conf.to_string().as_bytes());
             let text = String::from_utf8_lossy(&out.stdout);
             assert!(
                 out.status.success(),
@@ -89,23 +92,8 @@ mod bench {
 
         /// `VERSION` (the process alone: exec, start, answer): its latency.
         fn version(&self) -> Duration {
-            let start = Instant::now();
-            let mut child = Command::new("ip")
-                .args(["netns", "exec", &self.node_netns, &self.binary])
-                .env("CNI_COMMAND", "VERSION")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("run the plugin");
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(br#"{"cniVersion":"1.0.0"}"#)
-                .unwrap();
-            let out = child.wait_with_output().unwrap();
-            let elapsed = start.elapsed();
+            let env = [("CNI_COMMAND", "VERSION".to_owned())];
+            let (elapsed, out) = self.exec(&env, br#"{"cniVersion":"1.0.0"}"#);
             assert!(out.status.success(), "{} VERSION failed", self.name);
             elapsed
         }
