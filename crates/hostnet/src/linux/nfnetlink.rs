@@ -289,8 +289,9 @@ mod tests {
         assert_eq!(&bytes[16..20], &[NFPROTO_NETDEV, 0, 0, 0]);
         // "abc\0": 4 + 4 bytes, no padding.
         assert_eq!(&bytes[20..28], &[8, 0, 3, 0, b'a', b'b', b'c', 0]);
-        // The nest: header, hooknum (8 bytes), dev "x\0" (6 bytes, padded to 8).
-        assert_eq!(u16::from_ne_bytes([bytes[28], bytes[29]]), 4 + 8 + 6);
+        // The nest: header, hooknum (8 bytes), dev "x\0" (6 bytes, padded to 8); its length
+        // covers the padding, as libmnl's does.
+        assert_eq!(u16::from_ne_bytes([bytes[28], bytes[29]]), 4 + 8 + 8);
         assert_eq!(u16::from_ne_bytes([bytes[30], bytes[31]]), NFTA_CHAIN_HOOK | NLA_F_NESTED);
         assert_eq!(&bytes[32..40], &[8, 0, 1, 0, 1, 2, 3, 4]);
         assert_eq!(&bytes[40..48], &[6, 0, 3, 0, b'x', 0, 0, 0]);
