@@ -5,6 +5,8 @@
 //! namespaces of the same kind; the clock covers the plugin process from exec to its result.
 //! Right after each ADD (off the clock) the Pod pings its gateway with one packet, which must be
 //! answered. Phases: 100 sequential Pods, then 20 in parallel, alternating the contenders.
+//! Then where the sequential ADDs' time went: the agent's steps (medians of the times its log
+//! lines give) and each plugin's process alone (`VERSION`, which needs no agent).
 //! Run as root: `cargo bench -p agent --bench cni_add`.
 
 #[cfg(target_os = "linux")]
@@ -25,7 +27,7 @@ fn main() {
 mod bench {
     use std::io::Write;
     use std::path::Path;
-    use std::process::{Command, Stdio};
+    use std::process::{Command, Output, Stdio};
     use std::time::{Duration, Instant};
 
     use serde_json::{Value, json};
@@ -47,34 +49,37 @@ mod bench {
     }
 
     impl Contender {
-        /// ADD for `pod` in namespace `netns`: (latency, result). Panics on failure.
-        fn add(&self, pod: &str, netns: &str) -> (Duration, Value) {
+        /// Runs the plugin in the Node's namespace with `env` and `stdin`: (latency, output).
+        fn exec(&self, env: &[(&str, String)], stdin: &[u8]) -> (Duration, Output) {
             let start = Instant::now();
             let mut child = Command::new("ip")
                 .args(["netns", "exec", &self.node_netns, &self.binary])
-                .env("CNI_COMMAND", "ADD")
-                .env("CNI_CONTAINERID", format!("c-{pod}"))
-                .env("CNI_NETNS", format!("/var/run/netns/{netns}"))
-                .env("CNI_IFNAME", "eth0")
-                .env("CNI_PATH", "/usr/lib/cni")
-                .env(
-                    "CNI_ARGS",
-                    format!("IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME={pod}"),
-                )
+                .envs(env.iter().map(|(k, v)| (k, v)))
                 .envs(self.extra_env.iter().map(|(k, v)| (k, v)))
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
                 .expect("run the plugin");
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(self.conf.to_string().as_bytes())
-                .unwrap();
+            child.stdin.take().unwrap().write_all(stdin).unwrap();
             let out = child.wait_with_output().unwrap();
-            let elapsed = start.elapsed();
+            (start.elapsed(), out)
+        }
+
+        /// ADD for `pod` in namespace `netns`: (latency, result). Panics on failure.
+        fn add(&self, pod: &str, netns: &str) -> (Duration, Value) {
+            let env = [
+                ("CNI_COMMAND", "ADD".to_owned()),
+                ("CNI_CONTAINERID", format!("c-{pod}")),
+                ("CNI_NETNS", format!("/var/run/netns/{netns}")),
+                ("CNI_IFNAME", "eth0".to_owned()),
+                ("CNI_PATH", "/usr/lib/cni".to_owned()),
+                (
+                    "CNI_ARGS",
+                    format!("IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME={pod}"),
+                ),
+            ];
+            let (elapsed, out) = self.exec(&env, self.conf.to_string().as_bytes());
             let text = String::from_utf8_lossy(&out.stdout);
             assert!(
                 out.status.success(),
@@ -83,6 +88,14 @@ mod bench {
                 String::from_utf8_lossy(&out.stderr)
             );
             (elapsed, serde_json::from_str(&text).expect("result JSON"))
+        }
+
+        /// `VERSION` (the process alone: exec, start, answer): its latency.
+        fn version(&self) -> Duration {
+            let env = [("CNI_COMMAND", "VERSION".to_owned())];
+            let (elapsed, out) = self.exec(&env, br#"{"cniVersion":"1.0.0"}"#);
+            assert!(out.status.success(), "{} VERSION failed", self.name);
+            elapsed
         }
 
         /// One echo request from the Pod to its gateway, answered.
@@ -114,6 +127,44 @@ mod bench {
             let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
             v[rank.clamp(1, v.len()) - 1]
         }
+    }
+
+    /// The medians of the step times in the agent's `CNI ADD <pod> ... ready, total T ms
+    /// (step t, ...)` lines for the Pods `pods`: `[("total", T), (step, t)...]`, in the order
+    /// the lines name them.
+    fn step_medians(log: &str, pods: &[String]) -> Vec<(String, f64)> {
+        let mut steps: Vec<(String, Vec<f64>)> = Vec::new();
+        for line in log.lines() {
+            let Some((_, rest)) = line.split_once("CNI ADD default/") else {
+                continue;
+            };
+            let pod = rest.split(' ').next().unwrap_or_default();
+            if !pods.iter().any(|p| p == pod) {
+                continue;
+            }
+            let Some((_, timing)) = rest.split_once(" ready, total ") else {
+                continue;
+            };
+            let (total, inner) = timing.split_once(" ms (").expect("timed ADD line");
+            let mut fields = vec![("total", total)];
+            for step in inner.trim_end_matches(')').split(", ") {
+                fields.push(step.split_once(' ').expect("step and time"));
+            }
+            for (name, value) in fields {
+                let value: f64 = value.parse().expect("milliseconds");
+                match steps.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, values)) => values.push(value),
+                    None => steps.push((name.to_owned(), vec![value])),
+                }
+            }
+        }
+        steps
+            .into_iter()
+            .map(|(name, mut values)| {
+                values.sort_by(f64::total_cmp);
+                (name, values[values.len() / 2])
+            })
+            .collect()
     }
 
     fn ms(d: Duration) -> String {
@@ -250,6 +301,39 @@ mod bench {
                 r.answered,
             );
         }
+        let pods: Vec<String> = (0..SEQUENTIAL).map(|i| format!("q0x{i}")).collect();
+        let steps = step_medians(&node.log(run_no), &pods);
+        assert!(!steps.is_empty(), "no timed ADD lines in the agent's log");
+        println!("\nantrea, 100 sequential ADDs: the agent's steps (median ms)\n");
+        println!(
+            "| {} |",
+            steps
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        println!("|{}", "---|".repeat(steps.len()));
+        println!(
+            "| {} |",
+            steps
+                .iter()
+                .map(|(_, v)| format!("{v:.1}"))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        let mut versions: [Samples; 2] = Default::default();
+        for _ in 0..SEQUENTIAL / 5 {
+            for (k, c) in contenders.iter().enumerate() {
+                versions[k].latencies.push(c.version());
+            }
+        }
+        println!(
+            "\nThe plugin process alone (`ip netns exec` + VERSION, p50 of {}): antrea {}, bridge {}",
+            SEQUENTIAL / 5,
+            ms(versions[0].percentile(50.0)),
+            ms(versions[1].percentile(50.0)),
+        );
         assert!(node.stop_agent(), "agent stopped cleanly");
     }
 }

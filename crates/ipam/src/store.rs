@@ -8,6 +8,13 @@
 //! temporary name and hard-linked to its final name (which fails if the address is taken), and
 //! `last_reserved_ip` is replaced by a rename. Temporary files start with `.tmp.` and are
 //! removed by the next operation that takes the lock.
+//!
+//! Nothing is fsynced (host-local does not either): a write is visible to every process, ours
+//! after a kill -9 included, as soon as it is made, which is what the store's users rely on.
+//! Only a power loss or kernel crash could lose a recent write or leave an address file
+//! empty, and that also ends every Pod on the Node: their namespaces and interfaces do not
+//! outlive it, the runtime adds them again, and the agent's start-up releases the addresses of
+//! containers without a port (an empty file counts as held by no one and is released by GC).
 
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
@@ -126,7 +133,6 @@ impl Locked<'_> {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
             Err(e) => return Err(IpamError::io("reserve", &target)(e)),
         }
-        self.sync_dir()?;
         let last = self.path(&format!("{LAST_RESERVED_PREFIX}{range_set}"));
         let tmp = self.write_temp(
             &format!("{LAST_RESERVED_PREFIX}{range_set}"),
@@ -200,15 +206,12 @@ impl Locked<'_> {
 
     fn write_temp(&self, name: &str, content: &[u8]) -> Result<PathBuf, IpamError> {
         let tmp = self.path(&format!("{TEMP_PREFIX}{name}.{}", std::process::id()));
-        let written = (|| {
-            let mut f = create_private(&tmp)?;
-            f.write_all(content)?;
-            f.sync_all()
-        })();
-        written.map_err(|e| {
-            let _ = fs::remove_file(&tmp);
-            IpamError::io("write", &tmp)(e)
-        })?;
+        create_private(&tmp)
+            .and_then(|mut f| f.write_all(content))
+            .map_err(|e| {
+                let _ = fs::remove_file(&tmp);
+                IpamError::io("write", &tmp)(e)
+            })?;
         Ok(tmp)
     }
 
@@ -221,18 +224,6 @@ impl Locked<'_> {
                 let _ = fs::remove_file(entry.path());
             }
         }
-        Ok(())
-    }
-
-    #[cfg(unix)]
-    fn sync_dir(&self) -> Result<(), IpamError> {
-        File::open(&self.store.dir)
-            .and_then(|d| d.sync_all())
-            .map_err(IpamError::io("sync", &self.store.dir))
-    }
-
-    #[cfg(not(unix))]
-    fn sync_dir(&self) -> Result<(), IpamError> {
         Ok(())
     }
 }

@@ -24,6 +24,7 @@ use pipeline::render::pod_flows;
 use super::ipam_conf::ipam_config;
 use super::locks::ContainerLocks;
 use super::result::add_result;
+use super::steps::StepClock;
 use crate::cluster::Store;
 use crate::error::AgentError;
 use crate::flows::Flows;
@@ -154,7 +155,9 @@ impl<H: HostNetwork> PodConfigurator<H> {
     pub async fn add(&self, req: &CmdRequest) -> Result<CniResult, CniError> {
         check_conf(req)?;
         let key = Self::pod_key(req)?;
+        let mut clock = StepClock::start();
         let _guard = self.locks.lock(&req.container_id).await;
+        clock.lap("lock");
         let config = ipam_config(&req.raw_conf, &self.network)?;
         let ipam = Ipam::new(config.clone()).map_err(ipam_failure)?;
         self.remember_store(config.data_dir.join(&config.network))
@@ -166,11 +169,15 @@ impl<H: HostNetwork> PodConfigurator<H> {
             move || ipam.allocate(&id, &ifname)
         })
         .await?;
+        clock.lap("ipam");
         let host_ifname = endpoint_name(&req.k8s.pod_name, &req.container_id);
-        match self.wire(req, &key, &host_ifname, allocated, &config).await {
+        match self
+            .wire(req, &key, &host_ifname, allocated, &config, &mut clock)
+            .await
+        {
             Ok(result) => {
                 tracing::info!(
-                    "CNI ADD {key} (container {}): port {host_ifname} ready",
+                    "CNI ADD {key} (container {}): port {host_ifname} ready, {clock}",
                     req.container_id
                 );
                 Ok(result)
@@ -196,6 +203,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
         host_ifname: &str,
         allocated: CniResult,
         config: &IpamConfig,
+        clock: &mut StepClock,
     ) -> Result<CniResult, CniError> {
         let (ip, prefix_len, gateway) = ipv4_of(&allocated)
             .ok_or_else(|| ipam_failure("IPAM gave no IPv4 address with a gateway"))?;
@@ -213,6 +221,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
             .create_pod_interface(&spec)
             .await
             .map_err(interface_failure)?;
+        clock.lap("interface");
         let mut port = PortWant::new(host_ifname, antrea_type::CONTAINER);
         let store = config.data_dir.join(&config.network);
         for (k, v) in [
@@ -233,16 +242,19 @@ impl<H: HostNetwork> PodConfigurator<H> {
             .ensure_port(&port)
             .await
             .map_err(interface_failure)?;
+        clock.lap("port");
         let ofport = self
             .bridge
             .wait_for_ofport(host_ifname, OFPORT_WAIT)
             .await
             .map_err(interface_failure)?;
+        clock.lap("ofport");
         if self.netdev {
             self.host
                 .block_kernel_ingress(host_ifname)
                 .await
                 .map_err(interface_failure)?;
+            clock.lap("block");
         }
         let pod = LocalPod {
             key: key.clone(),
@@ -254,6 +266,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
             .set(FlowOwner::Pod(key.clone()), pod_flows(&self.network, &pod))
             .await
             .map_err(interface_failure)?;
+        clock.lap("flows");
         Ok(add_result(
             allocated,
             &created,

@@ -158,17 +158,8 @@ impl OvsBridge {
     /// Creates the port, or corrects its interface columns and `external_ids`.
     pub async fn ensure_port(&self, want: &PortWant) -> Result<Outcome> {
         let what = format!("port {}", want.name);
-        let port = self
-            .vs
-            .get_port(&want.name)
-            .await
-            .map_err(AgentError::ovsdb(what.clone()))?;
-        let iface = self
-            .vs
-            .get_interface(&want.name)
-            .await
-            .map_err(AgentError::ovsdb(what.clone()))?;
-        let (Some(port), Some(iface)) = (port, iface) else {
+        let (port, iface) = self.port_and_interface(&want.name).await?;
+        let (Some(port), Some((iface, mac))) = (port, iface) else {
             let spec = PortSpec {
                 interface_type: (!want.interface_type.is_empty())
                     .then(|| want.interface_type.clone()),
@@ -192,7 +183,6 @@ impl OvsBridge {
             }
             return Ok(Outcome::Changed);
         };
-        let mac = self.interface_mac(&want.name).await?;
         let mut outcome = Outcome::Unchanged;
         if !want.interface_matches(&iface, mac.as_deref()) {
             let mut row = ovsdb::data::Row::new()
@@ -299,25 +289,38 @@ impl OvsBridge {
             })
     }
 
-    async fn interface_mac(&self, name: &str) -> Result<Option<String>> {
+    /// The port and the interface named `name` (with the interface's `mac` column), read in
+    /// one transaction.
+    async fn port_and_interface(
+        &self,
+        name: &str,
+    ) -> Result<(Option<PortRow>, Option<(InterfaceRow, Option<String>)>)> {
+        let what = format!("port {name}");
         let mut t = Transaction::new(DATABASE);
-        let op = t.select(
-            "Interface",
-            vec![Condition::eq("name", name)],
-            Some(&["mac"]),
-        );
+        let port_op = t.select("Port", vec![Condition::eq("name", name)], None);
+        let iface_op = t.select("Interface", vec![Condition::eq("name", name)], None);
         let out = self
             .vs
             .client()
             .transact(&t)
             .await
-            .map_err(AgentError::ovsdb(format!("mac of {name}")))?;
-        let row = out.rows(op).and_then(|rows| rows.first().cloned());
-        Ok(row.and_then(|r| {
-            r.get("mac")
-                .and_then(Value::optional)
-                .and_then(|a| a.as_str().map(str::to_owned))
-        }))
+            .map_err(AgentError::ovsdb(what.clone()))?;
+        let first = |op| out.rows(op).and_then(|rows| rows.first());
+        let port = first(port_op)
+            .map(PortRow::from_row)
+            .transpose()
+            .map_err(AgentError::ovsdb(what.clone()))?;
+        let iface = first(iface_op)
+            .map(|row| {
+                let mac = row
+                    .get("mac")
+                    .and_then(Value::optional)
+                    .and_then(|a| a.as_str().map(str::to_owned));
+                InterfaceRow::from_row(row).map(|iface| (iface, mac))
+            })
+            .transpose()
+            .map_err(AgentError::ovsdb(what))?;
+        Ok((port, iface))
     }
 
     async fn update_interface(&self, name: &str, row: ovsdb::data::Row) -> Result<()> {

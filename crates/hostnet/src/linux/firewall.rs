@@ -1,9 +1,10 @@
-//! Pod egress SNAT and kernel ingress blocking, as nftables transactions run inside our
-//! namespace.
+//! Pod egress SNAT (`nft` transactions) and kernel ingress blocking (nf_tables over netlink),
+//! both run inside our namespace.
 
 use crate::error::Result;
 use crate::model::{Outcome, PodSnat};
 
+use super::nfnetlink::Nftables;
 use super::nft::{self, SNAT_CHAIN, TABLE};
 use super::{LinuxHost, validate_ifname};
 
@@ -59,15 +60,11 @@ impl LinuxHost {
         let changed = self
             .netns
             .run(move || {
-                let op = format!("read the ingress block of {interface:?}");
-                let chain = nft::ingress_chain(&interface);
-                // The chain name carries the interface (nft's JSON does not always show the device).
-                if let Some(objects) = nft::list_table("netdev", &op)?
-                    && !nft::objects(&objects, "chain", &chain).is_empty()
-                {
+                let mut nftables = Nftables::open()?;
+                if nftables.has_ingress_block(&interface)? {
                     return Ok(false);
                 }
-                nft::apply(&nft::ingress_block_script(&interface), &format!("block kernel ingress on {interface:?}"))?;
+                nftables.add_ingress_block(&interface)?;
                 Ok(true)
             })
             .await?;
@@ -77,20 +74,7 @@ impl LinuxHost {
     pub(super) async fn unblock_ingress(&self, interface: &str) -> Result<Outcome> {
         validate_ifname(interface)?;
         let interface = interface.to_owned();
-        let changed = self
-            .netns
-            .run(move || {
-                let op = format!("read the ingress block of {interface:?}");
-                let chain = nft::ingress_chain(&interface);
-                let Some(objects) = nft::list_table("netdev", &op)? else { return Ok(false) };
-                if nft::objects(&objects, "chain", &chain).is_empty() {
-                    return Ok(false);
-                }
-                let script = format!("delete chain netdev {TABLE} {chain}\n");
-                nft::apply(&script, &format!("unblock kernel ingress on {interface:?}"))?;
-                Ok(true)
-            })
-            .await?;
+        let changed = self.netns.run(move || Nftables::open()?.delete_ingress_block(&interface)).await?;
         Ok(self.outcome(changed))
     }
 

@@ -11,6 +11,7 @@ mod firewall;
 mod gateway;
 mod netlink;
 mod netns;
+mod nfnetlink;
 mod nft;
 mod pod;
 mod routes;

@@ -1,6 +1,7 @@
-//! nftables through the `nft` command: Pod egress SNAT (table `ip antrea`, chain `pod-snat`)
-//! and keeping the kernel off OVS-owned interfaces (table `netdev antrea`, one ingress chain
-//! with policy drop per interface).
+//! nftables through the `nft` command: Pod egress SNAT (table `ip antrea`, chain `pod-snat`).
+//! Keeping the kernel off OVS-owned interfaces (table `netdev antrea`, an ingress chain with
+//! policy drop per interface) happens once per Pod and goes through netlink instead
+//! (`nfnetlink`).
 //!
 //! Every change is one `nft -f -` transaction. Reads use `nft -j`. The SNAT rule carries a
 //! comment that spells out its parameters, so an unchanged rule is recognised without
@@ -93,19 +94,5 @@ pub fn snat_script(snat: &PodSnat) -> String {
          add rule ip {TABLE} {SNAT_CHAIN} {rule} oifname \"{oif}\" counter masquerade comment \"{comment}\"\n",
         oif = snat.egress_interface,
         comment = snat_comment(snat),
-    )
-}
-
-/// The name of the ingress-drop chain of `interface`.
-pub fn ingress_chain(interface: &str) -> String {
-    format!("ingress-{interface}")
-}
-
-/// The transaction that creates the ingress-drop chain of `interface`.
-pub fn ingress_block_script(interface: &str) -> String {
-    format!(
-        "add table netdev {TABLE}\n\
-         add chain netdev {TABLE} {chain} {{ type filter hook ingress device \"{interface}\" priority 0; policy drop; }}\n",
-        chain = ingress_chain(interface),
     )
 }
