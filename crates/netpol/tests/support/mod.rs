@@ -66,22 +66,7 @@ pub fn lab() -> PolicyEngine {
             .upsert_namespace(&namespace(ns, json!({"ns": ns})))
             .unwrap();
         for p in PODS {
-            let http = if p == "b" { 81 } else { 80 };
-            let ports = [
-                ("serve-80", "TCP", 80),
-                ("serve-81", "TCP", 81),
-                ("serve-80-udp", "UDP", 80),
-                ("serve-81-udp", "UDP", 81),
-                ("http", "TCP", http),
-            ];
-            let pod = pod(
-                ns,
-                p,
-                node_of(ns),
-                &ip(ns, p).to_string(),
-                json!({"pod": p}),
-                &ports,
-            );
+            let pod = lab_pod(ns, p, json!({"pod": p}));
             engine.upsert_pod(&pod).unwrap();
         }
     }
@@ -134,4 +119,17 @@ pub fn expected(
         out.push('\n');
     }
     out
+}
+
+/// Lab Pod `ns/p` with `labels` (its usual Node, IP and ports).
+pub fn lab_pod(ns: &str, p: &str, labels: Value) -> Pod {
+    let http = if p == "b" { 81 } else { 80 };
+    let ports = [
+        ("serve-80", "TCP", 80),
+        ("serve-81", "TCP", 81),
+        ("serve-80-udp", "UDP", 80),
+        ("serve-81-udp", "UDP", 81),
+        ("http", "TCP", http),
+    ];
+    pod(ns, p, node_of(ns), &ip(ns, p).to_string(), labels, &ports)
 }
