@@ -16,7 +16,6 @@ use crate::layout::regs::{
 use crate::layout::{CT_ZONE, GLOBAL_VIRTUAL_MAC, Table};
 use crate::model::{NodeNetwork, NodePorts};
 
-
 /// Every flow the Node itself owns.
 pub fn node_flows(node: &NodeNetwork) -> Vec<FlowMod> {
     let mut flows = Vec::new();

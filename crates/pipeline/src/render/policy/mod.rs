@@ -130,11 +130,17 @@ fn dimensions(rule: &Rule) -> Vec<Vec<Match>> {
         Direction::Ingress => (Field::Ipv4Dst, Field::Ipv4Src),
         Direction::Egress => (Field::Ipv4Src, Field::Ipv4Dst),
     };
+    // Clauses in packet-field order: source, destination, ports.
+    let peer = match &rule.peers {
+        Peers::Set(set) => Some(addresses(peer_field, &set.ips, &set.cidrs)),
+        Peers::Any => None,
+    };
+    let local = addresses(local_field, &rule.applied_to, &BTreeSet::new());
     let mut dims = Vec::new();
-    if let Peers::Set(set) = &rule.peers {
-        dims.push(addresses(peer_field, &set.ips, &set.cidrs));
+    match rule.direction() {
+        Direction::Ingress => dims.extend(peer.into_iter().chain([local])),
+        Direction::Egress => dims.extend([local].into_iter().chain(peer)),
     }
-    dims.push(addresses(local_field, &rule.applied_to, &BTreeSet::new()));
     if let Ports::Set(set) = &rule.ports {
         let mut matches: Vec<Match> = set.iter().flat_map(port_matches).collect();
         matches.dedup();
@@ -176,7 +182,11 @@ impl PolicyRenderer {
                 for m in dims.into_iter().flatten() {
                     add_plain(flow(t.rule, HIGH, m, vec![], Some(t.next)));
                 }
-                let cost = RuleFlows { conj_id: 0, flows: entries, without_conjunction };
+                let cost = RuleFlows {
+                    conj_id: 0,
+                    flows: entries,
+                    without_conjunction,
+                };
                 rules.insert(id.clone(), cost);
                 continue;
             }
@@ -191,13 +201,19 @@ impl PolicyRenderer {
             for (k, dim) in dims.into_iter().enumerate() {
                 for m in dim {
                     let fm = flow(t.rule, NORMAL, m, vec![], None);
-                    let entry = conj.entry(FlowKey::of(&fm)).or_insert((fm, BTreeSet::new()));
+                    let entry = conj
+                        .entry(FlowKey::of(&fm))
+                        .or_insert((fm, BTreeSet::new()));
                     entry.1.insert((conj_id, k as u8 + 1, n as u8));
                 }
             }
             rules.insert(
                 id.clone(),
-                RuleFlows { conj_id, flows: entries + 1, without_conjunction },
+                RuleFlows {
+                    conj_id,
+                    flows: entries + 1,
+                    without_conjunction,
+                },
             );
         }
         for direction in [Direction::Egress, Direction::Ingress] {
@@ -207,17 +223,234 @@ impl PolicyRenderer {
                 Direction::Egress => Field::Ipv4Src,
             };
             for pod in snapshot.isolation.of(direction) {
-                add_plain(flow(t.default, NORMAL, ipv4(field, ip(), *pod), vec![], None));
+                add_plain(flow(
+                    t.default,
+                    NORMAL,
+                    ipv4(field, ip(), *pod),
+                    vec![],
+                    None,
+                ));
             }
         }
         let mut flows: Vec<FlowMod> = plain.into_values().collect();
         flows.extend(conj.into_values().map(|(mut fm, actions)| {
             fm.instructions.apply = actions
                 .into_iter()
-                .map(|(id, clause, n_clauses)| Action::Conjunction { id, clause, n_clauses })
+                .map(|(id, clause, n_clauses)| Action::Conjunction {
+                    id,
+                    clause,
+                    n_clauses,
+                })
                 .collect();
             fm
         }));
         PolicyFlows { flows, rules }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use netpol::{AddressSet, Isolation, PolicyKey, PortMatch, Protocol, RulePart};
+
+    use super::*;
+
+    fn addr(s: &str) -> Ipv4Addr {
+        s.parse().unwrap()
+    }
+
+    fn rule(
+        name: &str,
+        direction: Direction,
+        applied: &[&str],
+        peers: Option<&[&str]>,
+        ports: Option<&[PortMatch]>,
+    ) -> Rule {
+        Rule {
+            id: RuleId {
+                policy: PolicyKey::new("x", name),
+                direction,
+                index: 0,
+                part: RulePart::Numeric,
+            },
+            applied_to: applied.iter().map(|a| addr(a)).collect(),
+            peers: match peers {
+                None => Peers::Any,
+                Some(list) => Peers::Set(AddressSet {
+                    ips: list
+                        .iter()
+                        .filter(|p| !p.contains('/'))
+                        .map(|a| addr(a))
+                        .collect(),
+                    cidrs: list
+                        .iter()
+                        .filter(|p| p.contains('/'))
+                        .map(|c| c.parse().unwrap())
+                        .collect(),
+                }),
+            },
+            ports: match ports {
+                None => Ports::Any,
+                Some(list) => Ports::Set(list.iter().copied().collect()),
+            },
+        }
+    }
+
+    fn snapshot(rules: Vec<Rule>, ingress: &[&str], egress: &[&str]) -> Snapshot {
+        Snapshot {
+            rules: rules.into_iter().map(|r| (r.id.clone(), r)).collect(),
+            isolation: Isolation {
+                ingress: ingress.iter().map(|a| addr(a)).collect(),
+                egress: egress.iter().map(|a| addr(a)).collect(),
+            },
+        }
+    }
+
+    fn texts(flows: &PolicyFlows) -> Vec<String> {
+        let mut t: Vec<String> = flows.flows.iter().map(ToString::to_string).collect();
+        t.sort();
+        t
+    }
+
+    #[test]
+    fn exact_flows_of_an_ingress_rule() {
+        let range = PortMatch {
+            protocol: Protocol::Tcp,
+            start: 80,
+            end: 81,
+        };
+        let snap = snapshot(
+            vec![rule(
+                "p",
+                Direction::Ingress,
+                &["10.244.1.10"],
+                Some(&["10.244.2.10", "192.168.0.0/16"]),
+                Some(&[range]),
+            )],
+            &["10.244.1.10"],
+            &[],
+        );
+        let flows = PolicyRenderer::new().render(&snap);
+        assert_eq!(
+            texts(&flows),
+            [
+                "table=10,priority=200,conj_id=1,ip actions=goto_table:12",
+                "table=10,priority=200,ip,nw_dst=10.244.1.10 actions=conjunction(1,2/3)",
+                "table=10,priority=200,ip,nw_src=10.244.2.10 actions=conjunction(1,1/3)",
+                "table=10,priority=200,ip,nw_src=192.168.0.0/16 actions=conjunction(1,1/3)",
+                "table=10,priority=200,tcp,tp_dst=0x50/0xfffe actions=conjunction(1,3/3)",
+                "table=11,priority=200,ip,nw_dst=10.244.1.10 actions=drop",
+            ]
+        );
+        let cost = flows.rules.values().next().unwrap();
+        assert_eq!(
+            (cost.conj_id, cost.flows, cost.without_conjunction),
+            (1, 5, 2)
+        );
+    }
+
+    #[test]
+    fn egress_rule_dimensions_and_single_dimension_rules() {
+        let snap = snapshot(
+            vec![
+                rule(
+                    "out",
+                    Direction::Egress,
+                    &["10.244.1.10"],
+                    Some(&["10.244.2.10"]),
+                    None,
+                ),
+                rule("any", Direction::Egress, &["10.244.1.11"], None, None),
+            ],
+            &[],
+            &["10.244.1.10", "10.244.1.11"],
+        );
+        let flows = PolicyRenderer::new().render(&snap);
+        assert_eq!(
+            texts(&flows),
+            [
+                "table=5,priority=200,conj_id=1,ip actions=goto_table:7",
+                "table=5,priority=200,ip,nw_dst=10.244.2.10 actions=conjunction(1,2/2)",
+                "table=5,priority=200,ip,nw_src=10.244.1.10 actions=conjunction(1,1/2)",
+                "table=5,priority=210,ip,nw_src=10.244.1.11 actions=goto_table:7",
+                "table=6,priority=200,ip,nw_src=10.244.1.10 actions=drop",
+                "table=6,priority=200,ip,nw_src=10.244.1.11 actions=drop",
+            ]
+        );
+    }
+
+    #[test]
+    fn conjunctions_cost_n_plus_m_not_n_times_m() {
+        let peers: Vec<String> = (0..100)
+            .map(|i| format!("10.244.{}.{}", 2 + i / 200, 10 + i % 200))
+            .collect();
+        let applied: Vec<String> = (0..10).map(|i| format!("10.244.1.{}", 10 + i)).collect();
+        let peers: Vec<&str> = peers.iter().map(String::as_str).collect();
+        let applied: Vec<&str> = applied.iter().map(String::as_str).collect();
+        let port = [PortMatch::single(Protocol::Tcp, 80)];
+        let snap = snapshot(
+            vec![rule(
+                "big",
+                Direction::Ingress,
+                &applied,
+                Some(&peers),
+                Some(&port),
+            )],
+            &[],
+            &[],
+        );
+        let flows = PolicyRenderer::new().render(&snap);
+        let cost = flows.rules.values().next().unwrap();
+        assert_eq!(cost.flows, 100 + 10 + 1 + 1);
+        assert_eq!(cost.without_conjunction, 100 * 10);
+        assert_eq!(flows.flows.len(), 112);
+    }
+
+    #[test]
+    fn shared_entries_are_one_flow_and_ids_are_stable() {
+        let a = rule(
+            "a",
+            Direction::Ingress,
+            &["10.244.1.10"],
+            Some(&["10.244.2.10"]),
+            None,
+        );
+        let b = rule(
+            "b",
+            Direction::Ingress,
+            &["10.244.1.10"],
+            Some(&["10.244.2.11"]),
+            None,
+        );
+        let mut renderer = PolicyRenderer::new();
+        let first = renderer.render(&snapshot(vec![b.clone()], &[], &[]));
+        let b_id = first.rules[&b.id].conj_id;
+        let both = renderer.render(&snapshot(vec![a.clone(), b.clone()], &[], &[]));
+        assert_eq!(both.rules[&b.id].conj_id, b_id);
+        let a_id = both.rules[&a.id].conj_id;
+        assert_ne!(a_id, b_id);
+        let shared = both
+            .flows
+            .iter()
+            .find(|f| f.to_string().contains("nw_dst=10.244.1.10"))
+            .unwrap();
+        assert_eq!(
+            shared.to_string(),
+            format!(
+                "table=10,priority=200,ip,nw_dst=10.244.1.10 actions=conjunction({b_id},2/2),conjunction({a_id},2/2)"
+            )
+        );
+        assert_eq!(both.flows.len(), 2 + 2 + 1);
+    }
+
+    #[test]
+    fn rules_with_an_empty_dimension_have_no_flows() {
+        let mut r = rule("p", Direction::Ingress, &["10.244.1.10"], Some(&[]), None);
+        r.ports = Ports::Set(BTreeSet::new());
+        let flows = PolicyRenderer::new().render(&snapshot(vec![r], &["10.244.1.10"], &[]));
+        assert_eq!(
+            texts(&flows),
+            ["table=11,priority=200,ip,nw_dst=10.244.1.10 actions=drop"]
+        );
+        assert!(flows.rules.is_empty());
     }
 }

@@ -21,7 +21,11 @@ pub fn range_masks(start: u16, end: u16) -> Vec<(u16, u16)> {
     let (mut at, end) = (u32::from(start), u32::from(end));
     while at <= end {
         // The largest block that starts at `at` (aligned) and ends within the range.
-        let mut size = if at == 0 { 1 << 16 } else { 1u32 << at.trailing_zeros() };
+        let mut size = if at == 0 {
+            1 << 16
+        } else {
+            1u32 << at.trailing_zeros()
+        };
         while at + size - 1 > end {
             size >>= 1;
         }
@@ -45,7 +49,8 @@ pub fn port_matches(ports: &PortMatch) -> Vec<Match> {
             if mask == u16::MAX {
                 base.clone().with(field, u128::from(value))
             } else {
-                base.clone().with_masked(field, u128::from(value), u128::from(mask))
+                base.clone()
+                    .with_masked(field, u128::from(value), u128::from(mask))
             }
         })
         .collect()
@@ -63,7 +68,13 @@ mod tests {
         assert_eq!(range_masks(80, 81), [(80, 0xfffe)]);
         assert_eq!(
             range_masks(81, 90),
-            [(81, 0xffff), (82, 0xfffe), (84, 0xfffc), (88, 0xfffe), (90, 0xffff)]
+            [
+                (81, 0xffff),
+                (82, 0xfffe),
+                (84, 0xfffc),
+                (88, 0xfffe),
+                (90, 0xffff)
+            ]
         );
         assert_eq!(range_masks(0, u16::MAX), [(0, 0)]);
         assert_eq!(range_masks(1, u16::MAX).len(), 16);
@@ -76,9 +87,16 @@ mod tests {
             port_matches(&m).iter().map(ToString::to_string).collect()
         };
         assert_eq!(texts(PortMatch::all(Protocol::Udp)), ["udp"]);
-        assert_eq!(texts(PortMatch::single(Protocol::Tcp, 80)), ["tcp,tp_dst=80"]);
         assert_eq!(
-            texts(PortMatch { protocol: Protocol::Sctp, start: 80, end: 81 }),
+            texts(PortMatch::single(Protocol::Tcp, 80)),
+            ["tcp,tp_dst=80"]
+        );
+        assert_eq!(
+            texts(PortMatch {
+                protocol: Protocol::Sctp,
+                start: 80,
+                end: 81
+            }),
             ["sctp,tp_dst=0x50/0xfffe"]
         );
     }
