@@ -149,6 +149,9 @@ fn dimensions(rule: &Rule) -> Vec<Vec<Match>> {
     dims
 }
 
+/// A flow's part in a conjunction: (id, clause, number of clauses).
+type Clause = (u32, u8, u8);
+
 /// Renders snapshots, keeping each rule's conjunction id from one render to the next.
 #[derive(Debug, Default)]
 pub struct PolicyRenderer {
@@ -163,7 +166,7 @@ impl PolicyRenderer {
     /// Every flow of the NetworkPolicy owner for `snapshot`.
     pub fn render(&mut self, snapshot: &Snapshot) -> PolicyFlows {
         self.ids.retain(|id| snapshot.rules.contains_key(id));
-        let mut conj: BTreeMap<FlowKey, (FlowMod, BTreeSet<(u32, u8, u8)>)> = BTreeMap::new();
+        let mut conj: BTreeMap<FlowKey, (FlowMod, BTreeSet<Clause>)> = BTreeMap::new();
         let mut plain: BTreeMap<FlowKey, FlowMod> = BTreeMap::new();
         let mut rules = BTreeMap::new();
         let mut add_plain = |fm: FlowMod| {
