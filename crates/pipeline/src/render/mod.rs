@@ -10,6 +10,7 @@ pub mod policy;
 pub use node::node_flows;
 pub use peer::peer_flows;
 pub use pod::pod_flows;
+pub use policy::counters::RuleCounters;
 pub use policy::{PolicyFlows, PolicyRenderer, RuleFlows};
 
 use std::net::Ipv4Addr;

@@ -18,6 +18,7 @@
 //! next table directly, one priority above the clause flows.
 
 pub mod conj_ids;
+pub mod counters;
 pub mod ports;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -93,7 +94,7 @@ pub fn policy_table_flows(node: &NodeNetwork) -> Vec<FlowMod> {
 }
 
 /// What a rule costs in flows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleFlows {
     /// The rule's conjunction id (0 for a single-dimension rule, which has none).
     pub conj_id: u32,
@@ -102,6 +103,9 @@ pub struct RuleFlows {
     pub flows: usize,
     /// Flows the rule would need without conjunctions (the product of its dimensions).
     pub without_conjunction: usize,
+    /// The flows whose statistics count the rule's traffic: its `conj_id` flow, or the direct
+    /// flows of a single-dimension rule.
+    pub counted: Vec<FlowKey>,
 }
 
 /// The NetworkPolicy owner's flows and what each rule costs.
@@ -182,25 +186,31 @@ impl PolicyRenderer {
             }
             let n = dims.len();
             if n == 1 {
+                let mut counted = Vec::new();
                 for m in dims.into_iter().flatten() {
-                    add_plain(flow(t.rule, HIGH, m, vec![], Some(t.next)));
+                    let fm = flow(t.rule, HIGH, m, vec![], Some(t.next));
+                    counted.push(FlowKey::of(&fm));
+                    add_plain(fm);
                 }
                 let cost = RuleFlows {
                     conj_id: 0,
                     flows: entries,
                     without_conjunction,
+                    counted,
                 };
                 rules.insert(id.clone(), cost);
                 continue;
             }
             let conj_id = self.ids.id(id);
-            add_plain(flow(
+            let decision = flow(
                 t.rule,
                 NORMAL,
                 ip().with(Field::ConjId, u128::from(conj_id)),
                 vec![],
                 Some(t.next),
-            ));
+            );
+            let counted = vec![FlowKey::of(&decision)];
+            add_plain(decision);
             for (k, dim) in dims.into_iter().enumerate() {
                 for m in dim {
                     let fm = flow(t.rule, NORMAL, m, vec![], None);
@@ -216,6 +226,7 @@ impl PolicyRenderer {
                     conj_id,
                     flows: entries + 1,
                     without_conjunction,
+                    counted,
                 },
             );
         }
