@@ -256,57 +256,68 @@ async fn policies_allow_and_drop_in_ovs() {
     );
     assert_eq!(verdict(&sw, &probe, "trk,new"), Some(10));
 
-    // Egress of p3: UDP 53 to n2's Pod CIDR except 10.244.2.11.
+    // Egress of p3: UDP 53 to n2's Pod CIDR except 10.244.2.11; replies pass; p1 is not
+    // egress-isolated.
     let tun = Some(32768);
-    assert_eq!(
-        verdict(
-            &sw,
-            &from_pod(11, P3_MAC, "10.244.1.11", "10.244.2.10", "udp,udp_dst=53"),
-            "trk,new"
+    for (port, mac, src, dst, l4, ct, expect) in [
+        (
+            11,
+            P3_MAC,
+            "10.244.1.11",
+            "10.244.2.10",
+            "udp,udp_dst=53",
+            "trk,new",
+            tun,
         ),
-        tun
-    );
-    assert_eq!(
-        verdict(
-            &sw,
-            &from_pod(11, P3_MAC, "10.244.1.11", "10.244.2.11", "udp,udp_dst=53"),
-            "trk,new"
+        (
+            11,
+            P3_MAC,
+            "10.244.1.11",
+            "10.244.2.11",
+            "udp,udp_dst=53",
+            "trk,new",
+            None,
         ),
-        None
-    );
-    assert_eq!(
-        verdict(
-            &sw,
-            &from_pod(11, P3_MAC, "10.244.1.11", "10.244.2.10", "tcp,tcp_dst=53"),
-            "trk,new"
+        (
+            11,
+            P3_MAC,
+            "10.244.1.11",
+            "10.244.2.10",
+            "tcp,tcp_dst=53",
+            "trk,new",
+            None,
         ),
-        None
-    );
-    assert_eq!(
-        verdict(
-            &sw,
-            &from_pod(11, P3_MAC, "10.244.1.11", "10.244.1.10", "tcp,tcp_dst=80"),
-            "trk,new"
+        (
+            11,
+            P3_MAC,
+            "10.244.1.11",
+            "10.244.1.10",
+            "tcp,tcp_dst=80",
+            "trk,new",
+            None,
         ),
-        None
-    );
-    // p3's replies pass egress; p1 is not egress-isolated.
-    assert_eq!(
-        verdict(
-            &sw,
-            &from_pod(11, P3_MAC, "10.244.1.11", "10.244.1.10", "tcp,tcp_dst=80"),
-            "trk,est"
+        (
+            11,
+            P3_MAC,
+            "10.244.1.11",
+            "10.244.1.10",
+            "tcp,tcp_dst=80",
+            "trk,est",
+            Some(10),
         ),
-        Some(10)
-    );
-    assert_eq!(
-        verdict(
-            &sw,
-            &from_pod(10, P1_MAC, "10.244.1.10", "10.244.1.11", "tcp,tcp_dst=7"),
-            "trk,new"
+        (
+            10,
+            P1_MAC,
+            "10.244.1.10",
+            "10.244.1.11",
+            "tcp,tcp_dst=7",
+            "trk,new",
+            Some(11),
         ),
-        Some(11)
-    );
+    ] {
+        let flow = from_pod(port, mac, src, dst, l4);
+        assert_eq!(verdict(&sw, &flow, ct), expect, "{flow} {ct}");
+    }
 
     // Per-rule counters: the packets the rule allowed while their connection was not yet
     // established (UDP without a reply stays `+new`); the denied packet counts nowhere.

@@ -13,13 +13,16 @@ use netpol::Protocol::{self, Tcp, Udp};
 use netpol::{PolicyEngine, PolicyKey};
 use ovstest::Ovs;
 use pipeline::Round;
-use pipeline::cache::{FlowCache, FlowInstaller, FlowOwner};
+use pipeline::cache::FlowOwner;
 use pipeline::model::{LocalPod, NodePorts, PodKey, TrafficMode, TunnelType};
 use pipeline::render::{PolicyRenderer, node_flows, peer_flows, pod_flows};
 use serde_json::{Value, json};
+use support::switch::Switch;
 
 type P = (&'static str, &'static str);
 type Expect = fn(P, P, Protocol, u16) -> bool;
+/// A scenario: its name, its policies, what it allows.
+type Scenario = (&'static str, Vec<(PolicyKey, Value)>, Expect);
 
 const NS: [&str; 3] = ["x", "y", "z"];
 const PODS: [&str; 3] = ["a", "b", "c"];
@@ -93,7 +96,7 @@ fn sel(key: &str, value: &str) -> Value {
 }
 
 /// The scenarios: a name, the policies, and what is allowed.
-fn scenarios() -> Vec<(&'static str, Vec<(PolicyKey, Value)>, Expect)> {
+fn scenarios() -> Vec<Scenario> {
     vec![
         ("no policy", vec![], |_, _, _, _| true),
         (
@@ -415,8 +418,6 @@ fn matrix(cell: impl Fn(P, P) -> Option<bool>) -> String {
 
 #[tokio::test]
 async fn truth_tables() {
-    let ovs = Ovs::start().unwrap();
-    ovs.add_bridge("br0").unwrap();
     let local_pods: Vec<LocalPod> = all_pods()
         .into_iter()
         .filter(|p| local(*p))
@@ -427,54 +428,8 @@ async fn truth_tables() {
             ofport: ofport(p),
         })
         .collect();
-    let mut ports: Vec<(String, u32)> = vec![
-        ("uplink0".into(), NodePorts::UPLINK),
-        ("antrea-gw0".into(), NodePorts::GATEWAY),
-    ];
-    ports.extend(
-        local_pods
-            .iter()
-            .map(|p| (format!("{}-{}", p.key.namespace, p.key.name), p.ofport)),
-    );
-    for (name, port) in &ports {
-        ovs.vsctl(&[
-            "add-port",
-            "br0",
-            name,
-            "--",
-            "set",
-            "interface",
-            name,
-            "type=internal",
-            &format!("ofport_request={port}"),
-        ])
-        .unwrap();
-    }
-    ovs.vsctl(&[
-        "add-port",
-        "br0",
-        "antrea-tun0",
-        "--",
-        "set",
-        "interface",
-        "antrea-tun0",
-        "type=geneve",
-        "options:key=flow",
-        "options:remote_ip=flow",
-        "options:local_ip=10.10.0.11",
-        &format!("ofport_request={}", NodePorts::TUNNEL),
-    ])
-    .unwrap();
-    let endpoint = format!("unix:{}", ovs.mgmt_socket("br0").display())
-        .parse()
-        .unwrap();
-    let conn = openflow::conn::OfConnection::connect(endpoint, Default::default())
-        .await
-        .unwrap();
-    let installer = FlowInstaller::new(
-        conn,
-        std::sync::Arc::new(std::sync::Mutex::new(FlowCache::new(Round::FIRST))),
-    );
+    let sw = Switch::with_pods(Some("geneve"), Default::default(), &local_pods).await;
+    let installer = sw.installer(Round::FIRST);
     let node = support::node(TrafficMode::Encap(TunnelType::Geneve));
     installer
         .replace(FlowOwner::Node, node_flows(&node))
@@ -521,7 +476,7 @@ async fn truth_tables() {
             // Only pairs this Node forwards: z to z never crosses it.
             let decided = |s: P, d: P| local(s) || local(d);
             let want = matrix(|s, d| decided(s, d).then(|| expect(s, d, proto, port)));
-            let got = matrix(|s, d| decided(s, d).then(|| allowed(&ovs, s, d, proto, port)));
+            let got = matrix(|s, d| decided(s, d).then(|| allowed(&sw.ovs, s, d, proto, port)));
             if want != got {
                 failures.push(format!(
                     "{name} ({proto}/{port})\nexpected:\n{want}got:\n{got}"
