@@ -36,7 +36,7 @@ fn pod(n: usize, i: usize, tier: &str) -> Pod {
 }
 
 fn tier(i: usize) -> &'static str {
-    if i % 2 == 0 { "fe" } else { "be" }
+    if i.is_multiple_of(2) { "fe" } else { "be" }
 }
 
 /// Policy `j` of Namespace `n`: Pods `app<j>` accept front-ends of the Namespaces of team
