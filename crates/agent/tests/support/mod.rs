@@ -322,12 +322,7 @@ impl TestNode {
     fn agent_command(&self) -> Command {
         let mut command = Command::new("ip");
         command
-            .args([
-                "netns",
-                "exec",
-                &self.netns,
-                env!("CARGO_BIN_EXE_antrea-agent"),
-            ])
+            .args(["netns", "exec", &self.netns, env!("CARGO_BIN_EXE_antrea-agent")])
             .arg("--config")
             .arg(self.config_path())
             .arg("--cluster-dir")
@@ -411,7 +406,10 @@ impl TestNode {
 
     /// Runs the agent to completion (for start-up failures); returns (success, stderr).
     pub fn run_agent_to_exit(&self) -> (bool, String) {
-        let out = self.agent_command().output().expect("run antrea-agent");
+        let out = self
+            .agent_command()
+            .output()
+            .expect("run antrea-agent");
         (
             out.status.success(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
