@@ -108,6 +108,8 @@ pub enum Category {
     Pod = 2,
     /// A peer Node's flows.
     Peer = 3,
+    /// NetworkPolicy flows.
+    NetworkPolicy = 4,
 }
 
 impl Category {

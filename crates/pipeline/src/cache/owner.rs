@@ -14,6 +14,9 @@ pub enum FlowOwner {
     Pod(PodKey),
     /// A peer Node's flows, by Node name.
     Peer(String),
+    /// The NetworkPolicy rules and default drops of the Node's Pods (one owner: rules share
+    /// flows, and one update of all of them is one atomic bundle).
+    NetworkPolicy,
 }
 
 impl FlowOwner {
@@ -23,6 +26,7 @@ impl FlowOwner {
             FlowOwner::Node => Category::Node,
             FlowOwner::Pod(_) => Category::Pod,
             FlowOwner::Peer(_) => Category::Peer,
+            FlowOwner::NetworkPolicy => Category::NetworkPolicy,
         }
     }
 
@@ -33,12 +37,13 @@ impl FlowOwner {
 }
 
 impl fmt::Display for FlowOwner {
-    /// `node`, `pod:NAMESPACE/NAME`, `peer:NODE`.
+    /// `node`, `pod:NAMESPACE/NAME`, `peer:NODE`, `networkpolicy`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FlowOwner::Node => f.write_str("node"),
             FlowOwner::Pod(key) => write!(f, "pod:{key}"),
             FlowOwner::Peer(name) => write!(f, "peer:{name}"),
+            FlowOwner::NetworkPolicy => f.write_str("networkpolicy"),
         }
     }
 }

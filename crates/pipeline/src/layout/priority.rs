@@ -12,3 +12,6 @@ pub const NORMAL: u16 = 200;
 pub const LOW: u16 = 190;
 /// The table-miss flow.
 pub const MISS: u16 = 0;
+/// Policy tables: traffic that passes whatever the rules say (established and related
+/// connections, the Node's own traffic to its Pods).
+pub const POLICY_BYPASS: u16 = 64990;

@@ -1,4 +1,5 @@
-//! The pipeline's tables, in packet order, with their OpenFlow table ids. Names follow Antrea's
+//! The pipeline's tables, in packet order (`goto_table` only goes forward), with their OpenFlow
+//! table ids. Names follow Antrea's
 //! where the table does the same job, so operators who know Antrea's dumps can read ours.
 
 use std::fmt;
@@ -17,29 +18,43 @@ pub enum Table {
     ConntrackZone = 3,
     /// Drops invalid connections.
     ConntrackState = 4,
+    /// NetworkPolicy egress allow rules of local Pods (conjunctive flows); established and
+    /// related traffic passes.
+    EgressRule = 5,
+    /// Drops what egress-isolated Pods send that no rule allowed.
+    EgressDefaultRule = 6,
     /// Chooses the next hop: local Pod, gateway, tunnel or uplink; rewrites the MACs.
-    L3Forwarding = 5,
+    L3Forwarding = 7,
     /// Decrements the TTL of routed packets.
-    L3DecTtl = 6,
+    L3DecTtl = 8,
     /// Maps the destination MAC to the output port.
-    L2ForwardingCalc = 7,
+    L2ForwardingCalc = 9,
+    /// NetworkPolicy ingress allow rules of local Pods; established and related traffic and
+    /// the Node's own traffic to its Pods pass.
+    IngressRule = 10,
+    /// Drops what ingress-isolated Pods would receive that no rule allowed.
+    IngressDefaultRule = 11,
     /// Commits new connections.
-    ConntrackCommit = 8,
+    ConntrackCommit = 12,
     /// Outputs to the port chosen by `L2ForwardingCalc`.
-    Output = 9,
+    Output = 13,
 }
 
 impl Table {
     /// Every table, in id order.
-    pub const ALL: [Table; 10] = [
+    pub const ALL: [Table; 14] = [
         Table::Classifier,
         Table::SpoofGuard,
         Table::ArpResponder,
         Table::ConntrackZone,
         Table::ConntrackState,
+        Table::EgressRule,
+        Table::EgressDefaultRule,
         Table::L3Forwarding,
         Table::L3DecTtl,
         Table::L2ForwardingCalc,
+        Table::IngressRule,
+        Table::IngressDefaultRule,
         Table::ConntrackCommit,
         Table::Output,
     ];
@@ -62,9 +77,13 @@ impl Table {
             Table::ArpResponder => "ARPResponder",
             Table::ConntrackZone => "ConntrackZone",
             Table::ConntrackState => "ConntrackState",
+            Table::EgressRule => "EgressRule",
+            Table::EgressDefaultRule => "EgressDefaultRule",
             Table::L3Forwarding => "L3Forwarding",
             Table::L3DecTtl => "L3DecTTL",
             Table::L2ForwardingCalc => "L2ForwardingCalc",
+            Table::IngressRule => "IngressRule",
+            Table::IngressDefaultRule => "IngressDefaultRule",
             Table::ConntrackCommit => "ConntrackCommit",
             Table::Output => "Output",
         }
@@ -87,7 +106,7 @@ mod tests {
             assert_eq!(usize::from(t.id()), i);
             assert_eq!(Table::from_id(t.id()), Some(*t));
         }
-        assert_eq!(Table::from_id(10), None);
+        assert_eq!(Table::from_id(14), None);
         assert_eq!(Table::L3DecTtl.to_string(), "L3DecTTL");
     }
 }

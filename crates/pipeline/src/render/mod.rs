@@ -5,10 +5,13 @@
 pub mod node;
 pub mod peer;
 pub mod pod;
+pub mod policy;
 
 pub use node::node_flows;
 pub use peer::peer_flows;
 pub use pod::pod_flows;
+pub use policy::counters::RuleCounters;
+pub use policy::{PolicyFlows, PolicyRenderer, RuleFlows};
 
 use std::net::Ipv4Addr;
 
@@ -20,6 +23,13 @@ use crate::layout::Table;
 use crate::model::{Ipv4Cidr, MacAddr};
 
 const ETH_TYPE_IPV4: u128 = 0x0800;
+
+/// `ct_state` bits.
+pub(crate) const CT_NEW: u128 = 0x01;
+pub(crate) const CT_EST: u128 = 0x02;
+pub(crate) const CT_REL: u128 = 0x04;
+pub(crate) const CT_INV: u128 = 0x10;
+pub(crate) const CT_TRK: u128 = 0x20;
 const ETH_TYPE_ARP: u128 = 0x0806;
 
 /// An `add` of a flow in `table` at `priority`.

@@ -1,10 +1,13 @@
 //! The Node's own flows: host↔uplink pass-through, classification of the gateway, tunnel and
-//! uplink, conntrack, gateway forwarding, TTL, output and the table defaults.
+//! uplink, conntrack, gateway forwarding, TTL, output, the policy tables' fixed flows and the
+//! table defaults.
 
 use openflow::action::{Action, Ct, CtZone};
 use openflow::msg::flow_mod::FlowMod;
 use openflow::oxm::{Field, Match};
 
+use super::policy::policy_table_flows;
+use super::{CT_INV, CT_NEW, CT_TRK};
 use super::{arp, flow, in_port, ip, ipv4, ipv4_cidr, mac, output, set_mac};
 use crate::layout::priority::{HIGH, LOW, MISS, NORMAL};
 use crate::layout::regs::{
@@ -13,11 +16,6 @@ use crate::layout::regs::{
 use crate::layout::{CT_ZONE, GLOBAL_VIRTUAL_MAC, Table};
 use crate::model::{NodeNetwork, NodePorts};
 
-/// `ct_state` bits (`+new`, `+inv`, `+trk`).
-const CT_NEW: u128 = 0x01;
-const CT_INV: u128 = 0x10;
-const CT_TRK: u128 = 0x20;
-
 /// Every flow the Node itself owns.
 pub fn node_flows(node: &NodeNetwork) -> Vec<FlowMod> {
     let mut flows = Vec::new();
@@ -25,6 +23,7 @@ pub fn node_flows(node: &NodeNetwork) -> Vec<FlowMod> {
     flows.extend(classifier_flows(node));
     flows.extend(conntrack_flows());
     flows.extend(forwarding_flows(node));
+    flows.extend(policy_table_flows(node));
     flows
 }
 
@@ -152,7 +151,7 @@ fn conntrack_flows() -> Vec<FlowMod> {
             MISS,
             Match::new(),
             vec![],
-            Some(Table::L3Forwarding),
+            Some(Table::EgressRule),
         ),
         flow(
             Table::ConntrackCommit,
@@ -211,7 +210,7 @@ fn forwarding_flows(node: &NodeNetwork) -> Vec<FlowMod> {
             NORMAL,
             mac(Field::EthDst, Match::new(), node.gateway_mac),
             vec![set_target_ofport(ports.gateway)],
-            Some(Table::ConntrackCommit),
+            Some(Table::IngressRule),
         ),
         flow(Table::L2ForwardingCalc, MISS, Match::new(), vec![], None),
         flow(
@@ -228,7 +227,7 @@ fn forwarding_flows(node: &NodeNetwork) -> Vec<FlowMod> {
             NORMAL,
             mac(Field::EthDst, Match::new(), GLOBAL_VIRTUAL_MAC),
             vec![set_target_ofport(ports.tunnel)],
-            Some(Table::ConntrackCommit),
+            Some(Table::IngressRule),
         ));
     }
     flows

@@ -84,7 +84,7 @@ fn direct_flows(node: &NodeNetwork, peer: &PeerNode, peer_mac: MacAddr) -> Vec<F
             NORMAL,
             mac(Field::EthDst, Match::new(), peer_mac),
             vec![set_target_ofport(node.ports.uplink)],
-            Some(Table::ConntrackCommit),
+            Some(Table::IngressRule),
         ),
     ]
 }

@@ -65,7 +65,7 @@ pub fn pod_flows(node: &NodeNetwork, pod: &LocalPod) -> Vec<FlowMod> {
             NORMAL,
             mac(Field::EthDst, Match::new(), pod.mac),
             vec![set_target_ofport(port)],
-            Some(Table::ConntrackCommit),
+            Some(Table::IngressRule),
         ),
     ]
 }

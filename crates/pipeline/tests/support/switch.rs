@@ -9,7 +9,7 @@ use openflow::msg::flow_mod::FlowMod;
 use ovstest::Ovs;
 use pipeline::Round;
 use pipeline::cache::{FlowCache, FlowInstaller, FlowOwner};
-use pipeline::model::{NodeNetwork, NodePorts};
+use pipeline::model::{LocalPod, NodeNetwork, NodePorts};
 use pipeline::render::{node_flows, peer_flows, pod_flows};
 
 pub struct Switch {
@@ -25,6 +25,15 @@ impl Switch {
 
     /// Like [`Switch::start`], connecting with `options`.
     pub async fn start_with(tunnel: Option<&str>, options: ConnOptions) -> Switch {
+        Switch::with_pods(tunnel, options, &super::pods()).await
+    }
+
+    /// Like [`Switch::start_with`], with `pods` instead of n1's two Pods.
+    pub async fn with_pods(
+        tunnel: Option<&str>,
+        options: ConnOptions,
+        pods: &[LocalPod],
+    ) -> Switch {
         let ovs = Ovs::start().expect("start OVS");
         ovs.add_bridge("br0").expect("add br0");
         let internal = |name: &str, ofport: u32| {
@@ -43,8 +52,11 @@ impl Switch {
         };
         internal("uplink0", NodePorts::UPLINK);
         internal("antrea-gw0", NodePorts::GATEWAY);
-        for pod in super::pods() {
-            internal(&format!("{}-h", pod.key.name), pod.ofport);
+        for pod in pods {
+            internal(
+                &format!("{}-{}", pod.key.namespace, pod.key.name),
+                pod.ofport,
+            );
         }
         if let Some(kind) = tunnel {
             ovs.vsctl(&[

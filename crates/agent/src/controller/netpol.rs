@@ -1,0 +1,153 @@
+//! [`NetworkPolicyController`]: feeds Pods, Namespaces and NetworkPolicies into the `netpol`
+//! engine and keeps the switch's NetworkPolicy flows (owner `networkpolicy`) equal to its
+//! result. A burst of changes becomes one recomputation and one bundle. Where the objects come
+//! from — the cluster directory, the Kubernetes API — is the caller's business: it sends
+//! [`PolicyInput`]s.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use netpol::{PolicyEngine, PolicyKey, RuleId};
+use openflow::msg::flow_mod::FlowMod;
+use openflow::msg::flow_stats::FlowDescRequest;
+use pipeline::render::{PolicyFlows, PolicyRenderer, RuleCounters, RuleFlows};
+use pipeline::{FlowDiff, FlowOwner};
+use tokio::sync::mpsc;
+
+use crate::cluster::{ClusterEvent, ObjectKey};
+use crate::error::AgentError;
+use crate::flows::Flows;
+
+/// A change the controller reacts to.
+#[derive(Debug, Clone)]
+pub enum PolicyInput {
+    Pod(Arc<Pod>),
+    PodDeleted(ObjectKey),
+    Namespace(Arc<Namespace>),
+    NamespaceDeleted(String),
+    Policy(Arc<NetworkPolicy>),
+    PolicyDeleted(ObjectKey),
+}
+
+impl PolicyInput {
+    /// The input a cluster event amounts to (Pod events; Nodes do not matter to policy).
+    pub fn of_event(event: &ClusterEvent) -> Option<PolicyInput> {
+        match event {
+            ClusterEvent::PodAdded(pod) | ClusterEvent::PodUpdated { new: pod, .. } => {
+                Some(PolicyInput::Pod(pod.clone()))
+            }
+            ClusterEvent::PodDeleted(pod) => Some(PolicyInput::PodDeleted(ObjectKey::new(
+                pod.metadata.namespace.as_deref().unwrap_or("default"),
+                pod.metadata.name.as_deref().unwrap_or_default(),
+            ))),
+            _ => None,
+        }
+    }
+}
+
+fn key(k: &ObjectKey) -> PolicyKey {
+    PolicyKey::new(k.namespace.clone(), k.name.clone())
+}
+
+/// NetworkPolicy for this Node's Pods, from cluster objects to flows.
+#[derive(Debug)]
+pub struct NetworkPolicyController {
+    engine: PolicyEngine,
+    renderer: PolicyRenderer,
+    flows: Arc<Flows>,
+    rendered: PolicyFlows,
+}
+
+impl NetworkPolicyController {
+    /// A controller for the Pods of Node `node_name`, installing through `flows`.
+    pub fn new(node_name: &str, flows: Arc<Flows>) -> NetworkPolicyController {
+        NetworkPolicyController {
+            engine: PolicyEngine::new(node_name),
+            renderer: PolicyRenderer::new(),
+            flows,
+            rendered: PolicyFlows::default(),
+        }
+    }
+
+    /// Takes one change into the engine (nothing is installed yet). An object the engine
+    /// refuses is logged and ignored; for a policy, its previous version stays in force.
+    pub fn apply(&mut self, input: &PolicyInput) {
+        let result = match input {
+            PolicyInput::Pod(pod) => self.engine.upsert_pod(pod),
+            PolicyInput::PodDeleted(k) => {
+                self.engine.remove_pod(&key(k));
+                Ok(())
+            }
+            PolicyInput::Namespace(ns) => self.engine.upsert_namespace(ns),
+            PolicyInput::NamespaceDeleted(name) => {
+                self.engine.remove_namespace(name);
+                Ok(())
+            }
+            PolicyInput::Policy(policy) => self.engine.upsert_policy(policy),
+            PolicyInput::PolicyDeleted(k) => {
+                self.engine.remove_policy(&key(k));
+                Ok(())
+            }
+        };
+        if let Err(error) = result {
+            tracing::warn!("NetworkPolicy input ignored: {error}");
+        }
+    }
+
+    /// The NetworkPolicy owner's flows for the current inputs, without installing them (for
+    /// the round the agent installs on start, so policy holds from the first flow on).
+    pub fn desired_flows(&mut self) -> Vec<FlowMod> {
+        self.rendered = self.renderer.render(self.engine.snapshot());
+        self.rendered.flows.clone()
+    }
+
+    /// Recomputes what the inputs changed and installs the difference as one bundle.
+    pub async fn install(&mut self) -> Result<FlowDiff, AgentError> {
+        let report = self.engine.sync();
+        let flows = self.desired_flows();
+        let diff = self.flows.set(FlowOwner::NetworkPolicy, flows).await?;
+        tracing::info!(
+            "NetworkPolicy: {} policies recomputed, {} rules, {} flow mods",
+            report.policies,
+            self.rendered.rules.len(),
+            diff.len()
+        );
+        Ok(diff)
+    }
+
+    /// What each installed rule costs in flows (for metrics).
+    pub fn rule_flows(&self) -> &BTreeMap<RuleId, RuleFlows> {
+        &self.rendered.rules
+    }
+
+    /// Each installed rule's counters, read from the switch.
+    pub async fn rule_counters(&self) -> Result<BTreeMap<RuleId, RuleCounters>, AgentError> {
+        let conn = self.flows.connection();
+        let stats = conn
+            .dump_flows(&FlowDescRequest::default())
+            .await
+            .map_err(|source| AgentError::OpenFlow {
+                endpoint: "the bridge".into(),
+                source,
+            })?;
+        Ok(self.rendered.counters(&stats))
+    }
+
+    /// Applies inputs until the channel closes; after each burst (everything queued), installs
+    /// once. A failed install is logged and retried with the next burst.
+    pub async fn run(mut self, mut inputs: mpsc::Receiver<PolicyInput>) {
+        while let Some(input) = inputs.recv().await {
+            self.apply(&input);
+            while let Ok(more) = inputs.try_recv() {
+                self.apply(&more);
+            }
+            if let Err(error) = self.install().await {
+                tracing::error!(
+                    "NetworkPolicy flows not installed (retried on the next change): {error}"
+                );
+            }
+        }
+    }
+}

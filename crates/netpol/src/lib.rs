@@ -1,0 +1,23 @@
+//! Kubernetes NetworkPolicy (`networking.k8s.io/v1`) for one Node, without I/O.
+//!
+//! - [`selector`]: label selectors (`matchLabels`, `matchExpressions`).
+//! - [`input`]: what the computation reads from Pods, Namespaces and NetworkPolicies.
+//! - [`model`]: the platform-neutral result — rules as applied-to Pods × peer addresses × ports,
+//!   and the Pods isolated per direction (default deny).
+//! - [`engine`]: [`PolicyEngine`], which keeps the result up to date incrementally: a change
+//!   recomputes only the policies whose selector groups it touches.
+//!
+//! `docs/netpol.md` states the semantics and how the pipeline renders them.
+
+pub mod engine;
+pub mod error;
+pub mod input;
+pub mod model;
+pub mod selector;
+
+pub use engine::{PolicyEngine, SyncReport};
+pub use error::PolicyError;
+pub use model::{
+    AddressSet, Direction, Isolation, Peers, PodKey, PolicyKey, PortMatch, Ports, Protocol, Rule,
+    RuleId, RulePart, Snapshot,
+};
