@@ -95,6 +95,17 @@ pub enum HcnError {
         /// The error record HNS wrote, when it wrote one.
         record: Option<ErrorRecord>,
     },
+    /// A document could not be encoded as JSON to send (the schema types always encode; this
+    /// reports rather than hides a bug).
+    #[error("{operation} {subject}: cannot encode the request document: {source}")]
+    Encode {
+        /// The call.
+        operation: Operation,
+        /// What it was about.
+        subject: String,
+        /// The JSON error.
+        source: serde_json::Error,
+    },
     /// A document HNS returned could not be read.
     #[error("{operation} {subject}: unreadable HNS document ({source}): {document}")]
     Decode {

@@ -121,10 +121,15 @@ fn raw_guid(id: Guid) -> GUID {
     }
 }
 
-fn to_json<T: Serialize>(document: &T) -> String {
-    // The schema types serialize to JSON without failure (strings, numbers, maps with string
-    // keys); an empty object would make HNS reject the call with a clear error anyway.
-    serde_json::to_string(document).unwrap_or_else(|_| "{}".to_owned())
+/// `document` as NUL-terminated UTF-16 JSON, the form every HCN call takes.
+fn to_json<T: Serialize>(document: &T, operation: Operation, subject: &str) -> Result<Vec<u16>> {
+    serde_json::to_string(document)
+        .map(|text| wide(&text))
+        .map_err(|source| HcnError::Encode {
+            operation,
+            subject: subject.to_owned(),
+            source,
+        })
 }
 
 /// Turns an HCN call's HRESULT and error record into a result. Like Microsoft's own client, a
@@ -190,7 +195,7 @@ impl HcnClient {
         handle: &Handle,
         subject: &str,
     ) -> Result<T> {
-        let query = wide(&to_json(&HostComputeQuery::default()));
+        let query = to_json(&HostComputeQuery::default(), operation, subject)?;
         let mut properties = OutString::new();
         let mut record = OutString::new();
         // SAFETY: `handle` is open; `query` is NUL-terminated and outlives the call; the out
@@ -224,7 +229,7 @@ impl HcnClient {
         query: &HostComputeQuery,
     ) -> Result<Vec<Guid>> {
         let subject = query.filter.clone();
-        let text = wide(&to_json(query));
+        let text = to_json(query, operation, &subject)?;
         let mut ids = OutString::new();
         let mut record = OutString::new();
         // SAFETY: `text` is NUL-terminated and outlives the call; the out pointers are valid.
@@ -255,8 +260,8 @@ impl HcnClient {
         id: Guid,
         request: &T,
     ) -> Result<()> {
+        let settings = to_json(request, operation, &id.to_string())?;
         let handle = self.open(kind, operation, id)?;
-        let settings = wide(&to_json(request));
         let mut record = OutString::new();
         // SAFETY: the handle is open; `settings` is NUL-terminated and outlives the call; the
         // out pointer is valid.
@@ -273,7 +278,7 @@ impl HcnClient {
         subject: &str,
         document: &T,
     ) -> Result<T> {
-        let settings = wide(&to_json(document));
+        let settings = to_json(document, operation, subject)?;
         let guid = raw_guid(Guid::NIL);
         let mut raw: RawHandle = ptr::null_mut();
         let mut record = OutString::new();
@@ -335,7 +340,7 @@ impl HcnApi for HcnClient {
             host_compute_network: network,
             ..endpoint.clone()
         };
-        let settings = wide(&to_json(&document));
+        let settings = to_json(&document, operation, &endpoint.name)?;
         let guid = raw_guid(Guid::NIL);
         let mut raw: RawHandle = ptr::null_mut();
         let mut record = OutString::new();
