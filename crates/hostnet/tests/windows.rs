@@ -397,6 +397,9 @@ async fn gateway_loses_stale_addresses_and_keeps_link_local_ones() {
     }
     let (_, outcome) = node.host.configure_gateway(&gateway_config()).await.unwrap();
     assert_eq!(outcome, Outcome::Changed);
+    let missing = GatewayConfig { name: "antrea-gw9".into(), ..gateway_config() };
+    let error = node.host.configure_gateway(&missing).await.unwrap_err();
+    assert!(matches!(error, Error::Timeout { .. }), "{error}");
     let mut left = nic_addresses(&state(&node.ip), GATEWAY);
     left.sort();
     assert_eq!(left, ["10.244.1.1/24", "169.254.7.7/16"]);

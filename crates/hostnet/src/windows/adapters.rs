@@ -2,6 +2,7 @@
 //! and the transport interface search.
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::time::Instant;
 
 use ipnet::IpNet;
 use winos::model::{Adapter, Route, RouteProtocol};
@@ -95,6 +96,24 @@ where
             .into_iter()
             .find(|a| a.alias == alias)
             .ok_or_else(|| Error::InterfaceNotFound { name: alias.to_owned(), purpose })
+    }
+
+    /// The adapter whose alias is `alias`, once Windows shows it: vNICs of HNS endpoints and
+    /// of OVS internal ports appear a little after their creation (bounded wait).
+    pub(super) fn wait_for_adapter(&self, alias: &str) -> Result<Adapter> {
+        let deadline = Instant::now() + self.settings.settle_wait;
+        loop {
+            if let Some(adapter) = self.adapters()?.into_iter().find(|a| a.alias == alias) {
+                return Ok(adapter);
+            }
+            if Instant::now() >= deadline {
+                return Err(Error::Timeout {
+                    op: format!("waiting for adapter {alias:?}"),
+                    waited: self.settings.settle_wait,
+                });
+            }
+            std::thread::sleep(self.settings.poll_interval);
+        }
     }
 
     /// The configuration of the adapter whose alias is `alias`.

@@ -24,7 +24,7 @@ where
     /// initialisation).
     pub(super) fn gateway(&self, gateway: &GatewayConfig) -> Result<(MacAddr, Outcome)> {
         let name = gateway.name.as_str();
-        let adapter = self.adapter(name, "gateway")?;
+        let adapter = self.wait_for_adapter(name)?;
         let want = Ipv4Net::from(gateway.address);
         let mut changed = false;
         let current = self.ip.unicast_addresses().map_err(os("listing unicast addresses"))?;

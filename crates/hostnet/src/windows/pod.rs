@@ -2,12 +2,10 @@
 //! (the GUID containerd passes as the netns), with the Pod's IP, default route, DNS settings,
 //! and the MTU set on its vNIC `vEthernet (<endpoint>)`.
 
-use std::time::Instant;
-
 use hcn::fake::vnic_name;
 use hcn::schema::{Dns, HostComputeEndpoint, HostComputeNetwork, HostComputeQuery, IpConfig, QueryFilter};
 use hcn::{Guid, MacAddress};
-use winos::model::{Adapter, IpFamily, IpInterfaceChange};
+use winos::model::{IpFamily, IpInterfaceChange};
 
 use super::{Backend, HNS_NETWORK, hns, os, outcome};
 use crate::addr::MacAddr;
@@ -140,25 +138,10 @@ where
         }
     }
 
-    /// The endpoint's vNIC, once Windows shows it (bounded wait).
-    fn pod_vnic(&self, endpoint: &HostComputeEndpoint) -> Result<Adapter> {
-        let alias = vnic_name(&endpoint.name);
-        let deadline = Instant::now() + self.settings.settle_wait;
-        loop {
-            if let Some(adapter) = self.adapters()?.into_iter().find(|a| a.alias == alias) {
-                return Ok(adapter);
-            }
-            if Instant::now() >= deadline {
-                return Err(Error::Timeout { op: format!("waiting for {alias}"), waited: self.settings.settle_wait });
-            }
-            std::thread::sleep(self.settings.poll_interval);
-        }
-    }
-
     /// The IPv4 MTU of the endpoint's vNIC (HNS endpoints have no MTU field); returns whether
     /// it was changed.
     fn set_pod_mtu(&self, endpoint: &HostComputeEndpoint, mtu: u32) -> Result<bool> {
-        let vnic = self.pod_vnic(endpoint)?;
+        let vnic = self.wait_for_adapter(&vnic_name(&endpoint.name))?;
         let settings = self
             .ip
             .ip_interface(vnic.index, IpFamily::V4)
