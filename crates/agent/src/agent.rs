@@ -101,11 +101,43 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
         let host = Arc::new(hostnet::linux::LinuxHost::current().await?);
         run_node(&config, &info, source, host, shutdown).await
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(windows)]
+    {
+        let host = Arc::new(windows_host(&info)?);
+        run_node(&config, &info, source, host, shutdown).await
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         drop((config, info, source, shutdown));
         Err(AgentError::UnsupportedPlatform)
     }
+}
+
+/// The Windows host backend over HNS (`computenetwork.dll`, loaded at run time: a host without
+/// it fails here with one error naming the DLL), IP Helper, WMI NetNat and the firewall COM API.
+#[cfg(windows)]
+pub fn windows_host(
+    info: &NodeInfo,
+) -> Result<
+    hostnet::windows::WindowsHost<
+        hcn::HcnClient,
+        winos::NativeIpHelper,
+        winos::WmiNetNat,
+        winos::ComFirewall,
+    >,
+    AgentError,
+> {
+    let hcn = hcn::HcnClient::new().map_err(|source| hostnet::Error::Hns {
+        op: "loading the Host Compute Network API".into(),
+        source,
+    })?;
+    Ok(hostnet::windows::WindowsHost::new(
+        Arc::new(hcn),
+        Arc::new(winos::NativeIpHelper::new()),
+        Arc::new(winos::WmiNetNat::new()),
+        Arc::new(winos::ComFirewall::new()),
+        hostnet::windows::WindowsSettings::new(info.pod_cidr.into()),
+    ))
 }
 
 /// Brings the Node up with `host` and runs the controllers until `shutdown` is cancelled.

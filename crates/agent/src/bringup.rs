@@ -178,85 +178,109 @@ pub async fn bring_up<H: HostNetwork + 'static>(
     let transport_mtu = u16::try_from(nic.mtu).unwrap_or(u16::MAX);
     let pod_mtu = u32::from(config.pod_mtu(transport_mtu, false));
 
-    // 2. The bridge, its datapath id and LOCAL MAC from the NIC, LOCAL's MTU pinned.
-    let bridge = OvsBridge::connect(config.ovsdb_endpoint(), bridge_name).await?;
-    let datapath_type = match config.ovs_datapath_type {
-        DatapathType::System => "system",
-        DatapathType::Netdev => "netdev",
-    };
-    let want = BridgeWant {
-        name: bridge_name.to_owned(),
-        datapath_type: datapath_type.to_owned(),
-        mac: nic.mac.octets(),
-    };
-    log_ovs(
-        &format!("bridge {bridge_name}"),
-        bridge.ensure_bridge(&want).await?,
-    );
-    log_ovs(
-        &format!("MTU {} of LOCAL {bridge_name}", nic.mtu),
-        bridge.ensure_mtu_request(bridge_name, nic.mtu).await?,
-    );
-    wait_for_device(bridge_name).await?;
+    // What must exist before the bridge: nothing on Linux; on Windows the uplink takeover,
+    // whose HNS vNIC becomes the bridge's LOCAL port. If this run made it and a step up to the
+    // flows fails, it is undone so the Node keeps its network.
+    let mut changes = HostChanges::default();
+    let prepared = host.prepare_bridge(&found, bridge_name).await?;
+    changes.note(&format!("{bridge_name} prepared from {nic_name}"), prepared);
+    let early = async {
+        // 2. The bridge, its datapath id and LOCAL MAC from the NIC, LOCAL's MTU pinned.
+        let bridge = OvsBridge::connect(config.ovsdb_endpoint(), bridge_name).await?;
+        let datapath_type = match config.ovs_datapath_type {
+            DatapathType::System => "system",
+            DatapathType::Netdev => "netdev",
+        };
+        let want = BridgeWant {
+            name: bridge_name.to_owned(),
+            datapath_type: datapath_type.to_owned(),
+            mac: nic.mac.octets(),
+        };
+        log_ovs(
+            &format!("bridge {bridge_name}"),
+            bridge.ensure_bridge(&want).await?,
+        );
+        log_ovs(
+            &format!("MTU {} of LOCAL {bridge_name}", nic.mtu),
+            bridge.ensure_mtu_request(bridge_name, nic.mtu).await?,
+        );
+        wait_for_device(bridge_name).await?;
 
-    // 3. OpenFlow, and every desired flow (Node, peers, Pods already attached) in place before
-    //    the NIC joins the bridge: in secure mode an empty table cuts the Node off.
-    let gateway_ip = info.gateway_ip();
-    let network = NodeNetwork {
-        node_ip: pipeline::model::Ipv4Cidr::new(node_ip.addr(), node_ip.prefix_len()).map_err(
-            |_| AgentError::NoTransportAddress {
-                nic: nic_name.clone(),
-            },
-        )?,
-        node_mac: MacAddr(nic.mac.octets()),
-        pod_cidr: pipeline_cidr(info.pod_cidr),
-        gateway_ip,
-        gateway_mac: gateway_mac(gateway_ip),
-        ports: NodePorts::default(),
-        mode: traffic_mode(config),
+        // 3. OpenFlow, and every desired flow (Node, peers, Pods already attached) in place before
+        //    the NIC joins the bridge: in secure mode an empty table cuts the Node off.
+        let gateway_ip = info.gateway_ip();
+        let network = NodeNetwork {
+            node_ip: pipeline::model::Ipv4Cidr::new(node_ip.addr(), node_ip.prefix_len()).map_err(
+                |_| AgentError::NoTransportAddress {
+                    nic: nic_name.clone(),
+                },
+            )?,
+            node_mac: MacAddr(nic.mac.octets()),
+            pod_cidr: pipeline_cidr(info.pod_cidr),
+            gateway_ip,
+            gateway_mac: gateway_mac(gateway_ip),
+            ports: NodePorts::default(),
+            mode: traffic_mode(config),
+        };
+        let recorded = Flows::recorded_round(&bridge).await?;
+        let flows = Arc::new(Flows::connect(config.bridge_mgmt_endpoint(), OVS_WAIT).await?);
+        let peers = PeerController::new(
+            &info.name,
+            network.clone(),
+            flows.clone(),
+            host.clone(),
+            &config.host_gateway,
+            bridge_name,
+            !config.no_snat,
+        );
+        let mut desired = vec![(FlowOwner::Node, node_flows(&network))];
+        for peer in peers.peers(store) {
+            desired.push((
+                FlowOwner::Peer(peer.name.clone()),
+                pipeline::render::peer_flows(&network, &peer),
+            ));
+        }
+        for port in bridge.container_ports().await? {
+            match &port.pod {
+                Some(pod) => desired.push((FlowOwner::Pod(pod.key.clone()), pod_flows(&network, pod))),
+                None => tracing::warn!(
+                    "container port {} has incomplete records or no OpenFlow port; its flows wait for the CNI server",
+                    port.port
+                ),
+            }
+        }
+        match flows.start_round(recorded, &desired, &bridge).await? {
+            RoundOutcome::Unchanged(round) => {
+                tracing::info!("flows: unchanged ({round} already installed)")
+            }
+            RoundOutcome::Replaced {
+                previous: Some(previous),
+                round,
+            } => {
+                tracing::info!("flows: installed as {round}, leftovers of {previous} deleted")
+            }
+            RoundOutcome::Replaced {
+                previous: None,
+                round,
+            } => tracing::info!("flows: installed as {round}"),
+        }
+        Ok::<_, AgentError>((bridge, network, flows, peers))
+    }
+    .await;
+    let (bridge, network, flows, peers) = match early {
+        Ok(parts) => parts,
+        Err(error) if prepared == Outcome::Changed => {
+            let restored = match host.restore_uplink(bridge_name).await {
+                Ok(_) => "yes".to_owned(),
+                Err(e) => format!("no ({e})"),
+            };
+            return Err(AgentError::RolledBack {
+                error: Box::new(error),
+                restored,
+            });
+        }
+        Err(error) => return Err(error),
     };
-    let recorded = Flows::recorded_round(&bridge).await?;
-    let flows = Arc::new(Flows::connect(config.bridge_mgmt_endpoint(), OVS_WAIT).await?);
-    let peers = PeerController::new(
-        &info.name,
-        network.clone(),
-        flows.clone(),
-        host.clone(),
-        &config.host_gateway,
-        bridge_name,
-        !config.no_snat,
-    );
-    let mut desired = vec![(FlowOwner::Node, node_flows(&network))];
-    for peer in peers.peers(store) {
-        desired.push((
-            FlowOwner::Peer(peer.name.clone()),
-            pipeline::render::peer_flows(&network, &peer),
-        ));
-    }
-    for port in bridge.container_ports().await? {
-        match &port.pod {
-            Some(pod) => desired.push((FlowOwner::Pod(pod.key.clone()), pod_flows(&network, pod))),
-            None => tracing::warn!(
-                "container port {} has incomplete records or no OpenFlow port; its flows wait for the CNI server",
-                port.port
-            ),
-        }
-    }
-    match flows.start_round(recorded, &desired, &bridge).await? {
-        RoundOutcome::Unchanged(round) => {
-            tracing::info!("flows: unchanged ({round} already installed)")
-        }
-        RoundOutcome::Replaced {
-            previous: Some(previous),
-            round,
-        } => {
-            tracing::info!("flows: installed as {round}, leftovers of {previous} deleted")
-        }
-        RoundOutcome::Replaced {
-            previous: None,
-            round,
-        } => tracing::info!("flows: installed as {round}"),
-    }
 
     // 4.–7. The NIC becomes the uplink, then gateway, tunnel, peers. If this run took the NIC
     //        over and a later step fails, the NIC gets its configuration back.
@@ -268,7 +292,7 @@ pub async fn bring_up<H: HostNetwork + 'static>(
         host: &*host,
         network: &network,
         pod_mtu,
-        changes: HostChanges::default(),
+        changes,
     };
     let result = steps.attach(&found, &nic_name, &peers, store).await;
     let host_changes = steps.changes.0;

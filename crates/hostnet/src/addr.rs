@@ -72,6 +72,19 @@ impl Ipv4Cidr {
     }
 }
 
+impl From<ipnet::Ipv4Net> for Ipv4Cidr {
+    fn from(net: ipnet::Ipv4Net) -> Ipv4Cidr {
+        Ipv4Cidr { addr: net.addr(), prefix_len: net.prefix_len() }
+    }
+}
+
+impl From<Ipv4Cidr> for ipnet::Ipv4Net {
+    fn from(cidr: Ipv4Cidr) -> ipnet::Ipv4Net {
+        // An Ipv4Cidr's prefix length is at most 32 by construction.
+        ipnet::Ipv4Net::new_assert(cidr.addr, cidr.prefix_len)
+    }
+}
+
 impl fmt::Display for Ipv4Cidr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.addr, self.prefix_len)

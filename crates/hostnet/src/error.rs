@@ -84,6 +84,50 @@ pub enum Error {
         /// Why.
         reason: &'static str,
     },
+    /// An HNS (Host Compute Network) call failed.
+    #[error("{op}: {source}")]
+    Hns {
+        /// The operation, with the objects involved.
+        op: String,
+        /// HNS's error (its HRESULT and error record).
+        #[source]
+        source: hcn::HcnError,
+    },
+    /// A Windows OS call (IP Helper, NetNat, firewall) failed.
+    #[error("{op}: {source}")]
+    WinOs {
+        /// The operation, with the objects involved.
+        op: String,
+        /// The OS's error.
+        #[source]
+        source: winos::WinOsError,
+    },
+    /// The NIC chosen as uplink is a virtual adapter.
+    #[error(
+        "uplink {nic:?} is not a physical adapter ({description}): a Transparent HNS network needs a physical NIC; a virtual one usually means the NIC already belongs to another Hyper-V switch"
+    )]
+    VirtualUplink {
+        /// The adapter's name.
+        nic: String,
+        /// Its driver description.
+        description: String,
+    },
+    /// The HNS network the operation needs does not exist.
+    #[error("HNS network {name:?} does not exist ({purpose})")]
+    HnsNetworkMissing {
+        /// The network's name.
+        name: String,
+        /// What it was needed for.
+        purpose: &'static str,
+    },
+    /// Something the operation waits for did not happen in time.
+    #[error("{op}: not done within {waited:?}")]
+    Timeout {
+        /// What was waited for.
+        op: String,
+        /// How long.
+        waited: std::time::Duration,
+    },
 }
 
 impl Error {

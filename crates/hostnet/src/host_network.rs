@@ -6,7 +6,8 @@
 //!
 //! | operation | Linux | Windows |
 //! |---|---|---|
-//! | `take_over_uplink` | move MAC/addresses/routes of the NIC to the `br-int` tap | create the Transparent HNS network (moves the config to its vNIC), rename the vNIC `br-int` |
+//! | `prepare_bridge` | nothing (OVS creates the `br-int` tap) | the whole uplink takeover: the vNIC that becomes `br-int` must exist before the bridge |
+//! | `take_over_uplink` | move MAC/addresses/routes of the NIC to the `br-int` tap | create the Transparent HNS network (moves the config to its vNIC), rename the vNIC `br-int`; after `prepare_bridge` finds it done |
 //! | `configure_gateway` | netlink on `antrea-gw0` | `New-NetIPAddress`/`SetIpInterfaceEntry` on `antrea-gw0` |
 //! | `reconcile_peer_routes` | routes with antrea's protocol number | IP Helper routes on the gateway/`br-int` |
 //! | `ensure_pod_snat` | nftables `ip antrea` masquerade | NetNat `antrea-nat` |
@@ -25,9 +26,21 @@ use crate::model::{
 /// The Node's OS networking. Implementations operate on the Node's own network stack (on Linux:
 /// the network namespace the backend was created for).
 pub trait HostNetwork: Send + Sync {
+    /// The OVS interface type of a Pod's port: `""` (a system interface, the veth's host end)
+    /// unless the backend says otherwise. Windows: `internal`, so OVS attaches the endpoint's
+    /// vNIC `vEthernet (<name>)`.
+    const POD_PORT_TYPE: &'static str = "";
+
     /// The interface that holds the transport configuration now. Fails with
     /// [`crate::Error::TransportInterfaceNotFound`], listing every interface, when nothing matches.
     fn find_transport_interface(&self, selector: &TransportSelector) -> impl Future<Output = Result<NicConfig>> + Send;
+
+    /// Whatever must exist before the OVS bridge `bridge` is created, called with the transport
+    /// interface [`HostNetwork::find_transport_interface`] returned. Linux: nothing (OVS
+    /// creates the LOCAL tap). Windows: the uplink takeover itself, because the bridge's LOCAL
+    /// port is the HNS network's vNIC renamed `bridge`, which must exist first; the later
+    /// [`HostNetwork::take_over_uplink`] then finds it done. On failure nothing it made is left.
+    fn prepare_bridge(&self, nic: &NicConfig, bridge: &str) -> impl Future<Output = Result<Outcome>> + Send;
 
     /// Moves `nic`'s MAC, addresses and routes to the bridge's LOCAL interface `bridge` (which
     /// must exist); the NIC stays up without addresses. When `nic` is `bridge` itself (found

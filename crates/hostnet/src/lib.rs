@@ -8,8 +8,10 @@
 //! keeping the kernel off OVS-owned ports, and Pod interfaces.
 //!
 //! Platform-neutral parts (the trait, its value types, the endpoint naming rule) compile
-//! everywhere; the Linux backend ([`linux::LinuxHost`]) uses rtnetlink, `nft` and ethtool.
-//! The Windows backend (HNS/HCN, NetNat, IP Helper) implements the same trait later.
+//! everywhere; the Linux backend ([`linux::LinuxHost`]) uses rtnetlink, `nft` and ethtool. The
+//! Windows backend ([`windows::WindowsHost`]) uses HNS (`hcn`) and IP Helper, NetNat and the
+//! firewall (`winos`) through their traits, so it compiles and is tested on every platform with
+//! the fakes of those crates.
 
 mod addr;
 mod error;
@@ -31,6 +33,6 @@ pub use host_network::HostNetwork;
 /// ASCII "antr".
 pub const POD_INTERFACE_GROUP: u32 = 0x616e_7472;
 pub use model::{
-    GatewayConfig, HostRoute, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat, RouteChanges,
+    GatewayConfig, HostRoute, NicConfig, Outcome, PeerRoute, PodDns, PodInterface, PodInterfaceSpec, PodSnat, RouteChanges,
     TransportSelector, Uplink,
 };

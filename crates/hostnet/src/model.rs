@@ -168,6 +168,21 @@ pub struct PodInterfaceSpec {
     pub gateway: Ipv4Addr,
     /// MTU of both ends.
     pub mtu: u32,
+    /// The Pod's DNS settings from the CNI request. Windows puts them on the HNS endpoint; on
+    /// Linux the container runtime writes the Pod's `resolv.conf` and this is unused.
+    pub dns: Option<PodDns>,
+}
+
+/// DNS settings of a Pod, as the CNI request gives them (conflist `dns`, overridden by the
+/// runtime's `dns` capability).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PodDns {
+    /// Name server addresses.
+    pub nameservers: Vec<String>,
+    /// Search domains.
+    pub search: Vec<String>,
+    /// The local domain name.
+    pub domain: String,
 }
 
 /// The result of creating a Pod interface.

@@ -17,6 +17,18 @@ pub fn endpoint_name(pod_name: &str, container_id: &str) -> String {
     format!("{prefix}-{hash}")
 }
 
+/// Whether `name` has the shape [`endpoint_name`] gives: at most 8 characters not starting with
+/// `-`, then `-` and 6 lower-case hex digits. Used to tell our Pod interfaces from others'.
+pub fn is_endpoint_name(name: &str) -> bool {
+    let Some((prefix, hash)) = name.rsplit_once('-') else {
+        return false;
+    };
+    prefix.chars().count() <= 8
+        && !prefix.starts_with('-')
+        && hash.len() == 6
+        && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,6 +53,16 @@ mod tests {
         let long = "a".repeat(300);
         let name = endpoint_name(&long, &long);
         assert_eq!(name.len(), MAX_INTERFACE_NAME_LEN);
+    }
+
+    #[test]
+    fn recognises_its_own_names_only() {
+        for name in [endpoint_name("web-7975b6c8d-x2x9q", "abc"), endpoint_name("--------x", "abc")] {
+            assert!(is_endpoint_name(&name), "{name}");
+        }
+        for name in ["Ethernet0", "br-int", "antrea-gw0", "web-A9993E", "toolongpod-a9993e", "x-a9993"] {
+            assert!(!is_endpoint_name(name), "{name}");
+        }
     }
 
     #[test]

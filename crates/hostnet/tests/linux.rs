@@ -445,6 +445,7 @@ async fn pod_interface_create_repeat_check_delete() {
         address: cidr("10.244.1.10/24"),
         gateway: ip("10.244.1.1"),
         mtu: 1450,
+        dns: None,
     };
     let (created, outcome) = host.create_pod_interface(&spec).await.unwrap();
     assert_eq!(outcome, Outcome::Changed);
@@ -566,6 +567,7 @@ fn pod_spec(netns: &str, host_ifname: &str, address: &str) -> PodInterfaceSpec {
         address: cidr(address),
         gateway: ip("10.244.1.1"),
         mtu: 1450,
+        dns: None,
     }
 }
 

@@ -109,6 +109,19 @@ fn check_conf(req: &CmdRequest) -> Result<(), CniError> {
     Ok(())
 }
 
+/// The Pod's DNS settings from the request (conflist `dns`, runtime `dns` capability), if any.
+fn pod_dns(conf: &cni::spec::NetConf) -> Option<hostnet::PodDns> {
+    let dns = conf.effective_dns();
+    if dns.is_empty() {
+        return None;
+    }
+    Some(hostnet::PodDns {
+        nameservers: dns.nameservers,
+        search: dns.search,
+        domain: dns.domain,
+    })
+}
+
 /// The IPv4 address of an IPAM result with its prefix length and gateway.
 fn ipv4_of(result: &CniResult) -> Option<(Ipv4Addr, u8, Ipv4Addr)> {
     result
@@ -215,6 +228,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
                 .ok_or_else(|| ipam_failure("bad prefix length"))?,
             gateway,
             mtu: req.conf.mtu.unwrap_or(self.pod_mtu),
+            dns: pod_dns(&req.conf),
         };
         let (created, _) = self
             .host
@@ -223,6 +237,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
             .map_err(interface_failure)?;
         clock.lap("interface");
         let mut port = PortWant::new(host_ifname, antrea_type::CONTAINER);
+        port.interface_type = H::POD_PORT_TYPE.to_owned();
         let store = config.data_dir.join(&config.network);
         for (k, v) in [
             (ids::CONTAINER_ID, req.container_id.clone()),
@@ -381,6 +396,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
             address: hostnet::Ipv4Cidr::new(ip, prefix_len).ok_or_else(mismatch)?,
             gateway,
             mtu: req.conf.mtu.unwrap_or(self.pod_mtu),
+            dns: pod_dns(&req.conf),
         };
         let created = PodInterface {
             host_ifname: host_if.name.clone(),

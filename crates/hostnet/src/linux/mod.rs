@@ -102,6 +102,11 @@ impl HostNetwork for LinuxHost {
         self.find_transport(selector).await
     }
 
+    /// Nothing: OVS creates the bridge's LOCAL tap itself.
+    async fn prepare_bridge(&self, _nic: &NicConfig, _bridge: &str) -> Result<Outcome> {
+        Ok(Outcome::Unchanged)
+    }
+
     async fn take_over_uplink(&self, nic: &NicConfig, bridge: &str) -> Result<(Uplink, Outcome)> {
         self.take_over(nic, bridge).await
     }
