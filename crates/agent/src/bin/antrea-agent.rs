@@ -1,14 +1,16 @@
 //! `antrea-agent`: the antrea-rs node agent.
 //!
-//! `antrea-agent --config <antrea-agent.conf> --cluster-dir <dir>`; the Node's name comes from
-//! `NODE_NAME` (else the host name). Logs go to stderr (`RUST_LOG` filters them, default
+//! `antrea-agent --config <antrea-agent.conf> [--kubeconfig <file> | --cluster-dir <dir>]`: the
+//! cluster comes from the Kubernetes API (the kubeconfig given, else the configuration's
+//! `clientConnection.kubeconfig`, else the in-cluster service account) or, in the lab, from a
+//! directory of YAML files. The Node's name comes from `NODE_NAME` (else the host name). Logs go to stderr (`RUST_LOG` filters them, default
 //! `info`). A failure is one line on stderr and exit status 1.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agent::agent::{Options, run};
+use agent::agent::{ClusterChoice, Options, run};
 use clap::Parser;
 
 #[derive(Debug, Parser)]
@@ -17,9 +19,13 @@ struct Args {
     /// The agent configuration file (antrea-agent.conf).
     #[arg(long, value_name = "FILE")]
     config: PathBuf,
+    /// The kubeconfig of the Kubernetes API server (default: `clientConnection.kubeconfig`,
+    /// else the in-cluster service account).
+    #[arg(long, value_name = "FILE", conflicts_with = "cluster_dir")]
+    kubeconfig: Option<PathBuf>,
     /// A directory of Node and Pod YAML files standing in for the Kubernetes API (the lab).
     #[arg(long, value_name = "DIR")]
-    cluster_dir: PathBuf,
+    cluster_dir: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -42,9 +48,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let cluster = match args.cluster_dir {
+        Some(dir) => ClusterChoice::Directory(dir),
+        None => ClusterChoice::Kubernetes {
+            kubeconfig: args.kubeconfig,
+        },
+    };
     match runtime.block_on(run(Options {
         config: args.config,
-        cluster_dir: args.cluster_dir,
+        cluster,
     })) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

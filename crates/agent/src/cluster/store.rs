@@ -184,6 +184,52 @@ impl StoreWriter {
         events
     }
 
+    /// Makes the store hold exactly these Nodes (a full re-list of Nodes only, as a watcher's
+    /// initial list gives): Nodes added or updated, then Nodes deleted, by name within each.
+    pub fn replace_nodes<N: Into<Arc<Node>>>(
+        &mut self,
+        nodes: impl IntoIterator<Item = N>,
+    ) -> Vec<ClusterEvent> {
+        let nodes: BTreeMap<String, Arc<Node>> = nodes
+            .into_iter()
+            .map(Into::into)
+            .map(|n| (node_key(&n), n))
+            .collect();
+        let gone: Vec<String> = (self.store.read().nodes.keys())
+            .filter(|k| !nodes.contains_key(*k))
+            .cloned()
+            .collect();
+        let mut events: Vec<ClusterEvent> = nodes
+            .into_values()
+            .filter_map(|n| self.apply_node(n))
+            .collect();
+        events.extend(gone.iter().filter_map(|k| self.delete_node(k)));
+        events
+    }
+
+    /// Makes the store hold exactly these Pods (a full re-list of Pods only): Pods added or
+    /// updated, then Pods deleted, by key within each.
+    pub fn replace_pods<P: Into<Arc<Pod>>>(
+        &mut self,
+        pods: impl IntoIterator<Item = P>,
+    ) -> Vec<ClusterEvent> {
+        let pods: BTreeMap<ObjectKey, Arc<Pod>> = pods
+            .into_iter()
+            .map(Into::into)
+            .map(|p| (pod_key(&p), p))
+            .collect();
+        let gone: Vec<ObjectKey> = (self.store.read().pods.keys())
+            .filter(|k| !pods.contains_key(*k))
+            .cloned()
+            .collect();
+        let mut events: Vec<ClusterEvent> = pods
+            .into_values()
+            .filter_map(|p| self.apply_pod(p))
+            .collect();
+        events.extend(gone.iter().filter_map(|k| self.delete_pod(k)));
+        events
+    }
+
     /// Records that the first complete view has been stored: `Synced` the first time only.
     pub fn mark_synced(&mut self) -> Option<ClusterEvent> {
         let mut state = self.store.write();
@@ -300,6 +346,27 @@ mod tests {
             writer.replace([node("n2", "c"), node("n3", "d")], [pod(None, "p2", "n3")]),
             vec![]
         );
+    }
+
+    #[test]
+    fn replacing_one_kind_leaves_the_other_alone() {
+        let mut writer = StoreWriter::new();
+        writer.replace([node("n1", "a"), node("n2", "b")], [pod(None, "p1", "n1")]);
+        let names = |events: Vec<ClusterEvent>| -> Vec<String> {
+            events.iter().map(ToString::to_string).collect()
+        };
+        assert_eq!(
+            names(writer.replace_nodes([node("n2", "c"), node("n3", "d")])),
+            ["NodeUpdated n2", "NodeAdded n3", "NodeDeleted n1"]
+        );
+        assert_eq!(writer.store().pods().len(), 1);
+        assert_eq!(
+            names(writer.replace_pods([pod(None, "p2", "n3")])),
+            ["PodAdded default/p2", "PodDeleted default/p1"]
+        );
+        assert_eq!(writer.store().nodes().len(), 2);
+        assert!(writer.replace_pods([pod(None, "p2", "n3")]).is_empty());
+        assert!(writer.replace_nodes([node("n2", "c"), node("n3", "d")]).is_empty());
     }
 
     #[test]

@@ -11,4 +11,4 @@ mod service;
 
 pub use configurator::{PodConfigurator, ReconcileReport};
 pub use ipam_conf::ipam_config;
-pub use service::CniService;
+pub use service::{AddOutcome, CniService};
