@@ -366,7 +366,11 @@ mod tests {
         );
         assert_eq!(writer.store().nodes().len(), 2);
         assert!(writer.replace_pods([pod(None, "p2", "n3")]).is_empty());
-        assert!(writer.replace_nodes([node("n2", "c"), node("n3", "d")]).is_empty());
+        assert!(
+            writer
+                .replace_nodes([node("n2", "c"), node("n3", "d")])
+                .is_empty()
+        );
     }
 
     #[test]

@@ -36,7 +36,9 @@ pub fn override_url(value: &str) -> Result<String, KubernetesError> {
     } else {
         format!("https://{trimmed}")
     };
-    let uri: http::Uri = url.parse().map_err(|e: http::uri::InvalidUri| bad(&e.to_string()))?;
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| bad(&e.to_string()))?;
     match uri.scheme_str() {
         Some("https" | "http") => {}
         _ => return Err(bad("the scheme must be https or http")),
@@ -59,12 +61,12 @@ pub async fn client_config(access: &ApiAccess) -> Result<Config, KubernetesError
     };
     if let Some(value) = &access.server_override {
         let url = override_url(value)?;
-        config.cluster_url = url
-            .parse()
-            .map_err(|e: http::uri::InvalidUri| KubernetesError::BadOverride {
-                value: value.clone(),
-                reason: e.to_string(),
-            })?;
+        config.cluster_url =
+            url.parse()
+                .map_err(|e: http::uri::InvalidUri| KubernetesError::BadOverride {
+                    value: value.clone(),
+                    reason: e.to_string(),
+                })?;
     }
     Ok(config)
 }

@@ -28,7 +28,10 @@ pub fn pod_event(outcome: &AddOutcome) -> Event {
             type_: EventType::Warning,
             reason: "NetworkNotReady".into(),
             // events.k8s.io limits a note to 1 kB.
-            note: Some(truncate(&format!("Pod network setup failed: {error}"), 1024)),
+            note: Some(truncate(
+                &format!("Pod network setup failed: {error}"),
+                1024,
+            )),
             action: "SetUpNetwork".into(),
             secondary: None,
         },
@@ -101,7 +104,10 @@ mod tests {
             error: None,
         };
         let event = pod_event(&ok);
-        assert_eq!((event.type_, event.reason.as_str()), (EventType::Normal, "NetworkReady"));
+        assert_eq!(
+            (event.type_, event.reason.as_str()),
+            (EventType::Normal, "NetworkReady")
+        );
         let failed = AddOutcome {
             pod: PodKey::new("default", "web"),
             error: Some("ipam: no address left".into()),

@@ -79,7 +79,11 @@ pub type Annotations = BTreeMap<&'static str, Option<String>>;
 
 /// What this Node should carry: its transport NIC's MAC in noEncap and hybrid modes, and its
 /// transport address when `transportInterface` or `transportInterfaceCIDRs` is configured.
-pub fn wanted_annotations(config: &AgentConfig, mac: [u8; 6], transport_ip: Ipv4Addr) -> Annotations {
+pub fn wanted_annotations(
+    config: &AgentConfig,
+    mac: [u8; 6],
+    transport_ip: Ipv4Addr,
+) -> Annotations {
     let direct = matches!(
         config.traffic_encap_mode,
         TrafficEncapMode::NoEncap | TrafficEncapMode::Hybrid
@@ -107,7 +111,10 @@ pub fn annotation_patch(node: &Node, wanted: &Annotations) -> Option<Value> {
     for (key, want) in wanted {
         let have = current.and_then(|a| a.get(*key));
         if have != want.as_ref() {
-            changes.insert((*key).to_owned(), want.clone().map_or(Value::Null, Value::String));
+            changes.insert(
+                (*key).to_owned(),
+                want.clone().map_or(Value::Null, Value::String),
+            );
         }
     }
     (!changes.is_empty()).then(|| json!({"metadata": {"annotations": changes}}))

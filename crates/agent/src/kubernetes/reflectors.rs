@@ -36,10 +36,20 @@ pub enum Keep {
 pub fn trim<K: Resource>(object: &mut K) {
     object.managed_fields_mut().clear();
     object.annotations_mut().remove(LAST_APPLIED_ANNOTATION);
-    if object.meta().annotations.as_ref().is_some_and(|a| a.is_empty()) {
+    if object
+        .meta()
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.is_empty())
+    {
         object.meta_mut().annotations = None;
     }
-    if object.meta().managed_fields.as_ref().is_some_and(|m| m.is_empty()) {
+    if object
+        .meta()
+        .managed_fields
+        .as_ref()
+        .is_some_and(|m| m.is_empty())
+    {
         object.meta_mut().managed_fields = None;
     }
 }
@@ -57,7 +67,10 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Reflected<K> {
 
     /// Whether the first list has been stored.
     pub fn is_synced(&self) -> bool {
-        self.store.wait_until_ready().now_or_never().is_some_and(|r| r.is_ok())
+        self.store
+            .wait_until_ready()
+            .now_or_never()
+            .is_some_and(|r| r.is_ok())
     }
 
     /// Waits for the first list; `false` if the reflector stopped before it.

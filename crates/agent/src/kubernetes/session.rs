@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 use super::connection::{ApiAccess, connect};
 use super::error::KubernetesError;
 use super::events::report_pod_events;
-use super::node::{NodeWait, publish_annotations, wanted_annotations, wait_for_node};
+use super::node::{NodeWait, publish_annotations, wait_for_node, wanted_annotations};
 use super::reflectors::{Keep, SharedReflectors};
 use super::source::KubernetesSource;
 use crate::cluster::Store;
@@ -68,7 +68,10 @@ impl KubernetesSession {
             kubeconfig: kubeconfig.or_else(|| config.kubeconfig.clone()),
             server_override: config.kube_api_server_override.clone(),
         };
-        Ok(KubernetesSession::with_client(connect(&access).await?, node_name))
+        Ok(KubernetesSession::with_client(
+            connect(&access).await?,
+            node_name,
+        ))
     }
 
     /// A session over an existing client.
@@ -86,7 +89,12 @@ impl KubernetesSession {
 
     /// Waits for this Node's Pod CIDR and InternalIP.
     pub async fn wait_for_node(&self, wait: NodeWait) -> Result<NodeInfo, KubernetesError> {
-        wait_for_node(&Api::<Node>::all(self.client.clone()), &self.node_name, wait).await
+        wait_for_node(
+            &Api::<Node>::all(self.client.clone()),
+            &self.node_name,
+            wait,
+        )
+        .await
     }
 
     /// The cluster source, listed once (for at most `wait`): its store holds every Node and

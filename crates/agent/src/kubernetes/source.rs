@@ -24,9 +24,9 @@ use crate::cluster::{ClusterEvent, ObjectKey, Store, StoreWriter};
 #[derive(Debug, Clone)]
 pub enum Watched {
     /// From the Node watcher.
-    Node(Event<Node>),
+    Node(Box<Event<Node>>),
     /// From the watcher of this Node's Pods.
-    Pod(Event<Pod>),
+    Pod(Box<Event<Pod>>),
 }
 
 /// A watcher's initial list in progress: the objects seen since its `Init`.
@@ -75,7 +75,7 @@ impl WatchApplier {
     /// listed.
     pub fn apply(&mut self, watched: Watched) -> Vec<ClusterEvent> {
         let mut events = match watched {
-            Watched::Node(event) => match event {
+            Watched::Node(event) => match *event {
                 Event::Init => {
                     self.nodes = Listing::Listing(Vec::new());
                     Vec::new()
@@ -96,7 +96,7 @@ impl WatchApplier {
                     .into_iter()
                     .collect(),
             },
-            Watched::Pod(event) => match event {
+            Watched::Pod(event) => match *event {
                 Event::Init => {
                     self.pods = Listing::Listing(Vec::new());
                     Vec::new()
@@ -170,13 +170,13 @@ impl KubernetesSource {
     pub fn new(client: Client, node_name: &str) -> KubernetesSource {
         let nodes = watcher::watcher(Api::<Node>::all(client.clone()), watcher::Config::default())
             .default_backoff()
-            .map(|r| r.map(Watched::Node));
+            .map(|r| r.map(|e| Watched::Node(Box::new(e))));
         let pods = watcher::watcher(
             Api::<Pod>::all(client),
             watcher::Config::default().fields(&format!("spec.nodeName={node_name}")),
         )
         .default_backoff()
-        .map(|r| r.map(Watched::Pod));
+        .map(|r| r.map(|e| Watched::Pod(Box::new(e))));
         KubernetesSource {
             node_name: node_name.to_owned(),
             applier: WatchApplier::default(),
@@ -301,20 +301,20 @@ mod tests {
     }
 
     fn list_nodes(applier: &mut WatchApplier, nodes: &[Node]) -> Vec<String> {
-        let mut events = applier.apply(Watched::Node(Event::Init));
+        let mut events = applier.apply(Watched::Node(Box::new(Event::Init)));
         for n in nodes {
-            events.extend(applier.apply(Watched::Node(Event::InitApply(n.clone()))));
+            events.extend(applier.apply(Watched::Node(Box::new(Event::InitApply(n.clone())))));
         }
-        events.extend(applier.apply(Watched::Node(Event::InitDone)));
+        events.extend(applier.apply(Watched::Node(Box::new(Event::InitDone))));
         names(events)
     }
 
     fn list_pods(applier: &mut WatchApplier, pods: &[Pod]) -> Vec<String> {
-        let mut events = applier.apply(Watched::Pod(Event::Init));
+        let mut events = applier.apply(Watched::Pod(Box::new(Event::Init)));
         for p in pods {
-            events.extend(applier.apply(Watched::Pod(Event::InitApply(p.clone()))));
+            events.extend(applier.apply(Watched::Pod(Box::new(Event::InitApply(p.clone())))));
         }
-        events.extend(applier.apply(Watched::Pod(Event::InitDone)));
+        events.extend(applier.apply(Watched::Pod(Box::new(Event::InitDone))));
         names(events)
     }
 
@@ -333,19 +333,19 @@ mod tests {
         );
         assert!(store.is_synced());
         assert_eq!(
-            names(applier.apply(Watched::Node(Event::Apply(node("n2", "c"))))),
+            names(applier.apply(Watched::Node(Box::new(Event::Apply(node("n2", "c")))))),
             ["NodeUpdated n2"]
         );
         assert_eq!(
-            names(applier.apply(Watched::Node(Event::Apply(node("n2", "c"))))),
+            names(applier.apply(Watched::Node(Box::new(Event::Apply(node("n2", "c")))))),
             Vec::<String>::new()
         );
         assert_eq!(
-            names(applier.apply(Watched::Pod(Event::Delete(pod("p1"))))),
+            names(applier.apply(Watched::Pod(Box::new(Event::Delete(pod("p1")))))),
             ["PodDeleted default/p1"]
         );
         assert_eq!(
-            names(applier.apply(Watched::Node(Event::Delete(node("n1", "a"))))),
+            names(applier.apply(Watched::Node(Box::new(Event::Delete(node("n1", "a")))))),
             ["NodeDeleted n1"]
         );
     }
@@ -360,11 +360,11 @@ mod tests {
         assert!(list_pods(&mut applier, &[pod("p1")]).is_empty());
         // What changed while the watch was down shows up as such, and the store keeps its
         // objects while the new list is in progress.
-        applier.apply(Watched::Node(Event::Init));
-        applier.apply(Watched::Node(Event::InitApply(node("n2", "b"))));
+        applier.apply(Watched::Node(Box::new(Event::Init)));
+        applier.apply(Watched::Node(Box::new(Event::InitApply(node("n2", "b")))));
         assert_eq!(applier.store().nodes().len(), 2);
         assert_eq!(
-            names(applier.apply(Watched::Node(Event::InitDone))),
+            names(applier.apply(Watched::Node(Box::new(Event::InitDone)))),
             ["NodeDeleted n1"]
         );
     }

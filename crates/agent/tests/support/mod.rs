@@ -228,6 +228,8 @@ pub struct TestNode {
     pub ovs: Ovs,
     agent: Option<Child>,
     runs: u32,
+    /// The kubeconfig of a (fake) API server the agent uses instead of the cluster directory.
+    kubeconfig: Option<PathBuf>,
 }
 
 /// The Node objects of the cluster: `(name, Node IP, Pod CIDR)`. Each carries Antrea's MAC
@@ -272,6 +274,7 @@ impl TestNode {
             ovs,
             agent: None,
             runs: 0,
+            kubeconfig: None,
         };
         node.write_config(extra);
         node.write_nodes(nodes);
@@ -318,16 +321,28 @@ impl TestNode {
         fs::read_to_string(self.log_path(n)).unwrap_or_default()
     }
 
+    /// From now on the agent takes the cluster from the API server of `kubeconfig`.
+    pub fn use_api(&mut self, kubeconfig: &Path) {
+        self.kubeconfig = Some(kubeconfig.to_owned());
+    }
+
     /// The agent's command line, run in the Node's namespace as this Node.
     fn agent_command(&self) -> Command {
         let mut command = Command::new("ip");
         command
-            .args(["netns", "exec", &self.netns, env!("CARGO_BIN_EXE_antrea-agent")])
+            .args([
+                "netns",
+                "exec",
+                &self.netns,
+                env!("CARGO_BIN_EXE_antrea-agent"),
+            ])
             .arg("--config")
-            .arg(self.config_path())
-            .arg("--cluster-dir")
-            .arg(self.cluster_dir())
-            .env("NODE_NAME", &self.name);
+            .arg(self.config_path());
+        match &self.kubeconfig {
+            Some(path) => command.arg("--kubeconfig").arg(path),
+            None => command.arg("--cluster-dir").arg(self.cluster_dir()),
+        };
+        command.env("NODE_NAME", &self.name);
         command
     }
 
@@ -406,10 +421,7 @@ impl TestNode {
 
     /// Runs the agent to completion (for start-up failures); returns (success, stderr).
     pub fn run_agent_to_exit(&self) -> (bool, String) {
-        let out = self
-            .agent_command()
-            .output()
-            .expect("run antrea-agent");
+        let out = self.agent_command().output().expect("run antrea-agent");
         (
             out.status.success(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -587,6 +599,57 @@ impl Drop for TestNode {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+}
+
+/// `ovs-ofctl monitor … watch:` on br-int until dropped: every flow added, modified or deleted
+/// after it started.
+pub struct FlowMonitor {
+    child: Child,
+    path: PathBuf,
+}
+
+impl FlowMonitor {
+    pub fn start(ovs: &Ovs, dir: &Path) -> FlowMonitor {
+        let path = dir.join("flow-monitor.txt");
+        let out = fs::File::create(&path).unwrap();
+        let child = Command::new("ovs-ofctl")
+            .args([
+                "monitor",
+                &format!("unix:{}", ovs.mgmt_socket("br-int").display()),
+                "watch:",
+            ])
+            .stdout(out)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("ovs-ofctl monitor");
+        let monitor = FlowMonitor { child, path };
+        // The monitor has subscribed once it has printed the initial flows.
+        wait_until("the flow monitor", || {
+            fs::read_to_string(&monitor.path).is_ok_and(|t| t.contains("event=INITIAL"))
+        });
+        monitor
+    }
+
+    /// The flow updates seen so far (the initial flows left out).
+    pub fn changes(&self) -> Vec<String> {
+        fs::read_to_string(&self.path)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| {
+                ["event=ADDED", "event=MODIFIED", "event=DELETED"]
+                    .iter()
+                    .any(|e| l.contains(e))
+            })
+            .map(|l| l.trim().to_owned())
+            .collect()
+    }
+}
+
+impl Drop for FlowMonitor {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
