@@ -1,0 +1,27 @@
+//! An in-process fake Kubernetes API server speaking the real Kubernetes HTTP API, for kube-rs
+//! clients in tests and in the lab.
+//!
+//! Objects of every kind are stored as JSON under (group/version/resource, namespace, name) with
+//! one global, monotonic resourceVersion. The server answers list (paged, label/field selectors),
+//! get, watch (replay from a resourceVersion, bookmarks, 410 Gone after compaction), create,
+//! replace, patch (merge, strategic-as-merge, JSON patch) and delete, either in-process as a
+//! `tower::Service` ([`FakeApiServer::service`]) or over TCP ([`FakeApiServer::serve_tcp`]).
+//! Control hooks let tests seed objects, simulate outages, force compaction and inspect the
+//! request log. See `docs/fakeapi.md` for what is implemented and the deliberate gaps.
+
+mod error;
+mod http;
+mod patch;
+mod resource;
+mod selector;
+mod server;
+mod store;
+mod transport;
+
+pub use error::StoreError;
+pub use http::{BodyError, ResponseBody};
+pub use patch::{PatchError, PatchType};
+pub use resource::ResourceType;
+pub use selector::{FieldSelector, LabelSelector, ObjectFilter, SelectorError};
+pub use server::{FakeApiServer, FakeApiServerBuilder, RecordedRequest};
+pub use transport::{FakeService, TcpServer};
