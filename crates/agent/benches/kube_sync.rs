@@ -57,6 +57,10 @@ fn pod(i: usize) -> Value {
     let ns = format!("ns-{}", i % NAMESPACES);
     let app = format!("app-{}", i % scaled(SERVICES));
     let ip = format!("10.{}.{}.{}", 128 + (i >> 16) % 64, (i >> 8) % 256, i % 256);
+    let conditions: Vec<Value> = ["Initialized", "Ready", "ContainersReady", "PodScheduled"]
+        .iter()
+        .map(|t| json!({"type": t, "status": "True", "lastTransitionTime": "2026-11-29T10:00:00Z"}))
+        .collect();
     json!({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {
@@ -81,8 +85,7 @@ fn pod(i: usize) -> Value {
         "status": {
             "phase": "Running", "hostIP": format!("10.10.{}.{}", (i % NODES) / 256, (i % NODES) % 256),
             "podIP": ip, "podIPs": [{"ip": ip}], "startTime": "2026-11-29T10:00:00Z",
-            "conditions": ["Initialized", "Ready", "ContainersReady", "PodScheduled"].iter().map(|t| json!({
-                "type": t, "status": "True", "lastTransitionTime": "2026-11-29T10:00:00Z"})).collect::<Vec<_>>(),
+            "conditions": conditions,
             "containerStatuses": [{"name": "main", "ready": true, "restartCount": 0,
                 "image": "registry.example/app:1.2.3", "imageID": "registry.example/app@sha256:0123456789abcdef",
                 "containerID": format!("containerd://{i:064x}"), "started": true,
@@ -116,17 +119,23 @@ fn service(i: usize) -> Value {
 
 fn endpoint_slice(i: usize) -> Value {
     let app = format!("app-{i}");
+    let endpoints: Vec<Value> = (0..10)
+        .map(|e| {
+            json!({
+                "addresses": [format!("10.{}.{}.{}", 128 + e, i / 256 % 256, i % 256)],
+                "conditions": {"ready": true, "serving": true, "terminating": false},
+                "nodeName": format!("node-{}", (i + e) % NODES),
+                "targetRef": {"kind": "Pod", "namespace": format!("ns-{}", i % NAMESPACES),
+                    "name": format!("{app}-{e}")},
+            })
+        })
+        .collect();
     json!({
         "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
         "metadata": {"name": format!("{app}-abcde"), "namespace": format!("ns-{}", i % NAMESPACES),
             "labels": {"kubernetes.io/service-name": app, "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"}},
         "addressType": "IPv4",
-        "endpoints": (0..10).map(|e| json!({
-            "addresses": [format!("10.{}.{}.{}", 128 + e, i / 256 % 256, i % 256)],
-            "conditions": {"ready": true, "serving": true, "terminating": false},
-            "nodeName": format!("node-{}", (i + e) % NODES),
-            "targetRef": {"kind": "Pod", "namespace": format!("ns-{}", i % NAMESPACES), "name": format!("{app}-{e}")},
-        })).collect::<Vec<_>>(),
+        "endpoints": endpoints,
         "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
     })
 }

@@ -191,6 +191,7 @@ async fn running_source(
     source.wait_synced(HANG_GUARD).await.unwrap();
     let (tx, rx) = mpsc::channel(64);
     tokio::spawn(source.run(tx));
+    eventually("the Node and Pod watches", || fake.active_watches() == 2).await;
     (store, rx)
 }
 
@@ -234,36 +235,36 @@ async fn the_source_lists_every_node_and_this_nodes_pods_then_follows_them() {
 }
 
 #[tokio::test]
-async fn an_outage_and_a_compaction_resync_without_events_and_the_store_is_kept() {
+async fn an_outage_and_a_compaction_resync_with_only_the_real_changes() {
     let fake = FakeApiServer::new();
     let (store, mut events) = running_source(&fake).await;
-    let watches = fake.active_watches();
-    assert_eq!(watches, 2);
-
     // Outage: the store keeps its view.
     fake.set_available(false);
     eventually("the watches to break", || fake.active_watches() == 0).await;
     assert_eq!(store.nodes().len(), 2);
     assert_eq!(store.pods().len(), 1);
-    // History is lost meanwhile: the watchers must re-list.
+    // Meanwhile one Node changes, another comes and goes, and the history is lost: the
+    // watchers must re-list, and the re-list amounts to the one real change.
+    fake.insert(&node("n2", "10.10.0.22", Some("10.244.2.0/24")))
+        .unwrap();
+    fake.insert(&node("n9", "10.10.0.19", Some("10.244.9.0/24")))
+        .unwrap();
+    fake.delete::<Node>("", "n9").unwrap();
     fake.compact();
-    let lists_before = fake
-        .requests()
-        .iter()
-        .filter(|r| r.method == http::Method::GET && !r.has_param("watch", "true"))
-        .count();
+    let lists = || {
+        fake.requests()
+            .iter()
+            .filter(|r| r.method == http::Method::GET && !r.has_param("watch", "true"))
+            .count()
+    };
+    let lists_before = lists();
     fake.set_available(true);
-    eventually("the watches to come back", || fake.active_watches() == 2).await;
-    // Nothing changed: the next event is the one made after the return, not a re-list's.
+    assert_eq!(next_event(&mut events).await, "NodeUpdated n2");
+    // Nothing else: the next event is the change made after the return.
     fake.insert(&node("n3", "10.10.0.13", Some("10.244.3.0/24")))
         .unwrap();
     assert_eq!(next_event(&mut events).await, "NodeAdded n3");
-    let lists_after = fake
-        .requests()
-        .iter()
-        .filter(|r| r.method == http::Method::GET && !r.has_param("watch", "true"))
-        .count();
-    assert!(lists_after > lists_before, "the watchers re-listed");
+    assert!(lists() > lists_before, "the watchers re-listed");
 
     // A change made during an outage arrives after it.
     fake.set_available(false);
@@ -452,6 +453,10 @@ async fn the_cluster_role_grants_exactly_the_calls_the_agent_makes() {
     let session = KubernetesSession::with_client(client(&fake), "n1");
     session.wait_for_node(NodeWait::default()).await.unwrap();
     let source = session.listed_source(HANG_GUARD).await.unwrap();
+    let store = source.store();
+    let (tx, _rx) = mpsc::channel(64);
+    tokio::spawn(source.run(tx));
+    eventually("the Node watch", || fake.active_watches_of::<Node>() == 1).await;
     let api = Api::<Node>::all(client(&fake));
     let wanted = wanted_annotations(
         &config("trafficEncapMode: hybrid\n"),
@@ -459,7 +464,7 @@ async fn the_cluster_role_grants_exactly_the_calls_the_agent_makes() {
         "10.10.0.11".parse().unwrap(),
     );
     publish_annotations(&api, "n1", &wanted).await.unwrap();
-    let (services, adds) = session.start_services(source.store());
+    let (services, adds) = session.start_services(store);
     tokio::time::timeout(HANG_GUARD, services.reflectors.wait_synced())
         .await
         .unwrap();

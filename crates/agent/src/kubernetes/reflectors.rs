@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use futures_util::{FutureExt, StreamExt};
+use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
@@ -18,6 +18,7 @@ use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// The annotation `kubectl apply` writes: a copy of the whole object.
@@ -54,9 +55,11 @@ pub fn trim<K: Resource>(object: &mut K) {
     }
 }
 
-/// One kind's store, and whether it has been listed once.
+/// One kind's store, and whether it has been listed once. The flag is set by the reflector's
+/// task when the first list's end comes out of the reflector, so the store already holds it.
 pub struct Reflected<K: Resource<DynamicType = ()> + Clone + 'static> {
     store: Store<K>,
+    listed: watch::Receiver<bool>,
 }
 
 impl<K: Resource<DynamicType = ()> + Clone + 'static> Reflected<K> {
@@ -67,15 +70,21 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Reflected<K> {
 
     /// Whether the first list has been stored.
     pub fn is_synced(&self) -> bool {
-        self.store
-            .wait_until_ready()
-            .now_or_never()
-            .is_some_and(|r| r.is_ok())
+        *self.listed.borrow()
     }
 
     /// Waits for the first list; `false` if the reflector stopped before it.
     pub async fn synced(&self) -> bool {
-        self.store.wait_until_ready().await.is_ok()
+        self.listed.clone().wait_for(|listed| *listed).await.is_ok()
+    }
+}
+
+impl<K: Resource<DynamicType = ()> + Clone + 'static> Clone for Reflected<K> {
+    fn clone(&self) -> Self {
+        Reflected {
+            store: self.store.clone(),
+            listed: self.listed.clone(),
+        }
     }
 }
 
@@ -111,6 +120,7 @@ where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
 {
     let (store, writer) = reflector::store();
+    let (listed_tx, listed) = watch::channel(false);
     let kind = K::kind(&());
     let stream = watcher::watcher(Api::<K>::all(client.clone()), watcher::Config::default())
         .default_backoff()
@@ -131,7 +141,8 @@ where
                     }
                     failing = false;
                     if matches!(event, watcher::Event::InitDone) {
-                        tracing::info!("{kind}: listed");
+                        listed_tx.send_replace(true);
+                        tracing::debug!("{kind}: listed");
                     }
                 }
                 Err(error) => {
@@ -143,11 +154,11 @@ where
             }
         }
     }));
-    Reflected { store }
+    Reflected { store, listed }
 }
 
 impl SharedReflectors {
-    /// Starts every reflector on `client`.
+    /// Starts every reflector on `client`, and a task logging when all are synced.
     pub fn start(client: &Client, keep: Keep) -> SharedReflectors {
         let mut tasks = Vec::new();
         let mut reflectors = SharedReflectors {
@@ -158,34 +169,34 @@ impl SharedReflectors {
             endpoint_slices: reflect(client, keep, &mut tasks),
             tasks: Vec::new(),
         };
-        let stores = (
-            reflectors.namespaces.store.clone(),
-            reflectors.pods.store.clone(),
-            reflectors.network_policies.store.clone(),
-            reflectors.services.store.clone(),
-            reflectors.endpoint_slices.store.clone(),
-        );
+        let readiness = reflectors.handles();
         tasks.push(tokio::spawn(async move {
-            let (a, b, c, d, e) = &stores;
-            let ready = a.wait_until_ready().await.is_ok()
-                && b.wait_until_ready().await.is_ok()
-                && c.wait_until_ready().await.is_ok()
-                && d.wait_until_ready().await.is_ok()
-                && e.wait_until_ready().await.is_ok();
-            if ready {
+            if readiness.wait_synced().await {
                 tracing::info!(
                     "shared reflectors synced: {} Namespaces, {} Pods, {} NetworkPolicies, \
                      {} Services, {} EndpointSlices",
-                    a.len(),
-                    b.len(),
-                    c.len(),
-                    d.len(),
-                    e.len()
+                    readiness.namespaces.store.len(),
+                    readiness.pods.store.len(),
+                    readiness.network_policies.store.len(),
+                    readiness.services.store.len(),
+                    readiness.endpoint_slices.store.len()
                 );
             }
         }));
         reflectors.tasks = tasks;
         reflectors
+    }
+
+    /// Read handles on the same stores, owning no task.
+    fn handles(&self) -> SharedReflectors {
+        SharedReflectors {
+            namespaces: self.namespaces.clone(),
+            pods: self.pods.clone(),
+            network_policies: self.network_policies.clone(),
+            services: self.services.clone(),
+            endpoint_slices: self.endpoint_slices.clone(),
+            tasks: Vec::new(),
+        }
     }
 
     /// Each kind and whether it is synced.
@@ -263,18 +274,5 @@ mod tests {
         let mut s = service(&[(LAST_APPLIED_ANNOTATION, "{...}")]);
         trim(&mut s);
         assert_eq!(s.metadata.annotations, None);
-    }
-
-    #[test]
-    fn a_store_is_synced_after_its_first_list() {
-        let (store, mut writer) = reflector::store::<Service>();
-        let reflected = Reflected { store };
-        assert!(!reflected.is_synced());
-        writer.apply_watcher_event(&watcher::Event::Init);
-        writer.apply_watcher_event(&watcher::Event::InitApply(service(&[])));
-        assert!(!reflected.is_synced());
-        writer.apply_watcher_event(&watcher::Event::InitDone);
-        assert!(reflected.is_synced());
-        assert_eq!(reflected.store().len(), 1);
     }
 }
