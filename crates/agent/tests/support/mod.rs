@@ -602,57 +602,6 @@ impl Drop for TestNode {
     }
 }
 
-/// `ovs-ofctl monitor … watch:` on br-int until dropped: every flow added, modified or deleted
-/// after it started.
-pub struct FlowMonitor {
-    child: Child,
-    path: PathBuf,
-}
-
-impl FlowMonitor {
-    pub fn start(ovs: &Ovs, dir: &Path) -> FlowMonitor {
-        let path = dir.join("flow-monitor.txt");
-        let out = fs::File::create(&path).unwrap();
-        let child = Command::new("ovs-ofctl")
-            .args([
-                "monitor",
-                &format!("unix:{}", ovs.mgmt_socket("br-int").display()),
-                "watch:",
-            ])
-            .stdout(out)
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("ovs-ofctl monitor");
-        let monitor = FlowMonitor { child, path };
-        // The monitor has subscribed once it has printed the initial flows.
-        wait_until("the flow monitor", || {
-            fs::read_to_string(&monitor.path).is_ok_and(|t| t.contains("event=INITIAL"))
-        });
-        monitor
-    }
-
-    /// The flow updates seen so far (the initial flows left out).
-    pub fn changes(&self) -> Vec<String> {
-        fs::read_to_string(&self.path)
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| {
-                ["event=ADDED", "event=MODIFIED", "event=DELETED"]
-                    .iter()
-                    .any(|e| l.contains(e))
-            })
-            .map(|l| l.trim().to_owned())
-            .collect()
-    }
-}
-
-impl Drop for FlowMonitor {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// `ovsdb-client monitor` of the columns the agent writes, in CSV, until dropped: its output
 /// lists the initial rows, then every change.
 pub struct DbMonitor {
