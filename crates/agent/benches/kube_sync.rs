@@ -158,6 +158,9 @@ fn policy(i: usize) -> Value {
     p
 }
 
+/// Makes object number `i` of a kind.
+type Generator = fn(usize) -> Value;
+
 fn seed(fake: &FakeApiServer) {
     let namespaces = fake.resource_of::<Namespace>().unwrap();
     for i in 0..NAMESPACES {
@@ -168,7 +171,7 @@ fn seed(fake: &FakeApiServer) {
         )
         .unwrap();
     }
-    let kinds: [(fakeapi::ResourceType, usize, fn(usize) -> Value); 4] = [
+    let kinds: [(fakeapi::ResourceType, usize, Generator); 4] = [
         (fake.resource_of::<Pod>().unwrap(), scaled(PODS), pod),
         (
             fake.resource_of::<Service>().unwrap(),
