@@ -6,33 +6,15 @@
 //! watch history compacted meanwhile) changes no flow, no OVSDB row and no route.
 #![cfg(target_os = "linux")]
 
+mod objects;
 mod support;
 
 use std::path::Path;
 
 use fakeapi::{FakeApiServer, TcpServer};
 use k8s_openapi::api::core::v1::{Node, Pod};
-use serde_json::json;
-use support::{DbMonitor, Lan, TestNode, succeeds, wait_until};
-
-fn node(name: &str, ip: &str, cidr: &str) -> Node {
-    serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name},
-        "spec": {"podCIDR": cidr},
-        "status": {"addresses": [{"type": "InternalIP", "address": ip}]},
-    }))
-    .unwrap()
-}
-
-fn pod(name: &str, node: &str) -> Pod {
-    serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "pause"}]},
-    }))
-    .unwrap()
-}
+use objects::{node, pod};
+use support::{DbMonitor, Lan, TestNode, ping, wait_until};
 
 /// Serves `fake` on 127.0.0.1 of network namespace `netns` (the listener is created by a
 /// thread that joined it) and writes its kubeconfig to `kubeconfig`.
@@ -61,20 +43,6 @@ fn annotation(fake: &FakeApiServer, node: &str, key: &str) -> Option<String> {
     stored.metadata.annotations?.get(key).cloned()
 }
 
-fn ping(node: &TestNode, target: &str) -> bool {
-    succeeds(&[
-        "ip",
-        "netns",
-        "exec",
-        &node.netns,
-        "ping",
-        "-c3",
-        "-i0.2",
-        "-W2",
-        target,
-    ])
-}
-
 fn reconciles_since(node: &TestNode, run: u32, mark: usize) -> Vec<String> {
     node.log(run)
         .lines()
@@ -93,9 +61,9 @@ fn agents_follow_the_api_server_and_ride_out_its_outage() {
     let live = lan.pod_netns("live");
     let gone = lan.pod_netns("gone");
     let fake = FakeApiServer::new();
-    fake.insert(&node("n1", "10.10.0.11", "10.244.1.0/24"))
+    fake.insert(&node("n1", "10.10.0.11", Some("10.244.1.0/24")))
         .unwrap();
-    fake.insert(&node("n2", "10.10.0.12", "10.244.2.0/24"))
+    fake.insert(&node("n2", "10.10.0.12", Some("10.244.2.0/24")))
         .unwrap();
     fake.insert(&pod("live", "n1")).unwrap();
     fake.insert(&pod("gone", "n1")).unwrap();
@@ -217,7 +185,7 @@ fn agents_follow_the_api_server_and_ride_out_its_outage() {
     assert_eq!(db.changes(), Vec::<String>::new(), "OVSDB rows changed");
     assert_eq!(n1.antrea_routes(), routes);
     // A Node added after the return is acted on.
-    fake.insert(&node("n3", "10.10.0.13", "10.244.3.0/24"))
+    fake.insert(&node("n3", "10.10.0.13", Some("10.244.3.0/24")))
         .unwrap();
     wait_until("a route to n3", || {
         n1.antrea_routes()
@@ -236,7 +204,7 @@ fn agents_follow_the_api_server_and_ride_out_its_outage() {
     assert_eq!(n1.antrea_routes(), with_n3);
 
     // Peer updated (a new InternalIP), then deleted: its route and flows follow.
-    fake.insert(&node("n3", "10.10.0.23", "10.244.3.0/24"))
+    fake.insert(&node("n3", "10.10.0.23", Some("10.244.3.0/24")))
         .unwrap();
     wait_until("n3's route via its new IP", || {
         n1.antrea_routes()

@@ -20,37 +20,17 @@ use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::{Api, Client};
+use objects::{node, pod};
 use serde_json::json;
 use tokio::sync::mpsc;
+
+mod objects;
 
 /// Hang guard for waits (not a timing threshold).
 const HANG_GUARD: Duration = Duration::from_secs(60);
 
 fn client(fake: &FakeApiServer) -> Client {
     Client::new(fake.service(), "default")
-}
-
-fn node(name: &str, ip: &str, cidr: Option<&str>) -> Node {
-    let mut spec = json!({});
-    if let Some(cidr) = cidr {
-        spec = json!({"podCIDR": cidr});
-    }
-    serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name},
-        "spec": spec,
-        "status": {"addresses": [{"type": "InternalIP", "address": ip}]},
-    }))
-    .unwrap()
-}
-
-fn pod(name: &str, node: &str) -> Pod {
-    serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "pause"}]},
-    }))
-    .unwrap()
 }
 
 fn config(yaml: &str) -> AgentConfig {

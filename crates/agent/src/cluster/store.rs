@@ -150,61 +150,19 @@ impl StoreWriter {
         N: Into<Arc<Node>>,
         P: Into<Arc<Pod>>,
     {
-        let nodes: BTreeMap<String, Arc<Node>> = nodes
-            .into_iter()
-            .map(Into::into)
-            .map(|n| (node_key(&n), n))
-            .collect();
-        let pods: BTreeMap<ObjectKey, Arc<Pod>> = pods
-            .into_iter()
-            .map(Into::into)
-            .map(|p| (pod_key(&p), p))
-            .collect();
-        let (gone_nodes, gone_pods) = {
-            let state = self.store.read();
-            let gone_nodes: Vec<String> = state
-                .nodes
-                .keys()
-                .filter(|k| !nodes.contains_key(*k))
-                .cloned()
-                .collect();
-            let gone_pods: Vec<ObjectKey> = state
-                .pods
-                .keys()
-                .filter(|k| !pods.contains_key(*k))
-                .cloned()
-                .collect();
-            (gone_nodes, gone_pods)
-        };
-        let mut events = Vec::new();
-        events.extend(nodes.into_values().filter_map(|n| self.apply_node(n)));
-        events.extend(pods.into_values().filter_map(|p| self.apply_pod(p)));
-        events.extend(gone_pods.iter().filter_map(|k| self.delete_pod(k)));
-        events.extend(gone_nodes.iter().filter_map(|k| self.delete_node(k)));
-        events
+        let (nodes_applied, nodes_deleted) = self.nodes_replaced(nodes);
+        let (pods_applied, pods_deleted) = self.pods_replaced(pods);
+        [nodes_applied, pods_applied, pods_deleted, nodes_deleted].concat()
     }
 
     /// Makes the store hold exactly these Nodes (a full re-list of Nodes only, as a watcher's
-    /// initial list gives): Nodes added or updated, then Nodes deleted, by name within each.
+    /// list gives): Nodes added or updated, then Nodes deleted, by name within each.
     pub fn replace_nodes<N: Into<Arc<Node>>>(
         &mut self,
         nodes: impl IntoIterator<Item = N>,
     ) -> Vec<ClusterEvent> {
-        let nodes: BTreeMap<String, Arc<Node>> = nodes
-            .into_iter()
-            .map(Into::into)
-            .map(|n| (node_key(&n), n))
-            .collect();
-        let gone: Vec<String> = (self.store.read().nodes.keys())
-            .filter(|k| !nodes.contains_key(*k))
-            .cloned()
-            .collect();
-        let mut events: Vec<ClusterEvent> = nodes
-            .into_values()
-            .filter_map(|n| self.apply_node(n))
-            .collect();
-        events.extend(gone.iter().filter_map(|k| self.delete_node(k)));
-        events
+        let (applied, deleted) = self.nodes_replaced(nodes);
+        [applied, deleted].concat()
     }
 
     /// Makes the store hold exactly these Pods (a full re-list of Pods only): Pods added or
@@ -213,21 +171,44 @@ impl StoreWriter {
         &mut self,
         pods: impl IntoIterator<Item = P>,
     ) -> Vec<ClusterEvent> {
+        let (applied, deleted) = self.pods_replaced(pods);
+        [applied, deleted].concat()
+    }
+
+    /// Replaces the Nodes: the events of those applied, and of those deleted.
+    fn nodes_replaced<N: Into<Arc<Node>>>(
+        &mut self,
+        nodes: impl IntoIterator<Item = N>,
+    ) -> (Vec<ClusterEvent>, Vec<ClusterEvent>) {
+        let nodes: BTreeMap<String, Arc<Node>> = nodes
+            .into_iter()
+            .map(Into::into)
+            .map(|n| (node_key(&n), n))
+            .collect();
+        let gone = missing_keys(&self.store.read().nodes, &nodes);
+        let applied = (nodes.into_values())
+            .filter_map(|n| self.apply_node(n))
+            .collect();
+        let deleted = gone.iter().filter_map(|k| self.delete_node(k)).collect();
+        (applied, deleted)
+    }
+
+    /// Replaces the Pods: the events of those applied, and of those deleted.
+    fn pods_replaced<P: Into<Arc<Pod>>>(
+        &mut self,
+        pods: impl IntoIterator<Item = P>,
+    ) -> (Vec<ClusterEvent>, Vec<ClusterEvent>) {
         let pods: BTreeMap<ObjectKey, Arc<Pod>> = pods
             .into_iter()
             .map(Into::into)
             .map(|p| (pod_key(&p), p))
             .collect();
-        let gone: Vec<ObjectKey> = (self.store.read().pods.keys())
-            .filter(|k| !pods.contains_key(*k))
-            .cloned()
-            .collect();
-        let mut events: Vec<ClusterEvent> = pods
-            .into_values()
+        let gone = missing_keys(&self.store.read().pods, &pods);
+        let applied = (pods.into_values())
             .filter_map(|p| self.apply_pod(p))
             .collect();
-        events.extend(gone.iter().filter_map(|k| self.delete_pod(k)));
-        events
+        let deleted = gone.iter().filter_map(|k| self.delete_pod(k)).collect();
+        (applied, deleted)
     }
 
     /// Records that the first complete view has been stored: `Synced` the first time only.
@@ -239,6 +220,14 @@ impl StoreWriter {
         state.synced = true;
         Some(ClusterEvent::Synced)
     }
+}
+
+/// The keys of `held` that `wanted` lacks.
+fn missing_keys<K: Ord + Clone, A, B>(held: &BTreeMap<K, A>, wanted: &BTreeMap<K, B>) -> Vec<K> {
+    held.keys()
+        .filter(|k| !wanted.contains_key(*k))
+        .cloned()
+        .collect()
 }
 
 #[cfg(test)]

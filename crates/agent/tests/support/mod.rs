@@ -41,6 +41,21 @@ pub fn succeeds(args: &[&str]) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Whether `node` reaches `target` (five pings).
+pub fn ping(node: &TestNode, target: &str) -> bool {
+    succeeds(&[
+        "ip",
+        "netns",
+        "exec",
+        &node.netns,
+        "ping",
+        "-c5",
+        "-i0.2",
+        "-W2",
+        target,
+    ])
+}
+
 /// Polls `check` until it is true or the hang guard fires.
 pub fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
     let deadline = Instant::now() + HANG_GUARD;
