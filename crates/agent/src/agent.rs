@@ -12,24 +12,36 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::bringup::{RunningNode, bring_up};
-use crate::cluster::DirectorySource;
+use crate::cluster::{ClusterSource, DirectorySource, POLL_INTERVAL};
 use crate::cniserver::{CniService, PodConfigurator};
 use crate::config::{AgentConfig, DatapathType, Platform, node_name_from_environment};
 use crate::error::AgentError;
+use crate::kubernetes::{KubernetesSession, NodeWait, SYNC_WAIT};
 use crate::node::NodeInfo;
 
 /// How long to wait for this Node's object (Antrea waits 60 s for the Pod CIDR).
 pub const NODE_WAIT: Duration = Duration::from_secs(60);
-/// How often the cluster directory is read.
-pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Where the cluster's Nodes and Pods come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClusterChoice {
+    /// The Kubernetes API: this kubeconfig, else the configuration's
+    /// `clientConnection.kubeconfig`, else the in-cluster service account.
+    Kubernetes {
+        /// `--kubeconfig`.
+        kubeconfig: Option<PathBuf>,
+    },
+    /// A directory of Node and Pod YAML files (the lab's stand-in for the API).
+    Directory(PathBuf),
+}
 
 /// What the command line gives.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// `antrea-agent.conf`.
     pub config: PathBuf,
-    /// The cluster directory (the lab's stand-in for the Kubernetes API).
-    pub cluster_dir: PathBuf,
+    /// The cluster source.
+    pub cluster: ClusterChoice,
 }
 
 /// Loads the configuration, logging what was ignored.
@@ -88,27 +100,44 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
     let config = load_config(&options.config)?;
     let node_name = node_name_from_environment(Platform::current())?;
     tracing::info!("Node name {node_name}");
-    let mut source = DirectorySource::new(&options.cluster_dir);
-    let info = tokio::select! {
-        info = wait_for_node(&mut source, &node_name, &options.cluster_dir) => info?,
-        () = shutdown.cancelled() => {
-            tracing::info!("stopped before the Node was ready");
-            return Ok(());
+    let (info, source, api) = match options.cluster {
+        ClusterChoice::Directory(dir) => {
+            let mut source = DirectorySource::new(&dir);
+            let info = tokio::select! {
+                info = wait_for_node(&mut source, &node_name, &dir) => info?,
+                () = shutdown.cancelled() => {
+                    tracing::info!("stopped before the Node was ready");
+                    return Ok(());
+                }
+            };
+            (info, ClusterSource::Directory(source), None)
+        }
+        ClusterChoice::Kubernetes { kubeconfig } => {
+            let api = KubernetesSession::connect(&config, kubeconfig, &node_name).await?;
+            let info = tokio::select! {
+                info = api.wait_for_node(NodeWait::default()) => info?,
+                () = shutdown.cancelled() => {
+                    tracing::info!("stopped before the Node was ready");
+                    return Ok(());
+                }
+            };
+            let source = api.listed_source(SYNC_WAIT).await?;
+            (info, ClusterSource::Kubernetes(Box::new(source)), Some(api))
         }
     };
     #[cfg(target_os = "linux")]
     {
         let host = Arc::new(hostnet::linux::LinuxHost::current().await?);
-        run_node(&config, &info, source, host, shutdown).await
+        run_node(&config, &info, source, api, host, shutdown).await
     }
     #[cfg(windows)]
     {
         let host = Arc::new(windows_host(&info)?);
-        run_node(&config, &info, source, host, shutdown).await
+        run_node(&config, &info, source, api, host, shutdown).await
     }
     #[cfg(not(any(target_os = "linux", windows)))]
     {
-        drop((config, info, source, shutdown));
+        drop((config, info, source, api, shutdown));
         Err(AgentError::UnsupportedPlatform)
     }
 }
@@ -140,17 +169,22 @@ pub fn windows_host(
     ))
 }
 
-/// Brings the Node up with `host` and runs the controllers until `shutdown` is cancelled.
+/// Brings the Node up with `host` (publishing its annotations when `api` is given) and runs
+/// the controllers until `shutdown` is cancelled.
 pub async fn run_node<H: HostNetwork + 'static>(
     config: &AgentConfig,
     info: &NodeInfo,
-    source: DirectorySource,
+    source: ClusterSource,
+    api: Option<KubernetesSession>,
     host: Arc<H>,
     shutdown: CancellationToken,
 ) -> Result<(), AgentError> {
     let node = bring_up(config, info, &source.store(), host).await?;
     report_bring_up(&node);
-    serve(config, node, source, shutdown).await
+    if let Some(api) = &api {
+        api.publish_annotations(config, &node.network).await?;
+    }
+    serve(config, node, source, api, shutdown).await
 }
 
 /// One line saying what bring-up wrote, so a restart can be seen to change nothing.
@@ -174,7 +208,8 @@ fn report_bring_up<H>(node: &RunningNode<H>) {
 async fn serve<H: HostNetwork + 'static>(
     config: &AgentConfig,
     node: RunningNode<H>,
-    source: DirectorySource,
+    source: ClusterSource,
+    api: Option<KubernetesSession>,
     shutdown: CancellationToken,
 ) -> Result<(), AgentError> {
     let store = source.store();
@@ -209,13 +244,18 @@ async fn serve<H: HostNetwork + 'static>(
     );
 
     let (events_tx, events_rx) = mpsc::channel(256);
-    let source_task = tokio::spawn(source.run(POLL_INTERVAL, events_tx));
-    let peer_task = tokio::spawn(peers.run(store, events_rx));
+    let source_task = tokio::spawn(source.run(events_tx));
+    let peer_task = tokio::spawn(peers.run(store.clone(), events_rx));
 
     // The CNI socket appears only now: its existence tells the runtime the Node is ready.
     let listener = listen_cni(&config.cni_socket).await?;
     tracing::info!("CNI server listening on {}", config.cni_socket);
-    let service = CniService::new(pods);
+    let mut service = CniService::new(pods);
+    let _api_services = api.map(|api| {
+        let (services, adds) = api.start_services(store.clone());
+        service = service.clone().report_adds_to(adds);
+        services
+    });
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(cni::rpc::serve_on(
         service.clone(),

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser};
 
-use crate::agent::Options;
+use crate::agent::{ClusterChoice, Options};
 use crate::logging::SERVICE_LOG_FILE;
 
 /// `antrea-agent [RUN OPTIONS]` or, on Windows, `antrea-agent <install-service | uninstall-service
@@ -36,9 +36,13 @@ pub struct RunArgs {
     /// The agent configuration file (antrea-agent.conf).
     #[arg(long, value_name = "FILE")]
     pub config: PathBuf,
+    /// The kubeconfig of the Kubernetes API server (default: `clientConnection.kubeconfig`,
+    /// else the in-cluster service account).
+    #[arg(long, value_name = "FILE", conflicts_with = "cluster_dir")]
+    pub kubeconfig: Option<PathBuf>,
     /// A directory of Node and Pod YAML files standing in for the Kubernetes API (the lab).
     #[arg(long, value_name = "DIR")]
-    pub cluster_dir: PathBuf,
+    pub cluster_dir: Option<PathBuf>,
     /// Also append the logs to this file (created with its directory; never rotated). The
     /// service logs only there, by default to C:\var\log\antrea\antrea-agent.log.
     #[arg(long, value_name = "FILE")]
@@ -48,9 +52,15 @@ pub struct RunArgs {
 impl RunArgs {
     /// The options [`crate::agent::run`] takes.
     pub fn options(&self) -> Options {
+        let cluster = match &self.cluster_dir {
+            Some(dir) => ClusterChoice::Directory(dir.clone()),
+            None => ClusterChoice::Kubernetes {
+                kubeconfig: self.kubeconfig.clone(),
+            },
+        };
         Options {
             config: self.config.clone(),
-            cluster_dir: self.cluster_dir.clone(),
+            cluster,
         }
     }
 
@@ -62,14 +72,15 @@ impl RunArgs {
             Some(path) => std::path::absolute(path)?,
             None => PathBuf::from(SERVICE_LOG_FILE),
         };
-        Ok(vec![
-            "--config".into(),
-            std::path::absolute(&self.config)?.into(),
-            "--cluster-dir".into(),
-            std::path::absolute(&self.cluster_dir)?.into(),
-            "--log-file".into(),
-            log_file.into(),
-        ])
+        let mut arguments: Vec<OsString> = vec!["--config".into(), std::path::absolute(&self.config)?.into()];
+        if let Some(kubeconfig) = &self.kubeconfig {
+            arguments.extend(["--kubeconfig".into(), std::path::absolute(kubeconfig)?.into()]);
+        }
+        if let Some(dir) = &self.cluster_dir {
+            arguments.extend(["--cluster-dir".into(), std::path::absolute(dir)?.into()]);
+        }
+        arguments.extend(["--log-file".into(), log_file.into()]);
+        Ok(arguments)
     }
 }
 
@@ -125,7 +136,8 @@ mod tests {
             cli.run,
             Some(RunArgs {
                 config: "a.conf".into(),
-                cluster_dir: "c".into(),
+                kubeconfig: None,
+                cluster_dir: Some("c".into()),
                 log_file: None,
             })
         );
@@ -151,7 +163,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run = RunArgs {
             config: dir.path().join("antrea-agent.conf"),
-            cluster_dir: dir.path().join("cluster"),
+            kubeconfig: Some(dir.path().join("kubeconfig")),
+            cluster_dir: None,
             log_file: Some(dir.path().join("agent.log")),
         };
         let arguments = run.service_arguments().unwrap();
@@ -165,7 +178,8 @@ mod tests {
     fn service_arguments_make_relative_paths_absolute_and_name_the_default_log_file() {
         let run = RunArgs {
             config: "antrea-agent.conf".into(),
-            cluster_dir: "cluster".into(),
+            kubeconfig: None,
+            cluster_dir: Some("cluster".into()),
             log_file: None,
         };
         let cwd = std::env::current_dir().unwrap();

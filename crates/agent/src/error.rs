@@ -74,6 +74,8 @@ pub enum AgentError {
         #[source]
         source: std::io::Error,
     },
+    #[error("Kubernetes API: {0}")]
+    Kubernetes(#[from] crate::kubernetes::KubernetesError),
     #[error("no host network backend for this operating system yet")]
     UnsupportedPlatform,
 }

@@ -1,5 +1,6 @@
 //! The antrea-rs node agent's library: its configuration ([`config`]), the source of the
-//! cluster's Nodes and Pods ([`cluster`]), and the wiring that brings a Node up and keeps it in
+//! cluster's Nodes and Pods ([`cluster`], fed by the Kubernetes API through [`kubernetes`] or by a
+//! directory in the lab), and the wiring that brings a Node up and keeps it in
 //! line with the cluster: [`bringup`] (bridge, uplink, gateway, tunnel, flows of a new round),
 //! [`ovs`] (the OVSDB side), [`flows`] (the OpenFlow side), [`controller`] (peer Nodes),
 //! [`cniserver`] (CNI ADD/DEL/CHECK/GC) and [`agent`] (the process's life); the process around
@@ -16,6 +17,7 @@ pub mod controller;
 pub mod error;
 pub mod flows;
 pub mod logging;
+pub mod kubernetes;
 pub mod node;
 pub mod ovs;
 pub mod service;

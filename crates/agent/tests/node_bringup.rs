@@ -5,24 +5,10 @@
 
 mod support;
 
-use support::{DbMonitor, Lan, TestNode, nodes_yaml, succeeds, wait_until};
+use support::{DbMonitor, Lan, TestNode, nodes_yaml, ping, wait_until};
 
 const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
 const N2: (&str, &str, &str) = ("n2", "10.10.0.12", "10.244.2.0/24");
-
-fn ping(node: &TestNode, target: &str) -> bool {
-    succeeds(&[
-        "ip",
-        "netns",
-        "exec",
-        &node.netns,
-        "ping",
-        "-c5",
-        "-i0.2",
-        "-W2",
-        target,
-    ])
-}
 
 #[test]
 fn two_nodes_come_up_connect_restart_unchanged_and_forget_a_removed_peer() {

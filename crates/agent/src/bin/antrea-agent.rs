@@ -1,9 +1,12 @@
 //! `antrea-agent`: the antrea-rs node agent.
 //!
-//! `antrea-agent --config <antrea-agent.conf> --cluster-dir <dir> [--log-file <file>]` runs in
-//! the console until SIGTERM/SIGINT; the Node's name comes from `NODE_NAME` (else the host name).
-//! Logs go to stderr and, with `--log-file`, to that file too (`RUST_LOG` filters them, default
-//! `info`). A failure is logged, then one line on stderr, and exit status 1.
+//! `antrea-agent --config <antrea-agent.conf> [--kubeconfig <file> | --cluster-dir <dir>]
+//! [--log-file <file>]` runs in the console until SIGTERM/SIGINT. The cluster comes from the
+//! Kubernetes API (the kubeconfig given, else the configuration's `clientConnection.kubeconfig`,
+//! else the in-cluster service account) or, in the lab, from a directory of YAML files. The
+//! Node's name comes from `NODE_NAME` (else the host name). Logs go to stderr and, with
+//! `--log-file`, to that file too (`RUST_LOG` filters them, default `info`). A failure is logged,
+//! then one line on stderr, and exit status 1.
 //!
 //! On Windows, `install-service` / `uninstall-service` register and remove the agent's service,
 //! and `run-service` is what the service control manager runs (see docs/windows-service.md).

@@ -10,11 +10,13 @@
 mod decode;
 mod directory;
 mod event;
+mod source;
 mod store;
 
 pub use decode::{ClusterObject, DecodeProblem, DecodedFile, Position, decode_documents};
 pub use directory::{DirectorySource, PollOutcome, SourceProblem};
 pub use event::{ClusterEvent, ObjectKey};
+pub use source::{ClusterSource, POLL_INTERVAL};
 pub use store::{Store, StoreWriter};
 
 pub use k8s_openapi::api::core::v1::{Node, Pod};

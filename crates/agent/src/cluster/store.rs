@@ -150,38 +150,65 @@ impl StoreWriter {
         N: Into<Arc<Node>>,
         P: Into<Arc<Pod>>,
     {
+        let (nodes_applied, nodes_deleted) = self.nodes_replaced(nodes);
+        let (pods_applied, pods_deleted) = self.pods_replaced(pods);
+        [nodes_applied, pods_applied, pods_deleted, nodes_deleted].concat()
+    }
+
+    /// Makes the store hold exactly these Nodes (a full re-list of Nodes only, as a watcher's
+    /// list gives): Nodes added or updated, then Nodes deleted, by name within each.
+    pub fn replace_nodes<N: Into<Arc<Node>>>(
+        &mut self,
+        nodes: impl IntoIterator<Item = N>,
+    ) -> Vec<ClusterEvent> {
+        let (applied, deleted) = self.nodes_replaced(nodes);
+        [applied, deleted].concat()
+    }
+
+    /// Makes the store hold exactly these Pods (a full re-list of Pods only): Pods added or
+    /// updated, then Pods deleted, by key within each.
+    pub fn replace_pods<P: Into<Arc<Pod>>>(
+        &mut self,
+        pods: impl IntoIterator<Item = P>,
+    ) -> Vec<ClusterEvent> {
+        let (applied, deleted) = self.pods_replaced(pods);
+        [applied, deleted].concat()
+    }
+
+    /// Replaces the Nodes: the events of those applied, and of those deleted.
+    fn nodes_replaced<N: Into<Arc<Node>>>(
+        &mut self,
+        nodes: impl IntoIterator<Item = N>,
+    ) -> (Vec<ClusterEvent>, Vec<ClusterEvent>) {
         let nodes: BTreeMap<String, Arc<Node>> = nodes
             .into_iter()
             .map(Into::into)
             .map(|n| (node_key(&n), n))
             .collect();
+        let gone = missing_keys(&self.store.read().nodes, &nodes);
+        let applied = (nodes.into_values())
+            .filter_map(|n| self.apply_node(n))
+            .collect();
+        let deleted = gone.iter().filter_map(|k| self.delete_node(k)).collect();
+        (applied, deleted)
+    }
+
+    /// Replaces the Pods: the events of those applied, and of those deleted.
+    fn pods_replaced<P: Into<Arc<Pod>>>(
+        &mut self,
+        pods: impl IntoIterator<Item = P>,
+    ) -> (Vec<ClusterEvent>, Vec<ClusterEvent>) {
         let pods: BTreeMap<ObjectKey, Arc<Pod>> = pods
             .into_iter()
             .map(Into::into)
             .map(|p| (pod_key(&p), p))
             .collect();
-        let (gone_nodes, gone_pods) = {
-            let state = self.store.read();
-            let gone_nodes: Vec<String> = state
-                .nodes
-                .keys()
-                .filter(|k| !nodes.contains_key(*k))
-                .cloned()
-                .collect();
-            let gone_pods: Vec<ObjectKey> = state
-                .pods
-                .keys()
-                .filter(|k| !pods.contains_key(*k))
-                .cloned()
-                .collect();
-            (gone_nodes, gone_pods)
-        };
-        let mut events = Vec::new();
-        events.extend(nodes.into_values().filter_map(|n| self.apply_node(n)));
-        events.extend(pods.into_values().filter_map(|p| self.apply_pod(p)));
-        events.extend(gone_pods.iter().filter_map(|k| self.delete_pod(k)));
-        events.extend(gone_nodes.iter().filter_map(|k| self.delete_node(k)));
-        events
+        let gone = missing_keys(&self.store.read().pods, &pods);
+        let applied = (pods.into_values())
+            .filter_map(|p| self.apply_pod(p))
+            .collect();
+        let deleted = gone.iter().filter_map(|k| self.delete_pod(k)).collect();
+        (applied, deleted)
     }
 
     /// Records that the first complete view has been stored: `Synced` the first time only.
@@ -193,6 +220,14 @@ impl StoreWriter {
         state.synced = true;
         Some(ClusterEvent::Synced)
     }
+}
+
+/// The keys of `held` that `wanted` lacks.
+fn missing_keys<K: Ord + Clone, A, B>(held: &BTreeMap<K, A>, wanted: &BTreeMap<K, B>) -> Vec<K> {
+    held.keys()
+        .filter(|k| !wanted.contains_key(*k))
+        .cloned()
+        .collect()
 }
 
 #[cfg(test)]
@@ -299,6 +334,31 @@ mod tests {
         assert_eq!(
             writer.replace([node("n2", "c"), node("n3", "d")], [pod(None, "p2", "n3")]),
             vec![]
+        );
+    }
+
+    #[test]
+    fn replacing_one_kind_leaves_the_other_alone() {
+        let mut writer = StoreWriter::new();
+        writer.replace([node("n1", "a"), node("n2", "b")], [pod(None, "p1", "n1")]);
+        let names = |events: Vec<ClusterEvent>| -> Vec<String> {
+            events.iter().map(ToString::to_string).collect()
+        };
+        assert_eq!(
+            names(writer.replace_nodes([node("n2", "c"), node("n3", "d")])),
+            ["NodeUpdated n2", "NodeAdded n3", "NodeDeleted n1"]
+        );
+        assert_eq!(writer.store().pods().len(), 1);
+        assert_eq!(
+            names(writer.replace_pods([pod(None, "p2", "n3")])),
+            ["PodAdded default/p2", "PodDeleted default/p1"]
+        );
+        assert_eq!(writer.store().nodes().len(), 2);
+        assert!(writer.replace_pods([pod(None, "p2", "n3")]).is_empty());
+        assert!(
+            writer
+                .replace_nodes([node("n2", "c"), node("n3", "d")])
+                .is_empty()
         );
     }
 

@@ -12,4 +12,4 @@ mod steps;
 
 pub use configurator::{PodConfigurator, ReconcileReport};
 pub use ipam_conf::ipam_config;
-pub use service::CniService;
+pub use service::{AddOutcome, CniService};

@@ -8,27 +8,61 @@ use cni::rpc::pb::cni_server::Cni;
 use cni::rpc::{CmdRequest, error_response, pb, result_response};
 use cni::spec::CniError;
 use hostnet::HostNetwork;
+use pipeline::model::PodKey;
+use tokio::sync::mpsc;
 use tonic::{Request, Response, Status};
 
 use super::configurator::PodConfigurator;
+
+/// How a CNI ADD for a Pod ended, for whoever reports it (Kubernetes Events on the Pod).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddOutcome {
+    /// The Pod.
+    pub pod: PodKey,
+    /// `None` when the Pod's network and flows are in place, else why not.
+    pub error: Option<String>,
+}
 
 /// The CNI server's request handler.
 #[derive(Debug)]
 pub struct CniService<H> {
     pods: Arc<PodConfigurator<H>>,
+    adds: Option<mpsc::UnboundedSender<AddOutcome>>,
 }
 
 impl<H> Clone for CniService<H> {
     fn clone(&self) -> Self {
         CniService {
             pods: self.pods.clone(),
+            adds: self.adds.clone(),
         }
     }
 }
 
 impl<H> CniService<H> {
     pub fn new(pods: Arc<PodConfigurator<H>>) -> CniService<H> {
-        CniService { pods }
+        CniService { pods, adds: None }
+    }
+
+    /// Also sends the outcome of every ADD that names its Pod to `adds`.
+    pub fn report_adds_to(mut self, adds: mpsc::UnboundedSender<AddOutcome>) -> CniService<H> {
+        self.adds = Some(adds);
+        self
+    }
+
+    fn report_add(&self, request: &CmdRequest, error: Option<&CniError>) {
+        let (Some(adds), false, false) = (
+            &self.adds,
+            request.k8s.pod_namespace.is_empty(),
+            request.k8s.pod_name.is_empty(),
+        ) else {
+            return;
+        };
+        // A closed receiver only means nobody reports any more.
+        let _ = adds.send(AddOutcome {
+            pod: PodKey::new(&request.k8s.pod_namespace, &request.k8s.pod_name),
+            error: error.map(ToString::to_string),
+        });
     }
 }
 
@@ -62,8 +96,14 @@ impl<H: HostNetwork + 'static> CniService<H> {
         };
         let response = match command {
             "ADD" => match self.pods.add(&request).await {
-                Ok(result) => return result_response(&result, request.version),
-                Err(error) => Err(error),
+                Ok(result) => {
+                    self.report_add(&request, None);
+                    return result_response(&result, request.version);
+                }
+                Err(error) => {
+                    self.report_add(&request, Some(&error));
+                    Err(error)
+                }
             },
             "DEL" => self.pods.del(&request).await,
             "CHECK" => self.pods.check(&request).await,

@@ -41,6 +41,21 @@ pub fn succeeds(args: &[&str]) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Whether `node` reaches `target` (five pings).
+pub fn ping(node: &TestNode, target: &str) -> bool {
+    succeeds(&[
+        "ip",
+        "netns",
+        "exec",
+        &node.netns,
+        "ping",
+        "-c5",
+        "-i0.2",
+        "-W2",
+        target,
+    ])
+}
+
 /// Polls `check` until it is true or the hang guard fires.
 pub fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
     let deadline = Instant::now() + HANG_GUARD;
@@ -228,6 +243,8 @@ pub struct TestNode {
     pub ovs: Ovs,
     agent: Option<Child>,
     runs: u32,
+    /// The kubeconfig of a (fake) API server the agent uses instead of the cluster directory.
+    kubeconfig: Option<PathBuf>,
 }
 
 /// The Node objects of the cluster: `(name, Node IP, Pod CIDR)`. Each carries Antrea's MAC
@@ -272,6 +289,7 @@ impl TestNode {
             ovs,
             agent: None,
             runs: 0,
+            kubeconfig: None,
         };
         node.write_config(extra);
         node.write_nodes(nodes);
@@ -318,16 +336,28 @@ impl TestNode {
         fs::read_to_string(self.log_path(n)).unwrap_or_default()
     }
 
+    /// From now on the agent takes the cluster from the API server of `kubeconfig`.
+    pub fn use_api(&mut self, kubeconfig: &Path) {
+        self.kubeconfig = Some(kubeconfig.to_owned());
+    }
+
     /// The agent's command line, run in the Node's namespace as this Node.
     fn agent_command(&self) -> Command {
         let mut command = Command::new("ip");
         command
-            .args(["netns", "exec", &self.netns, env!("CARGO_BIN_EXE_antrea-agent")])
+            .args([
+                "netns",
+                "exec",
+                &self.netns,
+                env!("CARGO_BIN_EXE_antrea-agent"),
+            ])
             .arg("--config")
-            .arg(self.config_path())
-            .arg("--cluster-dir")
-            .arg(self.cluster_dir())
-            .env("NODE_NAME", &self.name);
+            .arg(self.config_path());
+        match &self.kubeconfig {
+            Some(path) => command.arg("--kubeconfig").arg(path),
+            None => command.arg("--cluster-dir").arg(self.cluster_dir()),
+        };
+        command.env("NODE_NAME", &self.name);
         command
     }
 
@@ -406,10 +436,7 @@ impl TestNode {
 
     /// Runs the agent to completion (for start-up failures); returns (success, stderr).
     pub fn run_agent_to_exit(&self) -> (bool, String) {
-        let out = self
-            .agent_command()
-            .output()
-            .expect("run antrea-agent");
+        let out = self.agent_command().output().expect("run antrea-agent");
         (
             out.status.success(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
