@@ -10,6 +10,7 @@ use std::time::Duration;
 use localipc::Endpoint;
 use openflow::conn::{ConnError, ConnEvent, ConnOptions, Encoded, OfConnection, PacketInMessage};
 use openflow::action::{Action, Instructions};
+use openflow::msg::bundle::{BundleControl, BundleCtrlType, bundle_flags};
 use openflow::msg::echo::EchoReply;
 use openflow::msg::flow_mod::FlowMod;
 use openflow::msg::port::PortReason;
@@ -124,6 +125,29 @@ async fn bundle_applies_all_or_nothing() {
     // A good bundle is applied whole.
     within("bundle", conn.bundle(&[drop_flow(500), drop_flow(501)])).await.unwrap();
     assert!(has_flow(&ovs, 500) && has_flow(&ovs, 501), "{}", flows(&ovs));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bundle_whose_open_fails_is_not_committed() {
+    let ovs = bridge();
+    let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default()).await.unwrap();
+    // Take the id the connection's first bundle gets (ids count from 1): Open vSwitch rejects
+    // its open with OFPBFC_BAD_ID, yet creates a fresh bundle for the adds that follow it.
+    let flags = bundle_flags::ATOMIC | bundle_flags::ORDERED;
+    let open = BundleControl::new(1, BundleCtrlType::OpenRequest, flags);
+    within("open", conn.request::<_, BundleControl>(&open)).await.unwrap();
+
+    let err = within("bundle", conn.bundle(&[drop_flow(600), drop_flow(601)])).await.unwrap_err();
+    assert!(matches!(&err, ConnError::BundleRejected { rejections, control: Some(_) } if rejections.is_empty()), "{err}");
+    assert_eq!(err.error_names(), ["OFPBFC_BAD_ID"]);
+    assert!(!has_flow(&ovs, 600) && !has_flow(&ovs, 601), "{}", flows(&ovs));
+
+    // The failed bundle was discarded: committing its id finds nothing.
+    let commit = BundleControl::new(1, BundleCtrlType::CommitRequest, flags);
+    let err = within("commit", conn.request::<_, BundleControl>(&commit)).await.unwrap_err();
+    assert!(matches!(&err, ConnError::Rejected(e) if e.name() == Some("OFPBFC_BAD_ID")), "{err}");
+    within("bundle", conn.bundle(&[drop_flow(602)])).await.unwrap();
+    assert!(has_flow(&ovs, 602) && !has_flow(&ovs, 600), "{}", flows(&ovs));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

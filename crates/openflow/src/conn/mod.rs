@@ -476,7 +476,7 @@ impl OfConnection {
     /// others were applied — use [`OfConnection::bundle`] for all-or-nothing).
     pub async fn batch(&self, msgs: &[Encoded]) -> Result<(), ConnError> {
         let session = self.session().await?;
-        let (xids, mut out) = self.encode_all(msgs, |xid, msg, out| {
+        let (xids, mut out) = self.encode_all(Vec::new(), msgs, |xid, msg, out| {
             msg.emit_with_xid(xid, out);
             Ok(())
         })?;
@@ -499,6 +499,10 @@ impl OfConnection {
         self.bundle_on(&session, bundle_id, flags, msgs).await
     }
 
+    /// Opens, fills and commits bundle `bundle_id` on `session` in two round trips: the open,
+    /// the adds and a barrier go out in one write; the commit follows only if the open and
+    /// every add succeeded (otherwise the bundle is discarded), so a rejected message is never
+    /// committed.
     async fn bundle_on(&self, session: &Arc<Session>, bundle_id: u32, flags: u16, msgs: &[Encoded]) -> Result<(), ConnError> {
         let bundle_control = |ctrl_type: BundleCtrlType| async move {
             let xid = self.shared().next_xid();
@@ -508,21 +512,29 @@ impl OfConnection {
             ConnError::Rejected(control) => ConnError::BundleRejected { rejections, control: Some(control) },
             other => other,
         };
-        bundle_control(BundleCtrlType::OpenRequest).await.map_err(|e| as_bundle_error(e, Vec::new()))?;
 
-        let (xids, mut out) = self.encode_all(msgs, |xid, msg, out| emit_bundle_add(bundle_id, flags, msg.as_bytes(), xid, out))?;
+        let open_xid = self.shared().next_xid();
+        let open = BundleControl::new(bundle_id, BundleCtrlType::OpenRequest, flags).to_bytes(open_xid)?;
+        let (xids, mut out) = self.encode_all(open, msgs, |xid, msg, out| emit_bundle_add(bundle_id, flags, msg.as_bytes(), xid, out))?;
+        let opened = session.expect_reply(open_xid)?;
         let collected = Collected::default();
         let registration = session.collect_errors(xids.clone(), &collected)?;
-        // The barrier reply means every add has been checked, so add errors are all in.
+        // The switch handles messages in order, so the barrier reply means the open's reply and
+        // every add error are in.
         let barrier_xid = self.shared().next_xid();
         BarrierRequest.emit(barrier_xid, &mut out)?;
         session.request(barrier_xid, out).await?;
+        let opened = opened.wait().await.and_then(|reply| reply.parse::<BundleControl>());
         let added = rejections(&xids, &collected);
-        if !added.is_empty() {
+        if opened.is_err() || !added.is_empty() {
+            // Discard even when the open failed: a switch may create the bundle on the first add.
             if let Err(e) = bundle_control(BundleCtrlType::DiscardRequest).await {
                 tracing::warn!(bundle_id, error = %e, "discarding a failed bundle failed");
             }
-            return Err(ConnError::BundleRejected { rejections: added, control: None });
+            return Err(match opened {
+                Err(e) => as_bundle_error(e, added),
+                Ok(_) => ConnError::BundleRejected { rejections: added, control: None },
+            });
         }
         let committed = bundle_control(BundleCtrlType::CommitRequest).await;
         drop(registration);
@@ -530,17 +542,17 @@ impl OfConnection {
     }
 
     /// Gives the messages consecutive fresh xids and appends each with `emit(xid, msg, out)`
-    /// into one buffer (sized for them plus a barrier); returns the xids and the buffer.
+    /// to `out` (grown for them plus a barrier); returns the xids and the buffer.
     fn encode_all(
         &self,
+        mut out: Vec<u8>,
         msgs: &[Encoded],
         emit: impl Fn(u32, &Encoded, &mut Vec<u8>) -> Result<(), EncodeError>,
     ) -> Result<(std::ops::Range<u32>, Vec<u8>), ConnError> {
         let n = u32::try_from(msgs.len()).map_err(|_| EncodeError { msg_type: 0, len: msgs.len(), max: u32::MAX as usize })?;
         let xids = self.shared().next_xids(n);
         // Room for a bundle-add header per message and the closing barrier.
-        let capacity = msgs.iter().map(|m| m.0.len() + 16).sum::<usize>() + HEADER_LEN;
-        let mut out = Vec::with_capacity(capacity);
+        out.reserve(msgs.iter().map(|m| m.0.len() + 16).sum::<usize>() + HEADER_LEN);
         for (xid, msg) in xids.clone().zip(msgs) {
             emit(xid, msg, &mut out)?;
         }

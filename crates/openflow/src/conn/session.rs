@@ -103,6 +103,20 @@ impl Drop for Registration<'_> {
     }
 }
 
+/// A reply registered with [`Session::expect_reply`]; dropping it unregisters the waiter.
+pub(crate) struct PendingReply<'a> {
+    registration: Registration<'a>,
+    rx: oneshot::Receiver<Result<RawMessage, ConnError>>,
+}
+
+impl PendingReply<'_> {
+    /// Waits for the reply (or the switch's error, or the session's end).
+    pub(crate) async fn wait(self) -> Result<RawMessage, ConnError> {
+        let session = self.registration.session;
+        self.rx.await.map_err(|_| session.disconnected())?
+    }
+}
+
 impl Session {
     /// Runs the hello exchange on an open stream, starts the reader and writer tasks, fetches
     /// the switch features and sets `miss_send_len` (if configured).
@@ -239,11 +253,17 @@ impl Session {
 
     /// Sends `bytes` (whose last message has `xid`) and waits for the reply to `xid`.
     pub(crate) async fn request(&self, xid: u32, bytes: Vec<u8>) -> Result<RawMessage, ConnError> {
+        let reply = self.expect_reply(xid)?;
+        self.write(bytes)?;
+        reply.wait().await
+    }
+
+    /// Registers for the reply to `xid` before the message is written, so that one write can
+    /// carry several requests whose replies are all awaited.
+    pub(crate) fn expect_reply(&self, xid: u32) -> Result<PendingReply<'_>, ConnError> {
         let (tx, rx) = oneshot::channel();
         self.register_waiter(xid, Waiter::Reply(tx))?;
-        let _registration = Registration { session: self, registered: Registered::Waiter(xid) };
-        self.write(bytes)?;
-        rx.await.map_err(|_| self.disconnected())?
+        Ok(PendingReply { registration: Registration { session: self, registered: Registered::Waiter(xid) }, rx })
     }
 
     /// Sends a multipart request and collects every part of the reply.
