@@ -1,7 +1,8 @@
 //! The Windows backend over the fakes (`FakeWindows` = HNS + IP Helper, NetNat, firewall):
 //! Node bring-up through the trait, restart, rollback at each step, the path where Windows does
 //! not move the Node IP, a virtual uplink, reboot recovery, uninstall, peer routes and Pod
-//! endpoints. Runs on every platform (Linux and Wine alike).
+//! endpoints, and the takeover's guards (network recreation by the reconciler, rollback by the
+//! watchdog). Runs on every platform (Linux and Wine alike).
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
@@ -11,7 +12,9 @@ use hcn::fake::{AdapterRoute, vnic_name};
 use hcn::schema::{HostComputeEndpoint, HostComputeNamespace, IpConfig, OVS_EXTENSION_ID};
 use hcn::{HcnApi, Hresult, Operation};
 use hostnet::naming::endpoint_name;
-use hostnet::windows::{FakeWindows, HNS_NETWORK, PEER_ROUTE_METRIC, WindowsHost, WindowsSettings};
+use hostnet::windows::heal::{EndpointIntent, HealConfig, HealMetrics, HnsReconciler, NetworkState};
+use hostnet::windows::watchdog::{ScriptedProbe, Watchdog, WatchdogConfig, WatchdogVerdict};
+use hostnet::windows::{FakeWindows, HNS_NETWORK, PEER_ROUTE_METRIC, TakeoverGuard, WindowsHost, WindowsSettings};
 use hostnet::{
     Error, GatewayConfig, HostNetwork, Ipv4Cidr, Outcome, PeerRoute, PodDns, PodInterfaceSpec, PodSnat, RouteChanges,
     TransportSelector,
@@ -546,4 +549,172 @@ async fn transport_lookup_by_cidr_and_the_error_lists_every_adapter() {
     assert_eq!(found.default_gateway(), Some(ip("10.10.0.1")));
     let error = node.host.find_transport_interface(&TransportSelector::NodeIp(ip("10.99.0.1"))).await.unwrap_err();
     assert!(error.to_string().contains("Ethernet0 [10.10.0.11/24]"), "{error}");
+}
+
+/// The reconciler and the watchdog of a Node, with the backend's [`TakeoverGuard`] as their
+/// callback; passes run without a grace period.
+fn guarded(
+    node: &Node,
+) -> (
+    HnsReconciler<TakeoverGuard<FakeWindows, FakeIpHelper, FakeNetNat, FakeFirewall>>,
+    Guard,
+) {
+    let config = HealConfig {
+        grace: Duration::ZERO,
+        ..HealConfig::new(HNS_NETWORK)
+    };
+    let hns: Arc<dyn HcnApi> = node.fake.clone();
+    let reconciler = HnsReconciler::new(
+        hns,
+        TakeoverGuard::new(&node.host, NIC, BRIDGE),
+        config,
+        HealMetrics::default(),
+    );
+    (reconciler, TakeoverGuard::new(&node.host, NIC, BRIDGE))
+}
+
+type Guard = TakeoverGuard<FakeWindows, FakeIpHelper, FakeNetNat, FakeFirewall>;
+
+/// The NIC's addresses, the bridge's, the routes via the default gateway, the extension.
+type TakeoverState = (Vec<String>, Vec<String>, Vec<(String, String)>, Option<bool>);
+
+/// The takeover as the host shows it: the addresses of the NIC and of the bridge, the routes
+/// through the default gateway on each, the network's extension.
+fn takeover_state(node: &Node) -> TakeoverState {
+    let host = state(&node.ip);
+    let via_gateway = host
+        .routes
+        .iter()
+        .filter(|r| r.2 == "10.10.0.1")
+        .map(|r| (r.0.clone(), r.1.clone()))
+        .collect();
+    let extension = node
+        .fake
+        .find_network_by_name(HNS_NETWORK)
+        .unwrap()
+        .and_then(|n| n.extension_enabled(OVS_EXTENSION_ID));
+    (
+        nic_addresses(&host, NIC),
+        nic_addresses(&host, BRIDGE),
+        via_gateway,
+        extension,
+    )
+}
+
+#[tokio::test]
+async fn after_a_reboot_the_reconciler_takes_the_nic_over_again() {
+    let node = node();
+    bring_up(&node).await.unwrap();
+    let taken_over = takeover_state(&node);
+    assert_eq!(taken_over.1, ["10.10.0.11/24"]);
+    let (mut reconciler, _) = guarded(&node);
+    node.fake.reboot();
+    assert_ne!(
+        takeover_state(&node),
+        taken_over,
+        "the reboot undid the takeover"
+    );
+
+    let report = reconciler.reconcile(&EndpointIntent::new()).await;
+    assert!(
+        matches!(report.network, NetworkState::Missing { recreate: Ok(()) }),
+        "{report:?}"
+    );
+    assert_eq!(takeover_state(&node), taken_over);
+    assert_eq!(
+        node.host.find_uplink(BRIDGE).await.unwrap().unwrap().nic,
+        NIC
+    );
+    let report = reconciler.reconcile(&EndpointIntent::new()).await;
+    assert!(
+        matches!(report.network, NetworkState::Present { .. }),
+        "{report:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_watchdog_that_reaches_nothing_gives_the_nic_its_configuration_back() {
+    let node = node();
+    let before = takeover_state(&node);
+    bring_up(&node).await.unwrap();
+    let (_, guard) = guarded(&node);
+    let config = WatchdogConfig {
+        window: Duration::ZERO,
+        ..WatchdogConfig::default()
+    };
+    let watchdog = Watchdog::new(
+        ScriptedProbe::always("gateway", false),
+        ScriptedProbe::always("api", false),
+        config,
+    );
+    let verdict = watchdog.watch(&guard, std::future::pending()).await;
+    assert!(
+        matches!(
+            verdict,
+            WatchdogVerdict::RolledBack {
+                rounds: 1,
+                result: Ok(())
+            }
+        ),
+        "{verdict:?}"
+    );
+    assert!(
+        node.fake
+            .find_network_by_name(HNS_NETWORK)
+            .unwrap()
+            .is_none()
+    );
+    let after = takeover_state(&node);
+    assert_eq!(
+        (after.0, after.2),
+        (before.0, before.2),
+        "the NIC has its address and routes back"
+    );
+}
+
+#[tokio::test]
+async fn the_reconciler_removes_an_orphan_endpoint_and_keeps_the_pods() {
+    let (node, netns) = pod_node().await;
+    let spec = pod_spec(&netns, "10.244.1.10/24");
+    node.host.create_pod_interface(&spec).await.unwrap();
+    let network = node
+        .fake
+        .find_network_by_name(HNS_NETWORK)
+        .unwrap()
+        .unwrap();
+    let orphan = HostComputeEndpoint {
+        name: "left-by-a-failed-add".into(),
+        host_compute_network: network.id,
+        ip_configurations: vec![IpConfig {
+            ip_address: "10.244.1.77".into(),
+            ..IpConfig::default()
+        }],
+        ..HostComputeEndpoint::default()
+    };
+    node.fake.create_endpoint(network.id, &orphan).unwrap();
+    let intent: EndpointIntent = [(spec.host_ifname.clone(), IpAddr::V4(ip("10.244.1.10")))]
+        .into_iter()
+        .collect();
+    let (mut reconciler, _) = guarded(&node);
+
+    let first = reconciler.reconcile(&intent).await;
+    assert!(
+        first.removed.is_empty(),
+        "an endpoint seen stale for the first time stays: {first:?}"
+    );
+    let second = reconciler.reconcile(&intent).await;
+    assert_eq!(second.removed_orphans(), ["left-by-a-failed-add"]);
+    assert!(
+        node.fake
+            .find_endpoint_by_name("left-by-a-failed-add")
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        node.fake
+            .find_endpoint_by_name(&spec.host_ifname)
+            .unwrap()
+            .is_some(),
+        "the Pod's endpoint stays"
+    );
 }

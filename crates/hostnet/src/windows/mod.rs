@@ -15,10 +15,14 @@
 //!   failed CNI calls (missing network, orphan, duplicate and unattached endpoints).
 //! - [`watchdog`]: after the NIC takeover, rolls it back when neither the default gateway nor
 //!   the API server can be reached for a whole window.
+//!
+//! [`TakeoverGuard`] gives both the backend's side: recreating the network by taking the NIC
+//! over again, and rolling the takeover back.
 
 mod adapters;
 mod fake;
 mod gateway;
+mod guards;
 pub mod heal;
 mod pod;
 mod routes;
@@ -30,6 +34,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use fake::FakeWindows;
+pub use guards::TakeoverGuard;
 
 /// An error returned by a caller's callback (network recreation, takeover rollback), kept as
 /// the caller's own error.
