@@ -11,6 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
 use pipeline::FlowOwner;
 use pipeline::cookie::{CATEGORY_MASK, Category};
 use pipeline::model::PodKey;
@@ -219,33 +222,33 @@ fn an_agent_killed_during_a_burst_of_adds_leaks_nothing_after_retries_and_dels()
     println!("before the burst: {}", before.counts());
     before.assert_exactly(&[]);
     let conf = n1.netconf(None);
+    // A crash: SIGKILL while the other ADDs are in flight, sent by the thread whose ADD is the
+    // third to complete, with no process to spawn and no polling between the two.
+    let agent = Pid::from_raw(i32::try_from(n1.agent_pid()).unwrap());
     let done = AtomicUsize::new(0);
+    let killed_after = AtomicUsize::new(0);
     let outcomes: Vec<(bool, Value)> = std::thread::scope(|s| {
         let handles: Vec<_> = names
             .iter()
             .zip(&netns)
             .map(|(pod, ns)| {
-                let (n1, conf, done) = (&n1, &conf, &done);
+                let (n1, conf, done, killed_after) = (&n1, &conf, &done, &killed_after);
                 s.spawn(move || {
                     let outcome = n1.cni("ADD", &format!("c-{pod}"), pod, ns, conf);
-                    if outcome.0 {
-                        done.fetch_add(1, Ordering::SeqCst);
+                    if outcome.0 && done.fetch_add(1, Ordering::SeqCst) + 1 == 3 {
+                        kill(agent, Signal::SIGKILL).expect("kill the agent");
+                        killed_after.store(done.load(Ordering::SeqCst), Ordering::SeqCst);
                     }
                     outcome
                 })
             })
             .collect();
-        wait_until("a few ADDs to complete", || {
-            done.load(Ordering::SeqCst) >= 3
-        });
-        // A crash: SIGKILL while the other ADDs are in flight.
-        run(&["kill", "-KILL", &n1.agent_pid().to_string()]);
-        println!(
-            "agent killed after {} completed ADDs",
-            done.load(Ordering::SeqCst)
-        );
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
+    println!(
+        "agent killed after {} completed ADDs",
+        killed_after.load(Ordering::SeqCst)
+    );
     n1.reap_agent();
     let completed: Vec<usize> = (0..20).filter(|&i| outcomes[i].0).collect();
     let failed: Vec<usize> = (0..20).filter(|&i| !outcomes[i].0).collect();

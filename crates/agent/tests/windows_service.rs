@@ -111,18 +111,24 @@ fn manager() -> ServiceManager {
     ServiceManager::local_computer(None::<&str>, ServiceManagerAccess::CONNECT).unwrap()
 }
 
-/// Waits while the service is in `pending`; returns the status it reached.
-fn wait_past(name: &str, pending: ServiceState) -> windows_service::service::ServiceStatus {
-    let service = manager()
-        .open_service(name, ServiceAccess::QUERY_STATUS)
+/// Waits until the service is in `want` (a start or a stop may not have reached the SCM's
+/// status yet when the call that asked for it returns); returns that status.
+fn wait_for_state(service: &TestService, want: ServiceState) -> windows_service::service::ServiceStatus {
+    let handle = manager()
+        .open_service(&service.name, ServiceAccess::QUERY_STATUS)
         .unwrap();
     let deadline = Instant::now() + HANG_GUARD;
     loop {
-        let status = service.query_status().unwrap();
-        if status.current_state != pending {
+        let status = handle.query_status().unwrap();
+        if status.current_state == want {
             return status;
         }
-        assert!(Instant::now() < deadline, "{name} stays {pending:?}");
+        assert!(
+            Instant::now() < deadline,
+            "{} never reached {want:?}: {status:?}\n{}",
+            service.name,
+            service.log()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -266,14 +272,12 @@ fn a_started_service_runs_the_agent_and_stops_on_stop() {
         )
         .unwrap();
     handle.start::<&str>(&[]).unwrap();
-    let running = wait_past(&service.name, ServiceState::StartPending);
-    assert_eq!(running.current_state, ServiceState::Running, "{running:?}");
+    wait_for_state(&service, ServiceState::Running);
     // The agent itself runs: it waits for its Node in the (empty) cluster directory.
     service.wait_log("waiting for Node");
 
     handle.stop().unwrap();
-    let stopped = wait_past(&service.name, ServiceState::StopPending);
-    assert_eq!(stopped.current_state, ServiceState::Stopped, "{stopped:?}");
+    let stopped = wait_for_state(&service, ServiceState::Stopped);
     assert_eq!(stopped.exit_code, ServiceExitCode::NO_ERROR);
     let log = service.log();
     assert!(
