@@ -72,9 +72,13 @@ impl RunArgs {
             Some(path) => std::path::absolute(path)?,
             None => PathBuf::from(SERVICE_LOG_FILE),
         };
-        let mut arguments: Vec<OsString> = vec!["--config".into(), std::path::absolute(&self.config)?.into()];
+        let mut arguments: Vec<OsString> =
+            vec!["--config".into(), std::path::absolute(&self.config)?.into()];
         if let Some(kubeconfig) = &self.kubeconfig {
-            arguments.extend(["--kubeconfig".into(), std::path::absolute(kubeconfig)?.into()]);
+            arguments.extend([
+                "--kubeconfig".into(),
+                std::path::absolute(kubeconfig)?.into(),
+            ]);
         }
         if let Some(dir) = &self.cluster_dir {
             arguments.extend(["--cluster-dir".into(), std::path::absolute(dir)?.into()]);

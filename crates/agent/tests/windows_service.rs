@@ -113,7 +113,10 @@ fn manager() -> ServiceManager {
 
 /// Waits until the service is in `want` (a start or a stop may not have reached the SCM's
 /// status yet when the call that asked for it returns); returns that status.
-fn wait_for_state(service: &TestService, want: ServiceState) -> windows_service::service::ServiceStatus {
+fn wait_for_state(
+    service: &TestService,
+    want: ServiceState,
+) -> windows_service::service::ServiceStatus {
     let handle = manager()
         .open_service(&service.name, ServiceAccess::QUERY_STATUS)
         .unwrap();

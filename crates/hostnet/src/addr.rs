@@ -15,7 +15,10 @@ pub struct AddrParseError {
 
 impl AddrParseError {
     fn new(kind: &'static str, text: &str) -> AddrParseError {
-        AddrParseError { kind, text: text.to_owned() }
+        AddrParseError {
+            kind,
+            text: text.to_owned(),
+        }
     }
 }
 
@@ -29,7 +32,10 @@ pub struct Ipv4Cidr {
 
 impl Ipv4Cidr {
     /// `0.0.0.0/0`, the destination of a default route.
-    pub const ANY: Ipv4Cidr = Ipv4Cidr { addr: Ipv4Addr::UNSPECIFIED, prefix_len: 0 };
+    pub const ANY: Ipv4Cidr = Ipv4Cidr {
+        addr: Ipv4Addr::UNSPECIFIED,
+        prefix_len: 0,
+    };
 
     /// `addr/prefix_len`; `None` when `prefix_len > 32`.
     pub fn new(addr: Ipv4Addr, prefix_len: u8) -> Option<Ipv4Cidr> {
@@ -48,12 +54,17 @@ impl Ipv4Cidr {
 
     /// The netmask as a number (`/24` → `0xffff_ff00`).
     fn mask(&self) -> u32 {
-        u32::MAX.checked_shl(32 - u32::from(self.prefix_len)).unwrap_or(0)
+        u32::MAX
+            .checked_shl(32 - u32::from(self.prefix_len))
+            .unwrap_or(0)
     }
 
     /// The network this address belongs to (host bits cleared).
     pub fn network(&self) -> Ipv4Cidr {
-        Ipv4Cidr { addr: Ipv4Addr::from(u32::from(self.addr) & self.mask()), prefix_len: self.prefix_len }
+        Ipv4Cidr {
+            addr: Ipv4Addr::from(u32::from(self.addr) & self.mask()),
+            prefix_len: self.prefix_len,
+        }
     }
 
     /// Whether `ip` lies inside this network.
@@ -68,13 +79,19 @@ impl Ipv4Cidr {
             return None;
         }
         let first = u32::from(self.network().addr).checked_add(1)?;
-        Some(Ipv4Cidr { addr: Ipv4Addr::from(first), prefix_len: self.prefix_len })
+        Some(Ipv4Cidr {
+            addr: Ipv4Addr::from(first),
+            prefix_len: self.prefix_len,
+        })
     }
 }
 
 impl From<ipnet::Ipv4Net> for Ipv4Cidr {
     fn from(net: ipnet::Ipv4Net) -> Ipv4Cidr {
-        Ipv4Cidr { addr: net.addr(), prefix_len: net.prefix_len() }
+        Ipv4Cidr {
+            addr: net.addr(),
+            prefix_len: net.prefix_len(),
+        }
     }
 }
 
@@ -163,7 +180,14 @@ mod tests {
 
     #[test]
     fn cidr_rejects_bad_text() {
-        for text in ["10.0.0.1", "10.0.0.1/33", "10.0.0.1/", "10.0.0/24", "10.0.0.1/+4", "10.0.0.1/024"] {
+        for text in [
+            "10.0.0.1",
+            "10.0.0.1/33",
+            "10.0.0.1/",
+            "10.0.0/24",
+            "10.0.0.1/+4",
+            "10.0.0.1/024",
+        ] {
             assert!(text.parse::<Ipv4Cidr>().is_err(), "{text}");
         }
     }
@@ -177,7 +201,10 @@ mod tests {
         assert_eq!(c.first_host().unwrap().to_string(), "10.244.1.1/24");
         let all: Ipv4Cidr = "0.0.0.0/0".parse().unwrap();
         assert!(all.contains("1.2.3.4".parse().unwrap()));
-        assert_eq!("10.0.0.1/31".parse::<Ipv4Cidr>().unwrap().first_host(), None);
+        assert_eq!(
+            "10.0.0.1/31".parse::<Ipv4Cidr>().unwrap().first_host(),
+            None
+        );
     }
 
     #[test]
@@ -185,7 +212,12 @@ mod tests {
         let m: MacAddr = "02:00:0A:0a:00:0b".parse().unwrap();
         assert_eq!(m.to_string(), "02:00:0a:0a:00:0b");
         assert_eq!("02-00-0a-0a-00-0b".parse::<MacAddr>().unwrap(), m);
-        for bad in ["02:00:0a:0a:00", "02:00:0a:0a:00:0b:01", "2:00:0a:0a:00:0b", "zz:00:0a:0a:00:0b"] {
+        for bad in [
+            "02:00:0a:0a:00",
+            "02:00:0a:0a:00:0b:01",
+            "2:00:0a:0a:00:0b",
+            "zz:00:0a:0a:00:0b",
+        ] {
             assert!(bad.parse::<MacAddr>().is_err(), "{bad}");
         }
         assert_eq!(MacAddr::from_slice(&[1, 2, 3]), None);

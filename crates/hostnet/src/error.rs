@@ -133,6 +133,9 @@ pub enum Error {
 impl Error {
     /// An [`Error::Os`] for `op`.
     pub fn os(op: impl Into<String>, source: impl Into<std::io::Error>) -> Error {
-        Error::Os { op: op.into(), source: source.into() }
+        Error::Os {
+            op: op.into(),
+            source: source.into(),
+        }
     }
 }

@@ -19,8 +19,8 @@ use std::future::Future;
 use crate::addr::MacAddr;
 use crate::error::Result;
 use crate::model::{
-    GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat, RouteChanges,
-    TransportSelector, Uplink,
+    GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat,
+    RouteChanges, TransportSelector, Uplink,
 };
 
 /// The Node's OS networking. Implementations operate on the Node's own network stack (on Linux:
@@ -33,20 +33,31 @@ pub trait HostNetwork: Send + Sync {
 
     /// The interface that holds the transport configuration now. Fails with
     /// [`crate::Error::TransportInterfaceNotFound`], listing every interface, when nothing matches.
-    fn find_transport_interface(&self, selector: &TransportSelector) -> impl Future<Output = Result<NicConfig>> + Send;
+    fn find_transport_interface(
+        &self,
+        selector: &TransportSelector,
+    ) -> impl Future<Output = Result<NicConfig>> + Send;
 
     /// Whatever must exist before the OVS bridge `bridge` is created, called with the transport
     /// interface [`HostNetwork::find_transport_interface`] returned. Linux: nothing (OVS
     /// creates the LOCAL tap). Windows: the uplink takeover itself, because the bridge's LOCAL
     /// port is the HNS network's vNIC renamed `bridge`, which must exist first; the later
     /// [`HostNetwork::take_over_uplink`] then finds it done. On failure nothing it made is left.
-    fn prepare_bridge(&self, nic: &NicConfig, bridge: &str) -> impl Future<Output = Result<Outcome>> + Send;
+    fn prepare_bridge(
+        &self,
+        nic: &NicConfig,
+        bridge: &str,
+    ) -> impl Future<Output = Result<Outcome>> + Send;
 
     /// Moves `nic`'s MAC, addresses and routes to the bridge's LOCAL interface `bridge` (which
     /// must exist); the NIC stays up without addresses. When `nic` is `bridge` itself (found
     /// after a restart), the uplink is recovered from the OS's records and nothing changes. On
     /// failure the NIC's configuration is put back.
-    fn take_over_uplink(&self, nic: &NicConfig, bridge: &str) -> impl Future<Output = Result<(Uplink, Outcome)>> + Send;
+    fn take_over_uplink(
+        &self,
+        nic: &NicConfig,
+        bridge: &str,
+    ) -> impl Future<Output = Result<(Uplink, Outcome)>> + Send;
 
     /// The uplink taken over for `bridge`, if any (recovers the NIC after an agent restart).
     fn find_uplink(&self, bridge: &str) -> impl Future<Output = Result<Option<Uplink>>> + Send;
@@ -55,16 +66,25 @@ pub trait HostNetwork: Send + Sync {
     /// the NIC's configuration, or `None` when no uplink was taken over. Peer routes are not part
     /// of it: the caller reconciles them to nothing, detaches the NIC from the bridge and
     /// unblocks its kernel ingress first.
-    fn restore_uplink(&self, bridge: &str) -> impl Future<Output = Result<Option<NicConfig>>> + Send;
+    fn restore_uplink(
+        &self,
+        bridge: &str,
+    ) -> impl Future<Output = Result<Option<NicConfig>>> + Send;
 
     /// Gives the gateway interface its address (other IPv4 addresses removed), MAC, MTU and
     /// brings it up. Returns the interface's MAC as the OS reports it (on Windows the OVSDB
     /// `mac` column has no effect on the adapter, so the agent records this one).
-    fn configure_gateway(&self, gateway: &GatewayConfig) -> impl Future<Output = Result<(MacAddr, Outcome)>> + Send;
+    fn configure_gateway(
+        &self,
+        gateway: &GatewayConfig,
+    ) -> impl Future<Output = Result<(MacAddr, Outcome)>> + Send;
 
     /// Makes the set of antrea-owned peer routes equal `desired`: adds missing ones, replaces
     /// changed ones, deletes the rest of ours, never touches routes owned by others.
-    fn reconcile_peer_routes(&self, desired: &[PeerRoute]) -> impl Future<Output = Result<RouteChanges>> + Send;
+    fn reconcile_peer_routes(
+        &self,
+        desired: &[PeerRoute],
+    ) -> impl Future<Output = Result<RouteChanges>> + Send;
 
     /// Installs (or updates) the Pod egress SNAT rule.
     fn ensure_pod_snat(&self, snat: &PodSnat) -> impl Future<Output = Result<Outcome>> + Send;
@@ -74,18 +94,28 @@ pub trait HostNetwork: Send + Sync {
 
     /// Keeps the OS's own stack from receiving frames on an interface OVS owns (needed where the
     /// datapath reads ports without taking packets from the kernel).
-    fn block_kernel_ingress(&self, interface: &str) -> impl Future<Output = Result<Outcome>> + Send;
+    fn block_kernel_ingress(&self, interface: &str)
+    -> impl Future<Output = Result<Outcome>> + Send;
 
     /// Undoes [`HostNetwork::block_kernel_ingress`].
-    fn unblock_kernel_ingress(&self, interface: &str) -> impl Future<Output = Result<Outcome>> + Send;
+    fn unblock_kernel_ingress(
+        &self,
+        interface: &str,
+    ) -> impl Future<Output = Result<Outcome>> + Send;
 
     /// Creates the Pod's interface, or returns the existing one unchanged when it already
     /// matches `spec` (repeated CNI ADD).
-    fn create_pod_interface(&self, spec: &PodInterfaceSpec) -> impl Future<Output = Result<(PodInterface, Outcome)>> + Send;
+    fn create_pod_interface(
+        &self,
+        spec: &PodInterfaceSpec,
+    ) -> impl Future<Output = Result<(PodInterface, Outcome)>> + Send;
 
     /// Deletes the Pod's interface; succeeds when it is already gone, also when the Pod's
     /// network namespace no longer exists.
-    fn delete_pod_interface(&self, host_ifname: &str) -> impl Future<Output = Result<Outcome>> + Send;
+    fn delete_pod_interface(
+        &self,
+        host_ifname: &str,
+    ) -> impl Future<Output = Result<Outcome>> + Send;
 
     /// The host-side names of every Pod interface [`HostNetwork::create_pod_interface`] made
     /// that still exists (each is a veth in [`crate::POD_INTERFACE_GROUP`]); interfaces made by
@@ -93,5 +123,9 @@ pub trait HostNetwork: Send + Sync {
     fn pod_interfaces(&self) -> impl Future<Output = Result<Vec<String>>> + Send;
 
     /// Verifies that the Pod's interface exists exactly as `spec` and `created` say (CNI CHECK).
-    fn check_pod_interface(&self, spec: &PodInterfaceSpec, created: &PodInterface) -> impl Future<Output = Result<()>> + Send;
+    fn check_pod_interface(
+        &self,
+        spec: &PodInterfaceSpec,
+        created: &PodInterface,
+    ) -> impl Future<Output = Result<()>> + Send;
 }

@@ -33,6 +33,6 @@ pub use host_network::HostNetwork;
 /// ASCII "antr".
 pub const POD_INTERFACE_GROUP: u32 = 0x616e_7472;
 pub use model::{
-    GatewayConfig, HostRoute, NicConfig, Outcome, PeerRoute, PodDns, PodInterface, PodInterfaceSpec, PodSnat, RouteChanges,
-    TransportSelector, Uplink,
+    GatewayConfig, HostRoute, NicConfig, Outcome, PeerRoute, PodDns, PodInterface,
+    PodInterfaceSpec, PodSnat, RouteChanges, TransportSelector, Uplink,
 };

@@ -72,7 +72,10 @@ pub struct NicConfig {
 impl NicConfig {
     /// The next hop of the default route through this interface, if there is one.
     pub fn default_gateway(&self) -> Option<Ipv4Addr> {
-        self.routes.iter().find(|r| r.destination.prefix_len() == 0).and_then(|r| r.gateway)
+        self.routes
+            .iter()
+            .find(|r| r.destination.prefix_len() == 0)
+            .and_then(|r| r.gateway)
     }
 }
 

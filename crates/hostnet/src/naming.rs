@@ -26,7 +26,9 @@ pub fn is_endpoint_name(name: &str) -> bool {
     prefix.chars().count() <= 8
         && !prefix.starts_with('-')
         && hash.len() == 6
-        && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && hash
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 #[cfg(test)]
@@ -36,8 +38,14 @@ mod tests {
     #[test]
     fn vectors() {
         // SHA-1("abc") = a9993e36…, SHA-1("") = da39a3ee…
-        assert_eq!(endpoint_name("web-7975b6c8d-x2x9q", "abc"), "web-7975-a9993e");
-        assert_eq!(endpoint_name("coredns-5d78c9869d-abcde", ""), "coredns--da39a3");
+        assert_eq!(
+            endpoint_name("web-7975b6c8d-x2x9q", "abc"),
+            "web-7975-a9993e"
+        );
+        assert_eq!(
+            endpoint_name("coredns-5d78c9869d-abcde", ""),
+            "coredns--da39a3"
+        );
         assert_eq!(endpoint_name("p1", "abc"), "p1-a9993e");
     }
 
@@ -57,10 +65,20 @@ mod tests {
 
     #[test]
     fn recognises_its_own_names_only() {
-        for name in [endpoint_name("web-7975b6c8d-x2x9q", "abc"), endpoint_name("--------x", "abc")] {
+        for name in [
+            endpoint_name("web-7975b6c8d-x2x9q", "abc"),
+            endpoint_name("--------x", "abc"),
+        ] {
             assert!(is_endpoint_name(&name), "{name}");
         }
-        for name in ["Ethernet0", "br-int", "antrea-gw0", "web-A9993E", "toolongpod-a9993e", "x-a9993"] {
+        for name in [
+            "Ethernet0",
+            "br-int",
+            "antrea-gw0",
+            "web-A9993E",
+            "toolongpod-a9993e",
+            "x-a9993",
+        ] {
             assert!(!is_endpoint_name(name), "{name}");
         }
     }

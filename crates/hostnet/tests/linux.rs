@@ -9,12 +9,12 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use hostnet::linux::{LinuxHost, Netns, ROUTE_PROTOCOL};
-use ovstest::{Daemons, Ovs};
 use hostnet::naming::endpoint_name;
 use hostnet::{
-    Error, GatewayConfig, HostNetwork, Ipv4Cidr, MacAddr, Outcome, PeerRoute, PodInterfaceSpec, PodSnat,
-    TransportSelector,
+    Error, GatewayConfig, HostNetwork, Ipv4Cidr, MacAddr, Outcome, PeerRoute, PodInterfaceSpec,
+    PodSnat, TransportSelector,
 };
+use ovstest::{Daemons, Ovs};
 use serde_json::Value;
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -22,13 +22,25 @@ static NEXT: AtomicU32 = AtomicU32::new(0);
 const NIC_MAC: &str = "02:00:0a:0a:00:0b";
 
 fn run(args: &[&str]) -> String {
-    let out = Command::new(args[0]).args(&args[1..]).output().expect("spawn");
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .expect("spawn");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn succeeds(args: &[&str]) -> bool {
-    Command::new(args[0]).args(&args[1..]).output().expect("spawn").status.success()
+    Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .expect("spawn")
+        .status
+        .success()
 }
 
 fn cidr(s: &str) -> Ipv4Cidr {
@@ -44,10 +56,14 @@ struct Namespaces(Vec<String>);
 
 /// Deletes namespaces left behind by test processes that were killed (named `hn<pid>-…`).
 fn sweep_dead_test_namespaces() {
-    let Ok(entries) = std::fs::read_dir("/var/run/netns") else { return };
+    let Ok(entries) = std::fs::read_dir("/var/run/netns") else {
+        return;
+    };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name.strip_prefix("hn").and_then(|r| r.split('-').next()) else { continue };
+        let Some(pid) = name.strip_prefix("hn").and_then(|r| r.split('-').next()) else {
+            continue;
+        };
         if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
             let _ = Command::new("ip").args(["netns", "del", &name]).status();
         }
@@ -59,7 +75,11 @@ impl Namespaces {
         if self.0.is_empty() {
             sweep_dead_test_namespaces();
         }
-        let name = format!("hn{}-{}-{role}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let name = format!(
+            "hn{}-{}-{role}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
         run(&["ip", "netns", "add", &name]);
         run(&["ip", "-n", &name, "link", "set", "lo", "up"]);
         self.0.push(name.clone());
@@ -70,7 +90,10 @@ impl Namespaces {
 impl Drop for Namespaces {
     fn drop(&mut self) {
         for ns in &self.0 {
-            let _ = Command::new("ip").args(["netns", "del", ns]).stderr(std::process::Stdio::null()).status();
+            let _ = Command::new("ip")
+                .args(["netns", "del", ns])
+                .stderr(std::process::Stdio::null())
+                .status();
         }
     }
 }
@@ -87,7 +110,9 @@ struct Node {
 impl Node {
     fn new() -> Node {
         let node = Node::without_bridge();
-        run(&["ip", "-n", &node.node, "tuntap", "add", "br-int", "mode", "tap"]);
+        run(&[
+            "ip", "-n", &node.node, "tuntap", "add", "br-int", "mode", "tap",
+        ]);
         node
     }
 
@@ -96,18 +121,69 @@ impl Node {
         let mut namespaces = Namespaces(Vec::new());
         let node = namespaces.add("node");
         let underlay = namespaces.add("ul");
-        run(&["ip", "-n", &underlay, "link", "add", "u0", "type", "veth", "peer", "name", "eth0", "netns", &node]);
-        run(&["ip", "-n", &underlay, "addr", "add", "10.10.0.1/24", "dev", "u0"]);
+        run(&[
+            "ip", "-n", &underlay, "link", "add", "u0", "type", "veth", "peer", "name", "eth0",
+            "netns", &node,
+        ]);
+        run(&[
+            "ip",
+            "-n",
+            &underlay,
+            "addr",
+            "add",
+            "10.10.0.1/24",
+            "dev",
+            "u0",
+        ]);
         run(&["ip", "-n", &underlay, "link", "set", "u0", "up"]);
-        run(&["ip", "-n", &node, "link", "set", "eth0", "address", NIC_MAC, "up"]);
-        run(&["ip", "-n", &node, "addr", "add", "10.10.0.11/24", "dev", "eth0"]);
-        run(&["ip", "-n", &node, "route", "add", "default", "via", "10.10.0.1"]);
-        run(&["ip", "-n", &node, "route", "add", "192.168.50.0/24", "via", "10.10.0.254", "dev", "eth0", "metric", "7"]);
-        Node { namespaces, node, underlay }
+        run(&[
+            "ip", "-n", &node, "link", "set", "eth0", "address", NIC_MAC, "up",
+        ]);
+        run(&[
+            "ip",
+            "-n",
+            &node,
+            "addr",
+            "add",
+            "10.10.0.11/24",
+            "dev",
+            "eth0",
+        ]);
+        run(&[
+            "ip",
+            "-n",
+            &node,
+            "route",
+            "add",
+            "default",
+            "via",
+            "10.10.0.1",
+        ]);
+        run(&[
+            "ip",
+            "-n",
+            &node,
+            "route",
+            "add",
+            "192.168.50.0/24",
+            "via",
+            "10.10.0.254",
+            "dev",
+            "eth0",
+            "metric",
+            "7",
+        ]);
+        Node {
+            namespaces,
+            node,
+            underlay,
+        }
     }
 
     async fn host(&self) -> LinuxHost {
-        LinuxHost::new(Netns::open(&Path::new("/var/run/netns").join(&self.node)).unwrap()).await.unwrap()
+        LinuxHost::new(Netns::open(&Path::new("/var/run/netns").join(&self.node)).unwrap())
+            .await
+            .unwrap()
     }
 
     fn ip_json(&self, args: &[&str]) -> Value {
@@ -125,7 +201,11 @@ impl Node {
         let v = self.ip_json(&["-4", "addr", "show", "dev", dev]);
         v[0]["addr_info"]
             .as_array()
-            .map(|a| a.iter().map(|i| format!("{}/{}", i["local"].as_str().unwrap(), i["prefixlen"])).collect())
+            .map(|a| {
+                a.iter()
+                    .map(|i| format!("{}/{}", i["local"].as_str().unwrap(), i["prefixlen"]))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -161,22 +241,36 @@ impl Node {
 }
 
 fn tx_checksum_off(ns: &str, dev: &str) -> bool {
-    run(&["ip", "netns", "exec", ns, "ethtool", "-k", dev]).lines().any(|l| l.trim() == "tx-checksumming: off")
+    run(&["ip", "netns", "exec", ns, "ethtool", "-k", dev])
+        .lines()
+        .any(|l| l.trim() == "tx-checksumming: off")
 }
 
 #[tokio::test]
 async fn takeover_moves_config_to_bridge_is_idempotent_and_restore_puts_it_back() {
     let n = Node::new();
     let before_routes = n.routes("eth0");
-    assert_eq!(before_routes.len(), 3, "connected + default + extra: {before_routes:?}");
+    assert_eq!(
+        before_routes.len(),
+        3,
+        "connected + default + extra: {before_routes:?}"
+    );
     let host = n.host().await;
 
-    let nic = host.find_transport_interface(&TransportSelector::NodeIp(ip("10.10.0.11"))).await.unwrap();
+    let nic = host
+        .find_transport_interface(&TransportSelector::NodeIp(ip("10.10.0.11")))
+        .await
+        .unwrap();
     assert_eq!(nic.name, "eth0");
     assert_eq!(nic.mac, NIC_MAC.parse::<MacAddr>().unwrap());
     assert_eq!(nic.addresses, vec![cidr("10.10.0.11/24")]);
     assert_eq!(nic.default_gateway(), Some(ip("10.10.0.1")));
-    assert_eq!(nic.routes.len(), 2, "connected route left out: {:?}", nic.routes);
+    assert_eq!(
+        nic.routes.len(),
+        2,
+        "connected route left out: {:?}",
+        nic.routes
+    );
 
     let (uplink, outcome) = host.take_over_uplink(&nic, "br-int").await.unwrap();
     assert_eq!(outcome, Outcome::Changed);
@@ -187,45 +281,92 @@ async fn takeover_moves_config_to_bridge_is_idempotent_and_restore_puts_it_back(
 
     // Oracle: the NIC is up without addresses; br-int has its MAC, MTU, address and routes.
     assert!(n.addrs("eth0").is_empty());
-    assert!(n.link("eth0")["flags"].as_array().unwrap().contains(&Value::from("UP")));
+    assert!(
+        n.link("eth0")["flags"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("UP"))
+    );
     assert_eq!(n.link("eth0")["ifalias"], "antrea-uplink-of:br-int");
     let bridge = n.link("br-int");
     assert_eq!(bridge["address"], NIC_MAC);
     assert_eq!(bridge["mtu"], n.link("eth0")["mtu"]);
-    assert!(bridge["flags"].as_array().unwrap().contains(&Value::from("UP")));
+    assert!(
+        bridge["flags"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("UP"))
+    );
     assert_eq!(n.addrs("br-int"), vec!["10.10.0.11/24"]);
-    assert_eq!(n.routes("br-int"), before_routes, "same routes, now through br-int");
+    assert_eq!(
+        n.routes("br-int"),
+        before_routes,
+        "same routes, now through br-int"
+    );
     assert!(n.routes("eth0").is_empty());
     assert!(tx_checksum_off(&n.node, "br-int"));
 
     // Second takeover, from a fresh lookup (finds br-int) and from the stale NIC snapshot:
     // no writes at all.
     let writes = host.writes();
-    let again = host.find_transport_interface(&TransportSelector::NodeIp(ip("10.10.0.11"))).await.unwrap();
+    let again = host
+        .find_transport_interface(&TransportSelector::NodeIp(ip("10.10.0.11")))
+        .await
+        .unwrap();
     assert_eq!(again.name, "br-int");
     let (uplink2, outcome) = host.take_over_uplink(&again, "br-int").await.unwrap();
     assert_eq!((outcome, &uplink2), (Outcome::Unchanged, &uplink));
     let (_, outcome) = host.take_over_uplink(&nic, "br-int").await.unwrap();
     assert_eq!(outcome, Outcome::Unchanged);
-    assert_eq!(host.writes(), writes, "an idempotent takeover must not write");
+    assert_eq!(
+        host.writes(),
+        writes,
+        "an idempotent takeover must not write"
+    );
     // Selecting the NIC by name after the takeover finds the configuration on br-int.
-    let by_name = host.find_transport_interface(&TransportSelector::InterfaceName("eth0".into())).await.unwrap();
+    let by_name = host
+        .find_transport_interface(&TransportSelector::InterfaceName("eth0".into()))
+        .await
+        .unwrap();
     assert_eq!(by_name.name, "br-int");
 
     // After a restart the uplink is recovered from the OS alone.
     drop(host);
     let host = n.host().await;
-    assert_eq!(host.find_uplink("br-int").await.unwrap(), Some(uplink.clone()));
+    assert_eq!(
+        host.find_uplink("br-int").await.unwrap(),
+        Some(uplink.clone())
+    );
 
-    let restored = host.restore_uplink("br-int").await.unwrap().expect("an uplink was taken over");
+    let restored = host
+        .restore_uplink("br-int")
+        .await
+        .unwrap()
+        .expect("an uplink was taken over");
     assert_eq!(restored.addresses, nic.addresses);
     assert_eq!(restored.routes, nic.routes);
     assert_eq!(n.addrs("eth0"), vec!["10.10.0.11/24"]);
-    assert_eq!(n.routes("eth0"), before_routes, "exactly the routes from before");
+    assert_eq!(
+        n.routes("eth0"),
+        before_routes,
+        "exactly the routes from before"
+    );
     assert!(n.addrs("br-int").is_empty());
     assert!(n.routes("br-int").is_empty());
     assert!(n.link("eth0").get("ifalias").is_none(), "marker removed");
-    assert!(succeeds(&["ip", "netns", "exec", &n.node, "ping", "-c1", "-W2", "10.10.0.1"]), "NIC works again");
+    assert!(
+        succeeds(&[
+            "ip",
+            "netns",
+            "exec",
+            &n.node,
+            "ping",
+            "-c1",
+            "-W2",
+            "10.10.0.1"
+        ]),
+        "NIC works again"
+    );
     assert_eq!(host.restore_uplink("br-int").await.unwrap(), None);
     assert_eq!(host.find_uplink("br-int").await.unwrap(), None);
 }
@@ -235,7 +376,10 @@ async fn failed_takeover_rolls_back() {
     let n = Node::new();
     let before_routes = n.routes("eth0");
     let host = n.host().await;
-    let mut nic = host.find_transport_interface(&TransportSelector::InterfaceName("eth0".into())).await.unwrap();
+    let mut nic = host
+        .find_transport_interface(&TransportSelector::InterfaceName("eth0".into()))
+        .await
+        .unwrap();
     nic.mtu = 10; // below the minimum: setting it on br-int fails after the marker was written
     let err = host.take_over_uplink(&nic, "br-int").await.unwrap_err();
     assert!(matches!(err, Error::TakeoverFailed { .. }), "{err}");
@@ -256,15 +400,26 @@ async fn transport_interface_not_found_lists_what_exists_and_changes_nothing() {
     for (selector, searched) in [
         (TransportSelector::NodeIp(ip("10.99.0.1")), "10.99.0.1"),
         (TransportSelector::InterfaceName("ens9".into()), "\"ens9\""),
-        (TransportSelector::Cidrs(vec![cidr("172.16.0.0/12")]), "172.16.0.0/12"),
+        (
+            TransportSelector::Cidrs(vec![cidr("172.16.0.0/12")]),
+            "172.16.0.0/12",
+        ),
     ] {
         let err = host.find_transport_interface(&selector).await.unwrap_err();
         let text = err.to_string();
         assert!(matches!(err, Error::TransportInterfaceNotFound { .. }));
         assert!(text.contains(searched), "{text}");
-        assert!(text.contains("eth0 [10.10.0.11/24]") && text.contains("lo [127.0.0.1/8]") && text.contains("br-int []"), "{text}");
+        assert!(
+            text.contains("eth0 [10.10.0.11/24]")
+                && text.contains("lo [127.0.0.1/8]")
+                && text.contains("br-int []"),
+            "{text}"
+        );
     }
-    let by_cidr = host.find_transport_interface(&TransportSelector::Cidrs(vec![cidr("10.10.0.0/16")])).await.unwrap();
+    let by_cidr = host
+        .find_transport_interface(&TransportSelector::Cidrs(vec![cidr("10.10.0.0/16")]))
+        .await
+        .unwrap();
     assert_eq!(by_cidr.name, "eth0");
     assert_eq!(host.writes(), 0);
     assert_eq!(n.addrs("eth0"), vec!["10.10.0.11/24"]);
@@ -273,8 +428,26 @@ async fn transport_interface_not_found_lists_what_exists_and_changes_nothing() {
 #[tokio::test]
 async fn gateway_configuration_is_applied_once() {
     let n = Node::new();
-    run(&["ip", "-n", &n.node, "tuntap", "add", "antrea-gw0", "mode", "tap"]);
-    run(&["ip", "-n", &n.node, "addr", "add", "10.99.9.9/24", "dev", "antrea-gw0"]);
+    run(&[
+        "ip",
+        "-n",
+        &n.node,
+        "tuntap",
+        "add",
+        "antrea-gw0",
+        "mode",
+        "tap",
+    ]);
+    run(&[
+        "ip",
+        "-n",
+        &n.node,
+        "addr",
+        "add",
+        "10.99.9.9/24",
+        "dev",
+        "antrea-gw0",
+    ]);
     let host = n.host().await;
     let gw = GatewayConfig {
         name: "antrea-gw0".into(),
@@ -284,19 +457,37 @@ async fn gateway_configuration_is_applied_once() {
     };
     let (mac, outcome) = host.configure_gateway(&gw).await.unwrap();
     assert_eq!((mac, outcome), (gw.mac.unwrap(), Outcome::Changed));
-    assert_eq!(n.addrs("antrea-gw0"), vec!["10.244.1.1/24"], "stale address removed");
+    assert_eq!(
+        n.addrs("antrea-gw0"),
+        vec!["10.244.1.1/24"],
+        "stale address removed"
+    );
     let link = n.link("antrea-gw0");
     assert_eq!(link["address"], "02:00:0a:f4:01:01");
     assert_eq!(link["mtu"], 1450);
-    assert!(link["flags"].as_array().unwrap().contains(&Value::from("UP")));
+    assert!(
+        link["flags"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("UP"))
+    );
     assert!(tx_checksum_off(&n.node, "antrea-gw0"));
 
     let writes = host.writes();
-    assert_eq!(host.configure_gateway(&gw).await.unwrap(), (mac, Outcome::Unchanged));
+    assert_eq!(
+        host.configure_gateway(&gw).await.unwrap(),
+        (mac, Outcome::Unchanged)
+    );
     assert_eq!(host.writes(), writes);
 
-    let missing = GatewayConfig { name: "antrea-gw9".into(), ..gw };
-    assert!(matches!(host.configure_gateway(&missing).await.unwrap_err(), Error::InterfaceNotFound { .. }));
+    let missing = GatewayConfig {
+        name: "antrea-gw9".into(),
+        ..gw
+    };
+    assert!(matches!(
+        host.configure_gateway(&missing).await.unwrap_err(),
+        Error::InterfaceNotFound { .. }
+    ));
 }
 
 #[tokio::test]
@@ -304,14 +495,43 @@ async fn a_peer_route_through_a_gateway_that_is_down_brings_it_up() {
     // Open vSwitch's userspace datapath re-opens antrea-gw0 while it reconfigures after a port
     // change; a route added in that moment meets a device that is down (ENETDOWN).
     let n = Node::new();
-    run(&["ip", "-n", &n.node, "tuntap", "add", "antrea-gw0", "mode", "tap"]);
-    run(&["ip", "-n", &n.node, "addr", "add", "10.244.1.1/24", "dev", "antrea-gw0"]);
+    run(&[
+        "ip",
+        "-n",
+        &n.node,
+        "tuntap",
+        "add",
+        "antrea-gw0",
+        "mode",
+        "tap",
+    ]);
+    run(&[
+        "ip",
+        "-n",
+        &n.node,
+        "addr",
+        "add",
+        "10.244.1.1/24",
+        "dev",
+        "antrea-gw0",
+    ]);
     let host = n.host().await;
-    let encap = PeerRoute { destination: cidr("10.244.2.0/24"), gateway: ip("10.244.2.1"), interface: "antrea-gw0".into(), onlink: true };
+    let encap = PeerRoute {
+        destination: cidr("10.244.2.0/24"),
+        gateway: ip("10.244.2.1"),
+        interface: "antrea-gw0".into(),
+        onlink: true,
+    };
     let changes = host.reconcile_peer_routes(&[encap]).await.unwrap();
     assert_eq!(changes.added, vec![cidr("10.244.2.0/24")]);
     let link = n.ip_json(&["link", "show", "antrea-gw0"]);
-    assert!(link[0]["flags"].as_array().unwrap().contains(&Value::from("UP")), "{link}");
+    assert!(
+        link[0]["flags"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("UP")),
+        "{link}"
+    );
     let route = n.ip_json(&["-4", "route", "show", "10.244.2.0/24"]);
     assert_eq!(route[0]["dev"], "antrea-gw0", "{route}");
 }
@@ -319,10 +539,39 @@ async fn a_peer_route_through_a_gateway_that_is_down_brings_it_up() {
 #[tokio::test]
 async fn peer_routes_reconcile_touches_only_our_routes() {
     let n = Node::new();
-    run(&["ip", "-n", &n.node, "tuntap", "add", "antrea-gw0", "mode", "tap"]);
-    run(&["ip", "-n", &n.node, "addr", "add", "10.244.1.1/24", "dev", "antrea-gw0"]);
+    run(&[
+        "ip",
+        "-n",
+        &n.node,
+        "tuntap",
+        "add",
+        "antrea-gw0",
+        "mode",
+        "tap",
+    ]);
+    run(&[
+        "ip",
+        "-n",
+        &n.node,
+        "addr",
+        "add",
+        "10.244.1.1/24",
+        "dev",
+        "antrea-gw0",
+    ]);
     run(&["ip", "-n", &n.node, "link", "set", "antrea-gw0", "up"]);
-    run(&["ip", "-n", &n.node, "route", "add", "10.244.9.0/24", "via", "10.10.0.99", "dev", "eth0"]);
+    run(&[
+        "ip",
+        "-n",
+        &n.node,
+        "route",
+        "add",
+        "10.244.9.0/24",
+        "via",
+        "10.10.0.99",
+        "dev",
+        "eth0",
+    ]);
     let host = n.host().await;
     let proto = ROUTE_PROTOCOL.to_string();
     let ours = || {
@@ -331,30 +580,87 @@ async fn peer_routes_reconcile_touches_only_our_routes() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|r| format!("{} via {} dev {}", r["dst"].as_str().unwrap(), r["gateway"].as_str().unwrap(), r["dev"].as_str().unwrap()))
+            .map(|r| {
+                format!(
+                    "{} via {} dev {}",
+                    r["dst"].as_str().unwrap(),
+                    r["gateway"].as_str().unwrap(),
+                    r["dev"].as_str().unwrap()
+                )
+            })
             .collect();
         r.sort();
         r
     };
-    let encap = PeerRoute { destination: cidr("10.244.2.0/24"), gateway: ip("10.244.2.1"), interface: "antrea-gw0".into(), onlink: true };
-    let no_encap = PeerRoute { destination: cidr("10.244.3.0/24"), gateway: ip("10.10.0.13"), interface: "eth0".into(), onlink: false };
+    let encap = PeerRoute {
+        destination: cidr("10.244.2.0/24"),
+        gateway: ip("10.244.2.1"),
+        interface: "antrea-gw0".into(),
+        onlink: true,
+    };
+    let no_encap = PeerRoute {
+        destination: cidr("10.244.3.0/24"),
+        gateway: ip("10.10.0.13"),
+        interface: "eth0".into(),
+        onlink: false,
+    };
 
-    let changes = host.reconcile_peer_routes(&[encap.clone(), no_encap.clone()]).await.unwrap();
-    assert_eq!(changes.added, vec![cidr("10.244.2.0/24"), cidr("10.244.3.0/24")]);
-    assert_eq!(ours(), vec!["10.244.2.0/24 via 10.244.2.1 dev antrea-gw0", "10.244.3.0/24 via 10.10.0.13 dev eth0"]);
+    let changes = host
+        .reconcile_peer_routes(&[encap.clone(), no_encap.clone()])
+        .await
+        .unwrap();
+    assert_eq!(
+        changes.added,
+        vec![cidr("10.244.2.0/24"), cidr("10.244.3.0/24")]
+    );
+    assert_eq!(
+        ours(),
+        vec![
+            "10.244.2.0/24 via 10.244.2.1 dev antrea-gw0",
+            "10.244.3.0/24 via 10.10.0.13 dev eth0"
+        ]
+    );
     let onlink = n.ip_json(&["-4", "route", "show", "10.244.2.0/24"]);
-    assert!(onlink[0]["flags"].as_array().unwrap().contains(&Value::from("onlink")), "{onlink}");
+    assert!(
+        onlink[0]["flags"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("onlink")),
+        "{onlink}"
+    );
 
     let writes = host.writes();
-    assert!(host.reconcile_peer_routes(&[no_encap.clone(), encap.clone()]).await.unwrap().is_empty());
+    assert!(
+        host.reconcile_peer_routes(&[no_encap.clone(), encap.clone()])
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(host.writes(), writes);
 
-    let moved = PeerRoute { destination: cidr("10.244.2.0/24"), gateway: ip("10.10.0.12"), interface: "eth0".into(), onlink: false };
+    let moved = PeerRoute {
+        destination: cidr("10.244.2.0/24"),
+        gateway: ip("10.10.0.12"),
+        interface: "eth0".into(),
+        onlink: false,
+    };
     let changes = host.reconcile_peer_routes(&[moved]).await.unwrap();
-    assert_eq!((changes.added.len(), changes.replaced.clone(), changes.deleted.clone()), (0, vec![cidr("10.244.2.0/24")], vec![cidr("10.244.3.0/24")]));
+    assert_eq!(
+        (
+            changes.added.len(),
+            changes.replaced.clone(),
+            changes.deleted.clone()
+        ),
+        (0, vec![cidr("10.244.2.0/24")], vec![cidr("10.244.3.0/24")])
+    );
     assert_eq!(ours(), vec!["10.244.2.0/24 via 10.10.0.12 dev eth0"]);
 
-    let foreign = PeerRoute { destination: cidr("10.244.9.0/24"), gateway: ip("10.10.0.14"), interface: "eth0".into(), onlink: false };
+    let foreign = PeerRoute {
+        destination: cidr("10.244.9.0/24"),
+        gateway: ip("10.10.0.14"),
+        interface: "eth0".into(),
+        onlink: false,
+    };
     let err = host.reconcile_peer_routes(&[foreign]).await.unwrap_err();
     assert!(matches!(err, Error::RouteConflict { .. }), "{err}");
 
@@ -362,8 +668,15 @@ async fn peer_routes_reconcile_touches_only_our_routes() {
     assert_eq!(changes.deleted, vec![cidr("10.244.2.0/24")]);
     assert!(ours().is_empty());
     let others = n.ip_json(&["-4", "route", "show", "10.244.9.0/24"]);
-    assert_eq!(others[0]["gateway"], "10.10.0.99", "a route we do not own stays");
-    assert_eq!(n.routes("eth0").len(), 4, "default, extra, connected and the foreign route remain");
+    assert_eq!(
+        others[0]["gateway"], "10.10.0.99",
+        "a route we do not own stays"
+    );
+    assert_eq!(
+        n.routes("eth0").len(),
+        4,
+        "default, extra, connected and the foreign route remain"
+    );
 }
 
 fn snat_rules(ruleset: &Value) -> Vec<Value> {
@@ -381,23 +694,54 @@ fn snat_rules(ruleset: &Value) -> Vec<Value> {
 async fn pod_snat_is_installed_updated_and_removed() {
     let n = Node::new();
     let host = n.host().await;
-    let snat = PodSnat { pod_cidr: cidr("10.244.1.0/24"), cluster_cidrs: vec![cidr("10.244.0.0/16")], egress_interface: "br-int".into() };
+    let snat = PodSnat {
+        pod_cidr: cidr("10.244.1.0/24"),
+        cluster_cidrs: vec![cidr("10.244.0.0/16")],
+        egress_interface: "br-int".into(),
+    };
     assert_eq!(host.ensure_pod_snat(&snat).await.unwrap(), Outcome::Changed);
     let rules = snat_rules(&n.nft_ruleset());
     assert_eq!(rules.len(), 1);
     let text = rules[0]["expr"].to_string();
-    for needle in ["\"masquerade\"", "\"10.244.1.0\"", "\"10.244.0.0\"", "\"br-int\"", "\"!=\"", "\"saddr\"", "\"daddr\""] {
+    for needle in [
+        "\"masquerade\"",
+        "\"10.244.1.0\"",
+        "\"10.244.0.0\"",
+        "\"br-int\"",
+        "\"!=\"",
+        "\"saddr\"",
+        "\"daddr\"",
+    ] {
         assert!(text.contains(needle), "{needle} missing in {text}");
     }
-    let chain = n.nft_ruleset()["nftables"].as_array().unwrap().iter().filter_map(|o| o.get("chain")).find(|c| c["name"] == "pod-snat").cloned().unwrap();
-    assert_eq!((chain["type"].as_str(), chain["hook"].as_str()), (Some("nat"), Some("postrouting")));
+    let chain = n.nft_ruleset()["nftables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o.get("chain"))
+        .find(|c| c["name"] == "pod-snat")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (chain["type"].as_str(), chain["hook"].as_str()),
+        (Some("nat"), Some("postrouting"))
+    );
 
     let writes = host.writes();
-    assert_eq!(host.ensure_pod_snat(&snat).await.unwrap(), Outcome::Unchanged);
+    assert_eq!(
+        host.ensure_pod_snat(&snat).await.unwrap(),
+        Outcome::Unchanged
+    );
     assert_eq!(host.writes(), writes);
 
-    let wider = PodSnat { cluster_cidrs: vec![cidr("10.244.0.0/16"), cidr("10.96.0.0/12")], ..snat };
-    assert_eq!(host.ensure_pod_snat(&wider).await.unwrap(), Outcome::Changed);
+    let wider = PodSnat {
+        cluster_cidrs: vec![cidr("10.244.0.0/16"), cidr("10.96.0.0/12")],
+        ..snat
+    };
+    assert_eq!(
+        host.ensure_pod_snat(&wider).await.unwrap(),
+        Outcome::Changed
+    );
     let rules = snat_rules(&n.nft_ruleset());
     assert_eq!(rules.len(), 1, "the rule is replaced, not added");
     assert!(rules[0]["expr"].to_string().contains("\"10.96.0.0\""));
@@ -412,24 +756,65 @@ async fn pod_snat_is_installed_updated_and_removed() {
 async fn kernel_ingress_block_drops_frames_for_the_node_and_is_removable() {
     let n = Node::new();
     let host = n.host().await;
-    let ping = || succeeds(&["ip", "netns", "exec", &n.underlay, "ping", "-c1", "-W1", "10.10.0.11"]);
+    let ping = || {
+        succeeds(&[
+            "ip",
+            "netns",
+            "exec",
+            &n.underlay,
+            "ping",
+            "-c1",
+            "-W1",
+            "10.10.0.11",
+        ])
+    };
     assert!(ping(), "reachable before");
-    assert_eq!(host.block_kernel_ingress("eth0").await.unwrap(), Outcome::Changed);
-    let chains: Vec<Value> = n.nft_ruleset()["nftables"].as_array().unwrap().iter().filter_map(|o| o.get("chain")).cloned().collect();
-    let chain = chains.iter().find(|c| c["family"] == "netdev" && c["name"] == "ingress-eth0").expect("chain present");
-    assert_eq!((chain["hook"].as_str(), chain["policy"].as_str()), (Some("ingress"), Some("drop")));
+    assert_eq!(
+        host.block_kernel_ingress("eth0").await.unwrap(),
+        Outcome::Changed
+    );
+    let chains: Vec<Value> = n.nft_ruleset()["nftables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o.get("chain"))
+        .cloned()
+        .collect();
+    let chain = chains
+        .iter()
+        .find(|c| c["family"] == "netdev" && c["name"] == "ingress-eth0")
+        .expect("chain present");
+    assert_eq!(
+        (chain["hook"].as_str(), chain["policy"].as_str()),
+        (Some("ingress"), Some("drop"))
+    );
     let text = n.exec(&["nft", "list", "chain", "netdev", "antrea", "ingress-eth0"]);
     assert!(text.contains("hook ingress device \"eth0\""), "{text}");
     assert!(!ping(), "the Node's kernel no longer sees frames on eth0");
     let writes = host.writes();
-    assert_eq!(host.block_kernel_ingress("eth0").await.unwrap(), Outcome::Unchanged);
+    assert_eq!(
+        host.block_kernel_ingress("eth0").await.unwrap(),
+        Outcome::Unchanged
+    );
     assert_eq!(host.writes(), writes);
-    assert!(matches!(host.block_kernel_ingress("nope0").await.unwrap_err(), Error::InterfaceNotFound { .. }));
-    assert!(matches!(host.block_kernel_ingress("a\"b").await.unwrap_err(), Error::Invalid { .. }));
+    assert!(matches!(
+        host.block_kernel_ingress("nope0").await.unwrap_err(),
+        Error::InterfaceNotFound { .. }
+    ));
+    assert!(matches!(
+        host.block_kernel_ingress("a\"b").await.unwrap_err(),
+        Error::Invalid { .. }
+    ));
 
-    assert_eq!(host.unblock_kernel_ingress("eth0").await.unwrap(), Outcome::Changed);
+    assert_eq!(
+        host.unblock_kernel_ingress("eth0").await.unwrap(),
+        Outcome::Changed
+    );
     assert!(ping(), "reachable again");
-    assert_eq!(host.unblock_kernel_ingress("eth0").await.unwrap(), Outcome::Unchanged);
+    assert_eq!(
+        host.unblock_kernel_ingress("eth0").await.unwrap(),
+        Outcome::Unchanged
+    );
 }
 
 // On the multi-thread runtime (as in the agent): no worker thread ever changes namespace.
@@ -457,26 +842,60 @@ async fn pod_interface_create_repeat_check_delete() {
         serde_json::from_str(&run(&full)).unwrap()
     };
     let eth0 = pod_json(&["addr", "show", "dev", "eth0"])[0].clone();
-    assert_eq!(eth0["address"].as_str().unwrap(), created.container_mac.to_string());
+    assert_eq!(
+        eth0["address"].as_str().unwrap(),
+        created.container_mac.to_string()
+    );
     assert_eq!(eth0["mtu"], 1450);
-    assert!(eth0["flags"].as_array().unwrap().contains(&Value::from("UP")));
-    assert!(eth0["addr_info"].as_array().unwrap().iter().any(|a| a["local"] == "10.244.1.10" && a["prefixlen"] == 24));
+    assert!(
+        eth0["flags"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("UP"))
+    );
+    assert!(
+        eth0["addr_info"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["local"] == "10.244.1.10" && a["prefixlen"] == 24)
+    );
     let default = pod_json(&["route", "show", "default"]);
-    assert_eq!((default[0]["gateway"].as_str(), default[0]["dev"].as_str()), (Some("10.244.1.1"), Some("eth0")));
+    assert_eq!(
+        (default[0]["gateway"].as_str(), default[0]["dev"].as_str()),
+        (Some("10.244.1.1"), Some("eth0"))
+    );
     assert!(tx_checksum_off(&pod, "eth0"));
     let host_end = n.link(&spec.host_ifname);
-    assert_eq!(host_end["address"].as_str().unwrap(), created.host_mac.to_string());
+    assert_eq!(
+        host_end["address"].as_str().unwrap(),
+        created.host_mac.to_string()
+    );
     assert_eq!(host_end["mtu"], 1450);
-    assert!(host_end["flags"].as_array().unwrap().contains(&Value::from("UP")));
+    assert!(
+        host_end["flags"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("UP"))
+    );
     assert!(tx_checksum_off(&n.node, &spec.host_ifname));
     let v6 = format!("/proc/sys/net/ipv6/conf/{}/disable_ipv6", spec.host_ifname);
     assert_eq!(n.exec(&["cat", &v6]).trim(), "1");
-    assert_eq!(n.addrs("eth0"), vec!["10.10.0.11/24"], "the Node's own eth0 is untouched");
+    assert_eq!(
+        n.addrs("eth0"),
+        vec!["10.10.0.11/24"],
+        "the Node's own eth0 is untouched"
+    );
 
     // Only the veths we made are listed as Pod interfaces: they are in our group.
     assert_eq!(host_end["group"], hostnet::POD_INTERFACE_GROUP.to_string());
-    n.exec(&["ip", "link", "add", "foreign0", "type", "veth", "peer", "name", "foreign1"]);
-    assert_eq!(host.pod_interfaces().await.unwrap(), vec![spec.host_ifname.clone()]);
+    n.exec(&[
+        "ip", "link", "add", "foreign0", "type", "veth", "peer", "name", "foreign1",
+    ]);
+    assert_eq!(
+        host.pod_interfaces().await.unwrap(),
+        vec![spec.host_ifname.clone()]
+    );
 
     // Repeated ADD: same answer, no writes.
     let writes = host.writes();
@@ -486,32 +905,82 @@ async fn pod_interface_create_repeat_check_delete() {
     host.check_pod_interface(&spec, &created).await.unwrap();
 
     // CHECK notices a removed address; ADD repairs it.
-    run(&["ip", "-n", &pod, "addr", "del", "10.244.1.10/24", "dev", "eth0"]);
+    run(&[
+        "ip",
+        "-n",
+        &pod,
+        "addr",
+        "del",
+        "10.244.1.10/24",
+        "dev",
+        "eth0",
+    ]);
     let err = host.check_pod_interface(&spec, &created).await.unwrap_err();
-    assert!(matches!(err, Error::CheckFailed { what: "IPv4 address", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::CheckFailed {
+                what: "IPv4 address",
+                ..
+            }
+        ),
+        "{err}"
+    );
     let (repaired, outcome) = host.create_pod_interface(&spec).await.unwrap();
     assert_eq!(outcome, Outcome::Changed);
     host.check_pod_interface(&spec, &repaired).await.unwrap();
     let err = host.check_pod_interface(&spec, &created).await.unwrap_err();
-    assert!(matches!(err, Error::CheckFailed { what: "MAC", .. }), "a new pair has new MACs: {err}");
+    assert!(
+        matches!(err, Error::CheckFailed { what: "MAC", .. }),
+        "a new pair has new MACs: {err}"
+    );
 
     // DEL: idempotent, also once the Pod's namespace is gone.
-    assert_eq!(host.delete_pod_interface(&spec.host_ifname).await.unwrap(), Outcome::Changed);
-    assert!(!succeeds(&["ip", "-n", &n.node, "link", "show", &spec.host_ifname]));
+    assert_eq!(
+        host.delete_pod_interface(&spec.host_ifname).await.unwrap(),
+        Outcome::Changed
+    );
+    assert!(!succeeds(&[
+        "ip",
+        "-n",
+        &n.node,
+        "link",
+        "show",
+        &spec.host_ifname
+    ]));
     assert!(!succeeds(&["ip", "-n", &pod, "link", "show", "eth0"]));
-    assert_eq!(host.delete_pod_interface(&spec.host_ifname).await.unwrap(), Outcome::Unchanged);
+    assert_eq!(
+        host.delete_pod_interface(&spec.host_ifname).await.unwrap(),
+        Outcome::Unchanged
+    );
     host.create_pod_interface(&spec).await.unwrap();
     run(&["ip", "netns", "del", &pod]);
     host.delete_pod_interface(&spec.host_ifname).await.unwrap();
-    assert_eq!(host.delete_pod_interface(&spec.host_ifname).await.unwrap(), Outcome::Unchanged);
-    assert!(!succeeds(&["ip", "-n", &n.node, "link", "show", &spec.host_ifname]));
-    let err = host.check_pod_interface(&spec, &repaired).await.unwrap_err();
+    assert_eq!(
+        host.delete_pod_interface(&spec.host_ifname).await.unwrap(),
+        Outcome::Unchanged
+    );
+    assert!(!succeeds(&[
+        "ip",
+        "-n",
+        &n.node,
+        "link",
+        "show",
+        &spec.host_ifname
+    ]));
+    let err = host
+        .check_pod_interface(&spec, &repaired)
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::InterfaceNotFound { .. }), "{err}");
 
     assert!(host.pod_interfaces().await.unwrap().is_empty());
 
     // Never deletes an interface that is not a veth.
-    assert!(matches!(host.delete_pod_interface("br-int").await.unwrap_err(), Error::Invalid { .. }));
+    assert!(matches!(
+        host.delete_pod_interface("br-int").await.unwrap_err(),
+        Error::Invalid { .. }
+    ));
 }
 
 /// The lab's Node bring-up with a real `ovs-vswitchd` (userspace datapath) in the Node's
@@ -520,43 +989,93 @@ async fn pod_interface_create_repeat_check_delete() {
 #[tokio::test]
 async fn takeover_under_real_ovs_keeps_the_node_reachable() {
     let n = Node::without_bridge();
-    let ovs = Ovs::start_with(Daemons::Full, Some(&n.node)).expect("start OVS in the Node namespace");
+    let ovs =
+        Ovs::start_with(Daemons::Full, Some(&n.node)).expect("start OVS in the Node namespace");
     ovs.add_bridge("br-int").unwrap();
     let hwaddr = format!("other_config:hwaddr=\"{NIC_MAC}\"");
-    ovs.vsctl(&["set", "Bridge", "br-int", &hwaddr, "--", "set", "Interface", "br-int", "mtu_request=1500"]).unwrap();
+    ovs.vsctl(&[
+        "set",
+        "Bridge",
+        "br-int",
+        &hwaddr,
+        "--",
+        "set",
+        "Interface",
+        "br-int",
+        "mtu_request=1500",
+    ])
+    .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while !succeeds(&["ip", "-n", &n.node, "link", "show", "br-int"]) {
-        assert!(std::time::Instant::now() < deadline, "OVS did not create the br-int tap");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "OVS did not create the br-int tap"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let flows = "table=0,priority=200,in_port=3,actions=LOCAL\n\
                  table=0,priority=200,in_port=LOCAL,actions=output:3\n\
                  table=0,priority=0,actions=drop\n";
-    ovs.ofctl_stdin(&["add-flows", "{mgmt:br-int}", "-"], flows).unwrap();
-    ovs.vsctl(&["add-port", "br-int", "eth0", "--", "set", "Interface", "eth0", "ofport_request=3"]).unwrap();
+    ovs.ofctl_stdin(&["add-flows", "{mgmt:br-int}", "-"], flows)
+        .unwrap();
+    ovs.vsctl(&[
+        "add-port",
+        "br-int",
+        "eth0",
+        "--",
+        "set",
+        "Interface",
+        "eth0",
+        "ofport_request=3",
+    ])
+    .unwrap();
 
     let host = n.host().await;
-    assert_eq!(host.block_kernel_ingress("eth0").await.unwrap(), Outcome::Changed);
-    let nic = host.find_transport_interface(&TransportSelector::NodeIp(ip("10.10.0.11"))).await.unwrap();
+    assert_eq!(
+        host.block_kernel_ingress("eth0").await.unwrap(),
+        Outcome::Changed
+    );
+    let nic = host
+        .find_transport_interface(&TransportSelector::NodeIp(ip("10.10.0.11")))
+        .await
+        .unwrap();
     let (uplink, outcome) = host.take_over_uplink(&nic, "br-int").await.unwrap();
-    assert_eq!((outcome, uplink.bridge.addresses.clone()), (Outcome::Changed, vec![cidr("10.10.0.11/24")]));
+    assert_eq!(
+        (outcome, uplink.bridge.addresses.clone()),
+        (Outcome::Changed, vec![cidr("10.10.0.11/24")])
+    );
 
     let ping = |ns: &str, target: &str| {
-        Command::new("ip").args(["netns", "exec", ns, "ping", "-c3", "-i0.2", "-W2", target]).output().unwrap()
+        Command::new("ip")
+            .args(["netns", "exec", ns, "ping", "-c3", "-i0.2", "-W2", target])
+            .output()
+            .unwrap()
     };
     for (ns, target) in [(&n.node, "10.10.0.1"), (&n.underlay, "10.10.0.11")] {
         let out = ping(ns, target);
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "ping {target} from {ns} through OVS: {text}");
-        assert!(!text.contains("duplicates"), "the kernel answered too: {text}");
+        assert!(
+            out.status.success(),
+            "ping {target} from {ns} through OVS: {text}"
+        );
+        assert!(
+            !text.contains("duplicates"),
+            "the kernel answered too: {text}"
+        );
     }
     assert!(n.ip_json(&["-4", "route", "show", "default"])[0]["dev"] == "br-int");
 
     // Uninstall order: NIC out of OVS, kernel back on it, configuration back.
     ovs.vsctl(&["del-port", "br-int", "eth0"]).unwrap();
-    assert_eq!(host.unblock_kernel_ingress("eth0").await.unwrap(), Outcome::Changed);
+    assert_eq!(
+        host.unblock_kernel_ingress("eth0").await.unwrap(),
+        Outcome::Changed
+    );
     assert!(host.restore_uplink("br-int").await.unwrap().is_some());
-    assert!(ping(&n.node, "10.10.0.1").status.success(), "reachable through the NIC again");
+    assert!(
+        ping(&n.node, "10.10.0.1").status.success(),
+        "reachable through the NIC again"
+    );
 }
 
 fn pod_spec(netns: &str, host_ifname: &str, address: &str) -> PodInterfaceSpec {
@@ -576,14 +1095,26 @@ async fn concurrent_pod_creates_each_report_their_own_outcome() {
     let mut n = Node::new();
     let (pa, pb) = (n.namespaces.add("pa"), n.namespaces.add("pb"));
     let host = n.host().await;
-    let (a, b) = (pod_spec(&pa, "pa-1", "10.244.1.21/24"), pod_spec(&pb, "pb-1", "10.244.1.22/24"));
+    let (a, b) = (
+        pod_spec(&pa, "pa-1", "10.244.1.21/24"),
+        pod_spec(&pb, "pb-1", "10.244.1.22/24"),
+    );
     let (ra, rb) = tokio::join!(host.create_pod_interface(&a), host.create_pod_interface(&b));
-    assert_eq!((ra.unwrap().1, rb.unwrap().1), (Outcome::Changed, Outcome::Changed));
+    assert_eq!(
+        (ra.unwrap().1, rb.unwrap().1),
+        (Outcome::Changed, Outcome::Changed)
+    );
     // One repeat runs beside a real change: only the real change reports Changed.
     let c = pod_spec(&pb, "pb-2", "10.244.1.23/24");
-    let c = PodInterfaceSpec { ifname: "eth1".into(), ..c };
+    let c = PodInterfaceSpec {
+        ifname: "eth1".into(),
+        ..c
+    };
     let (ra, rc) = tokio::join!(host.create_pod_interface(&a), host.create_pod_interface(&c));
-    assert_eq!((ra.unwrap().1, rc.unwrap().1), (Outcome::Unchanged, Outcome::Changed));
+    assert_eq!(
+        (ra.unwrap().1, rc.unwrap().1),
+        (Outcome::Unchanged, Outcome::Changed)
+    );
 }
 
 #[tokio::test]
@@ -592,7 +1123,21 @@ async fn pod_create_in_a_missing_namespace_fails_cleanly() {
     let host = n.host().await;
     let spec = pod_spec("hn-no-such-netns", "px-1", "10.244.1.30/24");
     let err = host.create_pod_interface(&spec).await.unwrap_err();
-    assert!(err.to_string().contains("/var/run/netns/hn-no-such-netns"), "{err}");
-    assert!(!succeeds(&["ip", "-n", &n.node, "link", "show", "px-1"]), "nothing left behind");
-    assert!(matches!(host.create_pod_interface(&PodInterfaceSpec { host_ifname: "bad name".into(), ..spec }).await.unwrap_err(), Error::Invalid { .. }));
+    assert!(
+        err.to_string().contains("/var/run/netns/hn-no-such-netns"),
+        "{err}"
+    );
+    assert!(
+        !succeeds(&["ip", "-n", &n.node, "link", "show", "px-1"]),
+        "nothing left behind"
+    );
+    assert!(matches!(
+        host.create_pod_interface(&PodInterfaceSpec {
+            host_ifname: "bad name".into(),
+            ..spec
+        })
+        .await
+        .unwrap_err(),
+        Error::Invalid { .. }
+    ));
 }

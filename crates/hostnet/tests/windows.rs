@@ -12,12 +12,16 @@ use hcn::fake::{AdapterRoute, vnic_name};
 use hcn::schema::{HostComputeEndpoint, HostComputeNamespace, IpConfig, OVS_EXTENSION_ID};
 use hcn::{HcnApi, Hresult, Operation};
 use hostnet::naming::endpoint_name;
-use hostnet::windows::heal::{EndpointIntent, HealConfig, HealMetrics, HnsReconciler, NetworkState};
+use hostnet::windows::heal::{
+    EndpointIntent, HealConfig, HealMetrics, HnsReconciler, NetworkState,
+};
 use hostnet::windows::watchdog::{ScriptedProbe, Watchdog, WatchdogConfig, WatchdogVerdict};
-use hostnet::windows::{FakeWindows, HNS_NETWORK, PEER_ROUTE_METRIC, TakeoverGuard, WindowsHost, WindowsSettings};
+use hostnet::windows::{
+    FakeWindows, HNS_NETWORK, PEER_ROUTE_METRIC, TakeoverGuard, WindowsHost, WindowsSettings,
+};
 use hostnet::{
-    Error, GatewayConfig, HostNetwork, Ipv4Cidr, Outcome, PeerRoute, PodDns, PodInterfaceSpec, PodSnat, RouteChanges,
-    TransportSelector,
+    Error, GatewayConfig, HostNetwork, Ipv4Cidr, Outcome, PeerRoute, PodDns, PodInterfaceSpec,
+    PodSnat, RouteChanges, TransportSelector,
 };
 use winos::firewall::FakeFirewall;
 use winos::iphelper::{IpHelperCall, IpHelperOp};
@@ -58,7 +62,11 @@ fn adapter(alias: &str, description: &str, index: u32) -> Adapter {
 }
 
 fn route(destination: &str, next_hop: &str, metric: u32) -> AdapterRoute {
-    AdapterRoute { destination: destination.parse().unwrap(), next_hop: next_hop.parse().unwrap(), metric }
+    AdapterRoute {
+        destination: destination.parse().unwrap(),
+        next_hop: next_hop.parse().unwrap(),
+        metric,
+    }
 }
 
 /// The NIC's routes: the default route and one more via the default gateway (both saved by the
@@ -89,12 +97,28 @@ fn node_with(nic: Adapter) -> Node {
         poll_interval: Duration::from_millis(5),
         ..WindowsSettings::new(cidr("10.244.1.0/24"))
     };
-    let host = WindowsHost::new(fake.clone(), ip.clone(), nat.clone(), firewall.clone(), settings);
-    Node { fake, ip, nat, firewall, host }
+    let host = WindowsHost::new(
+        fake.clone(),
+        ip.clone(),
+        nat.clone(),
+        firewall.clone(),
+        settings,
+    );
+    Node {
+        fake,
+        ip,
+        nat,
+        firewall,
+        host,
+    }
 }
 
 fn node() -> Node {
-    node_with(adapter(NIC, "Intel(R) 82574L Gigabit Network Connection", 4))
+    node_with(adapter(
+        NIC,
+        "Intel(R) 82574L Gigabit Network Connection",
+        4,
+    ))
 }
 
 /// What the Node's host looks like: every adapter with its addresses and DNS servers, and every
@@ -107,25 +131,53 @@ struct HostState {
 
 fn state(ip: &FakeIpHelper) -> HostState {
     let adapters = ip.adapters().unwrap();
-    let alias = |index| adapters.iter().find(|a| a.index == index).unwrap().alias.clone();
+    let alias = |index| {
+        adapters
+            .iter()
+            .find(|a| a.index == index)
+            .unwrap()
+            .alias
+            .clone()
+    };
     let mut routes: Vec<_> = ip
         .routes()
         .unwrap()
         .into_iter()
-        .map(|r| (alias(r.interface_index), r.destination.to_string(), r.next_hop.to_string(), r.metric))
+        .map(|r| {
+            (
+                alias(r.interface_index),
+                r.destination.to_string(),
+                r.next_hop.to_string(),
+                r.metric,
+            )
+        })
         .collect();
     routes.sort();
     let mut adapters: Vec<_> = adapters
         .iter()
-        .map(|a| (a.alias.clone(), a.ipv4.iter().map(ToString::to_string).collect(), a.dns_servers.clone()))
+        .map(|a| {
+            (
+                a.alias.clone(),
+                a.ipv4.iter().map(ToString::to_string).collect(),
+                a.dns_servers.clone(),
+            )
+        })
         .collect();
     adapters.sort();
     HostState { adapters, routes }
 }
 
 fn writes(ip: &FakeIpHelper) -> Vec<IpHelperCall> {
-    let reads = [IpHelperOp::Adapters, IpHelperOp::Routes, IpHelperOp::UnicastAddresses, IpHelperOp::IpInterface];
-    ip.calls().into_iter().filter(|c| !reads.contains(&c.op())).collect()
+    let reads = [
+        IpHelperOp::Adapters,
+        IpHelperOp::Routes,
+        IpHelperOp::UnicastAddresses,
+        IpHelperOp::IpInterface,
+    ];
+    ip.calls()
+        .into_iter()
+        .filter(|c| !reads.contains(&c.op()))
+        .collect()
 }
 
 fn hns_writes(fake: &FakeWindows) -> Vec<Operation> {
@@ -148,11 +200,21 @@ fn hns_writes(fake: &FakeWindows) -> Vec<Operation> {
 }
 
 fn gateway_config() -> GatewayConfig {
-    GatewayConfig { name: GATEWAY.into(), address: cidr("10.244.1.1/24"), mac: None, mtu: 1450 }
+    GatewayConfig {
+        name: GATEWAY.into(),
+        address: cidr("10.244.1.1/24"),
+        mac: None,
+        mtu: 1450,
+    }
 }
 
 fn peer(destination: &str, gateway: &str) -> PeerRoute {
-    PeerRoute { destination: cidr(destination), gateway: ip(gateway), interface: GATEWAY.into(), onlink: true }
+    PeerRoute {
+        destination: cidr(destination),
+        gateway: ip(gateway),
+        interface: GATEWAY.into(),
+        onlink: true,
+    }
 }
 
 fn snat() -> PodSnat {
@@ -167,57 +229,105 @@ fn snat() -> PodSnat {
 /// Windows), take over, gateway (OVS makes its vNIC first), routes, SNAT. Returns the host
 /// outcomes and the route changes.
 async fn bring_up(node: &Node) -> hostnet::Result<(Vec<Outcome>, RouteChanges)> {
-    let found = node.host.find_transport_interface(&TransportSelector::NodeIp(ip("10.10.0.11"))).await?;
+    let found = node
+        .host
+        .find_transport_interface(&TransportSelector::NodeIp(ip("10.10.0.11")))
+        .await?;
     let prepared = node.host.prepare_bridge(&found, BRIDGE).await?;
     let (uplink, taken) = node.host.take_over_uplink(&found, BRIDGE).await?;
     assert_eq!(uplink.nic, NIC);
     if node.ip.adapter_by_alias(GATEWAY).unwrap().is_none() {
-        node.fake.add_internal_port(GATEWAY, MacAddr([0x00, 0x15, 0x5d, 0x01, 0x02, 0x03])).unwrap();
+        node.fake
+            .add_internal_port(GATEWAY, MacAddr([0x00, 0x15, 0x5d, 0x01, 0x02, 0x03]))
+            .unwrap();
     }
     let (mac, gateway) = node.host.configure_gateway(&gateway_config()).await?;
-    assert_eq!(mac.octets(), [0x00, 0x15, 0x5d, 0x01, 0x02, 0x03], "the adapter's own MAC is reported");
-    let routes = node.host.reconcile_peer_routes(&[peer("10.244.2.0/24", "10.244.2.1")]).await?;
+    assert_eq!(
+        mac.octets(),
+        [0x00, 0x15, 0x5d, 0x01, 0x02, 0x03],
+        "the adapter's own MAC is reported"
+    );
+    let routes = node
+        .host
+        .reconcile_peer_routes(&[peer("10.244.2.0/24", "10.244.2.1")])
+        .await?;
     let snat = node.host.ensure_pod_snat(&snat()).await?;
     Ok((vec![prepared, taken, gateway, snat], routes))
 }
 
 fn nic_addresses(state: &HostState, alias: &str) -> Vec<String> {
-    state.adapters.iter().find(|a| a.0 == alias).map(|a| a.1.clone()).unwrap_or_default()
+    state
+        .adapters
+        .iter()
+        .find(|a| a.0 == alias)
+        .map(|a| a.1.clone())
+        .unwrap_or_default()
 }
 
 #[tokio::test]
 async fn bring_up_moves_the_node_onto_br_int_and_a_restart_changes_nothing() {
     let node = node();
     let (outcomes, routes) = bring_up(&node).await.unwrap();
-    assert_eq!(outcomes, [Outcome::Changed, Outcome::Unchanged, Outcome::Changed, Outcome::Changed]);
+    assert_eq!(
+        outcomes,
+        [
+            Outcome::Changed,
+            Outcome::Unchanged,
+            Outcome::Changed,
+            Outcome::Changed
+        ]
+    );
     assert_eq!(routes.added, [cidr("10.244.2.0/24")]);
 
     // The HNS network: Transparent on the NIC, the Pod subnet, the NIC's MAC, OVS enabled.
-    let network = node.fake.find_network_by_name(HNS_NETWORK).unwrap().unwrap();
+    let network = node
+        .fake
+        .find_network_by_name(HNS_NETWORK)
+        .unwrap()
+        .unwrap();
     assert_eq!(network.kind, hcn::schema::NetworkType::Transparent);
     assert_eq!(network.adapter_name(), Some(NIC));
-    assert_eq!(network.ipams[0].subnets[0].ip_address_prefix, "10.244.1.0/24");
+    assert_eq!(
+        network.ipams[0].subnets[0].ip_address_prefix,
+        "10.244.1.0/24"
+    );
     assert_eq!(network.ipams[0].subnets[0].routes[0].next_hop, "10.244.1.1");
     assert!(
         network
             .policies
-            .contains(&hcn::schema::NetworkPolicy::SourceMacAddress { source_mac_address: "00-15-5D-AA-BB-CC".into() })
+            .contains(&hcn::schema::NetworkPolicy::SourceMacAddress {
+                source_mac_address: "00-15-5D-AA-BB-CC".into()
+            })
     );
     assert_eq!(network.extension_enabled(OVS_EXTENSION_ID), Some(true));
     // The extension is enabled by the last HNS write, after the network exists.
-    assert_eq!(hns_writes(&node.fake), [Operation::CreateNetwork, Operation::ModifyNetwork]);
+    assert_eq!(
+        hns_writes(&node.fake),
+        [Operation::CreateNetwork, Operation::ModifyNetwork]
+    );
 
     // The NIC is bare; br-int (the renamed vNIC) has its MAC, address, DNS server and routes.
     let host = state(&node.ip);
     assert!(nic_addresses(&host, NIC).is_empty());
-    assert!(nic_addresses(&host, &vnic_name(HNS_NETWORK)).is_empty(), "the vNIC was renamed");
+    assert!(
+        nic_addresses(&host, &vnic_name(HNS_NETWORK)).is_empty(),
+        "the vNIC was renamed"
+    );
     assert_eq!(nic_addresses(&host, BRIDGE), ["10.10.0.11/24"]);
     let br = node.ip.adapter_by_alias(BRIDGE).unwrap().unwrap();
     assert_eq!(br.mac, Some(MacAddr(NIC_MAC)));
     assert_eq!(br.dns_servers, [ip("10.10.0.2")]);
-    assert!(host.routes.contains(&(BRIDGE.into(), "0.0.0.0/0".into(), "10.10.0.1".into(), 256)));
+    assert!(
+        host.routes
+            .contains(&(BRIDGE.into(), "0.0.0.0/0".into(), "10.10.0.1".into(), 256))
+    );
     assert!(!host.routes.iter().any(|r| r.0 == NIC));
-    assert!(node.ip.ip_interface(br.index, IpFamily::V4).unwrap().forwarding);
+    assert!(
+        node.ip
+            .ip_interface(br.index, IpFamily::V4)
+            .unwrap()
+            .forwarding
+    );
 
     // The gateway: one address, forwarding, MTU; the peer route is ours; NAT and firewall.
     let gw = node.ip.adapter_by_alias(GATEWAY).unwrap().unwrap();
@@ -225,16 +335,30 @@ async fn bring_up_moves_the_node_onto_br_int_and_a_restart_changes_nothing() {
     let settings = node.ip.ip_interface(gw.index, IpFamily::V4).unwrap();
     assert!(settings.forwarding);
     assert_eq!(settings.nl_mtu, 1450);
-    assert!(host.routes.contains(&(GATEWAY.into(), "10.244.2.0/24".into(), "10.244.2.1".into(), PEER_ROUTE_METRIC)));
-    let nat = winos::NetNat::get(&*node.nat, "antrea-nat").unwrap().unwrap();
+    assert!(host.routes.contains(&(
+        GATEWAY.into(),
+        "10.244.2.0/24".into(),
+        "10.244.2.1".into(),
+        PEER_ROUTE_METRIC
+    )));
+    let nat = winos::NetNat::get(&*node.nat, "antrea-nat")
+        .unwrap()
+        .unwrap();
     assert_eq!(nat.internal_prefix.to_string(), "10.244.1.0/24");
     let rules: Vec<String> = node.firewall.rules().into_iter().map(|r| r.name).collect();
     assert_eq!(rules, ["antrea-pod-cidr-in", "antrea-pod-cidr-out"]);
 
     // The uplink is found from HNS; the configured NIC name leads to br-int.
     let uplink = node.host.find_uplink(BRIDGE).await.unwrap().unwrap();
-    assert_eq!((uplink.nic.as_str(), uplink.bridge.name.as_str()), (NIC, BRIDGE));
-    let by_name = node.host.find_transport_interface(&TransportSelector::InterfaceName(NIC.into())).await.unwrap();
+    assert_eq!(
+        (uplink.nic.as_str(), uplink.bridge.name.as_str()),
+        (NIC, BRIDGE)
+    );
+    let by_name = node
+        .host
+        .find_transport_interface(&TransportSelector::InterfaceName(NIC.into()))
+        .await
+        .unwrap();
     assert_eq!(by_name.name, BRIDGE);
 
     // A restart: the Node IP is on br-int and nothing is written anywhere.
@@ -254,7 +378,10 @@ async fn uninstall_gives_the_nic_its_configuration_back() {
     let node = node();
     let before = state(&node.ip);
     bring_up(&node).await.unwrap();
-    assert_eq!(node.host.reconcile_peer_routes(&[]).await.unwrap().deleted, [cidr("10.244.2.0/24")]);
+    assert_eq!(
+        node.host.reconcile_peer_routes(&[]).await.unwrap().deleted,
+        [cidr("10.244.2.0/24")]
+    );
     assert_eq!(node.host.remove_pod_snat().await.unwrap(), Outcome::Changed);
     let restored = node.host.restore_uplink(BRIDGE).await.unwrap().unwrap();
     assert_eq!(restored.name, NIC);
@@ -262,9 +389,17 @@ async fn uninstall_gives_the_nic_its_configuration_back() {
     let mut after = state(&node.ip);
     after.adapters.retain(|a| a.0 != GATEWAY);
     assert_eq!(after, before);
-    assert!(node.fake.find_network_by_name(HNS_NETWORK).unwrap().is_none());
+    assert!(
+        node.fake
+            .find_network_by_name(HNS_NETWORK)
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(node.host.restore_uplink(BRIDGE).await.unwrap(), None);
-    assert_eq!(node.host.remove_pod_snat().await.unwrap(), Outcome::Unchanged);
+    assert_eq!(
+        node.host.remove_pod_snat().await.unwrap(),
+        Outcome::Unchanged
+    );
 }
 
 /// A failure at each takeover step leaves the host as it was: NIC with its address and routes,
@@ -273,39 +408,71 @@ async fn uninstall_gives_the_nic_its_configuration_back() {
 async fn a_failed_takeover_leaves_the_host_as_it_was() {
     type Inject = fn(&Node);
     let steps: [(&str, Inject); 5] = [
-        ("create the network", |n| n.fake.hcn().fail_next(Operation::CreateNetwork, Hresult::INVALID_ARG)),
+        ("create the network", |n| {
+            n.fake
+                .hcn()
+                .fail_next(Operation::CreateNetwork, Hresult::INVALID_ARG)
+        }),
         ("rename the vNIC", |n| {
             n.ip.fail_next(
                 IpHelperOp::RenameAdapter,
-                WinOsError::AlreadyExists { function: "Rename", what: BRIDGE.into() },
+                WinOsError::AlreadyExists {
+                    function: "Rename",
+                    what: BRIDGE.into(),
+                },
             )
         }),
         ("enable the extension", |n| {
-            n.fake.hcn().fail_next(Operation::ModifyNetwork, Hresult::SWITCH_EXTENSION_NOT_FOUND)
+            n.fake.hcn().fail_next(
+                Operation::ModifyNetwork,
+                Hresult::SWITCH_EXTENSION_NOT_FOUND,
+            )
         }),
         ("enable forwarding", |n| {
-            n.ip.fail_next(IpHelperOp::SetIpInterface, WinOsError::Unsupported { function: "SetIpInterfaceEntry" })
+            n.ip.fail_next(
+                IpHelperOp::SetIpInterface,
+                WinOsError::Unsupported {
+                    function: "SetIpInterfaceEntry",
+                },
+            )
         }),
         ("put the address on the vNIC", |n| {
             n.fake.set_ip_move_fails(true);
             n.ip.fail_next(
                 IpHelperOp::CreateUnicastAddress,
-                WinOsError::Unsupported { function: "CreateUnicastIpAddressEntry" },
+                WinOsError::Unsupported {
+                    function: "CreateUnicastIpAddressEntry",
+                },
             );
         }),
     ];
     for (step, inject) in steps {
         let node = node();
         let before = state(&node.ip);
-        let found = node.host.find_transport_interface(&TransportSelector::NodeIp(ip("10.10.0.11"))).await.unwrap();
+        let found = node
+            .host
+            .find_transport_interface(&TransportSelector::NodeIp(ip("10.10.0.11")))
+            .await
+            .unwrap();
         inject(&node);
         let error = node.host.prepare_bridge(&found, BRIDGE).await.unwrap_err();
-        assert!(matches!(error, Error::TakeoverFailed { .. }), "{step}: {error}");
+        assert!(
+            matches!(error, Error::TakeoverFailed { .. }),
+            "{step}: {error}"
+        );
         assert_eq!(state(&node.ip), before, "{step}: {error}");
-        assert!(node.fake.find_network_by_name(HNS_NETWORK).unwrap().is_none(), "{step}");
+        assert!(
+            node.fake
+                .find_network_by_name(HNS_NETWORK)
+                .unwrap()
+                .is_none(),
+            "{step}"
+        );
         // Nothing is left behind that keeps a second attempt from working.
         node.fake.set_ip_move_fails(false);
-        bring_up(&node).await.unwrap_or_else(|e| panic!("{step}: retry: {e}"));
+        bring_up(&node)
+            .await
+            .unwrap_or_else(|e| panic!("{step}: retry: {e}"));
     }
 }
 
@@ -319,8 +486,17 @@ async fn when_windows_does_not_move_the_ip_the_backend_does() {
     assert_eq!(nic_addresses(&host, BRIDGE), ["10.10.0.11/24"]);
     let br = node.ip.adapter_by_alias(BRIDGE).unwrap().unwrap();
     assert_eq!(br.dns_servers, [ip("10.10.0.2")]);
-    let on_br: Vec<_> = host.routes.iter().filter(|r| r.0 == BRIDGE).map(|r| r.1.as_str()).collect();
-    assert_eq!(on_br, ["0.0.0.0/0", "192.168.50.0/24"], "the routes via the default gateway, as Antrea saves them");
+    let on_br: Vec<_> = host
+        .routes
+        .iter()
+        .filter(|r| r.0 == BRIDGE)
+        .map(|r| r.1.as_str())
+        .collect();
+    assert_eq!(
+        on_br,
+        ["0.0.0.0/0", "192.168.50.0/24"],
+        "the routes via the default gateway, as Antrea saves them"
+    );
     assert!(writes(&node.ip).contains(&IpHelperCall::SetDnsServers {
         interface_index: br.index,
         family: IpFamily::V4,
@@ -336,11 +512,22 @@ async fn when_windows_does_not_move_the_ip_the_backend_does() {
 
 #[tokio::test]
 async fn a_virtual_uplink_is_refused_before_anything_is_made() {
-    let node = node_with(adapter("vEthernet (external)", "Hyper-V Virtual Ethernet Adapter #2", 4));
-    let found = node.host.find_transport_interface(&TransportSelector::NodeIp(ip("10.10.0.11"))).await.unwrap();
+    let node = node_with(adapter(
+        "vEthernet (external)",
+        "Hyper-V Virtual Ethernet Adapter #2",
+        4,
+    ));
+    let found = node
+        .host
+        .find_transport_interface(&TransportSelector::NodeIp(ip("10.10.0.11")))
+        .await
+        .unwrap();
     let error = node.host.prepare_bridge(&found, BRIDGE).await.unwrap_err();
     assert!(matches!(error, Error::VirtualUplink { .. }), "{error}");
-    assert!(error.to_string().contains("not a physical adapter"), "{error}");
+    assert!(
+        error.to_string().contains("not a physical adapter"),
+        "{error}"
+    );
     assert_eq!(hns_writes(&node.fake), []);
 }
 
@@ -349,13 +536,26 @@ async fn after_a_reboot_bring_up_makes_the_network_again() {
     let node = node();
     bring_up(&node).await.unwrap();
     node.fake.reboot();
-    assert!(node.fake.find_network_by_name(HNS_NETWORK).unwrap().is_none());
-    assert_eq!(nic_addresses(&state(&node.ip), NIC), ["10.10.0.11/24"], "the NIC has its address again");
+    assert!(
+        node.fake
+            .find_network_by_name(HNS_NETWORK)
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(
+        nic_addresses(&state(&node.ip), NIC),
+        ["10.10.0.11/24"],
+        "the NIC has its address again"
+    );
     assert!(node.host.find_uplink(BRIDGE).await.unwrap().is_none());
     let (outcomes, _) = bring_up(&node).await.unwrap();
     assert_eq!(outcomes[0], Outcome::Changed);
     assert_eq!(nic_addresses(&state(&node.ip), BRIDGE), ["10.10.0.11/24"]);
-    let network = node.fake.find_network_by_name(HNS_NETWORK).unwrap().unwrap();
+    let network = node
+        .fake
+        .find_network_by_name(HNS_NETWORK)
+        .unwrap()
+        .unwrap();
     assert_eq!(network.extension_enabled(OVS_EXTENSION_ID), Some(true));
 }
 
@@ -364,23 +564,41 @@ async fn peer_routes_are_added_replaced_and_deleted_and_others_are_left_alone() 
     let node = node();
     bring_up(&node).await.unwrap();
     let gw = node.ip.adapter_by_alias(GATEWAY).unwrap().unwrap();
-    let foreign = Route::new("10.99.0.0/16".parse().unwrap(), "10.244.1.254".parse().unwrap(), gw.index, 256);
+    let foreign = Route::new(
+        "10.99.0.0/16".parse().unwrap(),
+        "10.244.1.254".parse().unwrap(),
+        gw.index,
+        256,
+    );
     node.ip.create_route(&foreign).unwrap();
     let changes = node
         .host
-        .reconcile_peer_routes(&[peer("10.244.2.0/24", "10.244.2.99"), peer("10.244.3.0/24", "10.244.3.1")])
+        .reconcile_peer_routes(&[
+            peer("10.244.2.0/24", "10.244.2.99"),
+            peer("10.244.3.0/24", "10.244.3.1"),
+        ])
         .await
         .unwrap();
     assert_eq!(
         changes,
-        RouteChanges { added: vec![cidr("10.244.3.0/24")], replaced: vec![cidr("10.244.2.0/24")], deleted: vec![] }
+        RouteChanges {
+            added: vec![cidr("10.244.3.0/24")],
+            replaced: vec![cidr("10.244.2.0/24")],
+            deleted: vec![]
+        }
     );
     let changes = node.host.reconcile_peer_routes(&[]).await.unwrap();
-    assert_eq!(changes.deleted, [cidr("10.244.2.0/24"), cidr("10.244.3.0/24")]);
+    assert_eq!(
+        changes.deleted,
+        [cidr("10.244.2.0/24"), cidr("10.244.3.0/24")]
+    );
     let routes = node.ip.routes().unwrap();
     assert!(routes.contains(&foreign), "a route of someone else stays");
     assert!(!routes.iter().any(|r| r.metric == PEER_ROUTE_METRIC));
-    let missing = [PeerRoute { interface: "nope".into(), ..peer("10.244.4.0/24", "10.244.4.1") }];
+    let missing = [PeerRoute {
+        interface: "nope".into(),
+        ..peer("10.244.4.0/24", "10.244.4.1")
+    }];
     let error = node.host.reconcile_peer_routes(&missing).await.unwrap_err();
     assert!(matches!(error, Error::InterfaceNotFound { .. }), "{error}");
 }
@@ -398,9 +616,16 @@ async fn gateway_loses_stale_addresses_and_keeps_link_local_ones() {
             })
             .unwrap();
     }
-    let (_, outcome) = node.host.configure_gateway(&gateway_config()).await.unwrap();
+    let (_, outcome) = node
+        .host
+        .configure_gateway(&gateway_config())
+        .await
+        .unwrap();
     assert_eq!(outcome, Outcome::Changed);
-    let missing = GatewayConfig { name: "antrea-gw9".into(), ..gateway_config() };
+    let missing = GatewayConfig {
+        name: "antrea-gw9".into(),
+        ..gateway_config()
+    };
     let error = node.host.configure_gateway(&missing).await.unwrap_err();
     assert!(matches!(error, Error::Timeout { .. }), "{error}");
     let mut left = nic_addresses(&state(&node.ip), GATEWAY);
@@ -427,7 +652,10 @@ fn pod_spec(netns: &str, address: &str) -> PodInterfaceSpec {
 async fn pod_node() -> (Node, String) {
     let node = node();
     bring_up(&node).await.unwrap();
-    let namespace = node.fake.create_namespace(&HostComputeNamespace::default()).unwrap();
+    let namespace = node
+        .fake
+        .create_namespace(&HostComputeNamespace::default())
+        .unwrap();
     (node, namespace.id.to_string())
 }
 
@@ -438,17 +666,37 @@ async fn pod_endpoint_add_repeat_check_delete() {
     let (created, outcome) = node.host.create_pod_interface(&spec).await.unwrap();
     assert_eq!(outcome, Outcome::Changed);
     assert_eq!(created.host_ifname, spec.host_ifname);
-    assert_eq!(created.host_mac, created.container_mac, "HNS's MAC on both sides");
+    assert_eq!(
+        created.host_mac, created.container_mac,
+        "HNS's MAC on both sides"
+    );
 
     // The endpoint: on our network, in the namespace, with the IP, route and DNS settings.
-    let endpoint = node.fake.find_endpoint_by_name(&spec.host_ifname).unwrap().unwrap();
-    assert_eq!(endpoint.host_compute_namespace.map(|n| n.to_string()), Some(netns.clone()));
+    let endpoint = node
+        .fake
+        .find_endpoint_by_name(&spec.host_ifname)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        endpoint.host_compute_namespace.map(|n| n.to_string()),
+        Some(netns.clone())
+    );
     assert_eq!(endpoint.ip_configurations[0].ip_address, "10.244.1.10");
     assert_eq!(endpoint.routes[0].next_hop, "10.244.1.1");
     assert_eq!(endpoint.dns.server_list, ["10.96.0.10"]);
     assert_eq!(endpoint.dns.search, ["default.svc.cluster.local"]);
-    let vnic = node.ip.adapter_by_alias(&vnic_name(&spec.host_ifname)).unwrap().unwrap();
-    assert_eq!(node.ip.ip_interface(vnic.index, IpFamily::V4).unwrap().nl_mtu, 1450);
+    let vnic = node
+        .ip
+        .adapter_by_alias(&vnic_name(&spec.host_ifname))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        node.ip
+            .ip_interface(vnic.index, IpFamily::V4)
+            .unwrap()
+            .nl_mtu,
+        1450
+    );
 
     // A repeated ADD writes nothing and answers the same.
     let hns_before = hns_writes(&node.fake).len();
@@ -459,96 +707,243 @@ async fn pod_endpoint_add_repeat_check_delete() {
     assert_eq!(writes(&node.ip), []);
 
     // CHECK passes, and fails on a wrong MAC, IP or namespace.
-    node.host.check_pod_interface(&spec, &created).await.unwrap();
-    let wrong_mac = hostnet::PodInterface { container_mac: hostnet::MacAddr([2, 0, 0, 0, 0, 1]), ..created.clone() };
-    let error = node.host.check_pod_interface(&spec, &wrong_mac).await.unwrap_err();
-    assert!(matches!(error, Error::CheckFailed { what: "MAC", .. }), "{error}");
+    node.host
+        .check_pod_interface(&spec, &created)
+        .await
+        .unwrap();
+    let wrong_mac = hostnet::PodInterface {
+        container_mac: hostnet::MacAddr([2, 0, 0, 0, 0, 1]),
+        ..created.clone()
+    };
+    let error = node
+        .host
+        .check_pod_interface(&spec, &wrong_mac)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::CheckFailed { what: "MAC", .. }),
+        "{error}"
+    );
     let wrong_ip = pod_spec(&netns, "10.244.1.77/24");
-    let error = node.host.check_pod_interface(&wrong_ip, &created).await.unwrap_err();
-    assert!(matches!(error, Error::CheckFailed { what: "IP address", .. }), "{error}");
+    let error = node
+        .host
+        .check_pod_interface(&wrong_ip, &created)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::CheckFailed {
+                what: "IP address",
+                ..
+            }
+        ),
+        "{error}"
+    );
 
     // Only our endpoints are listed.
-    let network = node.fake.find_network_by_name(HNS_NETWORK).unwrap().unwrap();
+    let network = node
+        .fake
+        .find_network_by_name(HNS_NETWORK)
+        .unwrap()
+        .unwrap();
     let foreign = HostComputeEndpoint {
         name: "someone-elses-endpoint".into(),
         host_compute_network: network.id,
-        ip_configurations: vec![IpConfig { ip_address: "10.244.1.200".into(), ..IpConfig::default() }],
+        ip_configurations: vec![IpConfig {
+            ip_address: "10.244.1.200".into(),
+            ..IpConfig::default()
+        }],
         ..HostComputeEndpoint::default()
     };
     node.fake.create_endpoint(network.id, &foreign).unwrap();
-    assert_eq!(node.host.pod_interfaces().await.unwrap(), std::slice::from_ref(&spec.host_ifname));
+    assert_eq!(
+        node.host.pod_interfaces().await.unwrap(),
+        std::slice::from_ref(&spec.host_ifname)
+    );
 
     // An ADD with another IP replaces the endpoint.
     let moved = pod_spec(&netns, "10.244.1.11/24");
     let (_, outcome) = node.host.create_pod_interface(&moved).await.unwrap();
     assert_eq!(outcome, Outcome::Changed);
-    let endpoint = node.fake.find_endpoint_by_name(&spec.host_ifname).unwrap().unwrap();
+    let endpoint = node
+        .fake
+        .find_endpoint_by_name(&spec.host_ifname)
+        .unwrap()
+        .unwrap();
     assert_eq!(endpoint.ip_configurations[0].ip_address, "10.244.1.11");
 
     // DEL, twice; then the endpoint and its vNIC are gone.
-    assert_eq!(node.host.delete_pod_interface(&spec.host_ifname).await.unwrap(), Outcome::Changed);
-    assert_eq!(node.host.delete_pod_interface(&spec.host_ifname).await.unwrap(), Outcome::Unchanged);
-    assert!(node.ip.adapter_by_alias(&vnic_name(&spec.host_ifname)).unwrap().is_none());
-    let error = node.host.check_pod_interface(&moved, &created).await.unwrap_err();
-    assert!(matches!(error, Error::CheckFailed { what: "HNS endpoint", .. }), "{error}");
+    assert_eq!(
+        node.host
+            .delete_pod_interface(&spec.host_ifname)
+            .await
+            .unwrap(),
+        Outcome::Changed
+    );
+    assert_eq!(
+        node.host
+            .delete_pod_interface(&spec.host_ifname)
+            .await
+            .unwrap(),
+        Outcome::Unchanged
+    );
+    assert!(
+        node.ip
+            .adapter_by_alias(&vnic_name(&spec.host_ifname))
+            .unwrap()
+            .is_none()
+    );
+    let error = node
+        .host
+        .check_pod_interface(&moved, &created)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::CheckFailed {
+                what: "HNS endpoint",
+                ..
+            }
+        ),
+        "{error}"
+    );
 }
 
 #[tokio::test]
 async fn pod_endpoint_partial_states_and_failures() {
     let (node, netns) = pod_node().await;
     let spec = pod_spec(&netns, "10.244.1.10/24");
-    let network = node.fake.find_network_by_name(HNS_NETWORK).unwrap().unwrap();
+    let network = node
+        .fake
+        .find_network_by_name(HNS_NETWORK)
+        .unwrap()
+        .unwrap();
 
     // An ADD cut short after the endpoint was created (not attached): DEL removes it...
     let leftover = HostComputeEndpoint {
         name: spec.host_ifname.clone(),
         host_compute_network: network.id,
-        ip_configurations: vec![IpConfig { ip_address: "10.244.1.10".into(), ..IpConfig::default() }],
+        ip_configurations: vec![IpConfig {
+            ip_address: "10.244.1.10".into(),
+            ..IpConfig::default()
+        }],
         ..HostComputeEndpoint::default()
     };
     node.fake.create_endpoint(network.id, &leftover).unwrap();
-    assert_eq!(node.host.delete_pod_interface(&spec.host_ifname).await.unwrap(), Outcome::Changed);
-    assert!(node.fake.find_endpoint_by_name(&spec.host_ifname).unwrap().is_none());
+    assert_eq!(
+        node.host
+            .delete_pod_interface(&spec.host_ifname)
+            .await
+            .unwrap(),
+        Outcome::Changed
+    );
+    assert!(
+        node.fake
+            .find_endpoint_by_name(&spec.host_ifname)
+            .unwrap()
+            .is_none()
+    );
     // ...and a repeated ADD replaces it.
     node.fake.create_endpoint(network.id, &leftover).unwrap();
     let (_, outcome) = node.host.create_pod_interface(&spec).await.unwrap();
     assert_eq!(outcome, Outcome::Changed);
-    let endpoint = node.fake.find_endpoint_by_name(&spec.host_ifname).unwrap().unwrap();
-    assert_eq!(endpoint.host_compute_namespace.map(|n| n.to_string()), Some(netns.clone()));
-    node.host.delete_pod_interface(&spec.host_ifname).await.unwrap();
+    let endpoint = node
+        .fake
+        .find_endpoint_by_name(&spec.host_ifname)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        endpoint.host_compute_namespace.map(|n| n.to_string()),
+        Some(netns.clone())
+    );
+    node.host
+        .delete_pod_interface(&spec.host_ifname)
+        .await
+        .unwrap();
 
     // A failed attach leaves no endpoint behind.
-    node.fake.hcn().fail_next(Operation::ModifyNamespace, Hresult::ENDPOINT_NAMESPACE_ALREADY_EXISTS);
+    node.fake.hcn().fail_next(
+        Operation::ModifyNamespace,
+        Hresult::ENDPOINT_NAMESPACE_ALREADY_EXISTS,
+    );
     let error = node.host.create_pod_interface(&spec).await.unwrap_err();
     assert!(matches!(error, Error::Hns { .. }), "{error}");
-    assert!(node.fake.find_endpoint_by_name(&spec.host_ifname).unwrap().is_none());
-    assert!(node.ip.adapter_by_alias(&vnic_name(&spec.host_ifname)).unwrap().is_none());
+    assert!(
+        node.fake
+            .find_endpoint_by_name(&spec.host_ifname)
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        node.ip
+            .adapter_by_alias(&vnic_name(&spec.host_ifname))
+            .unwrap()
+            .is_none()
+    );
 
     // A failed MTU write too (the endpoint was attached by then).
-    node.ip.fail_next(IpHelperOp::SetIpInterface, WinOsError::Unsupported { function: "SetIpInterfaceEntry" });
+    node.ip.fail_next(
+        IpHelperOp::SetIpInterface,
+        WinOsError::Unsupported {
+            function: "SetIpInterfaceEntry",
+        },
+    );
     node.host.create_pod_interface(&spec).await.unwrap_err();
-    assert!(node.fake.find_endpoint_by_name(&spec.host_ifname).unwrap().is_none());
+    assert!(
+        node.fake
+            .find_endpoint_by_name(&spec.host_ifname)
+            .unwrap()
+            .is_none()
+    );
 
     // The namespace must be an HCN namespace GUID.
-    let error = node.host.create_pod_interface(&pod_spec("/var/run/netns/x", "10.244.1.10/24")).await.unwrap_err();
-    assert!(matches!(error, Error::Invalid { what: "HCN namespace", .. }), "{error}");
+    let error = node
+        .host
+        .create_pod_interface(&pod_spec("/var/run/netns/x", "10.244.1.10/24"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::Invalid {
+                what: "HCN namespace",
+                ..
+            }
+        ),
+        "{error}"
+    );
 
     // Without the HNS network there is nothing to attach to.
     node.host.restore_uplink(BRIDGE).await.unwrap();
     let error = node.host.create_pod_interface(&spec).await.unwrap_err();
     assert!(matches!(error, Error::HnsNetworkMissing { .. }), "{error}");
-    assert_eq!(node.host.pod_interfaces().await.unwrap(), Vec::<String>::new());
+    assert_eq!(
+        node.host.pod_interfaces().await.unwrap(),
+        Vec::<String>::new()
+    );
 }
 
 #[tokio::test]
 async fn transport_lookup_by_cidr_and_the_error_lists_every_adapter() {
     let node = node();
-    let found =
-        node.host.find_transport_interface(&TransportSelector::Cidrs(vec![cidr("10.10.0.0/16")])).await.unwrap();
+    let found = node
+        .host
+        .find_transport_interface(&TransportSelector::Cidrs(vec![cidr("10.10.0.0/16")]))
+        .await
+        .unwrap();
     assert_eq!(found.name, NIC);
     assert_eq!(found.default_gateway(), Some(ip("10.10.0.1")));
-    let error = node.host.find_transport_interface(&TransportSelector::NodeIp(ip("10.99.0.1"))).await.unwrap_err();
-    assert!(error.to_string().contains("Ethernet0 [10.10.0.11/24]"), "{error}");
+    let error = node
+        .host
+        .find_transport_interface(&TransportSelector::NodeIp(ip("10.99.0.1")))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("Ethernet0 [10.10.0.11/24]"),
+        "{error}"
+    );
 }
 
 /// The reconciler and the watchdog of a Node, with the backend's [`TakeoverGuard`] as their
@@ -576,7 +971,12 @@ fn guarded(
 type Guard = TakeoverGuard<FakeWindows, FakeIpHelper, FakeNetNat, FakeFirewall>;
 
 /// The NIC's addresses, the bridge's, the routes via the default gateway, the extension.
-type TakeoverState = (Vec<String>, Vec<String>, Vec<(String, String)>, Option<bool>);
+type TakeoverState = (
+    Vec<String>,
+    Vec<String>,
+    Vec<(String, String)>,
+    Option<bool>,
+);
 
 /// The takeover as the host shows it: the addresses of the NIC and of the bridge, the routes
 /// through the default gateway on each, the network's extension.

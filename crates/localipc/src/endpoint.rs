@@ -32,7 +32,10 @@ impl FromStr for Endpoint {
     /// accepted as a named pipe and a bare absolute path as a Unix socket, the forms Antrea's
     /// configuration uses.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let err = |reason| EndpointParseError { input: s.to_owned(), reason };
+        let err = |reason| EndpointParseError {
+            input: s.to_owned(),
+            reason,
+        };
         if let Some(path) = s.strip_prefix("unix:") {
             if path.is_empty() {
                 return Err(err("empty socket path"));
@@ -57,7 +60,9 @@ impl FromStr for Endpoint {
         if s.starts_with('/') {
             return Ok(Endpoint::Unix(PathBuf::from(s)));
         }
-        Err(err("expected unix:PATH, tcp:HOST:PORT or npipe:\\\\.\\pipe\\NAME"))
+        Err(err(
+            "expected unix:PATH, tcp:HOST:PORT or npipe:\\\\.\\pipe\\NAME",
+        ))
     }
 }
 
@@ -88,26 +93,62 @@ mod tests {
 
     #[test]
     fn parses_each_kind() {
-        assert_eq!("unix:/run/db.sock".parse(), Ok(Endpoint::Unix("/run/db.sock".into())));
-        assert_eq!("/run/db.sock".parse(), Ok(Endpoint::Unix("/run/db.sock".into())));
-        assert_eq!("tcp:127.0.0.1:6640".parse(), Ok(Endpoint::Tcp("127.0.0.1:6640".into())));
-        assert_eq!(r"npipe:\\.\pipe\cnisock".parse(), Ok(Endpoint::NamedPipe(r"\\.\pipe\cnisock".into())));
-        assert_eq!(r"\\.\pipe\cnisock".parse(), Ok(Endpoint::NamedPipe(r"\\.\pipe\cnisock".into())));
+        assert_eq!(
+            "unix:/run/db.sock".parse(),
+            Ok(Endpoint::Unix("/run/db.sock".into()))
+        );
+        assert_eq!(
+            "/run/db.sock".parse(),
+            Ok(Endpoint::Unix("/run/db.sock".into()))
+        );
+        assert_eq!(
+            "tcp:127.0.0.1:6640".parse(),
+            Ok(Endpoint::Tcp("127.0.0.1:6640".into()))
+        );
+        assert_eq!(
+            r"npipe:\\.\pipe\cnisock".parse(),
+            Ok(Endpoint::NamedPipe(r"\\.\pipe\cnisock".into()))
+        );
+        assert_eq!(
+            r"\\.\pipe\cnisock".parse(),
+            Ok(Endpoint::NamedPipe(r"\\.\pipe\cnisock".into()))
+        );
     }
 
     #[test]
     fn rejects_malformed() {
-        for bad in ["", "unix:", "tcp:6640", "tcp:host:port", r"npipe:\\.\pipe\", "relative/path", "npipe:cnisock"] {
+        for bad in [
+            "",
+            "unix:",
+            "tcp:6640",
+            "tcp:host:port",
+            r"npipe:\\.\pipe\",
+            "relative/path",
+            "npipe:cnisock",
+        ] {
             assert!(bad.parse::<Endpoint>().is_err(), "{bad:?} accepted");
         }
     }
 
     #[test]
     fn tcp_edge_cases() {
-        assert_eq!("tcp:[::1]:6640".parse(), Ok(Endpoint::Tcp("[::1]:6640".into())));
-        assert_eq!("tcp:localhost:0".parse(), Ok(Endpoint::Tcp("localhost:0".into())));
+        assert_eq!(
+            "tcp:[::1]:6640".parse(),
+            Ok(Endpoint::Tcp("[::1]:6640".into()))
+        );
+        assert_eq!(
+            "tcp:localhost:0".parse(),
+            Ok(Endpoint::Tcp("localhost:0".into()))
+        );
         assert_eq!("tcp:h:65535".parse(), Ok(Endpoint::Tcp("h:65535".into())));
-        for bad in ["tcp:", "tcp::6640", "tcp:h:", "tcp:h:65536", "tcp:h:-1", "tcp:h:66 40"] {
+        for bad in [
+            "tcp:",
+            "tcp::6640",
+            "tcp:h:",
+            "tcp:h:65536",
+            "tcp:h:-1",
+            "tcp:h:66 40",
+        ] {
             let err = bad.parse::<Endpoint>().unwrap_err();
             assert_eq!(err.input, bad);
             assert!(err.to_string().contains("tcp:HOST:PORT"), "{err}");
@@ -117,13 +158,23 @@ mod tests {
     #[test]
     fn unix_and_pipe_edge_cases() {
         // Everything after the prefix is the path or name, colons and spaces included.
-        assert_eq!("unix:/run/a b:c.sock".parse(), Ok(Endpoint::Unix("/run/a b:c.sock".into())));
+        assert_eq!(
+            "unix:/run/a b:c.sock".parse(),
+            Ok(Endpoint::Unix("/run/a b:c.sock".into()))
+        );
         assert_eq!(
             r"npipe:\\.\pipe\C:openvswitchvarrunopenvswitchdb.sock".parse(),
-            Ok(Endpoint::NamedPipe(r"\\.\pipe\C:openvswitchvarrunopenvswitchdb.sock".into()))
+            Ok(Endpoint::NamedPipe(
+                r"\\.\pipe\C:openvswitchvarrunopenvswitchdb.sock".into()
+            ))
         );
         // Only local pipes (`\\.\`) are endpoints; a remote server's pipe is not.
-        for bad in [r"\\server\pipe\x", r"npipe:\\server\pipe\x", r"\\.\pipe", "npipe:"] {
+        for bad in [
+            r"\\server\pipe\x",
+            r"npipe:\\server\pipe\x",
+            r"\\.\pipe",
+            "npipe:",
+        ] {
             assert!(bad.parse::<Endpoint>().is_err(), "{bad:?} accepted");
         }
         let err = "unix:".parse::<Endpoint>().unwrap_err();
@@ -132,7 +183,11 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for s in ["unix:/run/db.sock", "tcp:[::1]:6640", r"npipe:\\.\pipe\cnisock"] {
+        for s in [
+            "unix:/run/db.sock",
+            "tcp:[::1]:6640",
+            r"npipe:\\.\pipe\cnisock",
+        ] {
             assert_eq!(s.parse::<Endpoint>().unwrap().to_string(), s);
         }
     }
@@ -140,8 +195,14 @@ mod tests {
     #[test]
     fn ovs_pipe_names_follow_the_windows_rule() {
         let run = r"C:\openvswitch\var\run\openvswitch";
-        assert_eq!(ovs_pipe_name(run, "db.sock"), r"\\.\pipe\C:openvswitchvarrunopenvswitchdb.sock");
-        assert_eq!(ovs_pipe_name(run, "br-int.mgmt"), r"\\.\pipe\C:openvswitchvarrunopenvswitchbr-int.mgmt");
+        assert_eq!(
+            ovs_pipe_name(run, "db.sock"),
+            r"\\.\pipe\C:openvswitchvarrunopenvswitchdb.sock"
+        );
+        assert_eq!(
+            ovs_pipe_name(run, "br-int.mgmt"),
+            r"\\.\pipe\C:openvswitchvarrunopenvswitchbr-int.mgmt"
+        );
         assert_eq!(ovs_pipe_name(r"C:\ovs\run\", "x"), r"\\.\pipe\C:ovsrunx");
     }
 }

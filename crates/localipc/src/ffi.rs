@@ -6,12 +6,17 @@ use std::os::windows::io::{AsRawHandle, BorrowedHandle};
 use std::ptr;
 
 use tokio::net::windows::named_pipe::{NamedPipeServer, ServerOptions};
-use windows_sys::Win32::Foundation::{ERROR_FILE_NOT_FOUND, ERROR_SEM_TIMEOUT, ERROR_SUCCESS, HLOCAL, LocalFree};
-use windows_sys::Win32::Security::Authorization::{
-    ConvertSecurityDescriptorToStringSecurityDescriptorW, ConvertStringSecurityDescriptorToSecurityDescriptorW,
-    GetSecurityInfo, SDDL_REVISION_1, SE_KERNEL_OBJECT,
+use windows_sys::Win32::Foundation::{
+    ERROR_FILE_NOT_FOUND, ERROR_SEM_TIMEOUT, ERROR_SUCCESS, HLOCAL, LocalFree,
 };
-use windows_sys::Win32::Security::{DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, SECURITY_ATTRIBUTES};
+use windows_sys::Win32::Security::Authorization::{
+    ConvertSecurityDescriptorToStringSecurityDescriptorW,
+    ConvertStringSecurityDescriptorToSecurityDescriptorW, GetSecurityInfo, SDDL_REVISION_1,
+    SE_KERNEL_OBJECT,
+};
+use windows_sys::Win32::Security::{
+    DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, SECURITY_ATTRIBUTES,
+};
 use windows_sys::Win32::System::Pipes::WaitNamedPipeW;
 
 /// A self-relative security descriptor allocated by Windows (freed with `LocalFree`).
@@ -41,7 +46,10 @@ impl SecurityDescriptor {
         };
         if ok == 0 {
             let e = io::Error::last_os_error();
-            return Err(io::Error::new(e.kind(), format!("invalid security descriptor {sddl:?}: {e}")));
+            return Err(io::Error::new(
+                e.kind(),
+                format!("invalid security descriptor {sddl:?}: {e}"),
+            ));
         }
         Ok(SecurityDescriptor(descriptor))
     }
@@ -92,7 +100,10 @@ pub fn dacl_sddl(handle: BorrowedHandle<'_>) -> io::Result<String> {
     };
     if status != ERROR_SUCCESS {
         let e = io::Error::from_raw_os_error(status as i32);
-        return Err(io::Error::new(e.kind(), format!("read security descriptor: {e}")));
+        return Err(io::Error::new(
+            e.kind(),
+            format!("read security descriptor: {e}"),
+        ));
     }
     let descriptor = SecurityDescriptor(descriptor);
     let mut text: *mut u16 = ptr::null_mut();
@@ -110,7 +121,10 @@ pub fn dacl_sddl(handle: BorrowedHandle<'_>) -> io::Result<String> {
     };
     if ok == 0 {
         let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("convert security descriptor to SDDL: {e}")));
+        return Err(io::Error::new(
+            e.kind(),
+            format!("convert security descriptor to SDDL: {e}"),
+        ));
     }
     // SAFETY: on success `text` points to `len` UTF-16 units (the count includes the
     // terminating NUL, which is dropped below).
@@ -134,6 +148,9 @@ pub(crate) fn pipe_exists(name: &str) -> io::Result<bool> {
     match e.raw_os_error().map(|code| code as u32) {
         Some(ERROR_SEM_TIMEOUT) => Ok(true),
         Some(ERROR_FILE_NOT_FOUND) => Ok(false),
-        _ => Err(io::Error::new(e.kind(), format!("check whether the pipe exists: {e}"))),
+        _ => Err(io::Error::new(
+            e.kind(),
+            format!("check whether the pipe exists: {e}"),
+        )),
     }
 }

@@ -22,12 +22,18 @@ const PIPE_BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 /// that does not exist gives [`io::ErrorKind::NotFound`] saying that nothing listens there.
 pub async fn dial(endpoint: &Endpoint) -> io::Result<Stream> {
     let with_context = |e: io::Error| {
-        let hint = if e.kind() == io::ErrorKind::NotFound { "nothing is listening there: " } else { "" };
+        let hint = if e.kind() == io::ErrorKind::NotFound {
+            "nothing is listening there: "
+        } else {
+            ""
+        };
         io::Error::new(e.kind(), format!("connect to {endpoint}: {hint}{e}"))
     };
     match endpoint {
         Endpoint::Tcp(addr) => {
-            let s = tokio::net::TcpStream::connect(addr.as_str()).await.map_err(with_context)?;
+            let s = tokio::net::TcpStream::connect(addr.as_str())
+                .await
+                .map_err(with_context)?;
             s.set_nodelay(true).map_err(with_context)?;
             Ok(Box::pin(s))
         }
@@ -43,7 +49,10 @@ async fn dial_unix(path: &std::path::Path) -> io::Result<Stream> {
 
 #[cfg(not(unix))]
 async fn dial_unix(_path: &std::path::Path) -> io::Result<Stream> {
-    Err(io::Error::new(io::ErrorKind::Unsupported, "Unix sockets are not available on this platform"))
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "Unix sockets are not available on this platform",
+    ))
 }
 
 /// Opens a client end of the pipe. While every instance is taken (`ERROR_PIPE_BUSY`) the open is
@@ -58,7 +67,8 @@ async fn dial_pipe(name: &str) -> io::Result<Stream> {
         match ClientOptions::new().open(name) {
             Ok(client) => return Ok(Box::pin(client)),
             Err(e)
-                if e.raw_os_error() == Some(ERROR_PIPE_BUSY as i32) && tokio::time::Instant::now() < deadline =>
+                if e.raw_os_error() == Some(ERROR_PIPE_BUSY as i32)
+                    && tokio::time::Instant::now() < deadline =>
             {
                 tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             }
@@ -69,5 +79,8 @@ async fn dial_pipe(name: &str) -> io::Result<Stream> {
 
 #[cfg(not(windows))]
 async fn dial_pipe(_name: &str) -> io::Result<Stream> {
-    Err(io::Error::new(io::ErrorKind::Unsupported, "named pipes are only available on Windows"))
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "named pipes are only available on Windows",
+    ))
 }

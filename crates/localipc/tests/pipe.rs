@@ -17,7 +17,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 const EXPECTED_DACLS: [&str; 2] = ["D:P(A;;GA;;;SY)(A;;GA;;;BA)", "D:P(A;;FA;;;SY)(A;;FA;;;BA)"];
 
 fn pipe(name: &str) -> Endpoint {
-    Endpoint::NamedPipe(format!(r"\\.\pipe\localipc-test-{}-{name}", std::process::id()))
+    Endpoint::NamedPipe(format!(
+        r"\\.\pipe\localipc-test-{}-{name}",
+        std::process::id()
+    ))
 }
 
 fn pipe_name(ep: &Endpoint) -> &str {
@@ -73,7 +76,10 @@ async fn every_instance_carries_the_administrators_only_dacl() {
     let mut listener = listen(&ep, Access::Administrators).await.unwrap();
     let first = listener.pipe_dacl_sddl().unwrap();
     println!("first instance DACL: {first}");
-    assert!(EXPECTED_DACLS.contains(&first.as_str()), "first instance: {first}");
+    assert!(
+        EXPECTED_DACLS.contains(&first.as_str()),
+        "first instance: {first}"
+    );
     let server = tokio::spawn(async move {
         echo_once(&mut listener).await;
         listener
@@ -81,7 +87,10 @@ async fn every_instance_carries_the_administrators_only_dacl() {
     assert_eq!(ping(&ep, b"dacl").await, b"dacl");
     // The instance created by accept for the next client.
     let next = server.await.unwrap().pipe_dacl_sddl().unwrap();
-    assert!(EXPECTED_DACLS.contains(&next.as_str()), "next instance: {next}");
+    assert!(
+        EXPECTED_DACLS.contains(&next.as_str()),
+        "next instance: {next}"
+    );
 }
 
 #[tokio::test]
@@ -115,7 +124,10 @@ async fn dial_to_a_missing_pipe_says_nothing_listens() {
     let err = dial(&ep).await.err().expect("dial to a missing pipe");
     assert_eq!(err.kind(), io::ErrorKind::NotFound);
     let msg = err.to_string();
-    assert!(msg.contains("nothing is listening") && msg.contains(pipe_name(&ep)), "{msg}");
+    assert!(
+        msg.contains("nothing is listening") && msg.contains(pipe_name(&ep)),
+        "{msg}"
+    );
 }
 
 #[tokio::test]

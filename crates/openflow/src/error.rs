@@ -6,7 +6,11 @@
 pub enum DecodeError {
     /// Fewer bytes than the structure needs.
     #[error("truncated {what}: need {need} bytes, have {have}")]
-    Truncated { what: &'static str, need: usize, have: usize },
+    Truncated {
+        what: &'static str,
+        need: usize,
+        have: usize,
+    },
     /// A length field that is too small, too large or not aligned.
     #[error("bad length {len} in {what}")]
     BadLength { what: &'static str, len: usize },
@@ -21,7 +25,15 @@ pub enum DecodeError {
 impl DecodeError {
     /// Checks that `buf` holds at least `need` bytes for `what`.
     pub fn need(what: &'static str, buf: &[u8], need: usize) -> Result<(), DecodeError> {
-        if buf.len() < need { Err(DecodeError::Truncated { what, need, have: buf.len() }) } else { Ok(()) }
+        if buf.len() < need {
+            Err(DecodeError::Truncated {
+                what,
+                need,
+                have: buf.len(),
+            })
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -29,7 +41,9 @@ impl DecodeError {
 /// (header included) to 65535 bytes, which a group with many buckets or a long learn action can
 /// exceed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("OpenFlow message of type {msg_type} would be {len} bytes, more than the {max} a message can carry")]
+#[error(
+    "OpenFlow message of type {msg_type} would be {len} bytes, more than the {max} a message can carry"
+)]
 pub struct EncodeError {
     /// The `ofp_type` of the message.
     pub msg_type: u8,
@@ -52,6 +66,9 @@ pub struct TextError {
 impl TextError {
     /// An error about `input`.
     pub fn new(input: impl Into<String>, reason: impl Into<String>) -> TextError {
-        TextError { input: input.into(), reason: reason.into() }
+        TextError {
+            input: input.into(),
+            reason: reason.into(),
+        }
     }
 }

@@ -82,7 +82,10 @@ impl Header {
             xid: u32::from_be_bytes([buf[4], buf[5], buf[6], buf[7]]),
         };
         if (h.length as usize) < HEADER_LEN {
-            return Err(DecodeError::BadLength { what: "ofp_header", len: h.length as usize });
+            return Err(DecodeError::BadLength {
+                what: "ofp_header",
+                len: h.length as usize,
+            });
         }
         Ok(h)
     }
@@ -102,7 +105,12 @@ mod tests {
 
     #[test]
     fn header_round_trip() {
-        let h = Header { version: OFP_VERSION_1_5, msg_type: msg_type::ECHO_REQUEST, length: 8, xid: 0x01020304 };
+        let h = Header {
+            version: OFP_VERSION_1_5,
+            msg_type: msg_type::ECHO_REQUEST,
+            length: 8,
+            xid: 0x01020304,
+        };
         let mut b = Vec::new();
         h.emit(&mut b);
         assert_eq!(b, [6, 2, 0, 8, 1, 2, 3, 4]);
@@ -111,7 +119,13 @@ mod tests {
 
     #[test]
     fn header_rejects_short_and_bad_length() {
-        assert!(matches!(Header::parse(&[6, 2, 0]), Err(DecodeError::Truncated { .. })));
-        assert!(matches!(Header::parse(&[6, 2, 0, 7, 0, 0, 0, 0]), Err(DecodeError::BadLength { .. })));
+        assert!(matches!(
+            Header::parse(&[6, 2, 0]),
+            Err(DecodeError::Truncated { .. })
+        ));
+        assert!(matches!(
+            Header::parse(&[6, 2, 0, 7, 0, 0, 0, 0]),
+            Err(DecodeError::BadLength { .. })
+        ));
     }
 }

@@ -26,7 +26,13 @@ pub trait Message: Sized {
     /// than [`MAX_MESSAGE_LEN`] is an [`EncodeError`] and leaves `out` as it was.
     fn emit(&self, xid: u32, out: &mut Vec<u8>) -> Result<(), EncodeError> {
         let start = out.len();
-        Header { version: OFP_VERSION_1_5, msg_type: Self::TYPE, length: 0, xid }.emit(out);
+        Header {
+            version: OFP_VERSION_1_5,
+            msg_type: Self::TYPE,
+            length: 0,
+            xid,
+        }
+        .emit(out);
         self.emit_body(out);
         let len = out.len() - start;
         match u16::try_from(len) {
@@ -36,7 +42,11 @@ pub trait Message: Sized {
             }
             Err(_) => {
                 out.truncate(start);
-                Err(EncodeError { msg_type: Self::TYPE, len, max: MAX_MESSAGE_LEN })
+                Err(EncodeError {
+                    msg_type: Self::TYPE,
+                    len,
+                    max: MAX_MESSAGE_LEN,
+                })
             }
         }
     }
@@ -52,7 +62,10 @@ pub trait Message: Sized {
     fn parse(buf: &[u8]) -> Result<(Self, u32), DecodeError> {
         let h = Header::parse(buf)?;
         if h.msg_type != Self::TYPE {
-            return Err(DecodeError::Invalid { what: "ofp_header", reason: format!("type {} where {} was expected", h.msg_type, Self::TYPE) });
+            return Err(DecodeError::Invalid {
+                what: "ofp_header",
+                reason: format!("type {} where {} was expected", h.msg_type, Self::TYPE),
+            });
         }
         let len = h.length as usize;
         DecodeError::need("message", buf, len)?;
@@ -68,14 +81,25 @@ mod tests {
     #[test]
     fn emit_refuses_messages_over_65535_bytes() {
         let mut out = vec![1, 2, 3];
-        let fits = EchoRequest { payload: vec![0; MAX_MESSAGE_LEN - HEADER_LEN] };
+        let fits = EchoRequest {
+            payload: vec![0; MAX_MESSAGE_LEN - HEADER_LEN],
+        };
         fits.emit(7, &mut out).unwrap();
         assert_eq!(out.len(), 3 + MAX_MESSAGE_LEN);
         assert_eq!(&out[3..7], [6, 2, 0xff, 0xff]);
         let mut out = vec![1, 2, 3];
-        let too_big = EchoRequest { payload: vec![0; MAX_MESSAGE_LEN - HEADER_LEN + 1] };
+        let too_big = EchoRequest {
+            payload: vec![0; MAX_MESSAGE_LEN - HEADER_LEN + 1],
+        };
         let err = too_big.emit(7, &mut out).unwrap_err();
-        assert_eq!(err, EncodeError { msg_type: 2, len: MAX_MESSAGE_LEN + 1, max: MAX_MESSAGE_LEN });
+        assert_eq!(
+            err,
+            EncodeError {
+                msg_type: 2,
+                len: MAX_MESSAGE_LEN + 1,
+                max: MAX_MESSAGE_LEN
+            }
+        );
         assert_eq!(out, [1, 2, 3], "a refused message leaves nothing behind");
         assert!(too_big.to_bytes(1).is_err());
         assert!(err.to_string().contains("65536"), "{err}");

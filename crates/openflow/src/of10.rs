@@ -60,7 +60,13 @@ pub struct PortMod {
 impl PortMod {
     /// The port mod that sets (`on`) or clears the no-flood flag and nothing else.
     pub fn no_flood(port_no: u16, hw_addr: [u8; 6], on: bool) -> PortMod {
-        PortMod { port_no, hw_addr, config: if on { NO_FLOOD } else { 0 }, mask: NO_FLOOD, advertise: 0 }
+        PortMod {
+            port_no,
+            hw_addr,
+            config: if on { NO_FLOOD } else { 0 },
+            mask: NO_FLOOD,
+            advertise: 0,
+        }
     }
 
     /// The whole message (header included) with transaction id `xid`.
@@ -102,14 +108,19 @@ pub enum Of10Error {
     #[error("port {port_no} has no OpenFlow 1.0 number (1.0 ports end at {PORT_MAX})")]
     PortOutOfRange { port_no: u32 },
     #[error("cannot connect to {endpoint} for the OpenFlow 1.0 port mod: {source}")]
-    Connect { endpoint: String, source: std::io::Error },
+    Connect {
+        endpoint: String,
+        source: std::io::Error,
+    },
     #[error("I/O error on the OpenFlow 1.0 connection: {0}")]
     Io(#[from] std::io::Error),
     #[error("bad framing on the OpenFlow 1.0 connection: {0}")]
     Read(#[from] ReadError),
     #[error("the switch closed the OpenFlow 1.0 connection before the barrier reply")]
     Closed,
-    #[error("the switch answered hello with version {0:#04x}; OpenFlow 1.0 is needed (is OpenFlow10 in the bridge's protocols?)")]
+    #[error(
+        "the switch answered hello with version {0:#04x}; OpenFlow 1.0 is needed (is OpenFlow10 in the bridge's protocols?)"
+    )]
     Version(u8),
     /// The switch answered with an OpenFlow 1.0 `OFPT_ERROR`; `xid` says which message failed
     /// (1 hello, 2 port mod, 3 barrier).
@@ -144,12 +155,19 @@ pub async fn set_port_no_flood(
 async fn exchange(endpoint: &Endpoint, port_mod: &PortMod) -> Result<(), Of10Error> {
     let stream = localipc::dial(endpoint)
         .await
-        .map_err(|source| Of10Error::Connect { endpoint: endpoint.to_string(), source })?;
+        .map_err(|source| Of10Error::Connect {
+            endpoint: endpoint.to_string(),
+            source,
+        })?;
     let (reader, mut writer) = tokio::io::split(stream);
     let mut out = Vec::with_capacity(HEADER_LEN * 2 + PORT_MOD_LEN);
     out.extend_from_slice(&header(msg_type::HELLO, HEADER_LEN as u16, HELLO_XID));
     out.extend_from_slice(&port_mod.to_bytes(PORT_MOD_XID));
-    out.extend_from_slice(&header(msg_type::BARRIER_REQUEST, HEADER_LEN as u16, BARRIER_XID));
+    out.extend_from_slice(&header(
+        msg_type::BARRIER_REQUEST,
+        HEADER_LEN as u16,
+        BARRIER_XID,
+    ));
     writer.write_all(&out).await?;
     writer.flush().await?;
 
@@ -171,8 +189,16 @@ async fn exchange(endpoint: &Endpoint, port_mod: &PortMod) -> Result<(), Of10Err
         }
         match kind {
             msg_type::ERROR => {
-                let field = |i: usize| frame.get(i..i + 2).map_or(0, |b| u16::from_be_bytes([b[0], b[1]]));
-                return Err(Of10Error::Rejected { xid, err_type: field(8), code: field(10) });
+                let field = |i: usize| {
+                    frame
+                        .get(i..i + 2)
+                        .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]))
+                };
+                return Err(Of10Error::Rejected {
+                    xid,
+                    err_type: field(8),
+                    code: field(10),
+                });
             }
             msg_type::BARRIER_REPLY if xid == BARRIER_XID => return Ok(()),
             // Echo requests and anything else the switch volunteers do not concern this exchange.
@@ -188,7 +214,13 @@ mod tests {
 
     #[test]
     fn port_mod_fields_land_at_their_offsets() {
-        let pm = PortMod { port_no: 0x8002, hw_addr: [2, 0, 0, 0, 0, 1], config: 0x10, mask: 0x14, advertise: 0x20 };
+        let pm = PortMod {
+            port_no: 0x8002,
+            hw_addr: [2, 0, 0, 0, 0, 1],
+            config: 0x10,
+            mask: 0x14,
+            advertise: 0x20,
+        };
         let b = pm.to_bytes(0x0102_0304);
         assert_eq!(&b[..8], &[1, 15, 0, 32, 1, 2, 3, 4]);
         assert_eq!(&b[8..10], &[0x80, 0x02]);
@@ -201,7 +233,19 @@ mod tests {
 
     #[test]
     fn no_flood_masks_only_the_flag() {
-        assert_eq!((PortMod::no_flood(1, [0; 6], true).config, PortMod::no_flood(1, [0; 6], true).mask), (NO_FLOOD, NO_FLOOD));
-        assert_eq!((PortMod::no_flood(1, [0; 6], false).config, PortMod::no_flood(1, [0; 6], false).mask), (0, NO_FLOOD));
+        assert_eq!(
+            (
+                PortMod::no_flood(1, [0; 6], true).config,
+                PortMod::no_flood(1, [0; 6], true).mask
+            ),
+            (NO_FLOOD, NO_FLOOD)
+        );
+        assert_eq!(
+            (
+                PortMod::no_flood(1, [0; 6], false).config,
+                PortMod::no_flood(1, [0; 6], false).mask
+            ),
+            (0, NO_FLOOD)
+        );
     }
 }

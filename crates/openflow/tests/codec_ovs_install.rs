@@ -86,9 +86,18 @@ const FLOWS: &[&str] = &[
 /// `hard_age`) from a `dump-flows` line.
 fn normalize_flow_line(line: &str) -> String {
     let mut out = line.trim().to_string();
-    for key in ["duration=", "n_packets=", "n_bytes=", "idle_age=", "hard_age="] {
+    for key in [
+        "duration=",
+        "n_packets=",
+        "n_bytes=",
+        "idle_age=",
+        "hard_age=",
+    ] {
         while let Some(start) = out.find(key) {
-            let end = out[start..].find(", ").map(|i| start + i + 2).unwrap_or(out.len());
+            let end = out[start..]
+                .find(", ")
+                .map(|i| start + i + 2)
+                .unwrap_or(out.len());
             out.replace_range(start..end, "");
         }
     }
@@ -97,7 +106,11 @@ fn normalize_flow_line(line: &str) -> String {
 
 /// The flow lines of a `dump-flows` output, normalised and sorted.
 fn normalized_dump(dump: &str) -> Vec<String> {
-    let mut lines: Vec<String> = dump.lines().filter(|l| l.contains("actions=")).map(normalize_flow_line).collect();
+    let mut lines: Vec<String> = dump
+        .lines()
+        .filter(|l| l.contains("actions="))
+        .map(normalize_flow_line)
+        .collect();
     lines.sort();
     lines
 }
@@ -109,11 +122,15 @@ fn expected_line(fm: &FlowMod) -> String {
 
 /// Hang detector: no operation in these tests legitimately takes this long.
 async fn within<T>(what: &str, f: impl Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(30), f).await.unwrap_or_else(|_| panic!("{what} hung"))
+    tokio::time::timeout(Duration::from_secs(30), f)
+        .await
+        .unwrap_or_else(|_| panic!("{what} hung"))
 }
 
 fn encoded<M: openflow::Message>(msgs: &[M]) -> Vec<Encoded> {
-    msgs.iter().map(|m| Encoded::new(m).expect("encode")).collect()
+    msgs.iter()
+        .map(|m| Encoded::new(m).expect("encode"))
+        .collect()
 }
 
 /// Starts a switch with `br0`, connects, installs the groups (one batch) and the flows (one
@@ -121,16 +138,32 @@ fn encoded<M: openflow::Message>(msgs: &[M]) -> Vec<Encoded> {
 async fn install() -> (Ovs, OfConnection, Vec<FlowMod>, Vec<GroupMod>) {
     let ovs = Ovs::start().expect("start ovs");
     ovs.add_bridge("br0").expect("add br0");
-    let conn = OfConnection::connect(Endpoint::Unix(ovs.mgmt_socket("br0")), ConnOptions::default()).await.expect("connect");
-    let groups: Vec<GroupMod> = GROUPS.iter().map(|g| g.parse().unwrap_or_else(|e| panic!("{g}: {e}"))).collect();
-    within("groups", conn.batch(&encoded(&groups))).await.expect("install groups");
-    let flows: Vec<FlowMod> = FLOWS.iter().map(|f| f.parse().unwrap_or_else(|e| panic!("{f}: {e}"))).collect();
-    within("flows", conn.bundle(&encoded(&flows))).await.expect("install flows");
+    let conn = OfConnection::connect(
+        Endpoint::Unix(ovs.mgmt_socket("br0")),
+        ConnOptions::default(),
+    )
+    .await
+    .expect("connect");
+    let groups: Vec<GroupMod> = GROUPS
+        .iter()
+        .map(|g| g.parse().unwrap_or_else(|e| panic!("{g}: {e}")))
+        .collect();
+    within("groups", conn.batch(&encoded(&groups)))
+        .await
+        .expect("install groups");
+    let flows: Vec<FlowMod> = FLOWS
+        .iter()
+        .map(|f| f.parse().unwrap_or_else(|e| panic!("{f}: {e}")))
+        .collect();
+    within("flows", conn.bundle(&encoded(&flows)))
+        .await
+        .expect("install flows");
     (ovs, conn, flows, groups)
 }
 
 fn dump_flows(ovs: &Ovs) -> String {
-    ovs.ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br0}"]).expect("dump-flows")
+    ovs.ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br0}"])
+        .expect("dump-flows")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -143,7 +176,10 @@ async fn installed_flows_dump_as_we_print_them() {
         assert_eq!(fm.to_string(), text.trim_start_matches("table=0,"));
     }
     let ovs_lines = normalized_dump(&dump_flows(&ovs));
-    let mut ours: Vec<String> = flows.iter().map(|f| normalize_flow_line(&expected_line(f))).collect();
+    let mut ours: Vec<String> = flows
+        .iter()
+        .map(|f| normalize_flow_line(&expected_line(f)))
+        .collect();
     ours.sort();
     for (o, e) in ovs_lines.iter().zip(&ours) {
         assert_eq!(o, e, "\ndump-flows and our text differ");
@@ -151,60 +187,112 @@ async fn installed_flows_dump_as_we_print_them() {
     assert_eq!(ovs_lines.len(), ours.len());
 
     // Our own dump (every part of the OFPMP_FLOW_DESC reply, decoded) prints the same lines.
-    let decoded = within("dump_flows", conn.dump_flows(&FlowDescRequest::default())).await.expect("dump_flows");
+    let decoded = within("dump_flows", conn.dump_flows(&FlowDescRequest::default()))
+        .await
+        .expect("dump_flows");
     assert_eq!(decoded.len(), FLOWS.len());
-    let mut decoded_lines: Vec<String> = decoded.iter().map(|f| normalize_flow_line(&f.to_string())).collect();
+    let mut decoded_lines: Vec<String> = decoded
+        .iter()
+        .map(|f| normalize_flow_line(&f.to_string()))
+        .collect();
     decoded_lines.sort();
     assert_eq!(decoded_lines, ovs_lines);
     // And decoding gives back the very flows we installed.
     for fm in &flows {
         let expected = FlowStats::of_flow_mod(fm);
-        assert!(decoded.iter().any(|d| FlowStats { stats: expected.stats, ..d.clone() } == expected), "flow not found in our dump: {fm}");
+        assert!(
+            decoded.iter().any(|d| FlowStats {
+                stats: expected.stats,
+                ..d.clone()
+            } == expected),
+            "flow not found in our dump: {fm}"
+        );
     }
 
     // A request selecting one table gets only that table's flows.
-    let table10 = FlowDescRequest { table_id: 10, ..FlowDescRequest::default() };
-    let decoded = within("dump_flows", conn.dump_flows(&table10)).await.expect("dump_flows table 10");
-    assert_eq!(decoded.len(), FLOWS.iter().filter(|f| f.starts_with("table=10,")).count());
+    let table10 = FlowDescRequest {
+        table_id: 10,
+        ..FlowDescRequest::default()
+    };
+    let decoded = within("dump_flows", conn.dump_flows(&table10))
+        .await
+        .expect("dump_flows table 10");
+    assert_eq!(
+        decoded.len(),
+        FLOWS.iter().filter(|f| f.starts_with("table=10,")).count()
+    );
     assert!(decoded.iter().all(|f| f.table_id == 10));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn installed_groups_dump_as_we_print_them() {
     let (ovs, conn, _, groups) = install().await;
-    let dump = ovs.ofctl(&["-O", "OpenFlow15", "dump-groups", "{mgmt:br0}"]).expect("dump-groups");
-    let mut ovs_lines: Vec<String> = dump.lines().filter(|l| l.starts_with(" group_id=")).map(|l| l.trim().to_string()).collect();
+    let dump = ovs
+        .ofctl(&["-O", "OpenFlow15", "dump-groups", "{mgmt:br0}"])
+        .expect("dump-groups");
+    let mut ovs_lines: Vec<String> = dump
+        .lines()
+        .filter(|l| l.starts_with(" group_id="))
+        .map(|l| l.trim().to_string())
+        .collect();
     ovs_lines.sort();
     let mut ours: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
     ours.sort();
     assert_eq!(ovs_lines, ours);
 
-    let decoded = within("dump_groups", conn.dump_groups()).await.expect("dump_groups");
+    let decoded = within("dump_groups", conn.dump_groups())
+        .await
+        .expect("dump_groups");
     let mut decoded_lines: Vec<String> = decoded.iter().map(|g| g.to_string()).collect();
     decoded_lines.sort();
     assert_eq!(decoded_lines, ours);
     for g in &groups {
-        assert!(decoded.contains(&g.group), "group not found in our dump: {g}");
+        assert!(
+            decoded.contains(&g.group),
+            "group not found in our dump: {g}"
+        );
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_strict_and_modify_reach_the_switch() {
     let (ovs, conn, _, _) = install().await;
-    let del = FlowMod::from_text(FlowModCommand::DeleteStrict, "table=10,priority=200,tcp,tp_dst=8080").unwrap();
-    let modify = FlowMod::from_text(FlowModCommand::ModifyStrict, "table=0,priority=0 actions=NORMAL").unwrap();
+    let del = FlowMod::from_text(
+        FlowModCommand::DeleteStrict,
+        "table=10,priority=200,tcp,tp_dst=8080",
+    )
+    .unwrap();
+    let modify = FlowMod::from_text(
+        FlowModCommand::ModifyStrict,
+        "table=0,priority=0 actions=NORMAL",
+    )
+    .unwrap();
     let del_table = FlowMod::from_text(FlowModCommand::Delete, "table=29").unwrap();
-    within("batch", conn.batch(&encoded(&[del, modify, del_table]))).await.expect("delete and modify");
+    within("batch", conn.batch(&encoded(&[del, modify, del_table])))
+        .await
+        .expect("delete and modify");
     let dump = dump_flows(&ovs);
     assert!(!dump.contains("tp_dst=8080"), "{dump}");
     assert!(!dump.contains("table=29"), "{dump}");
-    assert!(normalized_dump(&dump).iter().any(|l| l == "cookie=0x0, table=0, priority=0 actions=NORMAL"), "{dump}");
-    let ours = within("dump_flows", conn.dump_flows(&FlowDescRequest::default())).await.unwrap();
+    assert!(
+        normalized_dump(&dump)
+            .iter()
+            .any(|l| l == "cookie=0x0, table=0, priority=0 actions=NORMAL"),
+        "{dump}"
+    );
+    let ours = within("dump_flows", conn.dump_flows(&FlowDescRequest::default()))
+        .await
+        .unwrap();
     assert_eq!(ours.len(), normalized_dump(&dump).len());
 
     // A flow the switch must refuse: group 99 does not exist.
     let bad: FlowMod = "table=1,priority=1 actions=group:99".parse().unwrap();
-    let err = within("bad flow", conn.batch(&encoded(&[bad]))).await.unwrap_err();
-    assert!(matches!(&err, ConnError::BatchRejected(r) if r.len() == 1), "{err}");
+    let err = within("bad flow", conn.batch(&encoded(&[bad])))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ConnError::BatchRejected(r) if r.len() == 1),
+        "{err}"
+    );
     assert_eq!(err.error_names(), ["OFPBAC_BAD_OUT_GROUP"], "{err}");
 }

@@ -28,19 +28,32 @@ async fn relay_pipe_to(to: String) -> Endpoint {
 #[tokio::test]
 #[ignore = "needs OPENFLOW_TCP_ADDR: a host ovs-vswitchd bridge listening for OpenFlow"]
 async fn connection_installs_and_dumps_flows_over_a_named_pipe() {
-    let addr = std::env::var("OPENFLOW_TCP_ADDR").expect("OPENFLOW_TCP_ADDR must name the bridge's OpenFlow listener");
+    let addr = std::env::var("OPENFLOW_TCP_ADDR")
+        .expect("OPENFLOW_TCP_ADDR must name the bridge's OpenFlow listener");
     let endpoint = relay_pipe_to(addr).await;
-    let conn = OfConnection::connect(endpoint, ConnOptions::default()).await.unwrap();
+    let conn = OfConnection::connect(endpoint, ConnOptions::default())
+        .await
+        .unwrap();
     assert_ne!(conn.features().await.unwrap().datapath_id, 0);
     let cookie = 0x5eed_0000_0000_0000 | u64::from(std::process::id());
-    let text = format!("table=3,priority=123,cookie={cookie:#x},ip,nw_dst=10.244.1.0/24 actions=drop");
+    let text =
+        format!("table=3,priority=123,cookie={cookie:#x},ip,nw_dst=10.244.1.0/24 actions=drop");
     let flow: FlowMod = text.parse().unwrap();
     conn.bundle(&[Encoded::new(&flow).unwrap()]).await.unwrap();
     let flows = conn.dump_flows(&FlowDescRequest::default()).await.unwrap();
-    let ours: Vec<String> = flows.iter().filter(|f| f.cookie == cookie).map(|f| f.to_string()).collect();
+    let ours: Vec<String> = flows
+        .iter()
+        .filter(|f| f.cookie == cookie)
+        .map(|f| f.to_string())
+        .collect();
     assert_eq!(ours.len(), 1, "{flows:?}");
-    assert!(ours[0].contains("priority=123,ip,nw_dst=10.244.1.0/24 actions=drop"), "{}", ours[0]);
-    let mut delete = FlowMod::from_text(FlowModCommand::Delete, &format!("cookie={cookie:#x}/-1")).unwrap();
+    assert!(
+        ours[0].contains("priority=123,ip,nw_dst=10.244.1.0/24 actions=drop"),
+        "{}",
+        ours[0]
+    );
+    let mut delete =
+        FlowMod::from_text(FlowModCommand::Delete, &format!("cookie={cookie:#x}/-1")).unwrap();
     delete.table_id = TABLE_ALL;
     conn.batch(&[Encoded::new(&delete).unwrap()]).await.unwrap();
     let left = conn.dump_flows(&FlowDescRequest::default()).await.unwrap();

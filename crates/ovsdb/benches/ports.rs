@@ -31,7 +31,10 @@ mod linux {
     }
 
     fn port_count(ovs: &Ovs) -> usize {
-        ovs.vsctl(&["--no-wait", "list-ports", "br0"]).expect("list-ports").lines().count()
+        ovs.vsctl(&["--no-wait", "list-ports", "br0"])
+            .expect("list-ports")
+            .lines()
+            .count()
     }
 
     /// Returns (connect + transaction, transaction only).
@@ -40,7 +43,8 @@ mod linux {
         let specs: Vec<PortSpec> = (0..PORTS)
             .map(|i| {
                 let mut spec = PortSpec::internal(&format!("p{i}"));
-                spec.port_external_ids.insert("antrea-type".into(), "container".into());
+                spec.port_external_ids
+                    .insert("antrea-type".into(), "container".into());
                 spec
             })
             .collect();
@@ -64,8 +68,24 @@ mod linux {
         let names: Vec<String> = (0..PORTS).map(|i| format!("p{i}")).collect();
         let mut args: Vec<&str> = vec!["--no-wait"];
         for name in &names {
-            args.extend_from_slice(&["--", "add-port", "br0", name, "--", "set", "Interface", name, "type=internal"]);
-            args.extend_from_slice(&["--", "set", "Port", name, "external_ids:antrea-type=container"]);
+            args.extend_from_slice(&[
+                "--",
+                "add-port",
+                "br0",
+                name,
+                "--",
+                "set",
+                "Interface",
+                name,
+                "type=internal",
+            ]);
+            args.extend_from_slice(&[
+                "--",
+                "set",
+                "Port",
+                name,
+                "external_ids:antrea-type=container",
+            ]);
         }
         let start = Instant::now();
         ovs.vsctl(&args).expect("ovs-vsctl add-port x1000");
@@ -84,13 +104,19 @@ mod linux {
     }
 
     pub fn run() {
-        let reps: usize = std::env::var("REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(5).max(1);
+        let reps: usize = std::env::var("REPS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(5)
+            .max(1);
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .expect("runtime");
-        println!("| run | ovsdb crate: connect + txn (ms) | ovsdb crate: txn only (ms) | ovs-vsctl (ms) | ovs-vsctl / crate |");
+        println!(
+            "| run | ovsdb crate: connect + txn (ms) | ovsdb crate: txn only (ms) | ovs-vsctl (ms) | ovs-vsctl / crate |"
+        );
         println!("|---|---|---|---|---|");
         let (mut totals, mut txns, mut baselines) = (Vec::new(), Vec::new(), Vec::new());
         for run in 1..=reps {
@@ -108,6 +134,9 @@ mod linux {
             baselines.push(ms(base));
         }
         let (t, x, b) = (median(totals), median(txns), median(baselines));
-        println!("| median of {reps} ({PORTS} ports) | {t:.1} | {x:.1} | {b:.1} | {:.1}x |", b / t);
+        println!(
+            "| median of {reps} ({PORTS} ports) | {t:.1} | {x:.1} | {b:.1} | {:.1}x |",
+            b / t
+        );
     }
 }

@@ -34,7 +34,9 @@ impl fmt::Display for DisconnectReason {
             DisconnectReason::Io(e) => write!(f, "I/O error: {e}"),
             DisconnectReason::Malformed(e) => write!(f, "malformed data from server: {e}"),
             DisconnectReason::Protocol(e) => write!(f, "protocol violation by server: {e}"),
-            DisconnectReason::Inactive(d) => write!(f, "no data from server for {:?} (echo unanswered)", *d * 2),
+            DisconnectReason::Inactive(d) => {
+                write!(f, "no data from server for {:?} (echo unanswered)", *d * 2)
+            }
             DisconnectReason::Shutdown => f.write_str("client shut down"),
         }
     }
@@ -125,6 +127,9 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn bad_reply(method: &str, reason: impl Into<String>) -> Error {
-        Error::BadReply { method: method.to_owned(), reason: reason.into() }
+        Error::BadReply {
+            method: method.to_owned(),
+            reason: reason.into(),
+        }
     }
 }

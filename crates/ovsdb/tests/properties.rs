@@ -11,7 +11,9 @@ use serde_json::Value as Json;
 fn atom() -> impl Strategy<Value = Atom> {
     prop_oneof![
         any::<i64>().prop_map(Atom::Integer),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Atom::Real),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Atom::Real),
         any::<bool>().prop_map(Atom::Boolean),
         any::<String>().prop_map(Atom::String),
         any::<[u8; 16]>().prop_map(|b| Atom::Uuid(Uuid(b))),
@@ -34,12 +36,26 @@ fn row() -> impl Strategy<Value = Row> {
 /// JSON-RPC messages whose strings contain the characters that matter to framing.
 fn message() -> impl Strategy<Value = Message> {
     let text = r#"[a-z{}\[\]"\\ ]{0,12}"#;
-    let params = prop::collection::vec(prop_oneof![text.prop_map(Json::from), row().prop_map(|r| r.to_json())], 0..4);
+    let params = prop::collection::vec(
+        prop_oneof![text.prop_map(Json::from), row().prop_map(|r| r.to_json())],
+        0..4,
+    );
     prop_oneof![
-        (text, params.clone(), any::<u32>()).prop_map(|(method, params, id)| Message::Request { method, params, id: Json::from(id) }),
-        (text, params.clone()).prop_map(|(method, params)| Message::Notification { method, params }),
-        (any::<u32>(), row()).prop_map(|(id, r)| Message::Response { id: Json::from(id), result: Ok(r.to_json()) }),
-        (any::<u32>(), text).prop_map(|(id, e)| Message::Response { id: Json::from(id), result: Err(Json::from(e)) }),
+        (text, params.clone(), any::<u32>()).prop_map(|(method, params, id)| Message::Request {
+            method,
+            params,
+            id: Json::from(id)
+        }),
+        (text, params.clone())
+            .prop_map(|(method, params)| Message::Notification { method, params }),
+        (any::<u32>(), row()).prop_map(|(id, r)| Message::Response {
+            id: Json::from(id),
+            result: Ok(r.to_json())
+        }),
+        (any::<u32>(), text).prop_map(|(id, e)| Message::Response {
+            id: Json::from(id),
+            result: Err(Json::from(e))
+        }),
     ]
 }
 

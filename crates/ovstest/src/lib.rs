@@ -56,14 +56,22 @@ impl Ovs {
     /// or in a new one made for this instance when `netns` is `None` and `ovs-vswitchd` runs.
     pub fn start_with(daemons: Daemons, netns: Option<&str>) -> io::Result<Ovs> {
         sweep_dead_instances();
-        let id = format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let id = format!(
+            "{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
         let dir = Path::new(ROOT).join(&id);
         let (netns, own_netns) = match (netns, daemons) {
             (Some(ns), _) => (Some(ns.to_owned()), false),
             (None, Daemons::Full) => (Some(format!("{NETNS_PREFIX}{id}")), true),
             (None, Daemons::DbOnly) => (None, false),
         };
-        let ovs = Ovs { dir, netns, own_netns };
+        let ovs = Ovs {
+            dir,
+            netns,
+            own_netns,
+        };
         fs::create_dir_all(&ovs.dir)?;
         if ovs.own_netns {
             let ns = ovs.netns.clone().unwrap_or_default();
@@ -107,13 +115,20 @@ impl Ovs {
     pub fn add_tcp_remote(&self) -> io::Result<u16> {
         let ctl = self.dir.join("ovsdb-server.ctl");
         let ctl = ctl.to_string_lossy();
-        run_checked(Command::new("ovs-appctl").args(["-t", &ctl, "ovsdb-server/add-remote", "ptcp:0:127.0.0.1"]))?;
+        run_checked(Command::new("ovs-appctl").args([
+            "-t",
+            &ctl,
+            "ovsdb-server/add-remote",
+            "ptcp:0:127.0.0.1",
+        ]))?;
         // The bound port is only reported in the log: "ptcp:0:127.0.0.1: listening on port N".
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
             let log = fs::read_to_string(self.dir.join("ovsdb-server.log")).unwrap_or_default();
             if let Some(port) = log.lines().rev().find_map(|l| {
-                l.split("listening on port ").nth(1).and_then(|p| p.trim().parse::<u16>().ok())
+                l.split("listening on port ")
+                    .nth(1)
+                    .and_then(|p| p.trim().parse::<u16>().ok())
             }) {
                 return Ok(port);
             }
@@ -143,8 +158,17 @@ impl Ovs {
     pub fn ofctl_stdin(&self, args: &[&str], stdin: &str) -> io::Result<String> {
         use std::io::Write;
         let args: Vec<String> = args.iter().map(|a| self.expand(a)).collect();
-        let mut child = Command::new("ovs-ofctl").args(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
-        child.stdin.take().expect("piped stdin").write_all(stdin.as_bytes())?;
+        let mut child = Command::new("ovs-ofctl")
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        child
+            .stdin
+            .take()
+            .expect("piped stdin")
+            .write_all(stdin.as_bytes())?;
         check(child.wait_with_output()?, "ovs-ofctl")
     }
 
@@ -158,7 +182,14 @@ impl Ovs {
     /// waits for its management socket.
     pub fn add_bridge(&self, name: &str) -> io::Result<()> {
         self.vsctl(&[
-            "add-br", name, "--", "set", "Bridge", name, "datapath_type=netdev", "fail_mode=secure",
+            "add-br",
+            name,
+            "--",
+            "set",
+            "Bridge",
+            name,
+            "datapath_type=netdev",
+            "fail_mode=secure",
             "protocols=OpenFlow10,OpenFlow13,OpenFlow15",
         ])?;
         wait_for(&self.mgmt_socket(name), "bridge management socket")
@@ -193,7 +224,13 @@ impl Ovs {
             }
             None => Command::new(program),
         };
-        for var in ["OVS_RUNDIR", "OVS_DBDIR", "OVS_LOGDIR", "OVS_SYSCONFDIR", "OVS_PKGDATADIR"] {
+        for var in [
+            "OVS_RUNDIR",
+            "OVS_DBDIR",
+            "OVS_LOGDIR",
+            "OVS_SYSCONFDIR",
+            "OVS_PKGDATADIR",
+        ] {
             cmd.env(var, &self.dir);
         }
         cmd.env("OVS_PKGDATADIR", "/usr/share/openvswitch");
@@ -202,7 +239,12 @@ impl Ovs {
 
     fn start_ovsdb(&self) -> io::Result<()> {
         let db = self.dir.join("conf.db");
-        run_checked(Command::new("ovsdb-tool").arg("create").arg(&db).arg(SCHEMA))?;
+        run_checked(
+            Command::new("ovsdb-tool")
+                .arg("create")
+                .arg(&db)
+                .arg(SCHEMA),
+        )?;
         let d = self.dir.display();
         run_checked(self.command("ovsdb-server").arg(&db).args([
             &format!("--remote=punix:{d}/db.sock"),
@@ -248,10 +290,18 @@ impl Drop for Ovs {
 /// Sends SIGTERM to the process named in `pidfile` if its command line is `expected`'s, waits
 /// briefly, then SIGKILL.
 fn kill_by_pidfile(pidfile: &Path, expected: &str) {
-    let Some(pid) = fs::read_to_string(pidfile).ok().and_then(|s| s.trim().parse::<i32>().ok()) else { return };
+    let Some(pid) = fs::read_to_string(pidfile)
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok())
+    else {
+        return;
+    };
     let is_ours = || {
         fs::read(format!("/proc/{pid}/cmdline"))
-            .map(|c| String::from_utf8_lossy(&c).contains(expected) && String::from_utf8_lossy(&c).contains(ROOT))
+            .map(|c| {
+                String::from_utf8_lossy(&c).contains(expected)
+                    && String::from_utf8_lossy(&c).contains(ROOT)
+            })
             .unwrap_or(false)
     };
     if !is_ours() {
@@ -271,17 +321,24 @@ fn kill_by_pidfile(pidfile: &Path, expected: &str) {
 
 /// Removes instances left behind by test processes that no longer exist.
 fn sweep_dead_instances() {
-    let Ok(entries) = fs::read_dir(ROOT) else { return };
+    let Ok(entries) = fs::read_dir(ROOT) else {
+        return;
+    };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        let Some(pid) = name.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
         if Path::new(&format!("/proc/{pid}")).exists() {
             continue;
         }
         let dir = entry.path();
         kill_by_pidfile(&dir.join("ovs-vswitchd.pid"), "ovs-vswitchd");
         kill_by_pidfile(&dir.join("ovsdb-server.pid"), "ovsdb-server");
-        let _ = Command::new("ip").args(["netns", "del", &format!("{NETNS_PREFIX}{name}")]).stderr(Stdio::null()).status();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &format!("{NETNS_PREFIX}{name}")])
+            .stderr(Stdio::null())
+            .status();
         let _ = fs::remove_dir_all(dir);
     }
 }
@@ -290,7 +347,10 @@ fn wait_for(path: &Path, what: &str) -> io::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !path.exists() {
         if Instant::now() > deadline {
-            return Err(io::Error::new(io::ErrorKind::TimedOut, format!("{what} {} did not appear", path.display())));
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("{what} {} did not appear", path.display()),
+            ));
         }
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -299,7 +359,10 @@ fn wait_for(path: &Path, what: &str) -> io::Result<()> {
 
 fn run_checked(cmd: &mut Command) -> io::Result<String> {
     let name = format!("{:?}", cmd.get_program());
-    let out = cmd.stdin(Stdio::null()).output().map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
     check(out, &name)
 }
 
@@ -307,6 +370,10 @@ fn check(out: Output, name: &str) -> io::Result<String> {
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
-        Err(io::Error::other(format!("{name} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim())))
+        Err(io::Error::other(format!(
+            "{name} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
     }
 }

@@ -7,14 +7,22 @@ use ovstest::{Daemons, Ovs};
 fn full_instance_runs_a_bridge_and_cleans_up() {
     let ovs = Ovs::start().expect("start OVS");
     ovs.add_bridge("br0").expect("add bridge");
-    let flows = ovs.ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br0}"]).expect("dump-flows");
+    let flows = ovs
+        .ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br0}"])
+        .expect("dump-flows");
     assert!(flows.contains("OFPST_FLOW reply"), "{flows}");
     let dir = ovs.dir().to_owned();
     let ns = ovs.netns().unwrap().to_owned();
     drop(ovs);
     assert!(!dir.exists(), "instance directory left behind");
-    let list = std::process::Command::new("ip").args(["netns", "list"]).output().unwrap();
-    assert!(!String::from_utf8_lossy(&list.stdout).contains(&ns), "netns left behind");
+    let list = std::process::Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&list.stdout).contains(&ns),
+        "netns left behind"
+    );
 }
 
 #[test]
@@ -42,7 +50,8 @@ fn cleans_up_after_a_panicking_test() {
 fn vswitchd_restart_keeps_the_configuration() {
     let ovs = Ovs::start().unwrap();
     ovs.add_bridge("br0").unwrap();
-    ovs.ofctl(&["add-flow", "{mgmt:br0}", "priority=5,actions=drop"]).unwrap();
+    ovs.ofctl(&["add-flow", "{mgmt:br0}", "priority=5,actions=drop"])
+        .unwrap();
     ovs.restart_vswitchd().unwrap();
     assert_eq!(ovs.vsctl(&["list-br"]).unwrap().trim(), "br0");
 }

@@ -131,8 +131,11 @@ fn forward(
         Command::Status => Duration::ZERO,
         _ => seconds(env, READY_WAIT_ENV, DEFAULT_READY_WAIT, true)?,
     };
-    let client = AgentClient::new(endpoint(env)?, seconds(env, TIMEOUT_ENV, DEFAULT_TIMEOUT, false)?)
-        .with_ready_wait(ready_wait);
+    let client = AgentClient::new(
+        endpoint(env)?,
+        seconds(env, TIMEOUT_ENV, DEFAULT_TIMEOUT, false)?,
+    )
+    .with_ready_wait(ready_wait);
     let args = pb::CniCmdArgs {
         container_id: invocation.container_id.clone(),
         netns: invocation.netns.clone(),
@@ -196,7 +199,11 @@ fn seconds(
             .and_then(|s| Duration::try_from_secs_f64(s).ok())
             .filter(|d| zero_allowed || !d.is_zero())
             .ok_or_else(|| {
-                let what = if zero_allowed { "non-negative" } else { "positive" };
+                let what = if zero_allowed {
+                    "non-negative"
+                } else {
+                    "positive"
+                };
                 CniError::new(
                     code::INVALID_ENVIRONMENT_VARIABLES,
                     format!("{name}: {text:?} is not a {what} number of seconds"),

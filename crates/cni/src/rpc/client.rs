@@ -158,7 +158,11 @@ impl AgentClient {
         tonic::transport::Endpoint::from_static("http://antrea-agent.invalid")
             .connect_with_connector(tower::service_fn(move |_| {
                 let endpoint = endpoint.clone();
-                async move { dial_when_ready(&endpoint, ready_wait).await.map(TokioIo::new) }
+                async move {
+                    dial_when_ready(&endpoint, ready_wait)
+                        .await
+                        .map(TokioIo::new)
+                }
             }))
             .await
     }
@@ -166,7 +170,10 @@ impl AgentClient {
 
 /// Dials `endpoint`, dialing again every [`READY_POLL`] while nothing listens there yet (the
 /// agent is still starting) until `ready_wait` has passed. Other failures end at once.
-async fn dial_when_ready(endpoint: &Endpoint, ready_wait: Duration) -> std::io::Result<localipc::Stream> {
+async fn dial_when_ready(
+    endpoint: &Endpoint,
+    ready_wait: Duration,
+) -> std::io::Result<localipc::Stream> {
     let deadline = tokio::time::Instant::now() + ready_wait;
     loop {
         match localipc::dial(endpoint).await {
@@ -177,7 +184,9 @@ async fn dial_when_ready(endpoint: &Endpoint, ready_wait: Duration) -> std::io::
                     } else {
                         std::io::Error::new(
                             e.kind(),
-                            format!("the Antrea agent did not become ready within {ready_wait:?}: {e}"),
+                            format!(
+                                "the Antrea agent did not become ready within {ready_wait:?}: {e}"
+                            ),
                         )
                     });
                 }
@@ -191,7 +200,10 @@ async fn dial_when_ready(endpoint: &Endpoint, ready_wait: Duration) -> std::io::
 /// Whether a dial failed because no server has opened the endpoint yet: the socket file or pipe
 /// does not exist, or a stale socket file refuses connections.
 fn not_listening_yet(e: &std::io::Error) -> bool {
-    matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused)
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+    )
 }
 
 /// An error with its sources, `a: b: c`.
@@ -212,13 +224,22 @@ mod tests {
 
     #[test]
     fn a_connection_broken_during_the_call_means_try_again_later() {
-        let broken = tonic::Status::from_error(Box::new(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "broken pipe")));
-        assert_eq!(CallError::Rpc(broken).into_cni_error().code, code::TRY_AGAIN_LATER);
+        let broken = tonic::Status::from_error(Box::new(std::io::Error::new(
+            std::io::ErrorKind::BrokenPipe,
+            "broken pipe",
+        )));
+        assert_eq!(
+            CallError::Rpc(broken).into_cni_error().code,
+            code::TRY_AGAIN_LATER
+        );
     }
 
     #[test]
     fn an_unknown_status_sent_by_the_agent_stays_an_rpc_error() {
         let sent = tonic::Status::unknown("agent said so");
-        assert_eq!(CallError::Rpc(sent).into_cni_error().code, code::UNKNOWN_RPC_ERROR);
+        assert_eq!(
+            CallError::Rpc(sent).into_cni_error().code,
+            code::UNKNOWN_RPC_ERROR
+        );
     }
 }

@@ -19,7 +19,10 @@ struct EthtoolValue {
 
 /// Whether transmit checksum offload is on for `ifname`.
 pub fn tx_checksum(ifname: &str) -> io::Result<bool> {
-    let mut value = EthtoolValue { cmd: ETHTOOL_GTXCSUM, data: 0 };
+    let mut value = EthtoolValue {
+        cmd: ETHTOOL_GTXCSUM,
+        data: 0,
+    };
     ethtool(ifname, &mut value)?;
     Ok(value.data != 0)
 }
@@ -27,7 +30,10 @@ pub fn tx_checksum(ifname: &str) -> io::Result<bool> {
 /// Turns transmit checksum offload on or off for `ifname` (the kernel drops the offloads that
 /// depend on it, such as TSO, with it).
 pub fn set_tx_checksum(ifname: &str, on: bool) -> io::Result<()> {
-    let mut value = EthtoolValue { cmd: ETHTOOL_STXCSUM, data: u32::from(on) };
+    let mut value = EthtoolValue {
+        cmd: ETHTOOL_STXCSUM,
+        data: u32::from(on),
+    };
     ethtool(ifname, &mut value)
 }
 
@@ -37,7 +43,10 @@ fn ethtool(ifname: &str, value: &mut EthtoolValue) -> io::Result<()> {
     // for which all-zero bytes are a valid value.
     let mut request: libc::ifreq = unsafe { std::mem::zeroed() };
     if name.is_empty() || name.len() >= request.ifr_name.len() || name.contains(&0) {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad interface name {ifname:?}")));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("bad interface name {ifname:?}"),
+        ));
     }
     for (slot, byte) in request.ifr_name.iter_mut().zip(name) {
         *slot = *byte as libc::c_char;
@@ -54,5 +63,9 @@ fn ethtool(ifname: &str, value: &mut EthtoolValue) -> io::Result<()> {
     // reads/writes the `EthtoolValue` it points to; both outlive the call and have the layouts
     // the kernel expects.
     let rc = unsafe { libc::ioctl(socket.as_raw_fd(), libc::SIOCETHTOOL, &mut request) };
-    if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
 }

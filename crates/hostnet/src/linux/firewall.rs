@@ -20,7 +20,10 @@ impl LinuxHost {
                 if let Some(objects) = nft::list_table("ip", op)? {
                     let rules = nft::objects(&objects, "rule", SNAT_CHAIN);
                     let chain_present = !nft::objects(&objects, "chain", SNAT_CHAIN).is_empty();
-                    if chain_present && rules.len() == 1 && rules[0].get("comment").and_then(|c| c.as_str()) == Some(&comment) {
+                    if chain_present
+                        && rules.len() == 1
+                        && rules[0].get("comment").and_then(|c| c.as_str()) == Some(&comment)
+                    {
                         return Ok(false);
                     }
                 }
@@ -36,7 +39,9 @@ impl LinuxHost {
             .netns
             .run(|| {
                 let op = "read the Pod SNAT rule";
-                let Some(objects) = nft::list_table("ip", op)? else { return Ok(false) };
+                let Some(objects) = nft::list_table("ip", op)? else {
+                    return Ok(false);
+                };
                 if nft::objects(&objects, "chain", SNAT_CHAIN).is_empty() {
                     return Ok(false);
                 }
@@ -55,7 +60,9 @@ impl LinuxHost {
 
     pub(super) async fn block_ingress(&self, interface: &str) -> Result<Outcome> {
         validate_ifname(interface)?;
-        self.kernel.require_link(interface, "kernel ingress block").await?;
+        self.kernel
+            .require_link(interface, "kernel ingress block")
+            .await?;
         let interface = interface.to_owned();
         let changed = self
             .netns
@@ -74,7 +81,10 @@ impl LinuxHost {
     pub(super) async fn unblock_ingress(&self, interface: &str) -> Result<Outcome> {
         validate_ifname(interface)?;
         let interface = interface.to_owned();
-        let changed = self.netns.run(move || Nftables::open()?.delete_ingress_block(&interface)).await?;
+        let changed = self
+            .netns
+            .run(move || Nftables::open()?.delete_ingress_block(&interface))
+            .await?;
         Ok(self.outcome(changed))
     }
 

@@ -11,7 +11,9 @@ impl LinuxHost {
     pub(super) async fn gateway(&self, gateway: &GatewayConfig) -> Result<(MacAddr, Outcome)> {
         validate_ifname(&gateway.name)?;
         let kernel = self.kernel.scoped();
-        let link = kernel.require_link(&gateway.name, "gateway interface").await?;
+        let link = kernel
+            .require_link(&gateway.name, "gateway interface")
+            .await?;
         let mac_differs = gateway.mac.is_some_and(|mac| link.mac != Some(mac));
         if mac_differs || link.mtu != gateway.mtu {
             let mut message = rtnetlink::LinkUnspec::new_with_index(link.index).mtu(gateway.mtu);
@@ -23,7 +25,10 @@ impl LinuxHost {
         }
         self.tx_checksum_off(&kernel, &gateway.name).await?;
         let present = kernel.link_addresses(link.index).await?;
-        for stale in present.iter().filter(|a| **a != gateway.address && !a.addr().is_link_local()) {
+        for stale in present
+            .iter()
+            .filter(|a| **a != gateway.address && !a.addr().is_link_local())
+        {
             kernel.delete_address(&link, *stale).await?;
         }
         if !present.contains(&gateway.address) {
@@ -32,7 +37,9 @@ impl LinuxHost {
         if !link.up {
             kernel.set_up(&link).await?;
         }
-        let link = kernel.require_link(&gateway.name, "gateway interface").await?;
+        let link = kernel
+            .require_link(&gateway.name, "gateway interface")
+            .await?;
         let mac = link.mac.ok_or_else(|| Error::Invalid {
             what: "gateway interface",
             value: gateway.name.clone(),

@@ -29,8 +29,8 @@ use crate::addr::MacAddr;
 use crate::error::{Error, Result};
 use crate::host_network::HostNetwork;
 use crate::model::{
-    GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat, RouteChanges,
-    TransportSelector, Uplink,
+    GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat,
+    RouteChanges, TransportSelector, Uplink,
 };
 use netlink::Kernel;
 use writes::Writes;
@@ -63,13 +63,17 @@ impl LinuxHost {
         let (kernel, connection) = netns
             .run(move || {
                 let _entered = runtime.enter();
-                let (connection, handle, _) =
-                    rtnetlink::new_connection().map_err(|e| Error::os("open a netlink socket", e))?;
+                let (connection, handle, _) = rtnetlink::new_connection()
+                    .map_err(|e| Error::os("open a netlink socket", e))?;
                 Ok((Kernel::from_handle(handle, Writes::default()), connection))
             })
             .await?;
         let connection = tokio::spawn(connection);
-        Ok(LinuxHost { netns, kernel, connection })
+        Ok(LinuxHost {
+            netns,
+            kernel,
+            connection,
+        })
     }
 
     /// The namespace this backend works on.
@@ -87,11 +91,22 @@ impl LinuxHost {
 /// Rejects names the kernel would refuse or that cannot appear unquoted in an nft script
 /// (chain names are derived from interface names).
 fn validate_ifname(name: &str) -> Result<()> {
-    let bad = |reason| Err(Error::Invalid { what: "interface name", value: name.to_owned(), reason });
+    let bad = |reason| {
+        Err(Error::Invalid {
+            what: "interface name",
+            value: name.to_owned(),
+            reason,
+        })
+    };
     if name.is_empty() || name.len() > crate::naming::MAX_INTERFACE_NAME_LEN {
         return bad("must have 1 to 15 bytes");
     }
-    if name == "." || name == ".." || !name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')) {
+    if name == "."
+        || name == ".."
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    {
         return bad("may only hold ASCII letters, digits, '-', '_' and '.'");
     }
     Ok(())
@@ -143,7 +158,10 @@ impl HostNetwork for LinuxHost {
         self.unblock_ingress(interface).await
     }
 
-    async fn create_pod_interface(&self, spec: &PodInterfaceSpec) -> Result<(PodInterface, Outcome)> {
+    async fn create_pod_interface(
+        &self,
+        spec: &PodInterfaceSpec,
+    ) -> Result<(PodInterface, Outcome)> {
         self.create_pod(spec).await
     }
 
@@ -155,7 +173,11 @@ impl HostNetwork for LinuxHost {
         self.pods().await
     }
 
-    async fn check_pod_interface(&self, spec: &PodInterfaceSpec, created: &PodInterface) -> Result<()> {
+    async fn check_pod_interface(
+        &self,
+        spec: &PodInterfaceSpec,
+        created: &PodInterface,
+    ) -> Result<()> {
         self.check_pod(spec, created).await
     }
 }

@@ -1,15 +1,16 @@
 //! Route-netlink access for one network namespace: reading links, IPv4 addresses and routes
 //! into this crate's types, and the few writes the backend makes, each counted.
 
-use std::net::{IpAddr, Ipv4Addr};
 use futures_util::TryStreamExt;
 use netlink_packet_route::AddressFamily;
 use netlink_packet_route::address::{AddressAttribute, AddressMessage};
 use netlink_packet_route::link::{InfoKind, LinkAttribute, LinkFlags, LinkInfo, LinkMessage};
 use netlink_packet_route::route::{
-    RouteAddress, RouteAttribute, RouteFlags, RouteHeader, RouteMessage, RouteProtocol, RouteScope, RouteType,
+    RouteAddress, RouteAttribute, RouteFlags, RouteHeader, RouteMessage, RouteProtocol, RouteScope,
+    RouteType,
 };
 use rtnetlink::{Handle, LinkUnspec, RouteMessageBuilder};
+use std::net::{IpAddr, Ipv4Addr};
 
 use crate::addr::{Ipv4Cidr, MacAddr};
 use crate::error::{Error, Result};
@@ -71,7 +72,8 @@ impl Kernel {
     /// Opens a netlink socket in the calling thread's namespace; the connection task is spawned
     /// on the current tokio runtime.
     pub fn connect(writes: Writes) -> Result<Kernel> {
-        let (connection, handle, _) = rtnetlink::new_connection().map_err(|e| Error::os("open a netlink socket", e))?;
+        let (connection, handle, _) =
+            rtnetlink::new_connection().map_err(|e| Error::os("open a netlink socket", e))?;
         tokio::spawn(connection);
         Ok(Kernel::from_handle(handle, writes))
     }
@@ -83,7 +85,10 @@ impl Kernel {
 
     /// The same socket with a fresh write count for one operation.
     pub fn scoped(&self) -> Kernel {
-        Kernel { handle: self.handle.clone(), writes: self.writes.scoped() }
+        Kernel {
+            handle: self.handle.clone(),
+            writes: self.writes.scoped(),
+        }
     }
 
     /// The writes made through this handle (netlink), plus the ones recorded on it by callers.
@@ -96,41 +101,81 @@ impl Kernel {
     }
 
     pub async fn links(&self) -> Result<Vec<Link>> {
-        let messages: Vec<LinkMessage> =
-            self.handle.link().get().execute().try_collect().await.map_err(netlink_error("list links"))?;
+        let messages: Vec<LinkMessage> = self
+            .handle
+            .link()
+            .get()
+            .execute()
+            .try_collect()
+            .await
+            .map_err(netlink_error("list links"))?;
         Ok(messages.iter().map(parse_link).collect())
     }
 
     pub async fn link(&self, name: &str) -> Result<Option<Link>> {
-        let request = self.handle.link().get().match_name(name.to_owned()).execute();
+        let request = self
+            .handle
+            .link()
+            .get()
+            .match_name(name.to_owned())
+            .execute();
         match request.try_collect::<Vec<_>>().await {
             Ok(messages) => Ok(messages.first().map(parse_link)),
-            Err(rtnetlink::Error::NetlinkError(m)) if m.raw_code().abs() == libc::ENODEV => Ok(None),
+            Err(rtnetlink::Error::NetlinkError(m)) if m.raw_code().abs() == libc::ENODEV => {
+                Ok(None)
+            }
             Err(e) => Err(netlink_error(format!("get link {name:?}"))(e)),
         }
     }
 
     pub async fn require_link(&self, name: &str, purpose: &'static str) -> Result<Link> {
-        self.link(name).await?.ok_or_else(|| Error::InterfaceNotFound { name: name.to_owned(), purpose })
+        self.link(name)
+            .await?
+            .ok_or_else(|| Error::InterfaceNotFound {
+                name: name.to_owned(),
+                purpose,
+            })
     }
 
     /// Every IPv4 address with the index of its link.
     pub async fn addresses(&self) -> Result<Vec<(u32, Ipv4Cidr)>> {
-        let messages: Vec<AddressMessage> =
-            self.handle.address().get().execute().try_collect().await.map_err(netlink_error("list addresses"))?;
+        let messages: Vec<AddressMessage> = self
+            .handle
+            .address()
+            .get()
+            .execute()
+            .try_collect()
+            .await
+            .map_err(netlink_error("list addresses"))?;
         Ok(messages.iter().filter_map(parse_address).collect())
     }
 
     pub async fn link_addresses(&self, index: u32) -> Result<Vec<Ipv4Cidr>> {
-        Ok(self.addresses().await?.into_iter().filter(|(i, _)| *i == index).map(|(_, a)| a).collect())
+        Ok(self
+            .addresses()
+            .await?
+            .into_iter()
+            .filter(|(i, _)| *i == index)
+            .map(|(_, a)| a)
+            .collect())
     }
 
     /// Every IPv4 unicast route outside the local table.
     pub async fn routes(&self) -> Result<Vec<KernelRoute>> {
         let query = RouteMessageBuilder::<Ipv4Addr>::new().build();
-        let messages: Vec<RouteMessage> =
-            self.handle.route().get(query).execute().try_collect().await.map_err(netlink_error("list routes"))?;
-        Ok(messages.iter().filter_map(parse_route).filter(|r| r.route.table != LOCAL_TABLE).collect())
+        let messages: Vec<RouteMessage> = self
+            .handle
+            .route()
+            .get(query)
+            .execute()
+            .try_collect()
+            .await
+            .map_err(netlink_error("list routes"))?;
+        Ok(messages
+            .iter()
+            .filter_map(parse_route)
+            .filter(|r| r.route.table != LOCAL_TABLE)
+            .collect())
     }
 
     /// The configuration snapshot of `link`, leaving out connected routes and routes with
@@ -141,7 +186,11 @@ impl Kernel {
             .routes()
             .await?
             .into_iter()
-            .filter(|r| r.oif == Some(link.index) && r.route.protocol != RTPROT_KERNEL && r.route.protocol != skip_protocol)
+            .filter(|r| {
+                r.oif == Some(link.index)
+                    && r.route.protocol != RTPROT_KERNEL
+                    && r.route.protocol != skip_protocol
+            })
             .map(|r| r.route)
             .collect();
         let mac = link.mac.ok_or_else(|| Error::Invalid {
@@ -149,33 +198,60 @@ impl Kernel {
             value: link.name.clone(),
             reason: "has no Ethernet address",
         })?;
-        Ok(NicConfig { name: link.name.clone(), index: link.index, mac, mtu: link.mtu, addresses, routes })
+        Ok(NicConfig {
+            name: link.name.clone(),
+            index: link.index,
+            mac,
+            mtu: link.mtu,
+            addresses,
+            routes,
+        })
     }
 
     pub async fn set_link(&self, message: LinkMessage, op: String) -> Result<()> {
         self.count_write();
-        self.handle.link().set(message).execute().await.map_err(netlink_error(op))
+        self.handle
+            .link()
+            .set(message)
+            .execute()
+            .await
+            .map_err(netlink_error(op))
     }
 
     /// Sets the alias of `link`; the empty string removes it.
     pub async fn set_alias(&self, link: &Link, alias: &str) -> Result<()> {
         let message = LinkUnspec::new_with_index(link.index).alias(alias).build();
-        self.set_link(message, format!("set alias of {:?} to {alias:?}", link.name)).await
+        self.set_link(
+            message,
+            format!("set alias of {:?} to {alias:?}", link.name),
+        )
+        .await
     }
 
     pub async fn set_up(&self, link: &Link) -> Result<()> {
         let message = LinkUnspec::new_with_index(link.index).up().build();
-        self.set_link(message, format!("bring {:?} up", link.name)).await
+        self.set_link(message, format!("bring {:?} up", link.name))
+            .await
     }
 
     pub async fn add_link(&self, message: LinkMessage, op: String) -> Result<()> {
         self.count_write();
-        self.handle.link().add(message).execute().await.map_err(netlink_error(op))
+        self.handle
+            .link()
+            .add(message)
+            .execute()
+            .await
+            .map_err(netlink_error(op))
     }
 
     pub async fn delete_link(&self, link: &Link) -> Result<()> {
         self.count_write();
-        self.handle.link().del(link.index).execute().await.map_err(netlink_error(format!("delete link {:?}", link.name)))
+        self.handle
+            .link()
+            .del(link.index)
+            .execute()
+            .await
+            .map_err(netlink_error(format!("delete link {:?}", link.name)))
     }
 
     pub async fn add_address(&self, link: &Link, address: Ipv4Cidr) -> Result<()> {
@@ -185,7 +261,10 @@ impl Kernel {
             .add(link.index, IpAddr::V4(address.addr()), address.prefix_len())
             .execute()
             .await
-            .map_err(netlink_error(format!("add address {address} to {:?}", link.name)))
+            .map_err(netlink_error(format!(
+                "add address {address} to {:?}",
+                link.name
+            )))
     }
 
     pub async fn delete_address(&self, link: &Link, address: Ipv4Cidr) -> Result<()> {
@@ -199,7 +278,10 @@ impl Kernel {
             .del(message)
             .execute()
             .await
-            .map_err(netlink_error(format!("delete address {address} from {:?}", link.name)))
+            .map_err(netlink_error(format!(
+                "delete address {address} from {:?}",
+                link.name
+            )))
     }
 
     /// Adds `route` through `link`; with `replace` an existing route with the same key is
@@ -208,7 +290,11 @@ impl Kernel {
         self.count_write();
         let request = self.handle.route().add(route_message(route, link.index));
         let request = if replace { request.replace() } else { request };
-        request.execute().await.map_err(netlink_error(format!("add route {} to {:?}", describe(route), link.name)))
+        request.execute().await.map_err(netlink_error(format!(
+            "add route {} to {:?}",
+            describe(route),
+            link.name
+        )))
     }
 
     pub async fn delete_route(&self, route: &HostRoute, link: &Link) -> Result<()> {
@@ -218,14 +304,24 @@ impl Kernel {
             .del(route_message(route, link.index))
             .execute()
             .await
-            .map_err(netlink_error(format!("delete route {} from {:?}", describe(route), link.name)))
+            .map_err(netlink_error(format!(
+                "delete route {} from {:?}",
+                describe(route),
+                link.name
+            )))
     }
 }
 
 /// `dst [via gw] metric m table t`, for messages.
 pub fn describe(route: &HostRoute) -> String {
-    let via = route.gateway.map(|g| format!(" via {g}")).unwrap_or_default();
-    format!("{}{via} metric {} table {}", route.destination, route.metric, route.table)
+    let via = route
+        .gateway
+        .map(|g| format!(" via {g}"))
+        .unwrap_or_default();
+    format!(
+        "{}{via} metric {} table {}",
+        route.destination, route.metric, route.table
+    )
 }
 
 fn route_message(route: &HostRoute, oif: u32) -> RouteMessage {
@@ -295,7 +391,10 @@ fn parse_address(message: &AddressMessage) -> Option<(u32, Ipv4Cidr)> {
             _ => None,
         })
     })?;
-    Some((message.header.index, Ipv4Cidr::new(address, message.header.prefix_len)?))
+    Some((
+        message.header.index,
+        Ipv4Cidr::new(address, message.header.prefix_len)?,
+    ))
 }
 
 fn parse_route(message: &RouteMessage) -> Option<KernelRoute> {

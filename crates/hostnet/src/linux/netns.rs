@@ -28,8 +28,12 @@ impl Netns {
 
     /// The namespace at `path` (`/var/run/netns/NAME`, `/proc/PID/ns/net`).
     pub fn open(path: &Path) -> Result<Netns> {
-        let file = File::open(path).map_err(|e| Error::os(format!("open network namespace {}", path.display()), e))?;
-        Ok(Netns { file: Arc::new(file), path: path.to_owned() })
+        let file = File::open(path)
+            .map_err(|e| Error::os(format!("open network namespace {}", path.display()), e))?;
+        Ok(Netns {
+            file: Arc::new(file),
+            path: path.to_owned(),
+        })
     }
 
     /// Where the namespace was opened from.
@@ -56,12 +60,19 @@ impl Netns {
             .name("netns".into())
             .spawn(move || {
                 let result = setns(&*file, CloneFlags::CLONE_NEWNET)
-                    .map_err(|e| Error::os(format!("enter network namespace {}", path.display()), e))
+                    .map_err(|e| {
+                        Error::os(format!("enter network namespace {}", path.display()), e)
+                    })
                     .and_then(|()| work());
                 let _ = tx.send(result);
             })
             .map_err(|e| Error::os("spawn a thread for a network namespace", e))?;
-        rx.await.map_err(|_| Error::os("work inside a network namespace", std::io::Error::other("the thread panicked")))?
+        rx.await.map_err(|_| {
+            Error::os(
+                "work inside a network namespace",
+                std::io::Error::other("the thread panicked"),
+            )
+        })?
     }
 
     /// Like [`Netns::run`] for async work: the thread runs its own current-thread runtime, so

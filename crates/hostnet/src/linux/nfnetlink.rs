@@ -59,17 +59,32 @@ impl Message {
         bytes.extend_from_slice(&0u32.to_ne_bytes());
         bytes.extend_from_slice(&[family, 0]);
         bytes.extend_from_slice(&res_id.to_be_bytes());
-        Message { bytes, nests: Vec::new() }
+        Message {
+            bytes,
+            nests: Vec::new(),
+        }
     }
 
     /// An nf_tables message on the `netdev` family.
     fn nftables(command: u16, flags: u16, seq: u32) -> Message {
-        Message::new((NFNL_SUBSYS_NFTABLES << 8) | command, flags, seq, NFPROTO_NETDEV, 0)
+        Message::new(
+            (NFNL_SUBSYS_NFTABLES << 8) | command,
+            flags,
+            seq,
+            NFPROTO_NETDEV,
+            0,
+        )
     }
 
     /// A batch delimiter.
     fn batch(kind: u16, seq: u32) -> Message {
-        Message::new(kind, NLM_F_REQUEST, seq, NFPROTO_UNSPEC, NFNL_SUBSYS_NFTABLES)
+        Message::new(
+            kind,
+            NLM_F_REQUEST,
+            seq,
+            NFPROTO_UNSPEC,
+            NFNL_SUBSYS_NFTABLES,
+        )
     }
 
     fn attr(mut self, kind: u16, payload: &[u8]) -> Message {
@@ -96,7 +111,8 @@ impl Message {
     fn begin_nest(mut self, kind: u16) -> Message {
         self.nests.push(self.bytes.len());
         self.bytes.extend_from_slice(&0u16.to_ne_bytes());
-        self.bytes.extend_from_slice(&(kind | NLA_F_NESTED).to_ne_bytes());
+        self.bytes
+            .extend_from_slice(&(kind | NLA_F_NESTED).to_ne_bytes());
         self
     }
 
@@ -136,8 +152,11 @@ pub struct Nftables {
 impl Nftables {
     /// Opens the socket.
     pub fn open() -> Result<Nftables> {
-        let mut socket = Socket::new(NETLINK_NETFILTER).map_err(|e| Error::os("open a netfilter netlink socket", e))?;
-        socket.bind_auto().map_err(|e| Error::os("bind a netfilter netlink socket", e))?;
+        let mut socket = Socket::new(NETLINK_NETFILTER)
+            .map_err(|e| Error::os("open a netfilter netlink socket", e))?;
+        socket
+            .bind_auto()
+            .map_err(|e| Error::os("bind a netfilter netlink socket", e))?;
         socket
             .connect(&netlink_sys::SocketAddr::new(0, 0))
             .map_err(|e| Error::os("connect a netfilter netlink socket", e))?;
@@ -166,29 +185,43 @@ impl Nftables {
 
     /// Creates the table (if needed) and the ingress-drop chain of `interface`, in one batch.
     pub fn add_ingress_block(&mut self, interface: &str) -> Result<()> {
-        let (begin, table, chain, end) = (self.next_seq(), self.next_seq(), self.next_seq(), self.next_seq());
+        let (begin, table, chain, end) = (
+            self.next_seq(),
+            self.next_seq(),
+            self.next_seq(),
+            self.next_seq(),
+        );
         let mut batch = Message::batch(NFNL_MSG_BATCH_BEGIN, begin).finish();
         batch.extend(
-            Message::nftables(NFT_MSG_NEWTABLE, NLM_F_REQUEST | NLM_F_CREATE | NLM_F_ACK, table)
-                .string(NFTA_TABLE_NAME, TABLE)
-                .finish(),
+            Message::nftables(
+                NFT_MSG_NEWTABLE,
+                NLM_F_REQUEST | NLM_F_CREATE | NLM_F_ACK,
+                table,
+            )
+            .string(NFTA_TABLE_NAME, TABLE)
+            .finish(),
         );
         batch.extend(
-            Message::nftables(NFT_MSG_NEWCHAIN, NLM_F_REQUEST | NLM_F_CREATE | NLM_F_ACK, chain)
-                .string(NFTA_CHAIN_TABLE, TABLE)
-                .string(NFTA_CHAIN_NAME, &ingress_chain(interface))
-                .begin_nest(NFTA_CHAIN_HOOK)
-                .be32(NFTA_HOOK_HOOKNUM, NF_NETDEV_INGRESS)
-                .be32(NFTA_HOOK_PRIORITY, 0)
-                .string(NFTA_HOOK_DEV, interface)
-                .end_nest()
-                .be32(NFTA_CHAIN_POLICY, NF_DROP)
-                .string(NFTA_CHAIN_TYPE, "filter")
-                .finish(),
+            Message::nftables(
+                NFT_MSG_NEWCHAIN,
+                NLM_F_REQUEST | NLM_F_CREATE | NLM_F_ACK,
+                chain,
+            )
+            .string(NFTA_CHAIN_TABLE, TABLE)
+            .string(NFTA_CHAIN_NAME, &ingress_chain(interface))
+            .begin_nest(NFTA_CHAIN_HOOK)
+            .be32(NFTA_HOOK_HOOKNUM, NF_NETDEV_INGRESS)
+            .be32(NFTA_HOOK_PRIORITY, 0)
+            .string(NFTA_HOOK_DEV, interface)
+            .end_nest()
+            .be32(NFTA_CHAIN_POLICY, NF_DROP)
+            .string(NFTA_CHAIN_TYPE, "filter")
+            .finish(),
         );
         batch.extend(Message::batch(NFNL_MSG_BATCH_END, end).finish());
         let op = format!("block kernel ingress on {interface:?}");
-        self.exchange(&batch, &[table, chain]).map_err(|errno| errno.into_error(op))
+        self.exchange(&batch, &[table, chain])
+            .map_err(|errno| errno.into_error(op))
     }
 
     /// Deletes the ingress-drop chain of `interface`; false when it did not exist.
@@ -214,8 +247,12 @@ impl Nftables {
     /// acknowledged, or the first error. The kernel handles the request inside `send`, so
     /// every answer is queued when it returns: reading does not block past them.
     fn exchange(&mut self, request: &[u8], acked: &[u32]) -> std::result::Result<(), Errno> {
-        self.socket.send(request, 0).map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
-        self.socket.set_non_blocking(true).map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
+        self.socket
+            .send(request, 0)
+            .map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
+        self.socket
+            .set_non_blocking(true)
+            .map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
         let mut waiting: Vec<u32> = acked.to_vec();
         let mut buf = Vec::with_capacity(64 * 1024);
         while !waiting.is_empty() {
@@ -232,15 +269,19 @@ impl Nftables {
                 if kind != NLMSG_ERROR {
                     continue;
                 }
-                let code =
-                    payload.get(..4).map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]])).unwrap_or(-libc::EPROTO);
+                let code = payload
+                    .get(..4)
+                    .map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+                    .unwrap_or(-libc::EPROTO);
                 if code != 0 {
                     return Err(Errno(-code));
                 }
                 waiting.retain(|s| *s != seq);
             }
         }
-        self.socket.set_non_blocking(false).map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))
+        self.socket
+            .set_non_blocking(false)
+            .map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))
     }
 }
 
@@ -283,7 +324,10 @@ mod tests {
             .string(NFTA_HOOK_DEV, "x")
             .end_nest()
             .finish();
-        assert_eq!(u32::from_ne_bytes(bytes[..4].try_into().unwrap()) as usize, bytes.len());
+        assert_eq!(
+            u32::from_ne_bytes(bytes[..4].try_into().unwrap()) as usize,
+            bytes.len()
+        );
         assert_eq!(u16::from_ne_bytes([bytes[4], bytes[5]]), (10 << 8) | 3);
         assert_eq!(u32::from_ne_bytes(bytes[8..12].try_into().unwrap()), 7);
         assert_eq!(&bytes[16..20], &[NFPROTO_NETDEV, 0, 0, 0]);
@@ -292,7 +336,10 @@ mod tests {
         // The nest: header, hooknum (8 bytes), dev "x\0" (6 bytes, padded to 8); its length
         // covers the padding, as libmnl's does.
         assert_eq!(u16::from_ne_bytes([bytes[28], bytes[29]]), 4 + 8 + 8);
-        assert_eq!(u16::from_ne_bytes([bytes[30], bytes[31]]), NFTA_CHAIN_HOOK | NLA_F_NESTED);
+        assert_eq!(
+            u16::from_ne_bytes([bytes[30], bytes[31]]),
+            NFTA_CHAIN_HOOK | NLA_F_NESTED
+        );
         assert_eq!(&bytes[32..40], &[8, 0, 1, 0, 1, 2, 3, 4]);
         assert_eq!(&bytes[40..48], &[6, 0, 3, 0, b'x', 0, 0, 0]);
         assert_eq!(bytes.len(), 48);
@@ -302,7 +349,10 @@ mod tests {
     fn answers_are_split_by_their_lengths() {
         let mut buf = Message::new(NLMSG_ERROR, 0, 5, 0, 0).finish();
         buf.extend(Message::new(NLMSG_ERROR, 0, 6, 0, 0).attr(1, &[9]).finish());
-        let found: Vec<(u16, u32, usize)> = messages(&buf).into_iter().map(|(k, s, p)| (k, s, p.len())).collect();
+        let found: Vec<(u16, u32, usize)> = messages(&buf)
+            .into_iter()
+            .map(|(k, s, p)| (k, s, p.len()))
+            .collect();
         assert_eq!(found, [(NLMSG_ERROR, 5, 4), (NLMSG_ERROR, 6, 12)]);
     }
 }

@@ -30,14 +30,21 @@ fn nft(args: &[&str], stdin: &str, op: &str) -> Result<String> {
         .spawn()
         .map_err(|e| Error::os(format!("run nft to {op}"), e))?;
     if let Some(mut input) = child.stdin.take() {
-        input.write_all(stdin.as_bytes()).map_err(|e| Error::os(format!("write the nft script to {op}"), e))?;
+        input
+            .write_all(stdin.as_bytes())
+            .map_err(|e| Error::os(format!("write the nft script to {op}"), e))?;
     }
-    let output = child.wait_with_output().map_err(|e| Error::os(format!("wait for nft to {op}"), e))?;
+    let output = child
+        .wait_with_output()
+        .map_err(|e| Error::os(format!("wait for nft to {op}"), e))?;
     if output.status.success() {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {
         let detail = String::from_utf8_lossy(&output.stderr).trim().to_owned();
-        Err(Error::Nft { op: op.to_owned(), detail: format!("{detail} ({})", output.status) })
+        Err(Error::Nft {
+            op: op.to_owned(),
+            detail: format!("{detail} ({})", output.status),
+        })
     }
 }
 
@@ -49,7 +56,9 @@ pub fn apply(script: &str, op: &str) -> Result<()> {
 /// The objects of a table (`nft -j list table`), or `None` when the table does not exist.
 pub fn list_table(family: &str, op: &str) -> Result<Option<Vec<Value>>> {
     let tables = nft(&["-j", "list", "tables", family], "", op)?;
-    let exists = parse(&tables, op)?.iter().any(|o| o.get("table").and_then(|t| t.get("name")) == Some(&Value::from(TABLE)));
+    let exists = parse(&tables, op)?
+        .iter()
+        .any(|o| o.get("table").and_then(|t| t.get("name")) == Some(&Value::from(TABLE)));
     if !exists {
         return Ok(None);
     }
@@ -58,9 +67,15 @@ pub fn list_table(family: &str, op: &str) -> Result<Option<Vec<Value>>> {
 }
 
 fn parse(json: &str, op: &str) -> Result<Vec<Value>> {
-    let value: Value = serde_json::from_str(json)
-        .map_err(|e| Error::Nft { op: op.to_owned(), detail: format!("unreadable JSON from nft: {e}") })?;
-    Ok(value.get("nftables").and_then(Value::as_array).cloned().unwrap_or_default())
+    let value: Value = serde_json::from_str(json).map_err(|e| Error::Nft {
+        op: op.to_owned(),
+        detail: format!("unreadable JSON from nft: {e}"),
+    })?;
+    Ok(value
+        .get("nftables")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default())
 }
 
 /// Objects of `kind` (`"chain"`, `"rule"`) in chain or table listing `objects` whose `chain`
@@ -76,15 +91,28 @@ pub fn objects<'a>(objects: &'a [Value], kind: &str, chain: &str) -> Vec<&'a Val
 
 /// The comment that identifies the SNAT rule for `snat`.
 pub fn snat_comment(snat: &PodSnat) -> String {
-    let cluster: Vec<String> = snat.cluster_cidrs.iter().map(|c| c.network().to_string()).collect();
-    format!("antrea pod snat {} not {} oif {}", snat.pod_cidr.network(), cluster.join(","), snat.egress_interface)
+    let cluster: Vec<String> = snat
+        .cluster_cidrs
+        .iter()
+        .map(|c| c.network().to_string())
+        .collect();
+    format!(
+        "antrea pod snat {} not {} oif {}",
+        snat.pod_cidr.network(),
+        cluster.join(","),
+        snat.egress_interface
+    )
 }
 
 /// The transaction that makes `pod-snat` hold exactly the rule for `snat`.
 pub fn snat_script(snat: &PodSnat) -> String {
     let mut rule = format!("ip saddr {}", snat.pod_cidr.network());
     if !snat.cluster_cidrs.is_empty() {
-        let cluster: Vec<String> = snat.cluster_cidrs.iter().map(|c| c.network().to_string()).collect();
+        let cluster: Vec<String> = snat
+            .cluster_cidrs
+            .iter()
+            .map(|c| c.network().to_string())
+            .collect();
         rule.push_str(&format!(" ip daddr != {{ {} }}", cluster.join(", ")));
     }
     format!(

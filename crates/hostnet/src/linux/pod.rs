@@ -13,8 +13,8 @@ use std::path::Path;
 use netlink_packet_route::link::{InfoData, InfoKind, InfoVeth, LinkAttribute};
 use rtnetlink::{LinkMessageBuilder, LinkUnspec, LinkVeth};
 
-use crate::addr::{Ipv4Cidr, MacAddr};
 use crate::POD_INTERFACE_GROUP;
+use crate::addr::{Ipv4Cidr, MacAddr};
 use crate::error::{Error, Result};
 use crate::model::{HostRoute, Outcome, PodInterface, PodInterfaceSpec};
 
@@ -32,8 +32,18 @@ struct ContainerEnd {
     tx_checksum: bool,
 }
 
-fn mismatch(interface: &str, what: &'static str, expected: impl ToString, found: impl ToString) -> Error {
-    Error::CheckFailed { interface: interface.to_owned(), what, expected: expected.to_string(), found: found.to_string() }
+fn mismatch(
+    interface: &str,
+    what: &'static str,
+    expected: impl ToString,
+    found: impl ToString,
+) -> Error {
+    Error::CheckFailed {
+        interface: interface.to_owned(),
+        what,
+        expected: expected.to_string(),
+        found: found.to_string(),
+    }
 }
 
 fn default_route(spec: &PodInterfaceSpec) -> HostRoute {
@@ -50,7 +60,10 @@ fn default_route(spec: &PodInterfaceSpec) -> HostRoute {
 }
 
 impl LinuxHost {
-    pub(super) async fn create_pod(&self, spec: &PodInterfaceSpec) -> Result<(PodInterface, Outcome)> {
+    pub(super) async fn create_pod(
+        &self,
+        spec: &PodInterfaceSpec,
+    ) -> Result<(PodInterface, Outcome)> {
         validate_ifname(&spec.host_ifname)?;
         validate_ifname(&spec.ifname)?;
         let kernel = self.kernel.scoped();
@@ -58,7 +71,9 @@ impl LinuxHost {
             match self.observe_pod(spec).await {
                 Ok(found) => return Ok((found, Outcome::Unchanged)),
                 // A leftover that does not match (e.g. a half-made interface): start again.
-                Err(_) if existing.kind == Some(InfoKind::Veth) => kernel.delete_link(&existing).await?,
+                Err(_) if existing.kind == Some(InfoKind::Veth) => {
+                    kernel.delete_link(&existing).await?
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -74,7 +89,10 @@ impl LinuxHost {
             .mtu(spec.mtu)
             .set_info_data(InfoData::Veth(InfoVeth::Peer(peer)))
             .build();
-        let op = format!("create veth {:?} with peer {:?} in {}", spec.host_ifname, spec.ifname, spec.netns);
+        let op = format!(
+            "create veth {:?} with peer {:?} in {}",
+            spec.host_ifname, spec.ifname, spec.netns
+        );
         kernel.add_link(message, op).await?;
         match self.configure_pod(&kernel, spec, &pod_netns).await {
             Ok(created) => Ok((created, kernel.writes().outcome())),
@@ -87,7 +105,12 @@ impl LinuxHost {
         }
     }
 
-    async fn configure_pod(&self, kernel: &Kernel, spec: &PodInterfaceSpec, pod_netns: &Netns) -> Result<PodInterface> {
+    async fn configure_pod(
+        &self,
+        kernel: &Kernel,
+        spec: &PodInterfaceSpec,
+        pod_netns: &Netns,
+    ) -> Result<PodInterface> {
         let writes = kernel.writes().clone();
         let (ifname, address, route) = (spec.ifname.clone(), spec.address, default_route(spec));
         let container_mac = pod_netns
@@ -97,9 +120,17 @@ impl LinuxHost {
                 pod_kernel.add_address(&link, address).await?;
                 pod_kernel.set_up(&link).await?;
                 pod_kernel.add_route(&route, &link, true).await?;
-                ethtool::set_tx_checksum(&ifname, false)
-                    .map_err(|e| Error::os(format!("turn off transmit checksum offload of {ifname:?} in the Pod"), e))?;
-                link.mac.ok_or(Error::Invalid { what: "Pod interface", value: ifname, reason: "has no MAC" })
+                ethtool::set_tx_checksum(&ifname, false).map_err(|e| {
+                    Error::os(
+                        format!("turn off transmit checksum offload of {ifname:?} in the Pod"),
+                        e,
+                    )
+                })?;
+                link.mac.ok_or(Error::Invalid {
+                    what: "Pod interface",
+                    value: ifname,
+                    reason: "has no MAC",
+                })
             })
             .await?;
         kernel.writes().record();
@@ -107,20 +138,34 @@ impl LinuxHost {
         let host = spec.host_ifname.clone();
         let disabled = self
             .netns
-            .run(move || sysctl::disable_ipv6(&host).map_err(|e| Error::os(format!("disable IPv6 on {host:?}"), e)))
+            .run(move || {
+                sysctl::disable_ipv6(&host)
+                    .map_err(|e| Error::os(format!("disable IPv6 on {host:?}"), e))
+            })
             .await?;
         if disabled {
             kernel.writes().record();
         }
-        let host = kernel.require_link(&spec.host_ifname, "Pod host interface").await?;
+        let host = kernel
+            .require_link(&spec.host_ifname, "Pod host interface")
+            .await?;
         kernel.set_up(&host).await?;
-        let host_mac = host.mac.ok_or_else(|| mismatch(&spec.host_ifname, "MAC", "an Ethernet address", "none"))?;
-        Ok(PodInterface { host_ifname: spec.host_ifname.clone(), host_mac, container_mac })
+        let host_mac = host
+            .mac
+            .ok_or_else(|| mismatch(&spec.host_ifname, "MAC", "an Ethernet address", "none"))?;
+        Ok(PodInterface {
+            host_ifname: spec.host_ifname.clone(),
+            host_mac,
+            container_mac,
+        })
     }
 
     /// Reads both ends and verifies them against `spec`; returns what was found.
     async fn observe_pod(&self, spec: &PodInterfaceSpec) -> Result<PodInterface> {
-        let host = self.kernel.require_link(&spec.host_ifname, "Pod host interface").await?;
+        let host = self
+            .kernel
+            .require_link(&spec.host_ifname, "Pod host interface")
+            .await?;
         let name = &spec.host_ifname;
         if host.kind != Some(InfoKind::Veth) {
             return Err(mismatch(name, "kind", "veth", format!("{:?}", host.kind)));
@@ -145,17 +190,36 @@ impl LinuxHost {
                     .into_iter()
                     .find(|r| r.oif == Some(link.index) && r.route.destination.prefix_len() == 0)
                     .and_then(|r| r.route.gateway);
-                let tx_checksum = ethtool::tx_checksum(&ifname)
-                    .map_err(|e| Error::os(format!("read transmit checksum offload of {ifname:?} in the Pod"), e))?;
-                Ok(ContainerEnd { link, addresses, default_gateway, tx_checksum })
+                let tx_checksum = ethtool::tx_checksum(&ifname).map_err(|e| {
+                    Error::os(
+                        format!("read transmit checksum offload of {ifname:?} in the Pod"),
+                        e,
+                    )
+                })?;
+                Ok(ContainerEnd {
+                    link,
+                    addresses,
+                    default_gateway,
+                    tx_checksum,
+                })
             })
             .await?;
         let pod_if = format!("{} in {}", spec.ifname, spec.netns);
         if host.peer_index != Some(container.link.index) {
-            return Err(mismatch(name, "veth peer", format!("{pod_if} (index {})", container.link.index), format!("{:?}", host.peer_index)));
+            return Err(mismatch(
+                name,
+                "veth peer",
+                format!("{pod_if} (index {})", container.link.index),
+                format!("{:?}", host.peer_index),
+            ));
         }
         if container.link.kind != Some(InfoKind::Veth) {
-            return Err(mismatch(&pod_if, "kind", "veth", format!("{:?}", container.link.kind)));
+            return Err(mismatch(
+                &pod_if,
+                "kind",
+                "veth",
+                format!("{:?}", container.link.kind),
+            ));
         }
         if !container.link.up {
             return Err(mismatch(&pod_if, "state", "up", "down"));
@@ -164,25 +228,59 @@ impl LinuxHost {
             return Err(mismatch(&pod_if, "MTU", spec.mtu, container.link.mtu));
         }
         if !container.addresses.contains(&spec.address) {
-            let found: Vec<String> = container.addresses.iter().map(Ipv4Cidr::to_string).collect();
-            return Err(mismatch(&pod_if, "IPv4 address", spec.address, format!("[{}]", found.join(" "))));
+            let found: Vec<String> = container
+                .addresses
+                .iter()
+                .map(Ipv4Cidr::to_string)
+                .collect();
+            return Err(mismatch(
+                &pod_if,
+                "IPv4 address",
+                spec.address,
+                format!("[{}]", found.join(" ")),
+            ));
         }
         if container.default_gateway != Some(spec.gateway) {
-            return Err(mismatch(&pod_if, "default gateway", spec.gateway, format!("{:?}", container.default_gateway)));
+            return Err(mismatch(
+                &pod_if,
+                "default gateway",
+                spec.gateway,
+                format!("{:?}", container.default_gateway),
+            ));
         }
         if container.tx_checksum {
             return Err(mismatch(&pod_if, "transmit checksum offload", "off", "on"));
         }
-        let mac = |link: &Link, label: &str| link.mac.ok_or_else(|| mismatch(label, "MAC", "an Ethernet address", "none"));
-        Ok(PodInterface { host_ifname: host.name.clone(), host_mac: mac(&host, name)?, container_mac: mac(&container.link, &pod_if)? })
+        let mac = |link: &Link, label: &str| {
+            link.mac
+                .ok_or_else(|| mismatch(label, "MAC", "an Ethernet address", "none"))
+        };
+        Ok(PodInterface {
+            host_ifname: host.name.clone(),
+            host_mac: mac(&host, name)?,
+            container_mac: mac(&container.link, &pod_if)?,
+        })
     }
 
-    pub(super) async fn check_pod(&self, spec: &PodInterfaceSpec, created: &PodInterface) -> Result<()> {
+    pub(super) async fn check_pod(
+        &self,
+        spec: &PodInterfaceSpec,
+        created: &PodInterface,
+    ) -> Result<()> {
         let found = self.observe_pod(spec).await?;
         let expect = |what, expected: MacAddr, found: MacAddr, label: &str| {
-            if expected == found { Ok(()) } else { Err(mismatch(label, what, expected, found)) }
+            if expected == found {
+                Ok(())
+            } else {
+                Err(mismatch(label, what, expected, found))
+            }
         };
-        expect("MAC", created.container_mac, found.container_mac, &spec.ifname)?;
+        expect(
+            "MAC",
+            created.container_mac,
+            found.container_mac,
+            &spec.ifname,
+        )?;
         expect("MAC", created.host_mac, found.host_mac, &spec.host_ifname)
     }
 
@@ -204,7 +302,11 @@ impl LinuxHost {
             return Ok(Outcome::Unchanged);
         };
         if link.kind != Some(InfoKind::Veth) {
-            return Err(Error::Invalid { what: "Pod host interface", value: host_ifname.to_owned(), reason: "is not a veth; not deleting it" });
+            return Err(Error::Invalid {
+                what: "Pod host interface",
+                value: host_ifname.to_owned(),
+                reason: "is not a veth; not deleting it",
+            });
         }
         // Deleting one end deletes the pair, wherever the other end lives.
         self.kernel.delete_link(&link).await?;

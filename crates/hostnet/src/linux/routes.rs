@@ -56,10 +56,13 @@ impl LinuxHost {
         let links = self.kernel.links().await?;
         let mut changes = RouteChanges::default();
         for (destination, peer) in &wanted {
-            let link = links.iter().find(|l| l.name == peer.interface).ok_or_else(|| Error::InterfaceNotFound {
-                name: peer.interface.clone(),
-                purpose: "peer route",
-            })?;
+            let link = links
+                .iter()
+                .find(|l| l.name == peer.interface)
+                .ok_or_else(|| Error::InterfaceNotFound {
+                    name: peer.interface.clone(),
+                    purpose: "peer route",
+                })?;
             let route = host_route(peer);
             match ours.iter().find(|r| r.route.destination == *destination) {
                 Some(current) if current.oif == Some(link.index) && current.route == route => {}
@@ -70,14 +73,21 @@ impl LinuxHost {
                 None => match self.add_route_when_up(&route, link, false).await {
                     Ok(()) => changes.added.push(*destination),
                     Err(e) if is_errno(&e, libc::EEXIST) => {
-                        return Err(Error::RouteConflict { destination: destination.to_string() });
+                        return Err(Error::RouteConflict {
+                            destination: destination.to_string(),
+                        });
                     }
                     Err(e) => return Err(e),
                 },
             }
         }
-        for stale in ours.iter().filter(|r| !wanted.contains_key(&r.route.destination)) {
-            let Some(link) = links.iter().find(|l| Some(l.index) == stale.oif) else { continue };
+        for stale in ours
+            .iter()
+            .filter(|r| !wanted.contains_key(&r.route.destination))
+        {
+            let Some(link) = links.iter().find(|l| Some(l.index) == stale.oif) else {
+                continue;
+            };
             self.kernel.delete_route(&stale.route, link).await?;
             changes.deleted.push(stale.route.destination);
         }
@@ -94,7 +104,9 @@ impl LinuxHost {
         let mut link = link.clone();
         loop {
             match self.kernel.add_route(route, &link, replace).await {
-                Err(e) if is_errno(&e, libc::ENETDOWN) && tokio::time::Instant::now() < deadline => {
+                Err(e)
+                    if is_errno(&e, libc::ENETDOWN) && tokio::time::Instant::now() < deadline =>
+                {
                     tokio::time::sleep(LINK_UP_POLL).await;
                     if let Some(current) = self.kernel.link(&link.name).await? {
                         if !current.up {

@@ -27,7 +27,9 @@ fn same_route(a: &HostRoute, b: &HostRoute) -> bool {
 }
 
 fn has_route(routes: &[KernelRoute], route: &HostRoute, oif: u32) -> bool {
-    routes.iter().any(|r| r.oif == Some(oif) && same_route(&r.route, route))
+    routes
+        .iter()
+        .any(|r| r.oif == Some(oif) && same_route(&r.route, route))
 }
 
 impl LinuxHost {
@@ -35,22 +37,37 @@ impl LinuxHost {
         let links = self.kernel.links().await?;
         let addresses = self.kernel.addresses().await?;
         let holder = match selector {
-            TransportSelector::NodeIp(ip) => addresses.iter().find(|(_, a)| a.addr() == *ip).map(|(i, _)| *i),
-            TransportSelector::Cidrs(cidrs) => {
-                addresses.iter().find(|(_, a)| cidrs.iter().any(|c| c.contains(a.addr()))).map(|(i, _)| *i)
+            TransportSelector::NodeIp(ip) => addresses
+                .iter()
+                .find(|(_, a)| a.addr() == *ip)
+                .map(|(i, _)| *i),
+            TransportSelector::Cidrs(cidrs) => addresses
+                .iter()
+                .find(|(_, a)| cidrs.iter().any(|c| c.contains(a.addr())))
+                .map(|(i, _)| *i),
+            TransportSelector::InterfaceName(name) => {
+                links.iter().find(|l| &l.name == name).map(|link| {
+                    // A NIC already taken over: its configuration lives on the bridge now.
+                    let bridge = link
+                        .alias
+                        .as_deref()
+                        .and_then(|a| a.strip_prefix(UPLINK_ALIAS_PREFIX));
+                    bridge
+                        .and_then(|b| links.iter().find(|l| l.name == b))
+                        .unwrap_or(link)
+                        .index
+                })
             }
-            TransportSelector::InterfaceName(name) => links.iter().find(|l| &l.name == name).map(|link| {
-                // A NIC already taken over: its configuration lives on the bridge now.
-                let bridge = link.alias.as_deref().and_then(|a| a.strip_prefix(UPLINK_ALIAS_PREFIX));
-                bridge.and_then(|b| links.iter().find(|l| l.name == b)).unwrap_or(link).index
-            }),
         };
         let Some(link) = holder.and_then(|index| links.iter().find(|l| l.index == index)) else {
             let available: Vec<String> = links
                 .iter()
                 .map(|l| {
-                    let own: Vec<String> =
-                        addresses.iter().filter(|(i, _)| *i == l.index).map(|(_, a)| a.to_string()).collect();
+                    let own: Vec<String> = addresses
+                        .iter()
+                        .filter(|(i, _)| *i == l.index)
+                        .map(|(_, a)| a.to_string())
+                        .collect();
                     format!("{} [{}]", l.name, own.join(" "))
                 })
                 .collect();
@@ -65,36 +82,85 @@ impl LinuxHost {
     pub(super) async fn uplink_of(&self, bridge: &str) -> Result<Option<Uplink>> {
         let marker = format!("{UPLINK_ALIAS_PREFIX}{bridge}");
         let links = self.kernel.links().await?;
-        let Some(nic) = links.iter().find(|l| l.alias.as_deref() == Some(marker.as_str())) else {
+        let Some(nic) = links
+            .iter()
+            .find(|l| l.alias.as_deref() == Some(marker.as_str()))
+        else {
             return Ok(None);
         };
-        let bridge_link = self.kernel.require_link(bridge, "bridge LOCAL interface").await?;
+        let bridge_link = self
+            .kernel
+            .require_link(bridge, "bridge LOCAL interface")
+            .await?;
         let config = self.kernel.nic_config(&bridge_link, ROUTE_PROTOCOL).await?;
-        Ok(Some(Uplink { nic: nic.name.clone(), bridge: config }))
+        Ok(Some(Uplink {
+            nic: nic.name.clone(),
+            bridge: config,
+        }))
     }
 
-    pub(super) async fn take_over(&self, nic: &NicConfig, bridge: &str) -> Result<(Uplink, Outcome)> {
+    pub(super) async fn take_over(
+        &self,
+        nic: &NicConfig,
+        bridge: &str,
+    ) -> Result<(Uplink, Outcome)> {
         if nic.name == bridge {
-            let uplink = self.uplink_of(bridge).await?.ok_or_else(|| Error::UplinkUnknown { bridge: bridge.to_owned() })?;
+            let uplink = self
+                .uplink_of(bridge)
+                .await?
+                .ok_or_else(|| Error::UplinkUnknown {
+                    bridge: bridge.to_owned(),
+                })?;
             return Ok((uplink, Outcome::Unchanged));
         }
-        let bridge_link = self.kernel.require_link(bridge, "bridge LOCAL interface").await?;
+        let bridge_link = self
+            .kernel
+            .require_link(bridge, "bridge LOCAL interface")
+            .await?;
         let nic_link = self.kernel.require_link(&nic.name, "uplink NIC").await?;
         let kernel = self.kernel.scoped();
         if let Err(error) = self.attach(&kernel, &nic_link, &bridge_link, nic).await {
-            let rollback = match self.detach(&kernel, &bridge_link, &nic_link, &nic.addresses, &nic.routes).await {
+            let rollback = match self
+                .detach(
+                    &kernel,
+                    &bridge_link,
+                    &nic_link,
+                    &nic.addresses,
+                    &nic.routes,
+                )
+                .await
+            {
                 Ok(()) => "the NIC's configuration was put back".to_owned(),
                 Err(e) => format!("putting the NIC's configuration back failed too: {e}"),
             };
-            return Err(Error::TakeoverFailed { nic: nic.name.clone(), source: Box::new(error), rollback });
+            return Err(Error::TakeoverFailed {
+                nic: nic.name.clone(),
+                source: Box::new(error),
+                rollback,
+            });
         }
-        let bridge_link = self.kernel.require_link(bridge, "bridge LOCAL interface").await?;
+        let bridge_link = self
+            .kernel
+            .require_link(bridge, "bridge LOCAL interface")
+            .await?;
         let config = self.kernel.nic_config(&bridge_link, ROUTE_PROTOCOL).await?;
-        Ok((Uplink { nic: nic.name.clone(), bridge: config }, kernel.writes().outcome()))
+        Ok((
+            Uplink {
+                nic: nic.name.clone(),
+                bridge: config,
+            },
+            kernel.writes().outcome(),
+        ))
     }
 
     /// Moves the NIC's configuration (`snapshot`) onto the bridge.
-    async fn attach(&self, kernel: &Kernel, nic: &Link, bridge: &Link, snapshot: &NicConfig) -> Result<()> {
+    async fn attach(
+        &self,
+        kernel: &Kernel,
+        nic: &Link,
+        bridge: &Link,
+        snapshot: &NicConfig,
+    ) -> Result<()> {
         let marker = format!("{UPLINK_ALIAS_PREFIX}{}", bridge.name);
         if nic.alias.as_deref() != Some(marker.as_str()) {
             kernel.set_alias(nic, &marker).await?;
@@ -105,11 +171,15 @@ impl LinuxHost {
                 .mtu(snapshot.mtu)
                 .up()
                 .build();
-            let op = format!("give {:?} the MAC {} and MTU {} of {:?}", bridge.name, snapshot.mac, snapshot.mtu, nic.name);
+            let op = format!(
+                "give {:?} the MAC {} and MTU {} of {:?}",
+                bridge.name, snapshot.mac, snapshot.mtu, nic.name
+            );
             kernel.set_link(message, op).await?;
         }
         self.tx_checksum_off(kernel, &bridge.name).await?;
-        self.move_config(kernel, nic, bridge, &snapshot.addresses, &snapshot.routes).await?;
+        self.move_config(kernel, nic, bridge, &snapshot.addresses, &snapshot.routes)
+            .await?;
         if !nic.up {
             kernel.set_up(nic).await?;
         }
@@ -117,11 +187,19 @@ impl LinuxHost {
     }
 
     /// Moves `addresses` and `routes` from `bridge` back to `nic` and removes the marker.
-    async fn detach(&self, kernel: &Kernel, bridge: &Link, nic: &Link, addresses: &[Ipv4Cidr], routes: &[HostRoute]) -> Result<()> {
+    async fn detach(
+        &self,
+        kernel: &Kernel,
+        bridge: &Link,
+        nic: &Link,
+        addresses: &[Ipv4Cidr],
+        routes: &[HostRoute],
+    ) -> Result<()> {
         if !nic.up {
             kernel.set_up(nic).await?;
         }
-        self.move_config(kernel, bridge, nic, addresses, routes).await?;
+        self.move_config(kernel, bridge, nic, addresses, routes)
+            .await?;
         let nic = kernel.require_link(&nic.name, "uplink NIC").await?;
         if nic.alias.is_some() {
             kernel.set_alias(&nic, "").await?;
@@ -131,7 +209,14 @@ impl LinuxHost {
 
     /// Makes `to` hold `addresses` and `routes` instead of `from`; every step is skipped when
     /// already done, so an interrupted move can be repeated.
-    async fn move_config(&self, kernel: &Kernel, from: &Link, to: &Link, addresses: &[Ipv4Cidr], routes: &[HostRoute]) -> Result<()> {
+    async fn move_config(
+        &self,
+        kernel: &Kernel,
+        from: &Link,
+        to: &Link,
+        addresses: &[Ipv4Cidr],
+        routes: &[HostRoute],
+    ) -> Result<()> {
         let present = kernel.addresses().await?;
         for address in addresses {
             if !present.contains(&(to.index, *address)) {
@@ -162,11 +247,24 @@ impl LinuxHost {
         let Some(uplink) = self.uplink_of(bridge).await? else {
             return Ok(None);
         };
-        let bridge_link = self.kernel.require_link(bridge, "bridge LOCAL interface").await?;
+        let bridge_link = self
+            .kernel
+            .require_link(bridge, "bridge LOCAL interface")
+            .await?;
         let nic_link = self.kernel.require_link(&uplink.nic, "uplink NIC").await?;
-        self.detach(&self.kernel, &bridge_link, &nic_link, &uplink.bridge.addresses, &uplink.bridge.routes).await?;
+        self.detach(
+            &self.kernel,
+            &bridge_link,
+            &nic_link,
+            &uplink.bridge.addresses,
+            &uplink.bridge.routes,
+        )
+        .await?;
         let nic_link = self.kernel.require_link(&uplink.nic, "uplink NIC").await?;
-        self.kernel.nic_config(&nic_link, ROUTE_PROTOCOL).await.map(Some)
+        self.kernel
+            .nic_config(&nic_link, ROUTE_PROTOCOL)
+            .await
+            .map(Some)
     }
 
     /// Turns transmit checksum offload off on `interface` in our namespace (userspace datapath,

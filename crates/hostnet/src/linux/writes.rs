@@ -23,7 +23,10 @@ impl Writes {
 
     /// A new count, starting at zero, that still adds to the same total.
     pub fn scoped(&self) -> Writes {
-        Writes { total: Arc::clone(&self.total), scope: Arc::default() }
+        Writes {
+            total: Arc::clone(&self.total),
+            scope: Arc::default(),
+        }
     }
 
     /// Every write recorded through any count sharing this total.
@@ -33,6 +36,10 @@ impl Writes {
 
     /// `Changed` when this count recorded a write.
     pub fn outcome(&self) -> Outcome {
-        if self.scope.load(Ordering::Relaxed) == 0 { Outcome::Unchanged } else { Outcome::Changed }
+        if self.scope.load(Ordering::Relaxed) == 0 {
+            Outcome::Unchanged
+        } else {
+            Outcome::Changed
+        }
     }
 }

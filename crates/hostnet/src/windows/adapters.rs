@@ -14,11 +14,14 @@ use crate::model::{HostRoute, NicConfig, TransportSelector};
 
 /// The adapter's MAC; adapters without a 6-byte one cannot be used.
 pub(super) fn mac_of(adapter: &Adapter) -> Result<MacAddr> {
-    adapter.mac.map(|m| MacAddr(m.0)).ok_or_else(|| Error::Invalid {
-        what: "adapter",
-        value: adapter.alias.clone(),
-        reason: "it has no Ethernet address",
-    })
+    adapter
+        .mac
+        .map(|m| MacAddr(m.0))
+        .ok_or_else(|| Error::Invalid {
+            what: "adapter",
+            value: adapter.alias.clone(),
+            reason: "it has no Ethernet address",
+        })
 }
 
 /// The IPv4 next hop of a route, `None` for on-link.
@@ -32,7 +35,9 @@ pub(super) fn next_hop_v4(route: &Route) -> Option<Ipv4Addr> {
 /// The IPv4 routes through `index` that the stack did not derive from addresses.
 pub(super) fn routes_of(routes: &[Route], index: u32) -> impl Iterator<Item = &Route> {
     routes.iter().filter(move |r| {
-        r.interface_index == index && matches!(r.destination, IpNet::V4(_)) && r.protocol != RouteProtocol::Local
+        r.interface_index == index
+            && matches!(r.destination, IpNet::V4(_))
+            && r.protocol != RouteProtocol::Local
     })
 }
 
@@ -58,7 +63,11 @@ pub(super) fn nic_config(adapter: &Adapter, routes: &[Route]) -> Result<NicConfi
         index: adapter.index,
         mac: mac_of(adapter)?,
         mtu: adapter.mtu,
-        addresses: adapter.ipv4.iter().map(|net| Ipv4Cidr::from(*net)).collect(),
+        addresses: adapter
+            .ipv4
+            .iter()
+            .map(|net| Ipv4Cidr::from(*net))
+            .collect(),
         routes,
     })
 }
@@ -95,7 +104,10 @@ where
         self.adapters()?
             .into_iter()
             .find(|a| a.alias == alias)
-            .ok_or_else(|| Error::InterfaceNotFound { name: alias.to_owned(), purpose })
+            .ok_or_else(|| Error::InterfaceNotFound {
+                name: alias.to_owned(),
+                purpose,
+            })
     }
 
     /// The adapter whose alias is `alias`, once Windows shows it: vNICs of HNS endpoints and
@@ -129,13 +141,20 @@ where
         let adapters = self.adapters()?;
         let found = match selector {
             TransportSelector::NodeIp(ip) => adapters.iter().find(|a| a.has_ipv4(*ip)),
-            TransportSelector::Cidrs(cidrs) => {
-                adapters.iter().find(|a| a.ipv4.iter().any(|net| cidrs.iter().any(|c| c.contains(net.addr()))))
-            }
-            TransportSelector::InterfaceName(name) => match adapters.iter().find(|a| &a.alias == name) {
-                Some(nic) if nic.ipv4.is_empty() && self.bound_to_network(name)? => adapters
+            TransportSelector::Cidrs(cidrs) => adapters.iter().find(|a| {
+                a.ipv4
                     .iter()
-                    .find(|a| a.is_virtual() && a.mac.is_some() && a.mac == nic.mac && !a.ipv4.is_empty()),
+                    .any(|net| cidrs.iter().any(|c| c.contains(net.addr())))
+            }),
+            TransportSelector::InterfaceName(name) => match adapters
+                .iter()
+                .find(|a| &a.alias == name)
+            {
+                Some(nic) if nic.ipv4.is_empty() && self.bound_to_network(name)? => {
+                    adapters.iter().find(|a| {
+                        a.is_virtual() && a.mac.is_some() && a.mac == nic.mac && !a.ipv4.is_empty()
+                    })
+                }
                 found => found,
             },
         };

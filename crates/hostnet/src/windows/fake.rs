@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use hcn::fake::{AdapterRoute, FakeHcn, HostAdapter, HostModel};
 use hcn::schema::{
-    HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork, HostComputeQuery, ModifyNamespaceSettingRequest,
-    ModifyNetworkSettingRequest,
+    HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork, HostComputeQuery,
+    ModifyNamespaceSettingRequest, ModifyNetworkSettingRequest,
 };
 use hcn::{Guid, HcnApi, MacAddress};
 use ipnet::IpNet;
@@ -36,7 +36,9 @@ enum AdapterId {
 }
 
 fn id_of(adapter: &HostAdapter) -> AdapterId {
-    adapter.owner.map_or_else(|| AdapterId::Name(adapter.name.clone()), AdapterId::Owner)
+    adapter
+        .owner
+        .map_or_else(|| AdapterId::Name(adapter.name.clone()), AdapterId::Owner)
 }
 
 /// What a NIC had when it was added, for the vNIC a network makes of it.
@@ -74,7 +76,12 @@ impl Default for FakeWindows {
 }
 
 fn route_of(route: &AdapterRoute, index: u32) -> Route {
-    Route::new(IpNet::V4(route.destination), IpAddr::V4(route.next_hop), index, route.metric)
+    Route::new(
+        IpNet::V4(route.destination),
+        IpAddr::V4(route.next_hop),
+        index,
+        route.metric,
+    )
 }
 
 impl FakeWindows {
@@ -96,7 +103,9 @@ impl FakeWindows {
     }
 
     fn replay(&self) -> MutexGuard<'_, Replay> {
-        self.replay.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.replay
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The IP Helper side, to hand to the backend and to inspect.
@@ -122,14 +131,20 @@ impl FakeWindows {
             owner: None,
         };
         let index = adapter.index;
-        let traits = NicTraits { mtu: adapter.mtu, dns: adapter.dns_servers.clone() };
+        let traits = NicTraits {
+            mtu: adapter.mtu,
+            dns: adapter.dns_servers.clone(),
+        };
         self.ip.add_adapter(adapter)?;
         for route in routes {
             self.ip.create_route(&route_of(route, index))?;
         }
-        self.hcn.apply(hcn::fake::AdapterChange::Upsert(hns_view.clone())).map_err(|e| {
-            winos::WinOsError::InvalidArgument { function: "FakeWindows::add_nic", detail: e.to_string() }
-        })?;
+        self.hcn
+            .apply(hcn::fake::AdapterChange::Upsert(hns_view.clone()))
+            .map_err(|e| winos::WinOsError::InvalidArgument {
+                function: "FakeWindows::add_nic",
+                detail: e.to_string(),
+            })?;
         let mut replay = self.replay();
         replay.seen = self.hcn.host();
         replay.indexes.insert(id_of(&hns_view), index);
@@ -187,7 +202,9 @@ impl FakeWindows {
             let id = id_of(adapter);
             let outcome = match before.iter().find(|a| id_of(a) == id).cloned() {
                 None => self.add_replayed(&mut replay, adapter),
-                Some(before) if before != *adapter => self.update_replayed(&replay, &before, adapter),
+                Some(before) if before != *adapter => {
+                    self.update_replayed(&replay, &before, adapter)
+                }
                 Some(_) => Ok(()),
             };
             if let Err(e) = outcome {
@@ -204,8 +221,19 @@ impl FakeWindows {
         let nic = replay.nics.get(&adapter.mac).cloned();
         let moves = !(replay.ip_move_fails && nic.is_some());
         let (mtu, dns) = nic.map_or((1500, Vec::new()), |n| (n.mtu, n.dns));
-        let (ipv4, dns) = if moves { (adapter.ipv4.clone(), dns) } else { (Vec::new(), Vec::new()) };
-        self.ip.add_adapter(vnic(&adapter.name, index, Some(MacAddr(adapter.mac.0)), mtu, ipv4, dns))?;
+        let (ipv4, dns) = if moves {
+            (adapter.ipv4.clone(), dns)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        self.ip.add_adapter(vnic(
+            &adapter.name,
+            index,
+            Some(MacAddr(adapter.mac.0)),
+            mtu,
+            ipv4,
+            dns,
+        ))?;
         if moves {
             for route in &adapter.routes {
                 self.ip.create_route(&route_of(route, index))?;
@@ -214,11 +242,17 @@ impl FakeWindows {
         Ok(())
     }
 
-    fn update_replayed(&self, replay: &Replay, before: &HostAdapter, after: &HostAdapter) -> winos::Result<()> {
+    fn update_replayed(
+        &self,
+        replay: &Replay,
+        before: &HostAdapter,
+        after: &HostAdapter,
+    ) -> winos::Result<()> {
         let Some(&index) = replay.indexes.get(&id_of(after)) else {
             return Ok(());
         };
-        self.ip.update_adapter(index, |a| a.ipv4 = after.ipv4.clone())?;
+        self.ip
+            .update_adapter(index, |a| a.ipv4 = after.ipv4.clone())?;
         for route in before.routes.iter().filter(|r| !after.routes.contains(r)) {
             self.ip.remove_route(&route_of(route, index).key())?;
         }
@@ -275,7 +309,11 @@ impl HcnApi for FakeWindows {
         self.changing(|h| h.modify_network(id, request))
     }
 
-    fn create_endpoint(&self, network: Guid, endpoint: &HostComputeEndpoint) -> hcn::Result<HostComputeEndpoint> {
+    fn create_endpoint(
+        &self,
+        network: Guid,
+        endpoint: &HostComputeEndpoint,
+    ) -> hcn::Result<HostComputeEndpoint> {
         self.changing(|h| h.create_endpoint(network, endpoint))
     }
 
@@ -291,7 +329,10 @@ impl HcnApi for FakeWindows {
         self.changing(|h| h.delete_endpoint(id))
     }
 
-    fn create_namespace(&self, namespace: &HostComputeNamespace) -> hcn::Result<HostComputeNamespace> {
+    fn create_namespace(
+        &self,
+        namespace: &HostComputeNamespace,
+    ) -> hcn::Result<HostComputeNamespace> {
         self.changing(|h| h.create_namespace(namespace))
     }
 
@@ -307,7 +348,11 @@ impl HcnApi for FakeWindows {
         self.changing(|h| h.delete_namespace(id))
     }
 
-    fn modify_namespace(&self, id: Guid, request: &ModifyNamespaceSettingRequest) -> hcn::Result<()> {
+    fn modify_namespace(
+        &self,
+        id: Guid,
+        request: &ModifyNamespaceSettingRequest,
+    ) -> hcn::Result<()> {
         self.changing(|h| h.modify_namespace(id, request))
     }
 }

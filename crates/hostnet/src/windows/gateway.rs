@@ -27,23 +27,36 @@ where
         let adapter = self.wait_for_adapter(name)?;
         let want = Ipv4Net::from(gateway.address);
         let mut changed = false;
-        let current = self.ip.unicast_addresses().map_err(os("listing unicast addresses"))?;
+        let current = self
+            .ip
+            .unicast_addresses()
+            .map_err(os("listing unicast addresses"))?;
         let mut present = false;
-        for address in current.iter().filter(|a| a.interface_index == adapter.index) {
+        for address in current
+            .iter()
+            .filter(|a| a.interface_index == adapter.index)
+        {
             let IpNet::V4(net) = address.address else {
                 continue;
             };
             if net == want {
                 present = true;
             } else if !net.addr().is_link_local() {
-                self.ip.delete_unicast_address(address).map_err(os(format!("removing {net} from {name}")))?;
+                self.ip
+                    .delete_unicast_address(address)
+                    .map_err(os(format!("removing {net} from {name}")))?;
                 tracing::info!("stale address {net} removed from {name}");
                 changed = true;
             }
         }
         if !present {
-            let address = UnicastAddress { interface_index: adapter.index, address: IpNet::V4(want) };
-            self.ip.create_unicast_address(&address).map_err(os(format!("adding {want} to {name}")))?;
+            let address = UnicastAddress {
+                interface_index: adapter.index,
+                address: IpNet::V4(want),
+            };
+            self.ip
+                .create_unicast_address(&address)
+                .map_err(os(format!("adding {want} to {name}")))?;
             changed = true;
         }
         let settings = self
@@ -57,13 +70,18 @@ where
         if change != IpInterfaceChange::default() {
             self.ip
                 .set_ip_interface(adapter.index, IpFamily::V4, change)
-                .map_err(os(format!("setting forwarding and MTU {} on {name}", gateway.mtu)))?;
+                .map_err(os(format!(
+                    "setting forwarding and MTU {} on {name}",
+                    gateway.mtu
+                )))?;
             changed = true;
         }
         let pod_cidr = IpNet::V4(want.trunc());
         for rule in winos::firewall::pod_cidr_rules(&[pod_cidr]) {
-            let ensured =
-                self.firewall.ensure_rule(&rule).map_err(os(format!("firewall rule {} for {pod_cidr}", rule.name)))?;
+            let ensured = self
+                .firewall
+                .ensure_rule(&rule)
+                .map_err(os(format!("firewall rule {} for {pod_cidr}", rule.name)))?;
             changed |= ensured != winos::Ensured::Unchanged;
         }
         Ok((mac_of(&adapter)?, outcome(changed)))

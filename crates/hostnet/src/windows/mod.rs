@@ -44,8 +44,8 @@ use crate::addr::{Ipv4Cidr, MacAddr};
 use crate::error::{Error, Result};
 use crate::host_network::HostNetwork;
 use crate::model::{
-    GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat, RouteChanges,
-    TransportSelector, Uplink,
+    GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat,
+    RouteChanges, TransportSelector, Uplink,
 };
 
 /// The HNS network the backend creates on the uplink NIC (Antrea's name).
@@ -90,7 +90,9 @@ pub struct WindowsHost<H, I, N, F> {
 
 impl<H, I, N, F> std::fmt::Debug for WindowsHost<H, I, N, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WindowsHost").field("settings", &self.backend.settings).finish_non_exhaustive()
+        f.debug_struct("WindowsHost")
+            .field("settings", &self.backend.settings)
+            .finish_non_exhaustive()
     }
 }
 
@@ -111,8 +113,22 @@ where
     F: winos::Firewall + 'static,
 {
     /// A backend over these OS interfaces.
-    pub fn new(hcn: Arc<H>, ip: Arc<I>, nat: Arc<N>, firewall: Arc<F>, settings: WindowsSettings) -> Self {
-        WindowsHost { backend: Arc::new(Backend { hcn, ip, nat, firewall, settings }) }
+    pub fn new(
+        hcn: Arc<H>,
+        ip: Arc<I>,
+        nat: Arc<N>,
+        firewall: Arc<F>,
+        settings: WindowsSettings,
+    ) -> Self {
+        WindowsHost {
+            backend: Arc::new(Backend {
+                hcn,
+                ip,
+                nat,
+                firewall,
+                settings,
+            }),
+        }
     }
 
     /// Runs `op` on a blocking thread.
@@ -129,7 +145,11 @@ where
 
 /// `Changed` when anything was written.
 fn outcome(changed: bool) -> Outcome {
-    if changed { Outcome::Changed } else { Outcome::Unchanged }
+    if changed {
+        Outcome::Changed
+    } else {
+        Outcome::Unchanged
+    }
 }
 
 /// Maps an HNS error to [`Error::Hns`] for `op`.
@@ -171,7 +191,8 @@ where
 
     async fn find_uplink(&self, bridge: &str) -> Result<Option<Uplink>> {
         let bridge = bridge.to_owned();
-        self.blocking(move |b| Ok(b.uplink_of(&bridge)?.map(|(uplink, _)| uplink))).await
+        self.blocking(move |b| Ok(b.uplink_of(&bridge)?.map(|(uplink, _)| uplink)))
+            .await
     }
 
     async fn restore_uplink(&self, bridge: &str) -> Result<Option<NicConfig>> {
@@ -208,7 +229,10 @@ where
         Ok(Outcome::Unchanged)
     }
 
-    async fn create_pod_interface(&self, spec: &PodInterfaceSpec) -> Result<(PodInterface, Outcome)> {
+    async fn create_pod_interface(
+        &self,
+        spec: &PodInterfaceSpec,
+    ) -> Result<(PodInterface, Outcome)> {
         let spec = spec.clone();
         self.blocking(move |b| b.create_pod(&spec)).await
     }
@@ -228,7 +252,11 @@ where
         self.blocking(|b| b.pods()).await
     }
 
-    async fn check_pod_interface(&self, spec: &PodInterfaceSpec, created: &PodInterface) -> Result<()> {
+    async fn check_pod_interface(
+        &self,
+        spec: &PodInterfaceSpec,
+        created: &PodInterface,
+    ) -> Result<()> {
         let (spec, created) = (spec.clone(), created.clone());
         self.blocking(move |b| b.check_pod(&spec, &created)).await
     }

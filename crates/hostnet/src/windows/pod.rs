@@ -3,7 +3,9 @@
 //! and the MTU set on its vNIC `vEthernet (<endpoint>)`.
 
 use hcn::fake::vnic_name;
-use hcn::schema::{Dns, HostComputeEndpoint, HostComputeNetwork, HostComputeQuery, IpConfig, QueryFilter};
+use hcn::schema::{
+    Dns, HostComputeEndpoint, HostComputeNetwork, HostComputeQuery, IpConfig, QueryFilter,
+};
 use hcn::{Guid, MacAddress};
 use winos::model::{IpFamily, IpInterfaceChange};
 
@@ -51,7 +53,10 @@ fn endpoint_document(spec: &PodInterfaceSpec, network: Guid) -> HostComputeEndpo
 /// Whether the existing endpoint is what `want` describes, attached to `namespace`.
 fn matches(existing: &HostComputeEndpoint, want: &HostComputeEndpoint, namespace: Guid) -> bool {
     let ips = |e: &HostComputeEndpoint| -> Vec<(String, u8)> {
-        e.ip_configurations.iter().map(|c| (c.ip_address.clone(), c.prefix_length)).collect()
+        e.ip_configurations
+            .iter()
+            .map(|c| (c.ip_address.clone(), c.prefix_length))
+            .collect()
     };
     existing.host_compute_network == want.host_compute_network
         && existing.host_compute_namespace == Some(namespace)
@@ -63,11 +68,15 @@ fn matches(existing: &HostComputeEndpoint, want: &HostComputeEndpoint, namespace
 
 /// The endpoint's MAC.
 fn mac_of(endpoint: &HostComputeEndpoint) -> Result<MacAddr> {
-    endpoint.mac_address.parse::<MacAddress>().map(|m| MacAddr(m.0)).map_err(|_| Error::Invalid {
-        what: "HNS endpoint MAC",
-        value: endpoint.mac_address.clone(),
-        reason: "not a MAC address",
-    })
+    endpoint
+        .mac_address
+        .parse::<MacAddress>()
+        .map(|m| MacAddr(m.0))
+        .map_err(|_| Error::Invalid {
+            what: "HNS endpoint MAC",
+            value: endpoint.mac_address.clone(),
+            reason: "not a MAC address",
+        })
 }
 
 impl<H, I, N, F> Backend<H, I, N, F>
@@ -76,7 +85,10 @@ where
     I: winos::IpHelper,
 {
     fn our_network(&self, purpose: &'static str) -> Result<HostComputeNetwork> {
-        self.network()?.ok_or(Error::HnsNetworkMissing { name: HNS_NETWORK.to_owned(), purpose })
+        self.network()?.ok_or(Error::HnsNetworkMissing {
+            name: HNS_NETWORK.to_owned(),
+            purpose,
+        })
     }
 
     /// See [`crate::HostNetwork::create_pod_interface`]. An endpoint of the name that does not
@@ -94,17 +106,24 @@ where
             tracing::info!("endpoint {name} does not match the request; replacing it");
             self.remove_endpoint(&existing)?;
         }
-        let endpoint =
-            self.hcn.create_endpoint(network.id, &want).map_err(hns(format!("creating HNS endpoint {name}")))?;
+        let endpoint = self
+            .hcn
+            .create_endpoint(network.id, &want)
+            .map_err(hns(format!("creating HNS endpoint {name}")))?;
         let finished = self
             .hcn
             .attach_endpoint(namespace, endpoint.id)
-            .map_err(hns(format!("attaching endpoint {name} to namespace {namespace}")))
+            .map_err(hns(format!(
+                "attaching endpoint {name} to namespace {namespace}"
+            )))
             .and_then(|()| self.set_pod_mtu(&endpoint, spec.mtu))
             .and_then(|_| pod_interface(&endpoint));
         match finished {
             Ok(created) => {
-                tracing::info!("endpoint {name} ({}) attached to namespace {namespace}", spec.address);
+                tracing::info!(
+                    "endpoint {name} ({}) attached to namespace {namespace}",
+                    spec.address
+                );
                 Ok((created, Outcome::Changed))
             }
             Err(error) => {
@@ -117,7 +136,9 @@ where
     }
 
     fn find_endpoint(&self, name: &str) -> Result<Option<HostComputeEndpoint>> {
-        self.hcn.find_endpoint_by_name(name).map_err(hns(format!("looking up HNS endpoint {name}")))
+        self.hcn
+            .find_endpoint_by_name(name)
+            .map_err(hns(format!("looking up HNS endpoint {name}")))
     }
 
     /// Detaches the endpoint from its namespace (when attached) and deletes it; either being
@@ -126,8 +147,13 @@ where
         let name = &endpoint.name;
         if let Some(namespace) = endpoint.host_compute_namespace.filter(|n| !n.is_nil()) {
             match self.hcn.detach_endpoint(namespace, endpoint.id) {
-                Err(e) if !e.is_not_found() && e.hresult() != Some(hcn::Hresult::ENDPOINT_NOT_ATTACHED) => {
-                    return Err(hns(format!("detaching endpoint {name} from namespace {namespace}"))(e));
+                Err(e)
+                    if !e.is_not_found()
+                        && e.hresult() != Some(hcn::Hresult::ENDPOINT_NOT_ATTACHED) =>
+                {
+                    return Err(hns(format!(
+                        "detaching endpoint {name} from namespace {namespace}"
+                    ))(e));
                 }
                 _ => {}
             }
@@ -149,7 +175,10 @@ where
         if settings.nl_mtu == mtu {
             return Ok(false);
         }
-        let change = IpInterfaceChange { forwarding: None, nl_mtu: Some(mtu) };
+        let change = IpInterfaceChange {
+            forwarding: None,
+            nl_mtu: Some(mtu),
+        };
         self.ip
             .set_ip_interface(vnic.index, IpFamily::V4, change)
             .map_err(os(format!("setting MTU {mtu} on {}", vnic.alias)))?;
@@ -204,15 +233,29 @@ where
         };
         let network = self.our_network("checking a Pod endpoint")?;
         if endpoint.host_compute_network != network.id {
-            return Err(failed("network", network.id.to_string(), endpoint.host_compute_network.to_string()));
+            return Err(failed(
+                "network",
+                network.id.to_string(),
+                endpoint.host_compute_network.to_string(),
+            ));
         }
-        let namespace_found = endpoint.host_compute_namespace.map_or("none".to_owned(), |n| n.to_string());
+        let namespace_found = endpoint
+            .host_compute_namespace
+            .map_or("none".to_owned(), |n| n.to_string());
         if endpoint.host_compute_namespace != Some(namespace) {
             return Err(failed("namespace", namespace.to_string(), namespace_found));
         }
         let ip = spec.address.addr().to_string();
-        if !endpoint.ip_configurations.iter().any(|c| c.ip_address == ip) {
-            let found: Vec<&str> = endpoint.ip_configurations.iter().map(|c| c.ip_address.as_str()).collect();
+        if !endpoint
+            .ip_configurations
+            .iter()
+            .any(|c| c.ip_address == ip)
+        {
+            let found: Vec<&str> = endpoint
+                .ip_configurations
+                .iter()
+                .map(|c| c.ip_address.as_str())
+                .collect();
             return Err(failed("IP address", ip, found.join(",")));
         }
         let mac = mac_of(&endpoint)?;
@@ -228,5 +271,9 @@ where
 /// The result of ADD for an endpoint: HNS's MAC on both sides, as Antrea reports it.
 fn pod_interface(endpoint: &HostComputeEndpoint) -> Result<PodInterface> {
     let mac = mac_of(endpoint)?;
-    Ok(PodInterface { host_ifname: endpoint.name.clone(), host_mac: mac, container_mac: mac })
+    Ok(PodInterface {
+        host_ifname: endpoint.name.clone(),
+        host_mac: mac,
+        container_mac: mac,
+    })
 }

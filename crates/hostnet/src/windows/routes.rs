@@ -36,10 +36,18 @@ where
                 .iter()
                 .find(|a| a.alias == peer.interface)
                 .map(|a| a.index)
-                .ok_or_else(|| Error::InterfaceNotFound { name: peer.interface.clone(), purpose: "peer route" })?;
+                .ok_or_else(|| Error::InterfaceNotFound {
+                    name: peer.interface.clone(),
+                    purpose: "peer route",
+                })?;
             let destination = peer.destination.network();
             wanted.entry(destination).or_insert_with(|| {
-                Route::new(IpNet::V4(destination.into()), IpAddr::V4(peer.gateway), index, PEER_ROUTE_METRIC)
+                Route::new(
+                    IpNet::V4(destination.into()),
+                    IpAddr::V4(peer.gateway),
+                    index,
+                    PEER_ROUTE_METRIC,
+                )
             });
         }
         let ours: Vec<Route> = self.routes()?.into_iter().filter(is_ours).collect();
@@ -49,9 +57,13 @@ where
                 continue;
             };
             let destination = Ipv4Cidr::from(net);
-            let keep = wanted.get(&destination).is_some_and(|w| w.key() == existing.key());
+            let keep = wanted
+                .get(&destination)
+                .is_some_and(|w| w.key() == existing.key());
             if !keep {
-                self.ip.delete_route(&existing.key()).map_err(os(format!("deleting {}", existing.key())))?;
+                self.ip
+                    .delete_route(&existing.key())
+                    .map_err(os(format!("deleting {}", existing.key())))?;
                 if !wanted.contains_key(&destination) {
                     changes.deleted.push(destination);
                 }
@@ -65,11 +77,17 @@ where
             match self.ip.create_route(route) {
                 Ok(()) => {}
                 Err(e) if e.is_already_exists() => {
-                    return Err(Error::RouteConflict { destination: destination.to_string() });
+                    return Err(Error::RouteConflict {
+                        destination: destination.to_string(),
+                    });
                 }
                 Err(e) => return Err(os(format!("adding {}", route.key()))(e)),
             }
-            if had_ours { changes.replaced.push(*destination) } else { changes.added.push(*destination) }
+            if had_ours {
+                changes.replaced.push(*destination)
+            } else {
+                changes.added.push(*destination)
+            }
         }
         if !changes.is_empty() {
             tracing::info!(

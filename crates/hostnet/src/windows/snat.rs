@@ -17,13 +17,19 @@ where
     /// `antrea-nat` on `pod_cidr`, replaced when its prefix differs.
     pub(super) fn snat(&self, pod_cidr: Ipv4Cidr) -> Result<Outcome> {
         let prefix = IpNet::V4(Ipv4Net::from(pod_cidr.network()));
-        let ensured = self.nat.ensure(ANTREA_NAT, prefix).map_err(os(format!("NetNat {ANTREA_NAT} on {prefix}")))?;
+        let ensured = self
+            .nat
+            .ensure(ANTREA_NAT, prefix)
+            .map_err(os(format!("NetNat {ANTREA_NAT} on {prefix}")))?;
         Ok(outcome(ensured != winos::Ensured::Unchanged))
     }
 
     /// `antrea-nat` removed.
     pub(super) fn no_snat(&self) -> Result<Outcome> {
-        let removed = self.nat.remove(ANTREA_NAT).map_err(os(format!("removing NetNat {ANTREA_NAT}")))?;
+        let removed = self
+            .nat
+            .remove(ANTREA_NAT)
+            .map_err(os(format!("removing NetNat {ANTREA_NAT}")))?;
         Ok(outcome(removed))
     }
 }

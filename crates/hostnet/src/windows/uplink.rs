@@ -9,7 +9,9 @@ use std::time::Instant;
 
 use hcn::MacAddress;
 use hcn::fake::vnic_name;
-use hcn::schema::{HostComputeNetwork, Ipam, NetworkPolicy, NetworkType, OVS_EXTENSION_ID, QueryFilter, Subnet};
+use hcn::schema::{
+    HostComputeNetwork, Ipam, NetworkPolicy, NetworkType, OVS_EXTENSION_ID, QueryFilter, Subnet,
+};
 use ipnet::{IpNet, Ipv4Net};
 use winos::model::{Adapter, IpFamily, IpInterfaceChange, Route, UnicastAddress};
 
@@ -30,23 +32,44 @@ struct Saved {
 impl Saved {
     fn read(adapter: &Adapter, routes: &[Route]) -> Saved {
         let on_nic: Vec<&Route> = routes_of(routes, adapter.index).collect();
-        let gateway = on_nic.iter().find(|r| r.destination.prefix_len() == 0).and_then(|r| next_hop_v4(r));
+        let gateway = on_nic
+            .iter()
+            .find(|r| r.destination.prefix_len() == 0)
+            .and_then(|r| next_hop_v4(r));
         Saved {
             addresses: adapter.ipv4.clone(),
-            routes: on_nic.into_iter().filter(|r| gateway.is_some() && next_hop_v4(r) == gateway).cloned().collect(),
-            dns: adapter.dns_servers.iter().filter(|s| s.is_ipv4()).copied().collect(),
+            routes: on_nic
+                .into_iter()
+                .filter(|r| gateway.is_some() && next_hop_v4(r) == gateway)
+                .cloned()
+                .collect(),
+            dns: adapter
+                .dns_servers
+                .iter()
+                .filter(|s| s.is_ipv4())
+                .copied()
+                .collect(),
         }
     }
 }
 
 /// The document of the HNS network on `nic` with the Pod subnet.
-fn network_document(nic: &Adapter, mac: MacAddress, pod_cidr: Ipv4Net, gateway: Ipv4Addr) -> HostComputeNetwork {
+fn network_document(
+    nic: &Adapter,
+    mac: MacAddress,
+    pod_cidr: Ipv4Net,
+    gateway: Ipv4Addr,
+) -> HostComputeNetwork {
     HostComputeNetwork {
         name: HNS_NETWORK.to_owned(),
         kind: NetworkType::Transparent,
         policies: vec![
-            NetworkPolicy::NetAdapterName { network_adapter_name: nic.alias.clone() },
-            NetworkPolicy::SourceMacAddress { source_mac_address: mac.to_string() },
+            NetworkPolicy::NetAdapterName {
+                network_adapter_name: nic.alias.clone(),
+            },
+            NetworkPolicy::SourceMacAddress {
+                source_mac_address: mac.to_string(),
+            },
         ],
         ipams: vec![Ipam::static_subnets(vec![Subnet {
             ip_address_prefix: pod_cidr.trunc().to_string(),
@@ -64,12 +87,16 @@ where
 {
     /// Our HNS network, if it exists.
     pub(super) fn network(&self) -> Result<Option<HostComputeNetwork>> {
-        self.hcn.find_network_by_name(HNS_NETWORK).map_err(hns(format!("looking up HNS network {HNS_NETWORK}")))
+        self.hcn
+            .find_network_by_name(HNS_NETWORK)
+            .map_err(hns(format!("looking up HNS network {HNS_NETWORK}")))
     }
 
     /// Whether our HNS network holds the NIC named `nic`.
     pub(super) fn bound_to_network(&self, nic: &str) -> Result<bool> {
-        Ok(self.network()?.is_some_and(|n| n.adapter_name() == Some(nic)))
+        Ok(self
+            .network()?
+            .is_some_and(|n| n.adapter_name() == Some(nic)))
     }
 
     /// The uplink of `bridge` and our network: the network's NIC, and the configuration on its
@@ -90,10 +117,13 @@ where
             .find(|a| a.alias == bridge)
             .or_else(|| adapters.iter().find(|a| a.alias == vnic))
             .ok_or_else(|| Error::InterfaceNotFound {
-            name: bridge.to_owned(),
-            purpose: "the HNS network's vNIC",
-        })?;
-        let uplink = Uplink { nic: nic.to_owned(), bridge: nic_config(local, &self.routes()?)? };
+                name: bridge.to_owned(),
+                purpose: "the HNS network's vNIC",
+            })?;
+        let uplink = Uplink {
+            nic: nic.to_owned(),
+            bridge: nic_config(local, &self.routes()?)?,
+        };
         Ok(Some((uplink, network)))
     }
 
@@ -104,15 +134,26 @@ where
         if nic.name != bridge && nic.name != vnic_name(HNS_NETWORK) {
             let adapter = self.adapter(&nic.name, "uplink")?;
             if adapter.is_virtual() {
-                return Err(Error::VirtualUplink { nic: adapter.alias, description: adapter.description });
+                return Err(Error::VirtualUplink {
+                    nic: adapter.alias,
+                    description: adapter.description,
+                });
             }
             if !adapter.ipv4.is_empty() || !self.bound_to_network(&adapter.alias)? {
                 return self.take_over_fresh(&adapter, bridge);
             }
         }
-        let (_, network) = self.uplink_of(bridge)?.ok_or_else(|| Error::UplinkUnknown { bridge: bridge.to_owned() })?;
+        let (_, network) = self
+            .uplink_of(bridge)?
+            .ok_or_else(|| Error::UplinkUnknown {
+                bridge: bridge.to_owned(),
+            })?;
         let changed = self.finish(&network, bridge)?;
-        let (uplink, _) = self.uplink_of(bridge)?.ok_or_else(|| Error::UplinkUnknown { bridge: bridge.to_owned() })?;
+        let (uplink, _) = self
+            .uplink_of(bridge)?
+            .ok_or_else(|| Error::UplinkUnknown {
+                bridge: bridge.to_owned(),
+            })?;
         Ok((uplink, outcome(changed)))
     }
 
@@ -124,14 +165,23 @@ where
             Ok(done) => Ok(done),
             Err(error) => {
                 let rollback = match created {
-                    None => "nothing to undo (no HNS network was created by this attempt)".to_owned(),
+                    None => {
+                        "nothing to undo (no HNS network was created by this attempt)".to_owned()
+                    }
                     Some(id) => match self.hcn.delete_network(id) {
                         Ok(()) => format!("HNS network {HNS_NETWORK} deleted"),
                         Err(e) => format!("deleting HNS network {HNS_NETWORK} failed: {e}"),
                     },
                 };
-                tracing::warn!("taking over {} failed: {error}; rollback: {rollback}", adapter.alias);
-                Err(Error::TakeoverFailed { nic: adapter.alias.clone(), source: Box::new(error), rollback })
+                tracing::warn!(
+                    "taking over {} failed: {error}; rollback: {rollback}",
+                    adapter.alias
+                );
+                Err(Error::TakeoverFailed {
+                    nic: adapter.alias.clone(),
+                    source: Box::new(error),
+                    rollback,
+                })
             }
         }
     }
@@ -154,26 +204,40 @@ where
         let mac = MacAddress(mac_of(adapter)?.octets());
         let network = match self.network()? {
             Some(network) if network.adapter_name() == Some(adapter.alias.as_str()) => {
-                tracing::info!("HNS network {HNS_NETWORK} on {} exists; reusing it", adapter.alias);
+                tracing::info!(
+                    "HNS network {HNS_NETWORK} on {} exists; reusing it",
+                    adapter.alias
+                );
                 network
             }
             Some(network) => {
                 return Err(Error::Invalid {
                     what: "HNS network",
-                    value: format!("{HNS_NETWORK} on {:?}", network.adapter_name().unwrap_or_default()),
+                    value: format!(
+                        "{HNS_NETWORK} on {:?}",
+                        network.adapter_name().unwrap_or_default()
+                    ),
                     reason: "it is bound to another adapter than the uplink",
                 });
             }
             None => {
                 let pod_cidr = Ipv4Net::from(self.settings.pod_cidr);
-                let gateway = self.settings.pod_cidr.first_host().map_or(pod_cidr.network(), |g| g.addr());
+                let gateway = self
+                    .settings
+                    .pod_cidr
+                    .first_host()
+                    .map_or(pod_cidr.network(), |g| g.addr());
                 let document = network_document(adapter, mac, pod_cidr, gateway);
-                let network = self
-                    .hcn
-                    .create_network(&document)
-                    .map_err(hns(format!("creating HNS network {HNS_NETWORK} on {}", adapter.alias)))?;
+                let network = self.hcn.create_network(&document).map_err(hns(format!(
+                    "creating HNS network {HNS_NETWORK} on {}",
+                    adapter.alias
+                )))?;
                 *created = Some(network.id);
-                tracing::info!("HNS network {HNS_NETWORK} created on {} ({})", adapter.alias, network.id);
+                tracing::info!(
+                    "HNS network {HNS_NETWORK} created on {} ({})",
+                    adapter.alias,
+                    network.id
+                );
                 network
             }
         };
@@ -187,7 +251,11 @@ where
             self.put_back(&vnic, &saved)?;
         }
         self.finish(&network, bridge)?;
-        let (uplink, _) = self.uplink_of(bridge)?.ok_or_else(|| Error::UplinkUnknown { bridge: bridge.to_owned() })?;
+        let (uplink, _) = self
+            .uplink_of(bridge)?
+            .ok_or_else(|| Error::UplinkUnknown {
+                bridge: bridge.to_owned(),
+            })?;
         tracing::info!("configuration of {} moved to {bridge}", adapter.alias);
         // Reusing a network of an interrupted attempt writes nothing new until `finish`; either
         // way the host changed since the NIC still held the configuration.
@@ -200,11 +268,12 @@ where
         let vnic = vnic_name(HNS_NETWORK);
         let deadline = Instant::now() + self.settings.settle_wait;
         loop {
-            let found = self
-                .adapters()?
-                .into_iter()
-                .find(|a| (a.alias == vnic || a.alias == bridge) && a.mac == nic.mac && a.index != nic.index);
-            let complete = found.as_ref().is_some_and(|a| saved.addresses.iter().all(|net| a.has_ipv4(net.addr())));
+            let found = self.adapters()?.into_iter().find(|a| {
+                (a.alias == vnic || a.alias == bridge) && a.mac == nic.mac && a.index != nic.index
+            });
+            let complete = found
+                .as_ref()
+                .is_some_and(|a| saved.addresses.iter().all(|net| a.has_ipv4(net.addr())));
             if complete || Instant::now() >= deadline {
                 return found.ok_or_else(|| Error::Timeout {
                     op: format!("waiting for {vnic} with the MAC of {}", nic.alias),
@@ -221,12 +290,22 @@ where
         let mut changed = false;
         for net in &saved.addresses {
             if !adapter.has_ipv4(net.addr()) {
-                let address = UnicastAddress { interface_index: adapter.index, address: IpNet::V4(*net) };
-                self.ip.create_unicast_address(&address).map_err(os(format!("adding {net} to {}", adapter.alias)))?;
+                let address = UnicastAddress {
+                    interface_index: adapter.index,
+                    address: IpNet::V4(*net),
+                };
+                self.ip
+                    .create_unicast_address(&address)
+                    .map_err(os(format!("adding {net} to {}", adapter.alias)))?;
                 changed = true;
             }
         }
-        let dns_v4: Vec<IpAddr> = adapter.dns_servers.iter().filter(|s| s.is_ipv4()).copied().collect();
+        let dns_v4: Vec<IpAddr> = adapter
+            .dns_servers
+            .iter()
+            .filter(|s| s.is_ipv4())
+            .copied()
+            .collect();
         if !saved.dns.is_empty() && dns_v4 != saved.dns {
             self.ip
                 .set_dns_servers(adapter.index, IpFamily::V4, &saved.dns)
@@ -234,9 +313,17 @@ where
             changed = true;
         }
         for route in &saved.routes {
-            let moved = Route::new(route.destination, route.next_hop, adapter.index, route.metric);
-            let ensured =
-                self.ip.ensure_route(&moved).map_err(os(format!("adding {} to {}", moved.key(), adapter.alias)))?;
+            let moved = Route::new(
+                route.destination,
+                route.next_hop,
+                adapter.index,
+                route.metric,
+            );
+            let ensured = self.ip.ensure_route(&moved).map_err(os(format!(
+                "adding {} to {}",
+                moved.key(),
+                adapter.alias
+            )))?;
             changed |= ensured != winos::Ensured::Unchanged;
         }
         Ok(changed)
@@ -249,14 +336,18 @@ where
         let mut changed = false;
         let vnic = vnic_name(HNS_NETWORK);
         if self.adapters()?.iter().any(|a| a.alias == vnic) {
-            self.ip.rename_adapter(&vnic, bridge).map_err(os(format!("renaming {vnic} to {bridge}")))?;
+            self.ip
+                .rename_adapter(&vnic, bridge)
+                .map_err(os(format!("renaming {vnic} to {bridge}")))?;
             tracing::info!("{vnic} renamed to {bridge}");
             changed = true;
         }
         if network.extension_enabled(OVS_EXTENSION_ID) != Some(true) {
             self.hcn
                 .set_extension_enabled(network.id, OVS_EXTENSION_ID, true)
-                .map_err(hns(format!("enabling the Open vSwitch extension on {HNS_NETWORK}")))?;
+                .map_err(hns(format!(
+                    "enabling the Open vSwitch extension on {HNS_NETWORK}"
+                )))?;
             tracing::info!("Open vSwitch extension enabled on {HNS_NETWORK}");
             changed = true;
         }
@@ -266,7 +357,10 @@ where
             .ip_interface(local.index, IpFamily::V4)
             .map_err(os(format!("reading IPv4 settings of {bridge}")))?;
         if !settings.forwarding {
-            let change = IpInterfaceChange { forwarding: Some(true), nl_mtu: None };
+            let change = IpInterfaceChange {
+                forwarding: Some(true),
+                nl_mtu: None,
+            };
             self.ip
                 .set_ip_interface(local.index, IpFamily::V4, change)
                 .map_err(os(format!("enabling forwarding on {bridge}")))?;
@@ -287,7 +381,9 @@ where
         let saved = Saved::read(&local, &routes);
         let endpoints = self
             .hcn
-            .enumerate_endpoints(&hcn::schema::HostComputeQuery::new(QueryFilter::Network(network.id)))
+            .enumerate_endpoints(&hcn::schema::HostComputeQuery::new(QueryFilter::Network(
+                network.id,
+            )))
             .map_err(hns(format!("listing the endpoints of {HNS_NETWORK}")))?;
         for id in endpoints {
             match self.hcn.delete_endpoint(id) {
@@ -297,11 +393,19 @@ where
                 _ => {}
             }
         }
-        self.hcn.delete_network(network.id).map_err(hns(format!("deleting HNS network {HNS_NETWORK}")))?;
-        tracing::info!("HNS network {HNS_NETWORK} deleted; {} gets its configuration back", uplink.nic);
+        self.hcn
+            .delete_network(network.id)
+            .map_err(hns(format!("deleting HNS network {HNS_NETWORK}")))?;
+        tracing::info!(
+            "HNS network {HNS_NETWORK} deleted; {} gets its configuration back",
+            uplink.nic
+        );
         let nic = self.adapter(&uplink.nic, "uplink")?;
         if self.put_back(&nic, &saved)? {
-            tracing::warn!("Windows did not give {} its configuration back; restored it", uplink.nic);
+            tracing::warn!(
+                "Windows did not give {} its configuration back; restored it",
+                uplink.nic
+            );
         }
         self.config_of(&uplink.nic, "uplink").map(Some)
     }

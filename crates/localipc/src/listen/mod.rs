@@ -40,27 +40,42 @@ enum Transport {
 ///
 /// Must be called within a Tokio runtime. Errors name the endpoint.
 pub async fn listen(endpoint: &Endpoint, access: Access) -> io::Result<Listener> {
-    let with_context = |e: io::Error| io::Error::new(e.kind(), format!("listen on {endpoint}: {e}"));
+    let with_context =
+        |e: io::Error| io::Error::new(e.kind(), format!("listen on {endpoint}: {e}"));
     let (endpoint, transport) = match endpoint {
         Endpoint::Tcp(addr) => {
             let listener = tcp::listen(addr).await.map_err(with_context)?;
             let bound = listener.local_addr().map_err(with_context)?;
             (Endpoint::Tcp(bound.to_string()), Transport::Tcp(listener))
         }
-        Endpoint::Unix(path) => (endpoint.clone(), listen_unix(path, access).map_err(with_context)?),
-        Endpoint::NamedPipe(name) => (endpoint.clone(), listen_pipe(name, access).map_err(with_context)?),
+        Endpoint::Unix(path) => (
+            endpoint.clone(),
+            listen_unix(path, access).map_err(with_context)?,
+        ),
+        Endpoint::NamedPipe(name) => (
+            endpoint.clone(),
+            listen_pipe(name, access).map_err(with_context)?,
+        ),
     };
-    Ok(Listener { endpoint, transport })
+    Ok(Listener {
+        endpoint,
+        transport,
+    })
 }
 
 #[cfg(unix)]
 fn listen_unix(path: &std::path::Path, access: Access) -> io::Result<Transport> {
-    Ok(Transport::Unix(unix::SocketFileListener::bind(path, access)?))
+    Ok(Transport::Unix(unix::SocketFileListener::bind(
+        path, access,
+    )?))
 }
 
 #[cfg(not(unix))]
 fn listen_unix(_path: &std::path::Path, _access: Access) -> io::Result<Transport> {
-    Err(io::Error::new(io::ErrorKind::Unsupported, "Unix sockets are not available on this platform"))
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "Unix sockets are not available on this platform",
+    ))
 }
 
 #[cfg(windows)]
@@ -70,7 +85,10 @@ fn listen_pipe(name: &str, access: Access) -> io::Result<Transport> {
 
 #[cfg(not(windows))]
 fn listen_pipe(_name: &str, _access: Access) -> io::Result<Transport> {
-    Err(io::Error::new(io::ErrorKind::Unsupported, "named pipes are only available on Windows"))
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "named pipes are only available on Windows",
+    ))
 }
 
 impl Listener {
@@ -97,7 +115,10 @@ impl Listener {
     pub fn pipe_dacl_sddl(&self) -> io::Result<String> {
         match &self.transport {
             Transport::Pipe(listener) => listener.dacl_sddl(),
-            _ => Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a named pipe", self.endpoint))),
+            _ => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not a named pipe", self.endpoint),
+            )),
         }
     }
 }

@@ -30,9 +30,17 @@ impl PipeListener {
         }
         let security = SecurityDescriptor::from_sddl(access.sddl())?;
         let pending = create_instance(name, &security, true).map_err(|e| {
-            if e.raw_os_error() == Some(ERROR_ACCESS_DENIED as i32) { in_use(Some(e)) } else { e }
+            if e.raw_os_error() == Some(ERROR_ACCESS_DENIED as i32) {
+                in_use(Some(e))
+            } else {
+                e
+            }
         })?;
-        Ok(PipeListener { name: name.to_owned(), security, pending })
+        Ok(PipeListener {
+            name: name.to_owned(),
+            security,
+            pending,
+        })
     }
 
     /// Waits for a client on the pending instance, creates the next pending instance, then
@@ -61,11 +69,20 @@ impl PipeListener {
 
 fn in_use(cause: Option<io::Error>) -> io::Error {
     let cause = cause.map(|e| format!(" ({e})")).unwrap_or_default();
-    io::Error::new(io::ErrorKind::AddrInUse, format!("already in use: another server has this pipe{cause}"))
+    io::Error::new(
+        io::ErrorKind::AddrInUse,
+        format!("already in use: another server has this pipe{cause}"),
+    )
 }
 
-fn create_instance(name: &str, security: &SecurityDescriptor, first: bool) -> io::Result<NamedPipeServer> {
+fn create_instance(
+    name: &str,
+    security: &SecurityDescriptor,
+    first: bool,
+) -> io::Result<NamedPipeServer> {
     let mut options = ServerOptions::new();
-    options.first_pipe_instance(first).reject_remote_clients(true);
+    options
+        .first_pipe_instance(first)
+        .reject_remote_clients(true);
     ffi::create_pipe_instance(&options, name, security)
 }

@@ -11,12 +11,18 @@ use crate::Stream;
 pub(super) async fn listen(addr: &str) -> io::Result<TcpListener> {
     let addrs: Vec<_> = tokio::net::lookup_host(addr).await?.collect();
     if addrs.is_empty() {
-        return Err(io::Error::new(io::ErrorKind::AddrNotAvailable, format!("{addr} resolves to no address")));
+        return Err(io::Error::new(
+            io::ErrorKind::AddrNotAvailable,
+            format!("{addr} resolves to no address"),
+        ));
     }
     if let Some(remote) = addrs.iter().find(|a| !a.ip().is_loopback()) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("TCP listeners are loopback-only, but {addr} resolves to {}", remote.ip()),
+            format!(
+                "TCP listeners are loopback-only, but {addr} resolves to {}",
+                remote.ip()
+            ),
         ));
     }
     TcpListener::bind(addrs.as_slice()).await

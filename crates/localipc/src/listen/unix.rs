@@ -53,7 +53,8 @@ impl SocketFileListener {
 
 impl Drop for SocketFileListener {
     fn drop(&mut self) {
-        let ours = fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.file_id);
+        let ours =
+            fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.file_id);
         if ours {
             // Best effort: a failure leaves a stale file, which the next listener replaces.
             let _ = fs::remove_file(&self.path);
@@ -62,7 +63,10 @@ impl Drop for SocketFileListener {
 }
 
 fn in_use() -> io::Error {
-    io::Error::new(io::ErrorKind::AddrInUse, "already in use: another process is listening on this socket")
+    io::Error::new(
+        io::ErrorKind::AddrInUse,
+        "already in use: another process is listening on this socket",
+    )
 }
 
 /// Removes the socket file at `path` if no process listens on it any more. Fails if a process
@@ -85,7 +89,10 @@ fn remove_if_stale(path: &Path) -> io::Result<()> {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         },
-        Err(e) => Err(io::Error::new(e.kind(), format!("cannot tell whether the existing socket is live: {e}"))),
+        Err(e) => Err(io::Error::new(
+            e.kind(),
+            format!("cannot tell whether the existing socket is live: {e}"),
+        )),
     }
 }
 

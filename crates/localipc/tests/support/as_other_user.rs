@@ -19,7 +19,11 @@ pub fn run<T: Send + 'static>(f: impl FnOnce() -> io::Result<T> + Send + 'static
         // calling thread's credentials, and this thread ends when `f` returns.
         let rc = unsafe {
             let g = libc::syscall(libc::SYS_setresgid, NOBODY, NOBODY, NOBODY);
-            if g == 0 { libc::syscall(libc::SYS_setresuid, NOBODY, NOBODY, NOBODY) } else { g }
+            if g == 0 {
+                libc::syscall(libc::SYS_setresuid, NOBODY, NOBODY, NOBODY)
+            } else {
+                g
+            }
         };
         if rc != 0 {
             return Err(io::Error::last_os_error());

@@ -23,19 +23,30 @@ pub struct Rejection {
 
 impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "message #{} (xid {:#x}): {}", self.index, self.xid, self.error.kind)
+        write!(
+            f,
+            "message #{} (xid {:#x}): {}",
+            self.index, self.xid, self.error.kind
+        )
     }
 }
 
 fn list(rejections: &[Rejection]) -> String {
-    rejections.iter().map(Rejection::to_string).collect::<Vec<_>>().join("; ")
+    rejections
+        .iter()
+        .map(Rejection::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Why a connection or a request failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ConnError {
     #[error("cannot connect to {endpoint}: {source}")]
-    Connect { endpoint: String, source: Arc<io::Error> },
+    Connect {
+        endpoint: String,
+        source: Arc<io::Error>,
+    },
     #[error("I/O error on the OpenFlow connection: {0}")]
     Io(Arc<io::Error>),
     #[error("bad framing from the switch: {0}")]
@@ -86,9 +97,14 @@ impl ConnError {
         match self {
             ConnError::Rejected(e) => vec![name(e)],
             ConnError::BatchRejected(r) => r.iter().map(|r| name(&r.error)).collect(),
-            ConnError::BundleRejected { rejections, control } => {
-                rejections.iter().map(|r| name(&r.error)).chain(control.iter().map(name)).collect()
-            }
+            ConnError::BundleRejected {
+                rejections,
+                control,
+            } => rejections
+                .iter()
+                .map(|r| name(&r.error))
+                .chain(control.iter().map(name))
+                .collect(),
             _ => Vec::new(),
         }
     }

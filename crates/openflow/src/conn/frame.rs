@@ -63,14 +63,22 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             return Ok(None);
         }
         if have < HEADER_LEN {
-            return Err(FrameError::Truncated { have, need: HEADER_LEN }.into());
+            return Err(FrameError::Truncated {
+                have,
+                need: HEADER_LEN,
+            }
+            .into());
         }
         let len = frame_len(&header, self.max)?;
         let mut frame = vec![0u8; len];
         frame[..HEADER_LEN].copy_from_slice(&header);
         let body = fill(&mut self.reader, &mut frame[HEADER_LEN..]).await?;
         if HEADER_LEN + body < len {
-            return Err(FrameError::Truncated { have: HEADER_LEN + body, need: len }.into());
+            return Err(FrameError::Truncated {
+                have: HEADER_LEN + body,
+                need: len,
+            }
+            .into());
         }
         Ok(Some(frame))
     }
@@ -115,12 +123,30 @@ mod tests {
     #[tokio::test]
     async fn rejects_bad_lengths_and_truncation() {
         let (_, err) = read_all(&[6, 2, 0, 7, 0, 0, 0, 1], DEFAULT_MAX_MESSAGE_LEN).await;
-        assert!(matches!(err, Some(ReadError::Frame(FrameError::TooShort { len: 7 }))));
+        assert!(matches!(
+            err,
+            Some(ReadError::Frame(FrameError::TooShort { len: 7 }))
+        ));
         let (_, err) = read_all(&[6, 2, 0xff, 0xff, 0, 0, 0, 1], 1024).await;
-        assert!(matches!(err, Some(ReadError::Frame(FrameError::TooLong { len: 65535, max: 1024 }))));
+        assert!(matches!(
+            err,
+            Some(ReadError::Frame(FrameError::TooLong {
+                len: 65535,
+                max: 1024
+            }))
+        ));
         let (_, err) = read_all(&[6, 2, 0, 12, 0, 0, 0, 1, 0], DEFAULT_MAX_MESSAGE_LEN).await;
-        assert!(matches!(err, Some(ReadError::Frame(FrameError::Truncated { have: 9, need: 12 }))));
+        assert!(matches!(
+            err,
+            Some(ReadError::Frame(FrameError::Truncated {
+                have: 9,
+                need: 12
+            }))
+        ));
         let (_, err) = read_all(&[6, 2, 0], DEFAULT_MAX_MESSAGE_LEN).await;
-        assert!(matches!(err, Some(ReadError::Frame(FrameError::Truncated { have: 3, need: 8 }))));
+        assert!(matches!(
+            err,
+            Some(ReadError::Frame(FrameError::Truncated { have: 3, need: 8 }))
+        ));
     }
 }

@@ -25,8 +25,8 @@ mod session;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -61,7 +61,10 @@ impl RawMessage {
     /// Decodes the body as `M`, checking the type.
     pub fn parse<M: Message>(&self) -> Result<M, ConnError> {
         if self.header.msg_type != M::TYPE {
-            return Err(ConnError::UnexpectedReply { expected: std::any::type_name::<M>(), got: self.header.msg_type });
+            return Err(ConnError::UnexpectedReply {
+                expected: std::any::type_name::<M>(),
+                got: self.header.msg_type,
+            });
         }
         Ok(M::parse_body(&self.body)?)
     }
@@ -81,7 +84,10 @@ impl Encoded {
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Encoded, DecodeError> {
         let h = Header::parse(&bytes)?;
         if usize::from(h.length) != bytes.len() {
-            return Err(DecodeError::BadLength { what: "encoded message", len: usize::from(h.length) });
+            return Err(DecodeError::BadLength {
+                what: "encoded message",
+                len: usize::from(h.length),
+            });
         }
         Ok(Encoded(bytes))
     }
@@ -227,10 +233,19 @@ impl Shared {
     async fn connect_once(self: &Arc<Self>, owner: &Arc<Owner>) -> Result<Arc<Session>, ConnError> {
         let stream = localipc::dial(&self.endpoint)
             .await
-            .map_err(|e| ConnError::Connect { endpoint: self.endpoint.to_string(), source: Arc::new(e) })?;
-        let session = Session::establish(stream, &self.options, self.subscribers.clone(), || self.next_xid()).await?;
+            .map_err(|e| ConnError::Connect {
+                endpoint: self.endpoint.to_string(),
+                source: Arc::new(e),
+            })?;
+        let session = Session::establish(stream, &self.options, self.subscribers.clone(), || {
+            self.next_xid()
+        })
+        .await?;
         if let Some(hook) = &self.options.on_connect {
-            let pinned = OfConnection { owner: owner.clone(), pinned: Some(session.clone()) };
+            let pinned = OfConnection {
+                owner: owner.clone(),
+                pinned: Some(session.clone()),
+            };
             if let Err(e) = hook(pinned).await {
                 let e = ConnError::Hook(Arc::new(e));
                 session.close(e.clone());
@@ -249,7 +264,9 @@ impl Shared {
             session.close(ConnError::Shutdown);
             return Err(ConnError::Shutdown);
         }
-        let _ = self.events.send(ConnEvent::Connected { datapath_id: session.features().datapath_id });
+        let _ = self.events.send(ConnEvent::Connected {
+            datapath_id: session.features().datapath_id,
+        });
         Ok(session)
     }
 
@@ -324,14 +341,19 @@ pub struct OfConnection {
 
 impl std::fmt::Debug for OfConnection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OfConnection").field("endpoint", &self.owner.shared.endpoint).finish_non_exhaustive()
+        f.debug_struct("OfConnection")
+            .field("endpoint", &self.owner.shared.endpoint)
+            .finish_non_exhaustive()
     }
 }
 
 impl OfConnection {
     /// Connects to `endpoint`, runs the handshake and the on-connect hook, and starts the
     /// reconnect task. Fails if this first attempt fails.
-    pub async fn connect(endpoint: Endpoint, options: ConnOptions) -> Result<OfConnection, ConnError> {
+    pub async fn connect(
+        endpoint: Endpoint,
+        options: ConnOptions,
+    ) -> Result<OfConnection, ConnError> {
         let shared = Arc::new(Shared {
             endpoint,
             options,
@@ -344,10 +366,16 @@ impl OfConnection {
             }),
             events: broadcast::channel(64).0,
         });
-        let owner = Arc::new(Owner { shared: shared.clone(), next_bundle_id: AtomicU32::new(1) });
+        let owner = Arc::new(Owner {
+            shared: shared.clone(),
+            next_bundle_id: AtomicU32::new(1),
+        });
         let session = shared.connect_once(&owner).await?;
         tokio::spawn(shared.supervise(Arc::downgrade(&owner), session));
-        Ok(OfConnection { owner, pinned: None })
+        Ok(OfConnection {
+            owner,
+            pinned: None,
+        })
     }
 
     fn shared(&self) -> &Arc<Shared> {
@@ -360,7 +388,10 @@ impl OfConnection {
             return Ok(s.clone());
         }
         let mut link = self.shared().link.subscribe();
-        let ready = link.wait_for(|l| !matches!(l, Link::Connecting)).await.map_err(|_| ConnError::Shutdown)?;
+        let ready = link
+            .wait_for(|l| !matches!(l, Link::Connecting))
+            .await
+            .map_err(|_| ConnError::Shutdown)?;
         match &*ready {
             Link::Ready(s) => Ok(s.clone()),
             _ => Err(ConnError::Shutdown),
@@ -450,7 +481,12 @@ impl OfConnection {
     /// Describes every group of the bridge, from every part of the reply.
     pub async fn dump_groups(&self) -> Result<Vec<GroupDesc>, ConnError> {
         let mut groups = Vec::new();
-        for part in self.multipart(&GroupDescRequest { group_id: GROUP_ALL }).await? {
+        for part in self
+            .multipart(&GroupDescRequest {
+                group_id: GROUP_ALL,
+            })
+            .await?
+        {
             groups.extend(part.parse::<GroupDescReply>()?.groups);
         }
         Ok(groups)
@@ -460,15 +496,22 @@ impl OfConnection {
     /// [`crate::msg::packet_in::packet_in_format`] value) and waits until it is in effect.
     /// Open vSwitch forgets it on reconnect, so an on-connect hook should set it again.
     pub async fn set_packet_in_format(&self, format: u32) -> Result<(), ConnError> {
-        match self.batch(&[Encoded::new(&SetPacketInFormat(format))?]).await {
-            Err(ConnError::BatchRejected(mut rejections)) if rejections.len() == 1 => Err(ConnError::Rejected(rejections.remove(0).error)),
+        match self
+            .batch(&[Encoded::new(&SetPacketInFormat(format))?])
+            .await
+        {
+            Err(ConnError::BatchRejected(mut rejections)) if rejections.len() == 1 => {
+                Err(ConnError::Rejected(rejections.remove(0).error))
+            }
             other => other,
         }
     }
 
     /// Waits until the switch has processed every message sent before.
     pub async fn barrier(&self) -> Result<(), ConnError> {
-        self.request::<_, BarrierReply>(&BarrierRequest).await.map(drop)
+        self.request::<_, BarrierReply>(&BarrierRequest)
+            .await
+            .map(drop)
     }
 
     /// Sends `msgs` followed by a barrier and waits for the barrier reply. When it returns, the
@@ -487,7 +530,11 @@ impl OfConnection {
         session.request(barrier_xid, out).await?;
         drop(registration);
         let rejections = rejections(&xids, &collected);
-        if rejections.is_empty() { Ok(()) } else { Err(ConnError::BatchRejected(rejections)) }
+        if rejections.is_empty() {
+            Ok(())
+        } else {
+            Err(ConnError::BatchRejected(rejections))
+        }
     }
 
     /// Applies `msgs` as one atomic, ordered bundle: the switch applies all of them or none.
@@ -503,19 +550,37 @@ impl OfConnection {
     /// the adds and a barrier go out in one write; the commit follows only if the open and
     /// every add succeeded (otherwise the bundle is discarded), so a rejected message is never
     /// committed.
-    async fn bundle_on(&self, session: &Arc<Session>, bundle_id: u32, flags: u16, msgs: &[Encoded]) -> Result<(), ConnError> {
+    async fn bundle_on(
+        &self,
+        session: &Arc<Session>,
+        bundle_id: u32,
+        flags: u16,
+        msgs: &[Encoded],
+    ) -> Result<(), ConnError> {
         let bundle_control = |ctrl_type: BundleCtrlType| async move {
             let xid = self.shared().next_xid();
-            session.request(xid, BundleControl::new(bundle_id, ctrl_type, flags).to_bytes(xid)?).await?.parse::<BundleControl>()
+            session
+                .request(
+                    xid,
+                    BundleControl::new(bundle_id, ctrl_type, flags).to_bytes(xid)?,
+                )
+                .await?
+                .parse::<BundleControl>()
         };
         let as_bundle_error = |e: ConnError, rejections: Vec<Rejection>| match e {
-            ConnError::Rejected(control) => ConnError::BundleRejected { rejections, control: Some(control) },
+            ConnError::Rejected(control) => ConnError::BundleRejected {
+                rejections,
+                control: Some(control),
+            },
             other => other,
         };
 
         let open_xid = self.shared().next_xid();
-        let open = BundleControl::new(bundle_id, BundleCtrlType::OpenRequest, flags).to_bytes(open_xid)?;
-        let (xids, mut out) = self.encode_all(open, msgs, |xid, msg, out| emit_bundle_add(bundle_id, flags, msg.as_bytes(), xid, out))?;
+        let open =
+            BundleControl::new(bundle_id, BundleCtrlType::OpenRequest, flags).to_bytes(open_xid)?;
+        let (xids, mut out) = self.encode_all(open, msgs, |xid, msg, out| {
+            emit_bundle_add(bundle_id, flags, msg.as_bytes(), xid, out)
+        })?;
         let opened = session.expect_reply(open_xid)?;
         let collected = Collected::default();
         let registration = session.collect_errors(xids.clone(), &collected)?;
@@ -524,7 +589,10 @@ impl OfConnection {
         let barrier_xid = self.shared().next_xid();
         BarrierRequest.emit(barrier_xid, &mut out)?;
         session.request(barrier_xid, out).await?;
-        let opened = opened.wait().await.and_then(|reply| reply.parse::<BundleControl>());
+        let opened = opened
+            .wait()
+            .await
+            .and_then(|reply| reply.parse::<BundleControl>());
         let added = rejections(&xids, &collected);
         if opened.is_err() || !added.is_empty() {
             // Discard even when the open failed: a switch may create the bundle on the first add.
@@ -533,12 +601,17 @@ impl OfConnection {
             }
             return Err(match opened {
                 Err(e) => as_bundle_error(e, added),
-                Ok(_) => ConnError::BundleRejected { rejections: added, control: None },
+                Ok(_) => ConnError::BundleRejected {
+                    rejections: added,
+                    control: None,
+                },
             });
         }
         let committed = bundle_control(BundleCtrlType::CommitRequest).await;
         drop(registration);
-        committed.map(drop).map_err(|e| as_bundle_error(e, rejections(&xids, &collected)))
+        committed
+            .map(drop)
+            .map_err(|e| as_bundle_error(e, rejections(&xids, &collected)))
     }
 
     /// Gives the messages consecutive fresh xids and appends each with `emit(xid, msg, out)`
@@ -549,7 +622,11 @@ impl OfConnection {
         msgs: &[Encoded],
         emit: impl Fn(u32, &Encoded, &mut Vec<u8>) -> Result<(), EncodeError>,
     ) -> Result<(std::ops::Range<u32>, Vec<u8>), ConnError> {
-        let n = u32::try_from(msgs.len()).map_err(|_| EncodeError { msg_type: 0, len: msgs.len(), max: u32::MAX as usize })?;
+        let n = u32::try_from(msgs.len()).map_err(|_| EncodeError {
+            msg_type: 0,
+            len: msgs.len(),
+            max: u32::MAX as usize,
+        })?;
         let xids = self.shared().next_xids(n);
         // Room for a bundle-add header per message and the closing barrier.
         out.reserve(msgs.iter().map(|m| m.0.len() + 16).sum::<usize>() + HEADER_LEN);
@@ -567,7 +644,11 @@ fn rejections(xids: &std::ops::Range<u32>, collected: &Collected) -> Vec<Rejecti
     collected
         .into_iter()
         .filter(|(xid, _)| xids.contains(xid))
-        .map(|(xid, error)| Rejection { index: (xid - xids.start) as usize, xid, error })
+        .map(|(xid, error)| Rejection {
+            index: (xid - xids.start) as usize,
+            xid,
+            error,
+        })
         .collect()
 }
 
@@ -584,23 +665,46 @@ mod tests {
         let mut out = vec![0xee];
         encoded.emit_with_xid(0x0a0b0c0d, &mut out);
         assert_eq!(out, [0xee, 6, 2, 0, 9, 0x0a, 0x0b, 0x0c, 0x0d, 7]);
-        assert!(Encoded::new(&EchoRequest { payload: vec![0; 65528] }).is_err());
+        assert!(
+            Encoded::new(&EchoRequest {
+                payload: vec![0; 65528]
+            })
+            .is_err()
+        );
     }
 
     #[test]
     fn encoded_from_bytes_checks_the_header() {
         assert!(Encoded::from_bytes(vec![6, 2, 0, 8, 0, 0, 0, 1]).is_ok());
-        assert!(matches!(Encoded::from_bytes(vec![6, 2, 0, 8]), Err(DecodeError::Truncated { .. })));
-        assert!(matches!(Encoded::from_bytes(vec![6, 2, 0, 9, 0, 0, 0, 1]), Err(DecodeError::BadLength { len: 9, .. })));
+        assert!(matches!(
+            Encoded::from_bytes(vec![6, 2, 0, 8]),
+            Err(DecodeError::Truncated { .. })
+        ));
+        assert!(matches!(
+            Encoded::from_bytes(vec![6, 2, 0, 9, 0, 0, 0, 1]),
+            Err(DecodeError::BadLength { len: 9, .. })
+        ));
     }
 
     #[test]
     fn rejections_keep_batch_order_and_ignore_foreign_xids() {
-        let error = |code| ErrorMsg { kind: crate::msg::error::ErrorKind::Standard { err_type: 2, code }, data: vec![] };
+        let error = |code| ErrorMsg {
+            kind: crate::msg::error::ErrorKind::Standard { err_type: 2, code },
+            data: vec![],
+        };
         let collected = Collected::default();
-        collected.lock().unwrap().extend([(12, error(4)), (99, error(1)), (10, error(5))]);
+        collected
+            .lock()
+            .unwrap()
+            .extend([(12, error(4)), (99, error(1)), (10, error(5))]);
         let r = rejections(&(10..13), &collected);
-        assert_eq!(r.iter().map(|r| (r.index, r.xid)).collect::<Vec<_>>(), [(2, 12), (0, 10)]);
-        assert_eq!(ConnError::BatchRejected(r).error_names(), ["OFPBAC_BAD_OUT_PORT", "OFPBAC_BAD_ARGUMENT"]);
+        assert_eq!(
+            r.iter().map(|r| (r.index, r.xid)).collect::<Vec<_>>(),
+            [(2, 12), (0, 10)]
+        );
+        assert_eq!(
+            ConnError::BatchRejected(r).error_names(),
+            ["OFPBAC_BAD_OUT_PORT", "OFPBAC_BAD_ARGUMENT"]
+        );
     }
 }

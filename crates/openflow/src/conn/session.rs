@@ -53,7 +53,10 @@ enum Waiter {
     /// A single reply (or error).
     Reply(oneshot::Sender<Result<RawMessage, ConnError>>),
     /// Multipart reply parts until one without the MORE flag (or an error).
-    Multipart { parts: Vec<RawMessage>, done: oneshot::Sender<Result<Vec<RawMessage>, ConnError>> },
+    Multipart {
+        parts: Vec<RawMessage>,
+        done: oneshot::Sender<Result<Vec<RawMessage>, ConnError>>,
+    },
 }
 
 struct State {
@@ -75,7 +78,9 @@ pub(crate) struct Session {
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("features", &self.features.get()).finish_non_exhaustive()
+        f.debug_struct("Session")
+            .field("features", &self.features.get())
+            .finish_non_exhaustive()
     }
 }
 
@@ -128,7 +133,9 @@ impl Session {
     ) -> Result<Arc<Session>, ConnError> {
         let (read_half, mut write_half) = tokio::io::split(stream);
         let mut frames = FrameReader::new(read_half, options.max_message_len);
-        write_half.write_all(&Hello::of15().to_bytes(next_xid())?).await?;
+        write_half
+            .write_all(&Hello::of15().to_bytes(next_xid())?)
+            .await?;
         let first = tokio::time::timeout(options.inactivity_timeout, frames.next())
             .await
             .map_err(|_| ConnError::Inactive(options.inactivity_timeout))??
@@ -138,10 +145,21 @@ impl Session {
         match header.msg_type {
             msg_type::HELLO => {}
             msg_type::ERROR => return Err(ConnError::Rejected(ErrorMsg::parse_body(body)?)),
-            got => return Err(ConnError::Handshake { expected: "hello", got }),
+            got => {
+                return Err(ConnError::Handshake {
+                    expected: "hello",
+                    got,
+                });
+            }
         }
         if let Err(e) = negotiate(header.version, &Hello::parse_body(body)?) {
-            let refusal = ErrorMsg { kind: ErrorKind::Standard { err_type: error_type::HELLO_FAILED, code: 0 }, data: e.to_string().into_bytes() };
+            let refusal = ErrorMsg {
+                kind: ErrorKind::Standard {
+                    err_type: error_type::HELLO_FAILED,
+                    code: 0,
+                },
+                data: e.to_string().into_bytes(),
+            };
             // Best effort: the peer learns why before the connection closes.
             if let Ok(refusal) = refusal.to_bytes(header.xid) {
                 let _ = write_half.write_all(&refusal).await;
@@ -152,7 +170,11 @@ impl Session {
         let (writer, outgoing) = mpsc::unbounded_channel();
         let (closed_tx, _) = watch::channel(false);
         let session = Arc::new(Session {
-            state: Mutex::new(State { closed: None, waiters: HashMap::new(), collectors: Vec::new() }),
+            state: Mutex::new(State {
+                closed: None,
+                waiters: HashMap::new(),
+                collectors: Vec::new(),
+            }),
             writer,
             closed_tx,
             last_rx: Mutex::new(Instant::now()),
@@ -160,10 +182,20 @@ impl Session {
             subscribers,
         });
         tokio::spawn(read_loop(session.clone(), frames));
-        tokio::spawn(write_loop(session.clone(), write_half, outgoing, options.echo_interval, options.inactivity_timeout));
+        tokio::spawn(write_loop(
+            session.clone(),
+            write_half,
+            outgoing,
+            options.echo_interval,
+            options.inactivity_timeout,
+        ));
 
         let xid = next_xid();
-        let features = match session.request(xid, FeaturesRequest.to_bytes(xid)?).await.and_then(|r| r.parse::<FeaturesReply>()) {
+        let features = match session
+            .request(xid, FeaturesRequest.to_bytes(xid)?)
+            .await
+            .and_then(|r| r.parse::<FeaturesReply>())
+        {
             Ok(features) => features,
             Err(e) => {
                 session.close(e.clone());
@@ -173,7 +205,11 @@ impl Session {
         let _ = session.features.set(features);
         if let Some(miss_send_len) = options.miss_send_len {
             // Followed by a barrier, so the switch applies it before `connect` returns.
-            let mut bytes = SetConfig(SwitchConfig { flags: config_flags::FRAG_NORMAL, miss_send_len }).to_bytes(next_xid())?;
+            let mut bytes = SetConfig(SwitchConfig {
+                flags: config_flags::FRAG_NORMAL,
+                miss_send_len,
+            })
+            .to_bytes(next_xid())?;
             let barrier_xid = next_xid();
             BarrierRequest.emit(barrier_xid, &mut bytes)?;
             if let Err(e) = session.request(barrier_xid, bytes).await {
@@ -193,7 +229,8 @@ impl Session {
     pub(crate) async fn closed(&self) -> Arc<ConnError> {
         let mut rx = self.closed_tx.subscribe();
         let _ = rx.wait_for(|closed| *closed).await;
-        self.close_reason().unwrap_or_else(|| Arc::new(ConnError::Closed))
+        self.close_reason()
+            .unwrap_or_else(|| Arc::new(ConnError::Closed))
     }
 
     fn close_reason(&self) -> Option<Arc<ConnError>> {
@@ -203,7 +240,9 @@ impl Session {
     /// Closes the session for `reason` (the first reason wins) and fails every waiting request.
     pub(crate) fn close(&self, reason: ConnError) {
         let waiters = {
-            let Ok(mut state) = self.state.lock() else { return };
+            let Ok(mut state) = self.state.lock() else {
+                return;
+            };
             if state.closed.is_some() {
                 return;
             }
@@ -212,18 +251,25 @@ impl Session {
             state.collectors.clear();
             std::mem::take(&mut state.waiters)
         };
-        let reason = self.close_reason().unwrap_or_else(|| Arc::new(ConnError::Closed));
+        let reason = self
+            .close_reason()
+            .unwrap_or_else(|| Arc::new(ConnError::Closed));
         for (_, waiter) in waiters {
             match waiter {
                 Waiter::Reply(tx) => drop(tx.send(Err(ConnError::Disconnected(reason.clone())))),
-                Waiter::Multipart { done, .. } => drop(done.send(Err(ConnError::Disconnected(reason.clone())))),
+                Waiter::Multipart { done, .. } => {
+                    drop(done.send(Err(ConnError::Disconnected(reason.clone()))))
+                }
             }
         }
         self.closed_tx.send_replace(true);
     }
 
     fn disconnected(&self) -> ConnError {
-        ConnError::Disconnected(self.close_reason().unwrap_or_else(|| Arc::new(ConnError::Closed)))
+        ConnError::Disconnected(
+            self.close_reason()
+                .unwrap_or_else(|| Arc::new(ConnError::Closed)),
+        )
     }
 
     fn register_waiter(&self, xid: u32, waiter: Waiter) -> Result<(), ConnError> {
@@ -237,13 +283,23 @@ impl Session {
 
     /// Registers the consecutive `xids` to collect their errors into `into`; other replies to
     /// them are ignored.
-    pub(crate) fn collect_errors(&self, xids: Range<u32>, into: &Collected) -> Result<Registration<'_>, ConnError> {
+    pub(crate) fn collect_errors(
+        &self,
+        xids: Range<u32>,
+        into: &Collected,
+    ) -> Result<Registration<'_>, ConnError> {
         let mut state = self.state.lock().map_err(|_| ConnError::Closed)?;
         if let Some(reason) = &state.closed {
             return Err(ConnError::Disconnected(reason.clone()));
         }
-        state.collectors.push(ErrorCollector { xids: xids.clone(), into: into.clone() });
-        Ok(Registration { session: self, registered: Registered::Collector(xids) })
+        state.collectors.push(ErrorCollector {
+            xids: xids.clone(),
+            into: into.clone(),
+        });
+        Ok(Registration {
+            session: self,
+            registered: Registered::Collector(xids),
+        })
     }
 
     /// Queues bytes (one or more whole messages) for sending.
@@ -263,14 +319,33 @@ impl Session {
     pub(crate) fn expect_reply(&self, xid: u32) -> Result<PendingReply<'_>, ConnError> {
         let (tx, rx) = oneshot::channel();
         self.register_waiter(xid, Waiter::Reply(tx))?;
-        Ok(PendingReply { registration: Registration { session: self, registered: Registered::Waiter(xid) }, rx })
+        Ok(PendingReply {
+            registration: Registration {
+                session: self,
+                registered: Registered::Waiter(xid),
+            },
+            rx,
+        })
     }
 
     /// Sends a multipart request and collects every part of the reply.
-    pub(crate) async fn multipart(&self, xid: u32, bytes: Vec<u8>) -> Result<Vec<RawMessage>, ConnError> {
+    pub(crate) async fn multipart(
+        &self,
+        xid: u32,
+        bytes: Vec<u8>,
+    ) -> Result<Vec<RawMessage>, ConnError> {
         let (done, rx) = oneshot::channel();
-        self.register_waiter(xid, Waiter::Multipart { parts: Vec::new(), done })?;
-        let _registration = Registration { session: self, registered: Registered::Waiter(xid) };
+        self.register_waiter(
+            xid,
+            Waiter::Multipart {
+                parts: Vec::new(),
+                done,
+            },
+        )?;
+        let _registration = Registration {
+            session: self,
+            registered: Registered::Waiter(xid),
+        };
         self.write(bytes)?;
         rx.await.map_err(|_| self.disconnected())?
     }
@@ -278,16 +353,24 @@ impl Session {
     /// Handles one incoming message.
     fn dispatch(&self, frame: Vec<u8>) -> Result<(), ConnError> {
         let (header, msg) = AnyMessage::parse(&frame)?;
-        let raw = || RawMessage { header, body: Bytes::copy_from_slice(&frame[HEADER_LEN..]) };
+        let raw = || RawMessage {
+            header,
+            body: Bytes::copy_from_slice(&frame[HEADER_LEN..]),
+        };
         match msg {
-            AnyMessage::EchoRequest(EchoRequest { payload }) => return self.write(EchoReply { payload }.to_bytes(header.xid)?),
+            AnyMessage::EchoRequest(EchoRequest { payload }) => {
+                return self.write(EchoReply { payload }.to_bytes(header.xid)?);
+            }
             AnyMessage::EchoReply(_) => return Ok(()),
             AnyMessage::PortStatus(status) => {
                 let _ = self.subscribers.port_status.send(status);
                 return Ok(());
             }
             AnyMessage::PacketIn(p) => {
-                let _ = self.subscribers.packet_ins.send(PacketInMessage::Standard(p));
+                let _ = self
+                    .subscribers
+                    .packet_ins
+                    .send(PacketInMessage::Standard(p));
                 return Ok(());
             }
             AnyMessage::PacketIn2(p) => {
@@ -298,7 +381,13 @@ impl Session {
         }
         let mut state = self.state.lock().map_err(|_| ConnError::Closed)?;
         let waiter = state.waiters.remove(&header.xid);
-        if let (None, Some(collector)) = (&waiter, state.collectors.iter().find(|c| c.xids.contains(&header.xid))) {
+        if let (None, Some(collector)) = (
+            &waiter,
+            state
+                .collectors
+                .iter()
+                .find(|c| c.xids.contains(&header.xid)),
+        ) {
             if let (AnyMessage::Error(e), Ok(mut c)) = (msg, collector.into.lock()) {
                 c.push((header.xid, e));
             }
@@ -317,19 +406,27 @@ impl Session {
                 let _ = done.send(Err(ConnError::Rejected(e)));
                 None
             }
-            (Some(Waiter::Multipart { mut parts, done }), _) if header.msg_type == msg_type::MULTIPART_REPLY => {
+            (Some(Waiter::Multipart { mut parts, done }), _)
+                if header.msg_type == msg_type::MULTIPART_REPLY =>
+            {
                 let part = raw();
-                let more = multipart::parse_header(&part.body).map(|(_, flags, _)| flags & multipart::MORE != 0)?;
+                let more = multipart::parse_header(&part.body)
+                    .map(|(_, flags, _)| flags & multipart::MORE != 0)?;
                 parts.push(part);
                 if more {
-                    state.waiters.insert(header.xid, Waiter::Multipart { parts, done });
+                    state
+                        .waiters
+                        .insert(header.xid, Waiter::Multipart { parts, done });
                 } else {
                     let _ = done.send(Ok(parts));
                 }
                 None
             }
             (Some(Waiter::Multipart { done, .. }), _) => {
-                let _ = done.send(Err(ConnError::UnexpectedReply { expected: "multipart reply", got: header.msg_type }));
+                let _ = done.send(Err(ConnError::UnexpectedReply {
+                    expected: "multipart reply",
+                    got: header.msg_type,
+                }));
                 None
             }
             (None, AnyMessage::Error(e)) => {
@@ -421,7 +518,11 @@ async fn write_loop(
 }
 
 /// Writes `first` and everything else already queued in one go.
-async fn write_batch<W: AsyncWrite + Unpin>(out: &mut W, mut buf: Vec<u8>, queue: &mut mpsc::UnboundedReceiver<Vec<u8>>) -> std::io::Result<()> {
+async fn write_batch<W: AsyncWrite + Unpin>(
+    out: &mut W,
+    mut buf: Vec<u8>,
+    queue: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+) -> std::io::Result<()> {
     while let Ok(more) = queue.try_recv() {
         buf.extend_from_slice(&more);
     }

@@ -94,7 +94,12 @@ pub struct BundleControl {
 impl BundleControl {
     /// A control message without properties.
     pub fn new(bundle_id: u32, ctrl_type: BundleCtrlType, flags: u16) -> BundleControl {
-        BundleControl { bundle_id, ctrl_type, flags, properties: Vec::new() }
+        BundleControl {
+            bundle_id,
+            ctrl_type,
+            flags,
+            properties: Vec::new(),
+        }
     }
 }
 
@@ -117,7 +122,12 @@ impl Message for BundleControl {
         let ctrl_type = BundleCtrlType::from_wire(b.get_u16());
         let flags = b.get_u16();
         let properties = parse_properties("bundle property", b)?;
-        Ok(BundleControl { bundle_id, ctrl_type, flags, properties })
+        Ok(BundleControl {
+            bundle_id,
+            ctrl_type,
+            flags,
+            properties,
+        })
     }
 }
 
@@ -139,10 +149,20 @@ impl BundleAdd {
     /// valid, its length must match, and it must leave room for the add message's own 16 bytes.
     pub fn new(bundle_id: u32, flags: u16, message: Vec<u8>) -> Result<BundleAdd, DecodeError> {
         let h = Header::parse(&message)?;
-        if usize::from(h.length) != message.len() || message.len() > usize::from(u16::MAX) - BUNDLE_ADD_LEN {
-            return Err(DecodeError::BadLength { what: "bundled message", len: message.len() });
+        if usize::from(h.length) != message.len()
+            || message.len() > usize::from(u16::MAX) - BUNDLE_ADD_LEN
+        {
+            return Err(DecodeError::BadLength {
+                what: "bundled message",
+                len: message.len(),
+            });
         }
-        Ok(BundleAdd { bundle_id, flags, message, properties: Vec::new() })
+        Ok(BundleAdd {
+            bundle_id,
+            flags,
+            message,
+            properties: Vec::new(),
+        })
     }
 
     /// The inner message, header included.
@@ -180,13 +200,21 @@ impl Message for BundleAdd {
         let inner = Header::parse(b)?;
         let len = usize::from(inner.length);
         if len > b.len() {
-            return Err(DecodeError::BadLength { what: "bundled message", len });
+            return Err(DecodeError::BadLength {
+                what: "bundled message",
+                len,
+            });
         }
         let message = b[..len].to_vec();
         let rest = &b[len..];
         let padding = (len.next_multiple_of(8) - len).min(rest.len());
         let properties = parse_properties("bundle property", &rest[padding..])?;
-        Ok(BundleAdd { bundle_id, flags, message, properties })
+        Ok(BundleAdd {
+            bundle_id,
+            flags,
+            message,
+            properties,
+        })
     }
 }
 
@@ -201,13 +229,29 @@ fn emit_add_fixed(bundle_id: u32, flags: u16, out: &mut Vec<u8>) {
 /// message, giving both the transaction id `xid`. The same bytes as
 /// `BundleAdd::new(bundle_id, flags, inner)` sent with `xid`, without building the value: the
 /// connection's bulk path.
-pub fn emit_bundle_add(bundle_id: u32, flags: u16, inner: &[u8], xid: u32, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+pub fn emit_bundle_add(
+    bundle_id: u32,
+    flags: u16,
+    inner: &[u8],
+    xid: u32,
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
     let len = BUNDLE_ADD_LEN + inner.len();
     let length = u16::try_from(len)
         .ok()
         .filter(|_| inner.len() >= HEADER_LEN)
-        .ok_or(EncodeError { msg_type: msg_type::BUNDLE_ADD_MESSAGE, len, max: MAX_MESSAGE_LEN })?;
-    Header { version: OFP_VERSION_1_5, msg_type: msg_type::BUNDLE_ADD_MESSAGE, length, xid }.emit(out);
+        .ok_or(EncodeError {
+            msg_type: msg_type::BUNDLE_ADD_MESSAGE,
+            len,
+            max: MAX_MESSAGE_LEN,
+        })?;
+    Header {
+        version: OFP_VERSION_1_5,
+        msg_type: msg_type::BUNDLE_ADD_MESSAGE,
+        length,
+        xid,
+    }
+    .emit(out);
     emit_add_fixed(bundle_id, flags, out);
     let start = out.len();
     out.extend_from_slice(inner);
@@ -224,7 +268,11 @@ mod tests {
 
     #[test]
     fn bulk_bundle_add_matches_the_value() {
-        let inner = EchoRequest { payload: vec![1, 2, 3] }.to_bytes(0).unwrap();
+        let inner = EchoRequest {
+            payload: vec![1, 2, 3],
+        }
+        .to_bytes(0)
+        .unwrap();
         let mut out = vec![9];
         emit_bundle_add(4, bundle_flags::ATOMIC, &inner, 77, &mut out).unwrap();
         let mut with_xid = inner.clone();
@@ -234,40 +282,83 @@ mod tests {
         let too_long = vec![0u8; MAX_MESSAGE_LEN - BUNDLE_ADD_LEN + 1];
         assert!(emit_bundle_add(4, 0, &too_long, 1, &mut out).is_err());
         assert!(emit_bundle_add(4, 0, &[0; 4], 1, &mut out).is_err());
-        assert_eq!(out.len(), 1 + add.to_bytes(77).unwrap().len(), "a refused add appends nothing");
+        assert_eq!(
+            out.len(),
+            1 + add.to_bytes(77).unwrap().len(),
+            "a refused add appends nothing"
+        );
     }
 
     #[test]
     fn control_bytes() {
-        let open = BundleControl::new(0x0102_0304, BundleCtrlType::OpenRequest, bundle_flags::ATOMIC | bundle_flags::ORDERED);
-        assert_eq!(open.to_bytes(9).unwrap(), [6, 33, 0, 16, 0, 0, 0, 9, 1, 2, 3, 4, 0, 0, 0, 3]);
+        let open = BundleControl::new(
+            0x0102_0304,
+            BundleCtrlType::OpenRequest,
+            bundle_flags::ATOMIC | bundle_flags::ORDERED,
+        );
+        assert_eq!(
+            open.to_bytes(9).unwrap(),
+            [6, 33, 0, 16, 0, 0, 0, 9, 1, 2, 3, 4, 0, 0, 0, 3]
+        );
         let commit = BundleControl::new(1, BundleCtrlType::CommitReply, 0);
         assert_eq!(commit.to_bytes(9).unwrap()[8..], [0, 0, 0, 1, 0, 5, 0, 0]);
-        let with_prop = BundleControl { properties: vec![Property { prop_type: 0xffff, data: vec![1, 2, 3, 4] }], ..open.clone() };
-        assert_eq!(with_prop.to_bytes(1).unwrap()[16..], [0xff, 0xff, 0, 8, 1, 2, 3, 4]);
-        assert_eq!(BundleControl::parse(&with_prop.to_bytes(1).unwrap()), Ok((with_prop, 1)));
-        assert!(matches!(BundleControl::parse_body(&[0; 7]), Err(DecodeError::Truncated { .. })));
+        let with_prop = BundleControl {
+            properties: vec![Property {
+                prop_type: 0xffff,
+                data: vec![1, 2, 3, 4],
+            }],
+            ..open.clone()
+        };
+        assert_eq!(
+            with_prop.to_bytes(1).unwrap()[16..],
+            [0xff, 0xff, 0, 8, 1, 2, 3, 4]
+        );
+        assert_eq!(
+            BundleControl::parse(&with_prop.to_bytes(1).unwrap()),
+            Ok((with_prop, 1))
+        );
+        assert!(matches!(
+            BundleControl::parse_body(&[0; 7]),
+            Err(DecodeError::Truncated { .. })
+        ));
     }
 
     #[test]
     fn ctrl_type_replies() {
-        assert_eq!(BundleCtrlType::CommitRequest.reply(), Some(BundleCtrlType::CommitReply));
+        assert_eq!(
+            BundleCtrlType::CommitRequest.reply(),
+            Some(BundleCtrlType::CommitReply)
+        );
         assert_eq!(BundleCtrlType::CommitReply.reply(), None);
     }
 
     #[test]
     fn add_bytes() {
-        let add = BundleAdd::new(7, bundle_flags::ATOMIC, BarrierRequest.to_bytes(0x55).unwrap()).unwrap();
+        let add = BundleAdd::new(
+            7,
+            bundle_flags::ATOMIC,
+            BarrierRequest.to_bytes(0x55).unwrap(),
+        )
+        .unwrap();
         assert_eq!(add.xid(), 0x55);
         let bytes = add.to_bytes(add.xid()).unwrap();
-        assert_eq!(bytes, [6, 34, 0, 24, 0, 0, 0, 0x55, 0, 0, 0, 7, 0, 0, 0, 1, 6, 20, 0, 8, 0, 0, 0, 0x55]);
+        assert_eq!(
+            bytes,
+            [
+                6, 34, 0, 24, 0, 0, 0, 0x55, 0, 0, 0, 7, 0, 0, 0, 1, 6, 20, 0, 8, 0, 0, 0, 0x55
+            ]
+        );
         assert_eq!(BundleAdd::parse(&bytes), Ok((add, 0x55)));
     }
 
     #[test]
     fn add_with_properties_pads_the_inner_message() {
-        let mut add = BundleAdd::new(7, 0, EchoRequest { payload: vec![9] }.to_bytes(1).unwrap()).unwrap();
-        add.properties.push(Property { prop_type: 1, data: vec![0xaa; 4] });
+        let mut add =
+            BundleAdd::new(7, 0, EchoRequest { payload: vec![9] }.to_bytes(1).unwrap()).unwrap();
+        add.properties.push(Property {
+            prop_type: 1,
+            data: vec![0xaa; 4],
+        });
         let bytes = add.to_bytes(1).unwrap();
         assert_eq!(&bytes[16..25], [6, 2, 0, 9, 0, 0, 0, 1, 9]);
         assert_eq!(&bytes[25..32], [0; 7]);
@@ -279,15 +370,44 @@ mod tests {
     fn add_rejects_bad_inner_messages() {
         assert!(BundleAdd::new(1, 0, vec![6, 20, 0, 8]).is_err());
         assert!(BundleAdd::new(1, 0, vec![6, 20, 0, 9, 0, 0, 0, 0]).is_err());
-        let largest = EchoRequest { payload: vec![0; 65535 - 16 - 8] }.to_bytes(1).unwrap();
-        assert_eq!(BundleAdd::new(1, 0, largest.clone()).map(|a| a.to_bytes(1).unwrap().len()), Ok(65535));
-        let too_large = EchoRequest { payload: vec![0; 65535 - 16 - 7] }.to_bytes(1).unwrap();
-        assert!(matches!(BundleAdd::new(1, 0, too_large), Err(DecodeError::BadLength { len: 65520, .. })));
-        let mut bytes = BundleAdd::new(1, 0, BarrierRequest.to_bytes(2).unwrap()).unwrap().to_bytes(2).unwrap();
+        let largest = EchoRequest {
+            payload: vec![0; 65535 - 16 - 8],
+        }
+        .to_bytes(1)
+        .unwrap();
+        assert_eq!(
+            BundleAdd::new(1, 0, largest.clone()).map(|a| a.to_bytes(1).unwrap().len()),
+            Ok(65535)
+        );
+        let too_large = EchoRequest {
+            payload: vec![0; 65535 - 16 - 7],
+        }
+        .to_bytes(1)
+        .unwrap();
+        assert!(matches!(
+            BundleAdd::new(1, 0, too_large),
+            Err(DecodeError::BadLength { len: 65520, .. })
+        ));
+        let mut bytes = BundleAdd::new(1, 0, BarrierRequest.to_bytes(2).unwrap())
+            .unwrap()
+            .to_bytes(2)
+            .unwrap();
         bytes[19] = 9;
-        assert!(matches!(BundleAdd::parse(&bytes), Err(DecodeError::BadLength { what: "bundled message", len: 9 })));
+        assert!(matches!(
+            BundleAdd::parse(&bytes),
+            Err(DecodeError::BadLength {
+                what: "bundled message",
+                len: 9
+            })
+        ));
         bytes[19] = 7;
-        assert!(matches!(BundleAdd::parse(&bytes), Err(DecodeError::BadLength { what: "ofp_header", .. })));
+        assert!(matches!(
+            BundleAdd::parse(&bytes),
+            Err(DecodeError::BadLength {
+                what: "ofp_header",
+                ..
+            })
+        ));
     }
 
     proptest! {

@@ -3,9 +3,9 @@
 
 use bytes::Buf;
 
+use crate::DecodeError;
 use crate::header::msg_type;
 use crate::message::Message;
-use crate::DecodeError;
 
 /// `ofp_config_flags` values.
 pub mod config_flags {
@@ -38,7 +38,10 @@ impl SwitchConfig {
     fn parse(body: &[u8]) -> Result<SwitchConfig, DecodeError> {
         DecodeError::need("ofp_switch_config", body, 4)?;
         let mut b = body;
-        Ok(SwitchConfig { flags: b.get_u16(), miss_send_len: b.get_u16() })
+        Ok(SwitchConfig {
+            flags: b.get_u16(),
+            miss_send_len: b.get_u16(),
+        })
     }
 }
 
@@ -60,7 +63,14 @@ impl Message for GetConfigRequest {
     fn emit_body(&self, _out: &mut Vec<u8>) {}
 
     fn parse_body(body: &[u8]) -> Result<Self, DecodeError> {
-        if body.is_empty() { Ok(GetConfigRequest) } else { Err(DecodeError::BadLength { what: "get-config request", len: body.len() + 8 }) }
+        if body.is_empty() {
+            Ok(GetConfigRequest)
+        } else {
+            Err(DecodeError::BadLength {
+                what: "get-config request",
+                len: body.len() + 8,
+            })
+        }
     }
 }
 
@@ -95,16 +105,34 @@ mod tests {
 
     #[test]
     fn bytes() {
-        assert_eq!(GetConfigRequest.to_bytes(1).unwrap(), [6, 7, 0, 8, 0, 0, 0, 1]);
-        let set = SetConfig(SwitchConfig { flags: config_flags::FRAG_REASM, miss_send_len: MISS_SEND_LEN_NO_BUFFER });
-        assert_eq!(set.to_bytes(2).unwrap(), [6, 9, 0, 12, 0, 0, 0, 2, 0, 2, 0xff, 0xff]);
-        let reply = GetConfigReply(SwitchConfig { flags: config_flags::FRAG_DROP, miss_send_len: 128 });
-        assert_eq!(reply.to_bytes(3).unwrap(), [6, 8, 0, 12, 0, 0, 0, 3, 0, 1, 0, 128]);
+        assert_eq!(
+            GetConfigRequest.to_bytes(1).unwrap(),
+            [6, 7, 0, 8, 0, 0, 0, 1]
+        );
+        let set = SetConfig(SwitchConfig {
+            flags: config_flags::FRAG_REASM,
+            miss_send_len: MISS_SEND_LEN_NO_BUFFER,
+        });
+        assert_eq!(
+            set.to_bytes(2).unwrap(),
+            [6, 9, 0, 12, 0, 0, 0, 2, 0, 2, 0xff, 0xff]
+        );
+        let reply = GetConfigReply(SwitchConfig {
+            flags: config_flags::FRAG_DROP,
+            miss_send_len: 128,
+        });
+        assert_eq!(
+            reply.to_bytes(3).unwrap(),
+            [6, 8, 0, 12, 0, 0, 0, 3, 0, 1, 0, 128]
+        );
     }
 
     #[test]
     fn truncated() {
-        assert!(matches!(SetConfig::parse_body(&[0, 0, 0]), Err(DecodeError::Truncated { .. })));
+        assert!(matches!(
+            SetConfig::parse_body(&[0, 0, 0]),
+            Err(DecodeError::Truncated { .. })
+        ));
     }
 
     proptest! {

@@ -1,9 +1,9 @@
 //! `OFPT_ECHO_REQUEST` and `OFPT_ECHO_REPLY`: liveness probes carrying an opaque payload that
 //! the reply echoes back.
 
+use crate::DecodeError;
 use crate::header::msg_type;
 use crate::message::Message;
-use crate::DecodeError;
 
 /// `OFPT_ECHO_REQUEST`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -25,7 +25,9 @@ impl Message for EchoRequest {
     }
 
     fn parse_body(body: &[u8]) -> Result<Self, DecodeError> {
-        Ok(EchoRequest { payload: body.to_vec() })
+        Ok(EchoRequest {
+            payload: body.to_vec(),
+        })
     }
 }
 
@@ -37,7 +39,9 @@ impl Message for EchoReply {
     }
 
     fn parse_body(body: &[u8]) -> Result<Self, DecodeError> {
-        Ok(EchoReply { payload: body.to_vec() })
+        Ok(EchoReply {
+            payload: body.to_vec(),
+        })
     }
 }
 
@@ -48,14 +52,27 @@ mod tests {
 
     #[test]
     fn bytes() {
-        assert_eq!(EchoRequest { payload: vec![] }.to_bytes(1).unwrap(), [6, 2, 0, 8, 0, 0, 0, 1]);
-        assert_eq!(EchoReply { payload: vec![0xab, 0xcd] }.to_bytes(2).unwrap(), [6, 3, 0, 10, 0, 0, 0, 2, 0xab, 0xcd]);
+        assert_eq!(
+            EchoRequest { payload: vec![] }.to_bytes(1).unwrap(),
+            [6, 2, 0, 8, 0, 0, 0, 1]
+        );
+        assert_eq!(
+            EchoReply {
+                payload: vec![0xab, 0xcd]
+            }
+            .to_bytes(2)
+            .unwrap(),
+            [6, 3, 0, 10, 0, 0, 0, 2, 0xab, 0xcd]
+        );
     }
 
     #[test]
     fn type_is_checked() {
         let request = EchoRequest::default().to_bytes(1).unwrap();
-        assert!(matches!(EchoReply::parse(&request), Err(DecodeError::Invalid { .. })));
+        assert!(matches!(
+            EchoReply::parse(&request),
+            Err(DecodeError::Invalid { .. })
+        ));
     }
 
     proptest! {

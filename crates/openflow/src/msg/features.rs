@@ -2,9 +2,9 @@
 
 use bytes::Buf;
 
+use crate::DecodeError;
 use crate::header::msg_type;
 use crate::message::Message;
-use crate::DecodeError;
 
 /// `ofp_capabilities` bits.
 pub mod capability {
@@ -47,7 +47,14 @@ impl Message for FeaturesRequest {
     fn emit_body(&self, _out: &mut Vec<u8>) {}
 
     fn parse_body(body: &[u8]) -> Result<Self, DecodeError> {
-        if body.is_empty() { Ok(FeaturesRequest) } else { Err(DecodeError::BadLength { what: "features request", len: body.len() + 8 }) }
+        if body.is_empty() {
+            Ok(FeaturesRequest)
+        } else {
+            Err(DecodeError::BadLength {
+                what: "features request",
+                len: body.len() + 8,
+            })
+        }
     }
 }
 
@@ -73,7 +80,13 @@ impl Message for FeaturesReply {
         let auxiliary_id = b.get_u8();
         b.advance(2);
         let capabilities = b.get_u32();
-        Ok(FeaturesReply { datapath_id, n_buffers, n_tables, auxiliary_id, capabilities })
+        Ok(FeaturesReply {
+            datapath_id,
+            n_buffers,
+            n_tables,
+            auxiliary_id,
+            capabilities,
+        })
     }
 }
 
@@ -84,7 +97,10 @@ mod tests {
 
     #[test]
     fn request_bytes() {
-        assert_eq!(FeaturesRequest.to_bytes(3).unwrap(), [6, 5, 0, 8, 0, 0, 0, 3]);
+        assert_eq!(
+            FeaturesRequest.to_bytes(3).unwrap(),
+            [6, 5, 0, 8, 0, 0, 0, 3]
+        );
     }
 
     #[test]
@@ -110,7 +126,14 @@ mod tests {
 
     #[test]
     fn reply_truncated() {
-        assert!(matches!(FeaturesReply::parse_body(&[0; 23]), Err(DecodeError::Truncated { need: 24, have: 23, .. })));
+        assert!(matches!(
+            FeaturesReply::parse_body(&[0; 23]),
+            Err(DecodeError::Truncated {
+                need: 24,
+                have: 23,
+                ..
+            })
+        ));
     }
 
     proptest! {

@@ -13,9 +13,9 @@
 
 use bytes::Buf;
 
+use crate::DecodeError;
 use crate::header::{OFP_VERSION_1_5, msg_type};
 use crate::message::Message;
-use crate::DecodeError;
 
 /// `OFPHET_VERSIONBITMAP`.
 pub const HELLO_ELEM_VERSION_BITMAP: u16 = 1;
@@ -38,7 +38,9 @@ pub struct Hello {
 impl Hello {
     /// The hello this crate sends: a version bitmap offering only OpenFlow 1.5.
     pub fn of15() -> Hello {
-        Hello { elements: vec![HelloElement::VersionBitmap(vec![1 << OFP_VERSION_1_5])] }
+        Hello {
+            elements: vec![HelloElement::VersionBitmap(vec![1 << OFP_VERSION_1_5])],
+        }
     }
 
     /// The version bitmap, if the hello carries one.
@@ -56,9 +58,10 @@ impl Message for Hello {
     fn emit_body(&self, out: &mut Vec<u8>) {
         for element in &self.elements {
             let (elem_type, data): (u16, Vec<u8>) = match element {
-                HelloElement::VersionBitmap(words) => {
-                    (HELLO_ELEM_VERSION_BITMAP, words.iter().flat_map(|w| w.to_be_bytes()).collect())
-                }
+                HelloElement::VersionBitmap(words) => (
+                    HELLO_ELEM_VERSION_BITMAP,
+                    words.iter().flat_map(|w| w.to_be_bytes()).collect(),
+                ),
                 HelloElement::Unknown { elem_type, data } => (*elem_type, data.clone()),
             };
             let len = 4 + data.len();
@@ -79,17 +82,30 @@ impl Message for Hello {
             let elem_type = h.get_u16();
             let len = usize::from(h.get_u16());
             if len < 4 || len > rest.len() {
-                return Err(DecodeError::BadLength { what: "hello element", len });
+                return Err(DecodeError::BadLength {
+                    what: "hello element",
+                    len,
+                });
             }
             let data = &rest[4..len];
             elements.push(match elem_type {
                 HELLO_ELEM_VERSION_BITMAP => {
                     if !data.len().is_multiple_of(4) {
-                        return Err(DecodeError::BadLength { what: "hello version bitmap", len });
+                        return Err(DecodeError::BadLength {
+                            what: "hello version bitmap",
+                            len,
+                        });
                     }
-                    HelloElement::VersionBitmap(data.chunks_exact(4).map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]])).collect())
+                    HelloElement::VersionBitmap(
+                        data.chunks_exact(4)
+                            .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+                            .collect(),
+                    )
                 }
-                elem_type => HelloElement::Unknown { elem_type, data: data.to_vec() },
+                elem_type => HelloElement::Unknown {
+                    elem_type,
+                    data: data.to_vec(),
+                },
             });
             rest = &rest[len.next_multiple_of(8).min(rest.len())..];
         }
@@ -109,7 +125,11 @@ fn offered_list(offered: &[u8]) -> String {
     if offered.is_empty() {
         return "no version".to_owned();
     }
-    offered.iter().map(|&v| version_name(v)).collect::<Vec<_>>().join(", ")
+    offered
+        .iter()
+        .map(|&v| version_name(v))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The OpenFlow release name of a wire version (`0x06` → `"1.5"`).
@@ -150,7 +170,10 @@ mod tests {
 
     #[test]
     fn of15_hello_bytes() {
-        assert_eq!(Hello::of15().to_bytes(1).unwrap(), [6, 0, 0, 16, 0, 0, 0, 1, 0, 1, 0, 8, 0, 0, 0, 0x40]);
+        assert_eq!(
+            Hello::of15().to_bytes(1).unwrap(),
+            [6, 0, 0, 16, 0, 0, 0, 1, 0, 1, 0, 8, 0, 0, 0, 0x40]
+        );
     }
 
     #[test]
@@ -158,26 +181,45 @@ mod tests {
         let hello = Hello {
             elements: vec![
                 HelloElement::VersionBitmap(vec![0x52, 0x1]),
-                HelloElement::Unknown { elem_type: 9, data: vec![0xaa] },
+                HelloElement::Unknown {
+                    elem_type: 9,
+                    data: vec![0xaa],
+                },
             ],
         };
         let mut body = Vec::new();
         hello.emit_body(&mut body);
-        assert_eq!(body, [0, 1, 0, 12, 0, 0, 0, 0x52, 0, 0, 0, 1, 0, 0, 0, 0, 0, 9, 0, 5, 0xaa, 0, 0, 0]);
+        assert_eq!(
+            body,
+            [
+                0, 1, 0, 12, 0, 0, 0, 0x52, 0, 0, 0, 1, 0, 0, 0, 0, 0, 9, 0, 5, 0xaa, 0, 0, 0
+            ]
+        );
         assert_eq!(Hello::parse_body(&body), Ok(hello));
     }
 
     #[test]
     fn rejects_bad_element_lengths() {
-        assert!(matches!(Hello::parse_body(&[0, 1, 0, 3, 0, 0, 0, 0]), Err(DecodeError::BadLength { .. })));
-        assert!(matches!(Hello::parse_body(&[0, 1, 0, 12, 0, 0, 0, 0]), Err(DecodeError::BadLength { .. })));
-        assert!(matches!(Hello::parse_body(&[0, 1, 0, 6, 0, 0, 0, 0]), Err(DecodeError::BadLength { .. })));
+        assert!(matches!(
+            Hello::parse_body(&[0, 1, 0, 3, 0, 0, 0, 0]),
+            Err(DecodeError::BadLength { .. })
+        ));
+        assert!(matches!(
+            Hello::parse_body(&[0, 1, 0, 12, 0, 0, 0, 0]),
+            Err(DecodeError::BadLength { .. })
+        ));
+        assert!(matches!(
+            Hello::parse_body(&[0, 1, 0, 6, 0, 0, 0, 0]),
+            Err(DecodeError::BadLength { .. })
+        ));
         assert_eq!(Hello::parse_body(&[0, 1]), Ok(Hello::default()));
     }
 
     #[test]
     fn negotiates_from_bitmap() {
-        let ovs = Hello { elements: vec![HelloElement::VersionBitmap(vec![0x52])] };
+        let ovs = Hello {
+            elements: vec![HelloElement::VersionBitmap(vec![0x52])],
+        };
         assert_eq!(peer_versions(6, &ovs), [1, 4, 6]);
         assert_eq!(negotiate(6, &ovs), Ok(OFP_VERSION_1_5));
     }
@@ -195,8 +237,13 @@ mod tests {
 
     #[test]
     fn refuses_a_13_only_bitmap() {
-        let of13 = Hello { elements: vec![HelloElement::VersionBitmap(vec![1 << OFP_VERSION_1_3])] };
-        assert_eq!(negotiate(OFP_VERSION_1_5, &of13), Err(NegotiationError { offered: vec![4] }));
+        let of13 = Hello {
+            elements: vec![HelloElement::VersionBitmap(vec![1 << OFP_VERSION_1_3])],
+        };
+        assert_eq!(
+            negotiate(OFP_VERSION_1_5, &of13),
+            Err(NegotiationError { offered: vec![4] })
+        );
     }
 
     fn element() -> impl Strategy<Value = HelloElement> {

@@ -4,11 +4,11 @@
 
 use bytes::Buf;
 
+use crate::DecodeError;
 use crate::header::msg_type;
 use crate::message::Message;
 use crate::msg::multipart::{self, mp_type};
 use crate::msg::property::{Property, emit_property, parse_properties};
-use crate::DecodeError;
 
 /// Reserved port numbers (`ofp_port_no`).
 pub mod port_no {
@@ -113,7 +113,14 @@ impl Port {
             match prop {
                 PortProperty::Ethernet(e) => {
                     let mut data = vec![0; 4];
-                    for v in [e.curr, e.advertised, e.supported, e.peer, e.curr_speed, e.max_speed] {
+                    for v in [
+                        e.curr,
+                        e.advertised,
+                        e.supported,
+                        e.peer,
+                        e.curr_speed,
+                        e.max_speed,
+                    ] {
                         data.extend_from_slice(&v.to_be_bytes());
                     }
                     emit_property(out, PROP_ETHERNET, &data);
@@ -132,14 +139,20 @@ impl Port {
         let port_no = b.get_u32();
         let len = usize::from(b.get_u16());
         if len < PORT_LEN || len > buf.len() {
-            return Err(DecodeError::BadLength { what: "ofp_port", len });
+            return Err(DecodeError::BadLength {
+                what: "ofp_port",
+                len,
+            });
         }
         b.advance(2);
         let mut hw_addr = [0; 6];
         b.copy_to_slice(&mut hw_addr);
         b.advance(2);
         let raw_name = &b[..PORT_NAME_LEN];
-        let name_len = raw_name.iter().position(|&c| c == 0).unwrap_or(PORT_NAME_LEN);
+        let name_len = raw_name
+            .iter()
+            .position(|&c| c == 0)
+            .unwrap_or(PORT_NAME_LEN);
         let name = String::from_utf8_lossy(&raw_name[..name_len]).into_owned();
         b.advance(PORT_NAME_LEN);
         let config = b.get_u32();
@@ -151,13 +164,26 @@ impl Port {
                 _ => Ok(PortProperty::Other(p)),
             })
             .collect::<Result<_, _>>()?;
-        Ok((Port { port_no, hw_addr, name, config, state, properties }, len))
+        Ok((
+            Port {
+                port_no,
+                hw_addr,
+                name,
+                config,
+                state,
+                properties,
+            },
+            len,
+        ))
     }
 }
 
 fn parse_ethernet(data: &[u8]) -> Result<EthernetProperty, DecodeError> {
     if data.len() != ETHERNET_PROP_LEN - 4 {
-        return Err(DecodeError::BadLength { what: "port ethernet property", len: data.len() + 4 });
+        return Err(DecodeError::BadLength {
+            what: "port ethernet property",
+            len: data.len() + 4,
+        });
     }
     let mut b = &data[4..];
     Ok(EthernetProperty {
@@ -172,7 +198,10 @@ fn parse_ethernet(data: &[u8]) -> Result<EthernetProperty, DecodeError> {
 
 /// The largest index `<= max` that is a char boundary of `s`.
 fn floor_char_boundary(s: &str, max: usize) -> usize {
-    (0..=max.min(s.len())).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0)
+    (0..=max.min(s.len()))
+        .rev()
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(0)
 }
 
 /// `ofp_port_reason`.
@@ -225,9 +254,15 @@ impl Message for PortStatus {
         DecodeError::need("port status", body, 8)?;
         let (port, used) = Port::parse(&body[8..])?;
         if used != body.len() - 8 {
-            return Err(DecodeError::BadLength { what: "port status", len: body.len() + 8 });
+            return Err(DecodeError::BadLength {
+                what: "port status",
+                len: body.len() + 8,
+            });
         }
-        Ok(PortStatus { reason: PortReason::from_wire(body[0]), port })
+        Ok(PortStatus {
+            reason: PortReason::from_wire(body[0]),
+            port,
+        })
     }
 }
 
@@ -235,7 +270,9 @@ impl Message for PortStatus {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PortModProperty {
     /// `OFPPMPT_ETHERNET`: the features to advertise.
-    Ethernet { advertise: u32 },
+    Ethernet {
+        advertise: u32,
+    },
     Other(Property),
 }
 
@@ -267,7 +304,9 @@ impl Message for PortMod {
         out.extend_from_slice(&self.mask.to_be_bytes());
         for prop in &self.properties {
             match prop {
-                PortModProperty::Ethernet { advertise } => emit_property(out, PROP_ETHERNET, &advertise.to_be_bytes()),
+                PortModProperty::Ethernet { advertise } => {
+                    emit_property(out, PROP_ETHERNET, &advertise.to_be_bytes())
+                }
                 PortModProperty::Other(p) => emit_property(out, p.prop_type, &p.data),
             }
         }
@@ -286,12 +325,23 @@ impl Message for PortMod {
         let properties = parse_properties("port mod property", b)?
             .into_iter()
             .map(|p| match (p.prop_type, p.data.as_slice()) {
-                (PROP_ETHERNET, &[a, b, c, d]) => Ok(PortModProperty::Ethernet { advertise: u32::from_be_bytes([a, b, c, d]) }),
-                (PROP_ETHERNET, data) => Err(DecodeError::BadLength { what: "port mod ethernet property", len: data.len() + 4 }),
+                (PROP_ETHERNET, &[a, b, c, d]) => Ok(PortModProperty::Ethernet {
+                    advertise: u32::from_be_bytes([a, b, c, d]),
+                }),
+                (PROP_ETHERNET, data) => Err(DecodeError::BadLength {
+                    what: "port mod ethernet property",
+                    len: data.len() + 4,
+                }),
                 _ => Ok(PortModProperty::Other(p)),
             })
             .collect::<Result<_, _>>()?;
-        Ok(PortMod { port_no, hw_addr, config, mask, properties })
+        Ok(PortMod {
+            port_no,
+            hw_addr,
+            config,
+            mask,
+            properties,
+        })
     }
 }
 
@@ -303,7 +353,9 @@ pub struct PortDescRequest {
 
 impl Default for PortDescRequest {
     fn default() -> Self {
-        PortDescRequest { port_no: port_no::ANY }
+        PortDescRequest {
+            port_no: port_no::ANY,
+        }
     }
 }
 
@@ -311,7 +363,13 @@ fn expect_port_desc(what: &'static str, mp: u16) -> Result<(), DecodeError> {
     if mp == mp_type::PORT_DESC {
         Ok(())
     } else {
-        Err(DecodeError::Invalid { what, reason: format!("multipart type {mp} where {} (port desc) was expected", mp_type::PORT_DESC) })
+        Err(DecodeError::Invalid {
+            what,
+            reason: format!(
+                "multipart type {mp} where {} (port desc) was expected",
+                mp_type::PORT_DESC
+            ),
+        })
     }
 }
 
@@ -328,7 +386,9 @@ impl Message for PortDescRequest {
         let (mp, _flags, rest) = multipart::parse_header(body)?;
         expect_port_desc("port desc request", mp)?;
         DecodeError::need("port desc request", rest, 8)?;
-        Ok(PortDescRequest { port_no: (&rest[..4]).get_u32() })
+        Ok(PortDescRequest {
+            port_no: (&rest[..4]).get_u32(),
+        })
     }
 }
 
@@ -405,24 +465,46 @@ mod tests {
 
     #[test]
     fn long_names_are_cut_on_a_char_boundary() {
-        let port = Port { name: "abcdefghijklmn\u{e9}x".into(), properties: vec![], ..sample_port() };
+        let port = Port {
+            name: "abcdefghijklmn\u{e9}x".into(),
+            properties: vec![],
+            ..sample_port()
+        };
         let mut b = Vec::new();
         port.emit(&mut b);
-        assert_eq!(Port::parse(&b).map(|(p, _)| p.name), Ok("abcdefghijklmn".into()));
+        assert_eq!(
+            Port::parse(&b).map(|(p, _)| p.name),
+            Ok("abcdefghijklmn".into())
+        );
     }
 
     #[test]
     fn port_bad_lengths() {
         let mut b = Vec::new();
         sample_port().emit(&mut b);
-        assert!(matches!(Port::parse(&b[..39]), Err(DecodeError::Truncated { .. })));
-        assert!(matches!(Port::parse(&b[..71]), Err(DecodeError::BadLength { what: "ofp_port", len: 72 })));
+        assert!(matches!(
+            Port::parse(&b[..39]),
+            Err(DecodeError::Truncated { .. })
+        ));
+        assert!(matches!(
+            Port::parse(&b[..71]),
+            Err(DecodeError::BadLength {
+                what: "ofp_port",
+                len: 72
+            })
+        ));
         let mut short = b.clone();
         short[4..6].copy_from_slice(&39u16.to_be_bytes());
-        assert!(matches!(Port::parse(&short), Err(DecodeError::BadLength { .. })));
+        assert!(matches!(
+            Port::parse(&short),
+            Err(DecodeError::BadLength { .. })
+        ));
         let mut bad_prop = b.clone();
         bad_prop[42..44].copy_from_slice(&12u16.to_be_bytes());
-        assert!(matches!(Port::parse(&bad_prop), Err(DecodeError::BadLength { .. })));
+        assert!(matches!(
+            Port::parse(&bad_prop),
+            Err(DecodeError::BadLength { .. })
+        ));
     }
 
     #[test]
@@ -430,23 +512,53 @@ mod tests {
         let mut b = Vec::new();
         emit_property(&mut b, 7, &[1, 2, 3]);
         assert_eq!(b, [0, 7, 0, 7, 1, 2, 3, 0]);
-        assert_eq!(parse_properties("p", &b), Ok(vec![Property { prop_type: 7, data: vec![1, 2, 3] }]));
-        assert_eq!(parse_properties("p", &b[..7]), Ok(vec![Property { prop_type: 7, data: vec![1, 2, 3] }]));
-        assert!(matches!(parse_properties("p", &[0, 7, 0, 3]), Err(DecodeError::BadLength { len: 3, .. })));
-        assert!(matches!(parse_properties("p", &[0, 7, 0, 9, 0, 0, 0, 0]), Err(DecodeError::BadLength { len: 9, .. })));
-        assert!(matches!(parse_properties("p", &[0, 7]), Err(DecodeError::Truncated { .. })));
+        assert_eq!(
+            parse_properties("p", &b),
+            Ok(vec![Property {
+                prop_type: 7,
+                data: vec![1, 2, 3]
+            }])
+        );
+        assert_eq!(
+            parse_properties("p", &b[..7]),
+            Ok(vec![Property {
+                prop_type: 7,
+                data: vec![1, 2, 3]
+            }])
+        );
+        assert!(matches!(
+            parse_properties("p", &[0, 7, 0, 3]),
+            Err(DecodeError::BadLength { len: 3, .. })
+        ));
+        assert!(matches!(
+            parse_properties("p", &[0, 7, 0, 9, 0, 0, 0, 0]),
+            Err(DecodeError::BadLength { len: 9, .. })
+        ));
+        assert!(matches!(
+            parse_properties("p", &[0, 7]),
+            Err(DecodeError::Truncated { .. })
+        ));
     }
 
     #[test]
     fn port_status_bytes() {
-        let status = PortStatus { reason: PortReason::Delete, port: sample_port() };
+        let status = PortStatus {
+            reason: PortReason::Delete,
+            port: sample_port(),
+        };
         let bytes = status.to_bytes(0).unwrap();
-        assert_eq!(&bytes[..16], [6, 12, 0, 88, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            &bytes[..16],
+            [6, 12, 0, 88, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]
+        );
         assert_eq!(PortStatus::parse(&bytes), Ok((status, 0)));
         let mut trailing = bytes.clone();
         trailing.extend_from_slice(&[0; 8]);
         trailing[3] += 8;
-        assert!(matches!(PortStatus::parse(&trailing), Err(DecodeError::BadLength { .. })));
+        assert!(matches!(
+            PortStatus::parse(&trailing),
+            Err(DecodeError::BadLength { .. })
+        ));
     }
 
     #[test]
@@ -462,42 +574,85 @@ mod tests {
         assert_eq!(
             bytes,
             [
-                6, 16, 0, 40, 0, 0, 0, 5, 0, 0, 0, 3, 0, 0, 0, 0, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0, 0, 0, 0, 0, 1, 0, 0,
-                0, 0x11, 0, 0, 0, 8, 0, 0, 0, 0x20
+                6, 16, 0, 40, 0, 0, 0, 5, 0, 0, 0, 3, 0, 0, 0, 0, 0xaa, 0xbb, 0xcc, 0xdd, 0xee,
+                0xff, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0x11, 0, 0, 0, 8, 0, 0, 0, 0x20
             ]
         );
         assert_eq!(PortMod::parse(&bytes), Ok((pm, 5)));
-        assert!(matches!(PortMod::parse_body(&bytes[8..][..23]), Err(DecodeError::Truncated { .. })));
-        assert!(matches!(PortMod::parse_body(&[&bytes[8..32], &[0, 0, 0, 6, 1, 2, 0, 0][..]].concat()), Err(DecodeError::BadLength { .. })));
+        assert!(matches!(
+            PortMod::parse_body(&bytes[8..][..23]),
+            Err(DecodeError::Truncated { .. })
+        ));
+        assert!(matches!(
+            PortMod::parse_body(&[&bytes[8..32], &[0, 0, 0, 6, 1, 2, 0, 0][..]].concat()),
+            Err(DecodeError::BadLength { .. })
+        ));
     }
 
     #[test]
     fn port_desc_bytes() {
         assert_eq!(
             PortDescRequest::default().to_bytes(5).unwrap(),
-            [6, 18, 0, 24, 0, 0, 0, 5, 0, 13, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]
+            [
+                6, 18, 0, 24, 0, 0, 0, 5, 0, 13, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0,
+                0
+            ]
         );
-        let reply = PortDescReply { flags: multipart::MORE, ports: vec![sample_port(), Port { port_no: 2, ..sample_port() }] };
+        let reply = PortDescReply {
+            flags: multipart::MORE,
+            ports: vec![
+                sample_port(),
+                Port {
+                    port_no: 2,
+                    ..sample_port()
+                },
+            ],
+        };
         let bytes = reply.to_bytes(5).unwrap();
         assert_eq!(&bytes[8..16], [0, 13, 0, 1, 0, 0, 0, 0]);
         assert_eq!(bytes.len(), 16 + 2 * 72);
         assert_eq!(PortDescReply::parse(&bytes), Ok((reply, 5)));
         let mut flow = bytes.clone();
         flow[9] = 17;
-        assert!(matches!(PortDescReply::parse(&flow), Err(DecodeError::Invalid { .. })));
+        assert!(matches!(
+            PortDescReply::parse(&flow),
+            Err(DecodeError::Invalid { .. })
+        ));
     }
 
     fn property() -> impl Strategy<Value = Property> {
-        (1u16.., proptest::collection::vec(any::<u8>(), 0..20)).prop_map(|(prop_type, data)| Property { prop_type, data })
+        (1u16.., proptest::collection::vec(any::<u8>(), 0..20))
+            .prop_map(|(prop_type, data)| Property { prop_type, data })
     }
 
     fn port() -> impl Strategy<Value = Port> {
         let eth = any::<[u32; 6]>().prop_map(|v| {
-            PortProperty::Ethernet(EthernetProperty { curr: v[0], advertised: v[1], supported: v[2], peer: v[3], curr_speed: v[4], max_speed: v[5] })
+            PortProperty::Ethernet(EthernetProperty {
+                curr: v[0],
+                advertised: v[1],
+                supported: v[2],
+                peer: v[3],
+                curr_speed: v[4],
+                max_speed: v[5],
+            })
         });
         let prop = prop_oneof![eth, property().prop_map(PortProperty::Other)];
-        (any::<u32>(), any::<[u8; 6]>(), "[a-z0-9-]{0,15}", any::<u32>(), any::<u32>(), proptest::collection::vec(prop, 0..3))
-            .prop_map(|(port_no, hw_addr, name, config, state, properties)| Port { port_no, hw_addr, name, config, state, properties })
+        (
+            any::<u32>(),
+            any::<[u8; 6]>(),
+            "[a-z0-9-]{0,15}",
+            any::<u32>(),
+            any::<u32>(),
+            proptest::collection::vec(prop, 0..3),
+        )
+            .prop_map(|(port_no, hw_addr, name, config, state, properties)| Port {
+                port_no,
+                hw_addr,
+                name,
+                config,
+                state,
+                properties,
+            })
     }
 
     proptest! {

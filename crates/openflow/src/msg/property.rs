@@ -25,7 +25,10 @@ pub fn emit_property(out: &mut Vec<u8>, prop_type: u16, data: &[u8]) {
 
 /// Splits a property list into `(type, body)` pairs borrowing from `buf`. The last property's
 /// padding may be missing. `what` names the list in errors.
-pub fn split_properties<'a>(what: &'static str, mut buf: &'a [u8]) -> Result<Vec<(u16, &'a [u8])>, DecodeError> {
+pub fn split_properties<'a>(
+    what: &'static str,
+    mut buf: &'a [u8],
+) -> Result<Vec<(u16, &'a [u8])>, DecodeError> {
     let mut props = Vec::new();
     while !buf.is_empty() {
         DecodeError::need(what, buf, 4)?;
@@ -42,7 +45,13 @@ pub fn split_properties<'a>(what: &'static str, mut buf: &'a [u8]) -> Result<Vec
 
 /// Splits a property list into owned [`Property`] values.
 pub fn parse_properties(what: &'static str, buf: &[u8]) -> Result<Vec<Property>, DecodeError> {
-    Ok(split_properties(what, buf)?.into_iter().map(|(prop_type, data)| Property { prop_type, data: data.to_vec() }).collect())
+    Ok(split_properties(what, buf)?
+        .into_iter()
+        .map(|(prop_type, data)| Property {
+            prop_type,
+            data: data.to_vec(),
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -55,15 +64,36 @@ mod tests {
         emit_property(&mut out, 7, &[1, 2, 3]);
         emit_property(&mut out, 0xffff, &[9; 4]);
         assert_eq!(out, [0, 7, 0, 7, 1, 2, 3, 0, 0xff, 0xff, 0, 8, 9, 9, 9, 9]);
-        assert_eq!(split_properties("p", &out), Ok(vec![(7, &[1, 2, 3][..]), (0xffff, &[9; 4][..])]));
-        assert_eq!(parse_properties("p", &out).unwrap()[0], Property { prop_type: 7, data: vec![1, 2, 3] });
+        assert_eq!(
+            split_properties("p", &out),
+            Ok(vec![(7, &[1, 2, 3][..]), (0xffff, &[9; 4][..])])
+        );
+        assert_eq!(
+            parse_properties("p", &out).unwrap()[0],
+            Property {
+                prop_type: 7,
+                data: vec![1, 2, 3]
+            }
+        );
     }
 
     #[test]
     fn last_padding_may_be_missing_but_lengths_are_checked() {
-        assert_eq!(split_properties("p", &[0, 1, 0, 5, 0xaa]), Ok(vec![(1, &[0xaa][..])]));
-        assert_eq!(split_properties("p", &[0, 1, 0, 3]), Err(DecodeError::BadLength { what: "p", len: 3 }));
-        assert_eq!(split_properties("p", &[0, 1, 0, 9, 0]), Err(DecodeError::BadLength { what: "p", len: 9 }));
-        assert!(matches!(split_properties("p", &[0, 1]), Err(DecodeError::Truncated { .. })));
+        assert_eq!(
+            split_properties("p", &[0, 1, 0, 5, 0xaa]),
+            Ok(vec![(1, &[0xaa][..])])
+        );
+        assert_eq!(
+            split_properties("p", &[0, 1, 0, 3]),
+            Err(DecodeError::BadLength { what: "p", len: 3 })
+        );
+        assert_eq!(
+            split_properties("p", &[0, 1, 0, 9, 0]),
+            Err(DecodeError::BadLength { what: "p", len: 9 })
+        );
+        assert!(matches!(
+            split_properties("p", &[0, 1]),
+            Err(DecodeError::Truncated { .. })
+        ));
     }
 }

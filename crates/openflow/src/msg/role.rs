@@ -3,9 +3,9 @@
 
 use bytes::Buf;
 
+use crate::DecodeError;
 use crate::header::msg_type;
 use crate::message::Message;
-use crate::DecodeError;
 
 /// `ofp_controller_role`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +62,10 @@ impl RoleBody {
         let mut b = body;
         let role = Role::from_wire(b.get_u32());
         b.advance(4);
-        Ok(RoleBody { role, generation_id: b.get_u64() })
+        Ok(RoleBody {
+            role,
+            generation_id: b.get_u64(),
+        })
     }
 }
 
@@ -105,11 +108,28 @@ mod tests {
 
     #[test]
     fn bytes() {
-        let request = RoleRequest(RoleBody { role: Role::Primary, generation_id: 7 });
-        assert_eq!(request.to_bytes(5).unwrap(), [6, 24, 0, 24, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7]);
-        let reply = RoleReply(RoleBody { role: Role::Secondary, generation_id: 1 << 56 });
-        assert_eq!(reply.to_bytes(5).unwrap()[8..], [0, 0, 0, 3, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]);
-        assert!(matches!(RoleReply::parse_body(&[0; 15]), Err(DecodeError::Truncated { .. })));
+        let request = RoleRequest(RoleBody {
+            role: Role::Primary,
+            generation_id: 7,
+        });
+        assert_eq!(
+            request.to_bytes(5).unwrap(),
+            [
+                6, 24, 0, 24, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7
+            ]
+        );
+        let reply = RoleReply(RoleBody {
+            role: Role::Secondary,
+            generation_id: 1 << 56,
+        });
+        assert_eq!(
+            reply.to_bytes(5).unwrap()[8..],
+            [0, 0, 0, 3, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]
+        );
+        assert!(matches!(
+            RoleReply::parse_body(&[0; 15]),
+            Err(DecodeError::Truncated { .. })
+        ));
     }
 
     proptest! {

@@ -21,10 +21,17 @@ use crate::wire::{FrameDecoder, Message, WireError};
 #[derive(Debug)]
 pub(crate) enum Pending {
     /// Hand the result to a caller.
-    Call { method: &'static str, reply: oneshot::Sender<Result<Json, Error>> },
+    Call {
+        method: &'static str,
+        reply: oneshot::Sender<Result<Json, Error>>,
+    },
     /// A `monitor`/`monitor_cond` request: the reply is the snapshot for that monitor's stream;
     /// `ack` (absent for re-establishment) learns whether the server accepted it.
-    Monitor { monitor_id: String, v2: bool, ack: Option<oneshot::Sender<Result<(), Error>>> },
+    Monitor {
+        monitor_id: String,
+        v2: bool,
+        ack: Option<oneshot::Sender<Result<(), Error>>>,
+    },
     /// A fire-and-forget request (our echo probe, a cancel of a dropped monitor).
     Discard,
 }
@@ -46,34 +53,58 @@ pub(crate) struct Conn {
 impl Conn {
     pub(crate) fn new() -> (Arc<Conn>, mpsc::UnboundedReceiver<Vec<u8>>) {
         let (out, rx) = mpsc::unbounded_channel();
-        (Arc::new(Conn { out, calls: Mutex::default() }), rx)
+        (
+            Arc::new(Conn {
+                out,
+                calls: Mutex::default(),
+            }),
+            rx,
+        )
     }
 
     /// Sends a request whose response is handled as `pending`; returns its id.
-    pub(crate) fn request(&self, method: &str, params: Vec<Json>, pending: Pending) -> Result<u64, Error> {
+    pub(crate) fn request(
+        &self,
+        method: &str,
+        params: Vec<Json>,
+        pending: Pending,
+    ) -> Result<u64, Error> {
         let id = {
             let mut table = lock(&self.calls);
             if let Some(reason) = &table.closed {
-                return Err(Error::Disconnected { method: method.to_owned(), reason: reason.clone() });
+                return Err(Error::Disconnected {
+                    method: method.to_owned(),
+                    reason: reason.clone(),
+                });
             }
             let id = table.next_id;
             table.next_id += 1;
             table.pending.insert(id, pending);
             id
         };
-        let bytes = json!({"method": method, "params": params, "id": id}).to_string().into_bytes();
+        let bytes = json!({"method": method, "params": params, "id": id})
+            .to_string()
+            .into_bytes();
         if self.out.send(bytes).is_err() {
             // The writer has stopped; the reader is closing the table and failing the rest.
             lock(&self.calls).pending.remove(&id);
-            return Err(Error::Disconnected { method: method.to_owned(), reason: DisconnectReason::PeerClosed });
+            return Err(Error::Disconnected {
+                method: method.to_owned(),
+                reason: DisconnectReason::PeerClosed,
+            });
         }
         Ok(id)
     }
 
     /// Sends a notification (no response).
     pub(crate) fn notify(&self, method: &str, params: Vec<Json>) -> Result<(), Error> {
-        let bytes = json!({"method": method, "params": params, "id": null}).to_string().into_bytes();
-        self.out.send(bytes).map_err(|_| Error::Disconnected { method: method.to_owned(), reason: DisconnectReason::PeerClosed })
+        let bytes = json!({"method": method, "params": params, "id": null})
+            .to_string()
+            .into_bytes();
+        self.out.send(bytes).map_err(|_| Error::Disconnected {
+            method: method.to_owned(),
+            reason: DisconnectReason::PeerClosed,
+        })
     }
 
     /// Sends `cancel` for request `id` and fails that request with [`Error::Canceled`] at once:
@@ -87,10 +118,15 @@ impl Conn {
                 None => None,
             }
         };
-        let Some(pending) = pending else { return Ok(()) };
+        let Some(pending) = pending else {
+            return Ok(());
+        };
         self.notify("cancel", vec![Json::from(id)])?;
         if let Pending::Call { method, reply } = pending {
-            let _ = reply.send(Err(Error::Canceled { method: method.to_owned(), id }));
+            let _ = reply.send(Err(Error::Canceled {
+                method: method.to_owned(),
+                id,
+            }));
         }
         Ok(())
     }
@@ -109,10 +145,16 @@ impl Conn {
         for p in pending.into_values() {
             match p {
                 Pending::Call { method, reply } => {
-                    let _ = reply.send(Err(Error::Disconnected { method: method.to_owned(), reason: reason.clone() }));
+                    let _ = reply.send(Err(Error::Disconnected {
+                        method: method.to_owned(),
+                        reason: reason.clone(),
+                    }));
                 }
                 Pending::Monitor { ack: Some(ack), .. } => {
-                    let _ = ack.send(Err(Error::Disconnected { method: "monitor".to_owned(), reason: reason.clone() }));
+                    let _ = ack.send(Err(Error::Disconnected {
+                        method: "monitor".to_owned(),
+                        reason: reason.clone(),
+                    }));
                 }
                 Pending::Monitor { ack: None, .. } | Pending::Discard => {}
             }
@@ -187,7 +229,12 @@ pub(crate) async fn run(
 }
 
 /// Handles every complete message in `buf`.
-fn drain(decoder: &mut FrameDecoder, buf: &mut BytesMut, conn: &Conn, shared: &Shared) -> Result<(), DisconnectReason> {
+fn drain(
+    decoder: &mut FrameDecoder,
+    buf: &mut BytesMut,
+    conn: &Conn,
+    shared: &Shared,
+) -> Result<(), DisconnectReason> {
     let malformed = |e: WireError| DisconnectReason::Malformed(Arc::new(e));
     while let Some(json) = decoder.decode(buf).map_err(|e| malformed(e.into()))? {
         let message = Message::parse(json).map_err(|e| malformed(e.into()))?;
@@ -201,7 +248,9 @@ fn dispatch(message: Message, conn: &Conn, shared: &Shared) -> Result<(), Discon
         Message::Response { id, result } => {
             let pending = id.as_u64().and_then(|id| conn.take(id));
             let Some(pending) = pending else {
-                return Err(DisconnectReason::Protocol(format!("response to unknown request id {id}")));
+                return Err(DisconnectReason::Protocol(format!(
+                    "response to unknown request id {id}"
+                )));
             };
             complete(pending, result, shared);
         }
@@ -211,7 +260,9 @@ fn dispatch(message: Message, conn: &Conn, shared: &Shared) -> Result<(), Discon
                 _ => Err(json!({"error": "unknown method", "details": method})),
             };
             let reply = Message::Response { id, result }.emit();
-            conn.out.send(reply).map_err(|_| DisconnectReason::PeerClosed)?;
+            conn.out
+                .send(reply)
+                .map_err(|_| DisconnectReason::PeerClosed)?;
         }
         Message::Notification { method, params } => notification(&method, params, shared)?,
     }
@@ -223,12 +274,17 @@ fn complete(pending: Pending, result: Result<Json, Json>, shared: &Shared) {
         Pending::Call { method, reply } => {
             let _ = reply.send(result.map_err(|e| rpc_error(method, &e)));
         }
-        Pending::Monitor { monitor_id, v2, ack } => {
+        Pending::Monitor {
+            monitor_id,
+            v2,
+            ack,
+        } => {
             let method = if v2 { "monitor_cond" } else { "monitor" };
-            let outcome = result
-                .map_err(|e| rpc_error(method, &e))
-                .and_then(|json| Updates::parse(&json, v2).map_err(|e| Error::bad_reply(method, e.to_string())));
-            let outcome = outcome.map(|updates| shared.deliver(&monitor_id, MonitorEvent::Snapshot(updates)));
+            let outcome = result.map_err(|e| rpc_error(method, &e)).and_then(|json| {
+                Updates::parse(&json, v2).map_err(|e| Error::bad_reply(method, e.to_string()))
+            });
+            let outcome =
+                outcome.map(|updates| shared.deliver(&monitor_id, MonitorEvent::Snapshot(updates)));
             match ack {
                 Some(ack) => {
                     let _ = ack.send(outcome);
@@ -245,18 +301,24 @@ fn complete(pending: Pending, result: Result<Json, Json>, shared: &Shared) {
 }
 
 fn notification(method: &str, params: Vec<Json>, shared: &Shared) -> Result<(), DisconnectReason> {
-    let bad = |what: &str| DisconnectReason::Protocol(format!("malformed {method} notification: {what}"));
+    let bad =
+        |what: &str| DisconnectReason::Protocol(format!("malformed {method} notification: {what}"));
     match method {
         "update" | "update2" => {
-            let [monitor_id, updates] = params.as_slice() else { return Err(bad("expected [monitor-id, updates]")) };
-            let updates = Updates::parse(updates, method == "update2").map_err(|e| bad(&e.to_string()))?;
+            let [monitor_id, updates] = params.as_slice() else {
+                return Err(bad("expected [monitor-id, updates]"));
+            };
+            let updates =
+                Updates::parse(updates, method == "update2").map_err(|e| bad(&e.to_string()))?;
             match monitor_id.as_str() {
                 Some(id) => shared.deliver(id, MonitorEvent::Update(updates)),
                 None => return Err(bad("monitor id is not one of ours")),
             }
         }
         "locked" | "stolen" => {
-            let [Json::String(lock)] = params.as_slice() else { return Err(bad("expected [lock-id]")) };
+            let [Json::String(lock)] = params.as_slice() else {
+                return Err(bad("expected [lock-id]"));
+            };
             let event = match method {
                 "locked" => LockEvent::Locked(lock.clone()),
                 _ => LockEvent::Stolen(lock.clone()),
@@ -270,14 +332,19 @@ fn notification(method: &str, params: Vec<Json>, shared: &Shared) -> Result<(), 
 
 /// A JSON-RPC error member as a typed error: `{"error": .., "details": ..}` or a bare string.
 pub(crate) fn rpc_error(method: &str, e: &Json) -> Error {
-    let text = |j: Option<&Json>| j.map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned));
+    let text =
+        |j: Option<&Json>| j.map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned));
     match e {
         Json::Object(o) => Error::Rpc {
             method: method.to_owned(),
             error: text(o.get("error")).unwrap_or_else(|| e.to_string()),
             details: text(o.get("details")),
         },
-        other => Error::Rpc { method: method.to_owned(), error: text(Some(other)).unwrap_or_default(), details: None },
+        other => Error::Rpc {
+            method: method.to_owned(),
+            error: text(Some(other)).unwrap_or_default(),
+            details: None,
+        },
     }
 }
 

@@ -94,7 +94,11 @@ impl InFlightTransact {
 impl Client {
     /// Connects to `endpoint` (see [`ClientConfig`] for the attempts made).
     pub async fn connect(endpoint: Endpoint, config: ClientConfig) -> Result<Client, Error> {
-        let shared = Arc::new(Shared::new(Some(endpoint.clone()), endpoint.to_string(), config));
+        let shared = Arc::new(Shared::new(
+            Some(endpoint.clone()),
+            endpoint.to_string(),
+            config,
+        ));
         let stream = supervisor::connect_first(&shared).await?;
         Ok(Client::start(shared, stream).await)
     }
@@ -111,8 +115,15 @@ impl Client {
         let mut state = shared.state.subscribe();
         tokio::spawn(supervisor::supervise(shared.clone(), stream, shutdown_rx));
         // Return once the connection is installed, so the first request finds it.
-        let _ = state.wait_for(|s| !matches!(s, ConnectionState::Connecting)).await;
-        Client { inner: Arc::new(Inner { shared, _shutdown: shutdown }) }
+        let _ = state
+            .wait_for(|s| !matches!(s, ConnectionState::Connecting))
+            .await;
+        Client {
+            inner: Arc::new(Inner {
+                shared,
+                _shutdown: shutdown,
+            }),
+        }
     }
 
     /// The server's address (`None` for a client made with [`Client::over_stream`]).
@@ -138,7 +149,10 @@ impl Client {
     /// Sends any request and returns its raw result.
     pub async fn call(&self, method: &'static str, params: Vec<Json>) -> Result<Json, Error> {
         let (reply, rx) = oneshot::channel();
-        self.inner.shared.conn()?.request(method, params, Pending::Call { method, reply })?;
+        self.inner
+            .shared
+            .conn()?
+            .request(method, params, Pending::Call { method, reply })?;
         receive(method, rx).await
     }
 
@@ -147,7 +161,12 @@ impl Client {
         let json = self.call("list_dbs", vec![]).await?;
         json.as_array()
             .and_then(|a| a.iter().map(|d| d.as_str().map(str::to_owned)).collect())
-            .ok_or_else(|| Error::bad_reply("list_dbs", format!("expected an array of names, got {json}")))
+            .ok_or_else(|| {
+                Error::bad_reply(
+                    "list_dbs",
+                    format!("expected an array of names, got {json}"),
+                )
+            })
     }
 
     /// `get_schema`, parsed.
@@ -165,8 +184,19 @@ impl Client {
     /// Sends a transaction without waiting, so that it can be cancelled.
     pub fn start_transact(&self, transaction: Transaction) -> Result<InFlightTransact, Error> {
         let (reply, rx) = oneshot::channel();
-        let id = self.inner.shared.conn()?.request("transact", transaction.to_params(), Pending::Call { method: "transact", reply })?;
-        Ok(InFlightTransact { id, transaction, reply: rx })
+        let id = self.inner.shared.conn()?.request(
+            "transact",
+            transaction.to_params(),
+            Pending::Call {
+                method: "transact",
+                reply,
+            },
+        )?;
+        Ok(InFlightTransact {
+            id,
+            transaction,
+            reply: rx,
+        })
     }
 
     /// `cancel`: asks the server to abandon the outstanding request `id` (a transaction blocked
@@ -180,7 +210,10 @@ impl Client {
     pub async fn echo(&self, params: Vec<Json>) -> Result<Vec<Json>, Error> {
         match self.call("echo", params).await? {
             Json::Array(a) => Ok(a),
-            other => Err(Error::bad_reply("echo", format!("expected an array, got {other}"))),
+            other => Err(Error::bad_reply(
+                "echo",
+                format!("expected an array, got {other}"),
+            )),
         }
     }
 
@@ -209,16 +242,35 @@ impl Client {
         tables: impl IntoIterator<Item = (&'a str, MonitorRequest)>,
         v2: bool,
     ) -> Result<Monitor, Error> {
-        let requests: Map<String, Json> = tables.into_iter().map(|(t, r)| (t.to_owned(), r.to_json(v2))).collect();
+        let requests: Map<String, Json> = tables
+            .into_iter()
+            .map(|(t, r)| (t.to_owned(), r.to_json(v2)))
+            .collect();
         let shared = &self.inner.shared;
         let (id, events) = shared.register_monitor(database, v2, Json::Object(requests));
         let started = async {
-            let (method, params, v2) = shared.monitor_request(&id).ok_or_else(|| Error::NotConnected { endpoint: shared.peer.clone() })?;
+            let (method, params, v2) =
+                shared
+                    .monitor_request(&id)
+                    .ok_or_else(|| Error::NotConnected {
+                        endpoint: shared.peer.clone(),
+                    })?;
             let (ack, ack_rx) = oneshot::channel();
-            shared.conn()?.request(method, params, Pending::Monitor { monitor_id: id.clone(), v2, ack: Some(ack) })?;
+            shared.conn()?.request(
+                method,
+                params,
+                Pending::Monitor {
+                    monitor_id: id.clone(),
+                    v2,
+                    ack: Some(ack),
+                },
+            )?;
             match ack_rx.await {
                 Ok(result) => result,
-                Err(_) => Err(Error::Disconnected { method: method.to_owned(), reason: DisconnectReason::Shutdown }),
+                Err(_) => Err(Error::Disconnected {
+                    method: method.to_owned(),
+                    reason: DisconnectReason::Shutdown,
+                }),
             }
         };
         match started.await {
@@ -249,9 +301,16 @@ impl Client {
 }
 
 fn locked_flag(method: &str, json: &Json) -> Result<bool, Error> {
-    json.get("locked").and_then(Json::as_bool).ok_or_else(|| Error::bad_reply(method, format!("expected {{\"locked\": bool}}, got {json}")))
+    json.get("locked").and_then(Json::as_bool).ok_or_else(|| {
+        Error::bad_reply(method, format!("expected {{\"locked\": bool}}, got {json}"))
+    })
 }
 
 async fn receive(method: &str, rx: oneshot::Receiver<Result<Json, Error>>) -> Result<Json, Error> {
-    rx.await.unwrap_or_else(|_| Err(Error::Disconnected { method: method.to_owned(), reason: DisconnectReason::Shutdown }))
+    rx.await.unwrap_or_else(|_| {
+        Err(Error::Disconnected {
+            method: method.to_owned(),
+            reason: DisconnectReason::Shutdown,
+        })
+    })
 }

@@ -22,8 +22,17 @@ pub struct Monitor {
 }
 
 impl Monitor {
-    pub(crate) fn new(id: String, events: mpsc::UnboundedReceiver<MonitorEvent>, shared: Arc<Shared>) -> Monitor {
-        Monitor { id, events, shared, active: true }
+    pub(crate) fn new(
+        id: String,
+        events: mpsc::UnboundedReceiver<MonitorEvent>,
+        shared: Arc<Shared>,
+    ) -> Monitor {
+        Monitor {
+            id,
+            events,
+            shared,
+            active: true,
+        }
     }
 
     /// The monitor id used on the wire.
@@ -41,8 +50,21 @@ impl Monitor {
         self.active = false;
         self.shared.unregister_monitor(&self.id);
         let (reply, rx) = oneshot::channel();
-        self.shared.conn()?.request("monitor_cancel", vec![Json::from(self.id.as_str())], Pending::Call { method: "monitor_cancel", reply })?;
-        rx.await.unwrap_or_else(|_| Err(Error::NotConnected { endpoint: self.shared.peer.clone() })).map(drop)
+        self.shared.conn()?.request(
+            "monitor_cancel",
+            vec![Json::from(self.id.as_str())],
+            Pending::Call {
+                method: "monitor_cancel",
+                reply,
+            },
+        )?;
+        rx.await
+            .unwrap_or_else(|_| {
+                Err(Error::NotConnected {
+                    endpoint: self.shared.peer.clone(),
+                })
+            })
+            .map(drop)
     }
 }
 
@@ -52,7 +74,11 @@ impl Drop for Monitor {
             && self.shared.unregister_monitor(&self.id)
             && let Ok(conn) = self.shared.conn()
         {
-            let _ = conn.request("monitor_cancel", vec![Json::from(self.id.as_str())], Pending::Discard);
+            let _ = conn.request(
+                "monitor_cancel",
+                vec![Json::from(self.id.as_str())],
+                Pending::Discard,
+            );
         }
     }
 }

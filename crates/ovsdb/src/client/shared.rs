@@ -58,7 +58,11 @@ impl Shared {
 
     /// The live connection, or `NotConnected`.
     pub(crate) fn conn(&self) -> Result<Arc<Conn>, Error> {
-        lock(&self.current).clone().ok_or_else(|| Error::NotConnected { endpoint: self.peer.clone() })
+        lock(&self.current)
+            .clone()
+            .ok_or_else(|| Error::NotConnected {
+                endpoint: self.peer.clone(),
+            })
     }
 
     pub(crate) fn set_conn(&self, conn: Option<Arc<Conn>>) {
@@ -74,7 +78,15 @@ impl Shared {
     ) -> (String, mpsc::UnboundedReceiver<MonitorEvent>) {
         let id = format!("m{}", self.next_monitor.fetch_add(1, Ordering::Relaxed));
         let (events, rx) = mpsc::unbounded_channel();
-        lock(&self.monitors).insert(id.clone(), MonitorEntry { database: database.to_owned(), v2, requests, events });
+        lock(&self.monitors).insert(
+            id.clone(),
+            MonitorEntry {
+                database: database.to_owned(),
+                v2,
+                requests,
+                events,
+            },
+        );
         (id, rx)
     }
 
@@ -83,7 +95,15 @@ impl Shared {
         let monitors = lock(&self.monitors);
         let m = monitors.get(id)?;
         let method = if m.v2 { "monitor_cond" } else { "monitor" };
-        Some((method, vec![Json::from(m.database.as_str()), Json::from(id), m.requests.clone()], m.v2))
+        Some((
+            method,
+            vec![
+                Json::from(m.database.as_str()),
+                Json::from(id),
+                m.requests.clone(),
+            ],
+            m.v2,
+        ))
     }
 
     /// Forgets monitor `id`; true if it was registered.
@@ -113,7 +133,9 @@ impl Shared {
     /// Tells every monitor the connection is gone.
     pub(crate) fn announce_disconnect(&self, reason: &DisconnectReason) {
         for m in lock(&self.monitors).values() {
-            let _ = m.events.send(MonitorEvent::Disconnected(reason.to_string()));
+            let _ = m
+                .events
+                .send(MonitorEvent::Disconnected(reason.to_string()));
         }
     }
 
@@ -121,8 +143,18 @@ impl Shared {
     pub(crate) fn reestablish_monitors(&self, conn: &Conn) {
         let ids: Vec<String> = lock(&self.monitors).keys().cloned().collect();
         for id in ids {
-            let Some((method, params, v2)) = self.monitor_request(&id) else { continue };
-            if let Err(e) = conn.request(method, params, Pending::Monitor { monitor_id: id.clone(), v2, ack: None }) {
+            let Some((method, params, v2)) = self.monitor_request(&id) else {
+                continue;
+            };
+            if let Err(e) = conn.request(
+                method,
+                params,
+                Pending::Monitor {
+                    monitor_id: id.clone(),
+                    v2,
+                    ack: None,
+                },
+            ) {
                 tracing::warn!(monitor = %id, error = %e, "cannot re-establish OVSDB monitor");
             }
         }

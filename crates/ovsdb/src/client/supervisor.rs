@@ -32,22 +32,41 @@ pub(crate) async fn connect_first(shared: &Shared) -> Result<localipc::Stream, E
             tokio::time::sleep(config.backoff).await;
         }
     }
-    Err(Error::Connect { endpoint: shared.peer.clone(), attempts: config.connect_attempts.max(1), source: last })
+    Err(Error::Connect {
+        endpoint: shared.peer.clone(),
+        attempts: config.connect_attempts.max(1),
+        source: last,
+    })
 }
 
 async fn dial(shared: &Shared, timeout: Duration) -> io::Result<localipc::Stream> {
     let Some(endpoint) = &shared.endpoint else {
-        return Err(io::Error::new(io::ErrorKind::Unsupported, "no endpoint to connect to"));
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "no endpoint to connect to",
+        ));
     };
     match tokio::time::timeout(timeout, localipc::dial(endpoint)).await {
         Ok(result) => result,
-        Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, format!("connect to {endpoint} timed out after {timeout:?}"))),
+        Err(_) => Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("connect to {endpoint} timed out after {timeout:?}"),
+        )),
     }
 }
 
 /// Runs connections until shutdown (or the first loss, without `reconnect`).
-pub(crate) async fn supervise(shared: Arc<Shared>, mut stream: localipc::Stream, mut shutdown: watch::Receiver<()>) {
-    let ClientConfig { reconnect, backoff, connect_timeout_max, .. } = shared.config.clone();
+pub(crate) async fn supervise(
+    shared: Arc<Shared>,
+    mut stream: localipc::Stream,
+    mut shutdown: watch::Receiver<()>,
+) {
+    let ClientConfig {
+        reconnect,
+        backoff,
+        connect_timeout_max,
+        ..
+    } = shared.config.clone();
     let mut generation = 1u64;
     loop {
         let (conn, out_rx) = Conn::new();
@@ -55,7 +74,9 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut stream: localipc::Stream,
         if generation > 1 {
             shared.reestablish_monitors(&conn);
         }
-        shared.state.send_replace(ConnectionState::Connected { generation });
+        shared
+            .state
+            .send_replace(ConnectionState::Connected { generation });
         let reason = connection::run(&conn, out_rx, stream, &shared, shutdown.clone()).await;
         shared.set_conn(None);
         conn.close(&reason);
@@ -66,7 +87,9 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut stream: localipc::Stream,
             return;
         }
         shared.announce_disconnect(&reason);
-        shared.state.send_replace(ConnectionState::Reconnecting(reason));
+        shared
+            .state
+            .send_replace(ConnectionState::Reconnecting(reason));
         stream = loop {
             tokio::select! {
                 _ = shutdown.changed() => {
@@ -78,7 +101,9 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut stream: localipc::Stream,
             }
             match dial(&shared, connect_timeout_max).await {
                 Ok(s) => break s,
-                Err(e) => tracing::debug!(endpoint = %shared.peer, error = %e, "OVSDB reconnect attempt failed"),
+                Err(e) => {
+                    tracing::debug!(endpoint = %shared.peer, error = %e, "OVSDB reconnect attempt failed")
+                }
             }
         };
         generation += 1;

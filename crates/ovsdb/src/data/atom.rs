@@ -33,12 +33,19 @@ impl Atom {
                 } else if n.is_u64() {
                     Err(DataError::Number(n.to_string()))
                 } else {
-                    n.as_f64().filter(|f| f.is_finite()).map(Atom::Real).ok_or_else(|| DataError::Number(n.to_string()))
+                    n.as_f64()
+                        .filter(|f| f.is_finite())
+                        .map(Atom::Real)
+                        .ok_or_else(|| DataError::Number(n.to_string()))
                 }
             }
             Json::Array(items) => match items.as_slice() {
-                [Json::String(tag), Json::String(text)] if tag == "uuid" => Ok(Atom::Uuid(text.parse()?)),
-                [Json::String(tag), Json::String(name)] if tag == "named-uuid" => Ok(Atom::NamedUuid(name.clone())),
+                [Json::String(tag), Json::String(text)] if tag == "uuid" => {
+                    Ok(Atom::Uuid(text.parse()?))
+                }
+                [Json::String(tag), Json::String(name)] if tag == "named-uuid" => {
+                    Ok(Atom::NamedUuid(name.clone()))
+                }
                 _ => Err(DataError::shape("atom", json)),
             },
             Json::Null | Json::Object(_) => Err(DataError::shape("atom", json)),
@@ -53,7 +60,9 @@ impl Atom {
             Atom::Boolean(b) => Json::Bool(*b),
             Atom::String(s) => Json::String(s.clone()),
             Atom::Uuid(u) => Json::Array(vec![Json::from("uuid"), Json::String(u.to_string())]),
-            Atom::NamedUuid(n) => Json::Array(vec![Json::from("named-uuid"), Json::String(n.clone())]),
+            Atom::NamedUuid(n) => {
+                Json::Array(vec![Json::from("named-uuid"), Json::String(n.clone())])
+            }
         }
     }
 
@@ -132,13 +141,26 @@ mod tests {
         assert_eq!(Atom::parse(&json!(true)), Ok(Atom::Boolean(true)));
         assert_eq!(Atom::parse(&json!("x")), Ok(Atom::String("x".into())));
         let u = "36bfd2b6-5a2c-4b8f-9f3c-0123456789ab";
-        assert_eq!(Atom::parse(&json!(["uuid", u])), Ok(Atom::Uuid(u.parse().unwrap())));
-        assert_eq!(Atom::parse(&json!(["named-uuid", "row1"])), Ok(Atom::NamedUuid("row1".into())));
+        assert_eq!(
+            Atom::parse(&json!(["uuid", u])),
+            Ok(Atom::Uuid(u.parse().unwrap()))
+        );
+        assert_eq!(
+            Atom::parse(&json!(["named-uuid", "row1"])),
+            Ok(Atom::NamedUuid("row1".into()))
+        );
     }
 
     #[test]
     fn rejects_non_atoms() {
-        for bad in [json!(null), json!({}), json!(["uuid"]), json!(["uuid", "nope"]), json!(["set", []]), json!(18446744073709551615u64)] {
+        for bad in [
+            json!(null),
+            json!({}),
+            json!(["uuid"]),
+            json!(["uuid", "nope"]),
+            json!(["set", []]),
+            json!(18446744073709551615u64),
+        ] {
             assert!(Atom::parse(&bad).is_err(), "{bad} accepted");
         }
     }

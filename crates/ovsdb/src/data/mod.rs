@@ -32,7 +32,10 @@ pub enum DataError {
 
 impl DataError {
     pub(crate) fn shape(what: &'static str, json: &serde_json::Value) -> DataError {
-        DataError::Shape { what, json: abbreviate(json) }
+        DataError::Shape {
+            what,
+            json: abbreviate(json),
+        }
     }
 }
 

@@ -39,13 +39,24 @@ impl Row {
 
     /// Reads a row from a JSON object.
     pub fn parse(json: &Json) -> Result<Row, DataError> {
-        let Json::Object(columns) = json else { return Err(DataError::shape("row", json)) };
-        columns.iter().map(|(k, v)| Ok((k.clone(), Value::parse(v)?))).collect::<Result<_, _>>().map(Row)
+        let Json::Object(columns) = json else {
+            return Err(DataError::shape("row", json));
+        };
+        columns
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), Value::parse(v)?)))
+            .collect::<Result<_, _>>()
+            .map(Row)
     }
 
     /// Writes the row as a JSON object.
     pub fn to_json(&self) -> Json {
-        Json::Object(self.0.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+        Json::Object(
+            self.0
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_json()))
+                .collect(),
+        )
     }
 }
 

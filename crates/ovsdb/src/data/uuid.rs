@@ -23,16 +23,26 @@ impl FromStr for Uuid {
     type Err = UuidParseError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let err = || UuidParseError { input: s.to_owned() };
+        let err = || UuidParseError {
+            input: s.to_owned(),
+        };
         let bytes = s.as_bytes();
         if bytes.len() != TEXT_LEN || DASHES.iter().any(|&i| bytes.get(i) != Some(&b'-')) {
             return Err(err());
         }
-        let mut digits = bytes.iter().enumerate().filter(|(i, _)| !DASHES.contains(i)).map(|(_, &b)| b);
+        let mut digits = bytes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !DASHES.contains(i))
+            .map(|(_, &b)| b);
         let mut out = [0u8; 16];
         for byte in &mut out {
-            let (Some(hi), Some(lo)) = (digits.next(), digits.next()) else { return Err(err()) };
-            let (Some(hi), Some(lo)) = (hex_value(hi), hex_value(lo)) else { return Err(err()) };
+            let (Some(hi), Some(lo)) = (digits.next(), digits.next()) else {
+                return Err(err());
+            };
+            let (Some(hi), Some(lo)) = (hex_value(hi), hex_value(lo)) else {
+                return Err(err());
+            };
             *byte = hi << 4 | lo;
         }
         Ok(Uuid(out))
@@ -71,7 +81,12 @@ mod tests {
         assert_eq!(uuid.0[0], 0x36);
         assert_eq!(uuid.0[15], 0xab);
         assert_eq!(uuid.to_string(), text);
-        assert_eq!("36BFD2B6-5A2C-4B8F-9F3C-0123456789AB".parse::<Uuid>().unwrap(), uuid);
+        assert_eq!(
+            "36BFD2B6-5A2C-4B8F-9F3C-0123456789AB"
+                .parse::<Uuid>()
+                .unwrap(),
+            uuid
+        );
     }
 
     #[test]

@@ -25,7 +25,11 @@ impl Value {
         if let Json::Array(items) = json {
             match items.as_slice() {
                 [Json::String(tag), Json::Array(elems)] if tag == "set" => {
-                    return elems.iter().map(Atom::parse).collect::<Result<_, _>>().map(Value::Set);
+                    return elems
+                        .iter()
+                        .map(Atom::parse)
+                        .collect::<Result<_, _>>()
+                        .map(Value::Set);
                 }
                 [Json::String(tag), Json::Array(pairs)] if tag == "map" => {
                     return pairs
@@ -50,10 +54,18 @@ impl Value {
     pub fn to_json(&self) -> Json {
         match self {
             Value::Atom(a) => a.to_json(),
-            Value::Set(atoms) => Json::Array(vec![Json::from("set"), Json::Array(atoms.iter().map(Atom::to_json).collect())]),
+            Value::Set(atoms) => Json::Array(vec![
+                Json::from("set"),
+                Json::Array(atoms.iter().map(Atom::to_json).collect()),
+            ]),
             Value::Map(pairs) => Json::Array(vec![
                 Json::from("map"),
-                Json::Array(pairs.iter().map(|(k, v)| Json::Array(vec![k.to_json(), v.to_json()])).collect()),
+                Json::Array(
+                    pairs
+                        .iter()
+                        .map(|(k, v)| Json::Array(vec![k.to_json(), v.to_json()]))
+                        .collect(),
+                ),
             ]),
         }
     }
@@ -70,7 +82,12 @@ impl Value {
 
     /// A string→string map.
     pub fn string_map<'a>(pairs: impl IntoIterator<Item = (&'a String, &'a String)>) -> Value {
-        Value::Map(pairs.into_iter().map(|(k, v)| (Atom::from(k.as_str()), Atom::from(v.as_str()))).collect())
+        Value::Map(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (Atom::from(k.as_str()), Atom::from(v.as_str())))
+                .collect(),
+        )
     }
 
     /// The atoms of this value seen as a set: a bare atom is a one-element set.
@@ -112,7 +129,11 @@ impl Value {
 
     /// Every string in the value.
     pub fn strings(&self) -> Vec<String> {
-        self.atoms().iter().filter_map(Atom::as_str).map(str::to_owned).collect()
+        self.atoms()
+            .iter()
+            .filter_map(Atom::as_str)
+            .map(str::to_owned)
+            .collect()
     }
 
     /// A string→string map's entries (other pairs are skipped); empty for non-maps.
@@ -154,10 +175,16 @@ mod tests {
     #[test]
     fn parses_sets_and_maps() {
         assert_eq!(Value::parse(&json!(["set", []])), Ok(Value::empty()));
-        assert_eq!(Value::parse(&json!(["set", [1, 2]])), Ok(Value::set([1i64, 2])));
+        assert_eq!(
+            Value::parse(&json!(["set", [1, 2]])),
+            Ok(Value::set([1i64, 2]))
+        );
         assert_eq!(
             Value::parse(&json!(["map", [["a", "b"], [1, true]]])),
-            Ok(Value::Map(vec![(Atom::from("a"), Atom::from("b")), (Atom::Integer(1), Atom::Boolean(true))]))
+            Ok(Value::Map(vec![
+                (Atom::from("a"), Atom::from("b")),
+                (Atom::Integer(1), Atom::Boolean(true))
+            ]))
         );
         assert_eq!(Value::parse(&json!("set")), Ok(Value::from("set")));
     }

@@ -64,7 +64,11 @@ impl Row {
     pub fn apply_diff(&mut self, diff: &Row, table: &TableSchema) {
         for (column, change) in &diff.0 {
             match table.columns.get(column) {
-                Some(schema) => self.0.entry(column.clone()).or_insert_with(Value::empty).apply_diff(change, &schema.column_type),
+                Some(schema) => self
+                    .0
+                    .entry(column.clone())
+                    .or_insert_with(Value::empty)
+                    .apply_diff(change, &schema.column_type),
                 None => {
                     self.0.insert(column.clone(), change.clone());
                 }
@@ -73,7 +77,11 @@ impl Row {
     }
 
     /// Applies one `update2` row change to a cached row: `None` means the row is gone.
-    pub fn apply_update2(current: Option<Row>, update: &RowUpdate2, table: &TableSchema) -> Option<Row> {
+    pub fn apply_update2(
+        current: Option<Row>,
+        update: &RowUpdate2,
+        table: &TableSchema,
+    ) -> Option<Row> {
         match update {
             RowUpdate2::Initial(row) | RowUpdate2::Insert(row) => Some(row.clone()),
             RowUpdate2::Modify(diff) => {
@@ -125,7 +133,14 @@ mod tests {
     #[test]
     fn maps_remove_replace_and_add() {
         let map = ty(json!({"key": "string", "value": "string", "min": 0, "max": "unlimited"}));
-        let m = |pairs: &[(&str, &str)]| Value::Map(pairs.iter().map(|(k, v)| (Atom::from(*k), Atom::from(*v))).collect());
+        let m = |pairs: &[(&str, &str)]| {
+            Value::Map(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (Atom::from(*k), Atom::from(*v)))
+                    .collect(),
+            )
+        };
         let mut v = m(&[("keep", "1"), ("drop", "2"), ("change", "3")]);
         v.apply_diff(&m(&[("drop", "2"), ("change", "4"), ("new", "5")]), &map);
         assert_eq!(v, m(&[("keep", "1"), ("change", "4"), ("new", "5")]));

@@ -20,7 +20,12 @@ pub struct MonitorSelect {
 
 impl Default for MonitorSelect {
     fn default() -> Self {
-        MonitorSelect { initial: true, insert: true, delete: true, modify: true }
+        MonitorSelect {
+            initial: true,
+            insert: true,
+            delete: true,
+            modify: true,
+        }
     }
 }
 
@@ -38,7 +43,10 @@ pub struct MonitorRequest {
 impl MonitorRequest {
     /// Watch `columns` of every row.
     pub fn columns(columns: &[&str]) -> MonitorRequest {
-        MonitorRequest { columns: Some(columns.iter().map(|c| (*c).to_owned()).collect()), ..Default::default() }
+        MonitorRequest {
+            columns: Some(columns.iter().map(|c| (*c).to_owned()).collect()),
+            ..Default::default()
+        }
     }
 
     /// Adds `where` conditions (for `monitor_cond`).
@@ -51,16 +59,27 @@ impl MonitorRequest {
     pub(crate) fn to_json(&self, with_conditions: bool) -> Json {
         let mut o = Map::new();
         if let Some(columns) = &self.columns {
-            o.insert("columns".into(), Json::Array(columns.iter().map(|c| Json::from(c.as_str())).collect()));
+            o.insert(
+                "columns".into(),
+                Json::Array(columns.iter().map(|c| Json::from(c.as_str())).collect()),
+            );
         }
         if let (true, Some(conds)) = (with_conditions, &self.conditions) {
-            o.insert("where".into(), Json::Array(conds.iter().map(Condition::to_json).collect()));
+            o.insert(
+                "where".into(),
+                Json::Array(conds.iter().map(Condition::to_json).collect()),
+            );
         }
         let s = self.select;
-        let select: Map<String, Json> = [("initial", s.initial), ("insert", s.insert), ("delete", s.delete), ("modify", s.modify)]
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), Json::Bool(v)))
-            .collect();
+        let select: Map<String, Json> = [
+            ("initial", s.initial),
+            ("insert", s.insert),
+            ("delete", s.delete),
+            ("modify", s.modify),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), Json::Bool(v)))
+        .collect();
         o.insert("select".into(), Json::Object(select));
         Json::Object(o)
     }
@@ -75,7 +94,10 @@ mod tests {
     fn emits_columns_conditions_and_select() {
         let r = MonitorRequest::columns(&["name"]).matching(vec![Condition::eq("name", "a")]);
         let all = json!({"initial":true,"insert":true,"delete":true,"modify":true});
-        assert_eq!(r.to_json(true), json!({"columns":["name"],"where":[["name","==","a"]],"select":all}));
+        assert_eq!(
+            r.to_json(true),
+            json!({"columns":["name"],"where":[["name","==","a"]],"select":all})
+        );
         assert_eq!(r.to_json(false), json!({"columns":["name"],"select":all}));
     }
 }

@@ -83,13 +83,23 @@ impl Updates {
     }
 }
 
-fn parse_tables<R>(json: &Json, row: fn(&Json) -> Result<R, DataError>) -> Result<TableUpdates<R>, DataError> {
-    let tables = json.as_object().ok_or_else(|| DataError::shape("table updates", json))?;
+fn parse_tables<R>(
+    json: &Json,
+    row: fn(&Json) -> Result<R, DataError>,
+) -> Result<TableUpdates<R>, DataError> {
+    let tables = json
+        .as_object()
+        .ok_or_else(|| DataError::shape("table updates", json))?;
     tables
         .iter()
         .map(|(table, rows)| {
-            let rows = rows.as_object().ok_or_else(|| DataError::shape("table update", rows))?;
-            let rows = rows.iter().map(|(uuid, r)| Ok((uuid.parse::<Uuid>()?, row(r)?))).collect::<Result<_, DataError>>()?;
+            let rows = rows
+                .as_object()
+                .ok_or_else(|| DataError::shape("table update", rows))?;
+            let rows = rows
+                .iter()
+                .map(|(uuid, r)| Ok((uuid.parse::<Uuid>()?, row(r)?)))
+                .collect::<Result<_, DataError>>()?;
             Ok((table.clone(), rows))
         })
         .collect()
@@ -106,8 +116,13 @@ fn parse_row_update(json: &Json) -> Result<RowUpdate, DataError> {
 }
 
 fn parse_row_update2(json: &Json) -> Result<RowUpdate2, DataError> {
-    let obj = json.as_object().filter(|o| o.len() == 1).ok_or_else(|| DataError::shape("row update2", json))?;
-    let Some((kind, body)) = obj.iter().next() else { return Err(DataError::shape("row update2", json)) };
+    let obj = json
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .ok_or_else(|| DataError::shape("row update2", json))?;
+    let Some((kind, body)) = obj.iter().next() else {
+        return Err(DataError::shape("row update2", json));
+    };
     match kind.as_str() {
         "initial" => Row::parse(body).map(RowUpdate2::Initial),
         "insert" => Row::parse(body).map(RowUpdate2::Insert),
@@ -126,16 +141,29 @@ mod tests {
 
     #[test]
     fn parses_v1_old_new_pairs() {
-        let Updates::V1(t) = Updates::parse(&json!({"T": {U: {"old": {"a": 1}, "new": {"a": 2}}}}), false).unwrap() else {
+        let Updates::V1(t) = Updates::parse(
+            &json!({"T": {U: {"old": {"a": 1}, "new": {"a": 2}}}}),
+            false,
+        )
+        .unwrap() else {
             panic!("v1 expected")
         };
         let u: Uuid = U.parse().unwrap();
-        assert_eq!(t["T"][&u], RowUpdate::Modify { old: Row::new().with("a", 1i64), new: Row::new().with("a", 2i64) });
+        assert_eq!(
+            t["T"][&u],
+            RowUpdate::Modify {
+                old: Row::new().with("a", 1i64),
+                new: Row::new().with("a", 2i64)
+            }
+        );
     }
 
     #[test]
     fn parses_v2_kinds() {
-        let Updates::V2(t) = Updates::parse(&json!({"T": {U: {"delete": null}}}), true).unwrap() else { panic!("v2 expected") };
+        let Updates::V2(t) = Updates::parse(&json!({"T": {U: {"delete": null}}}), true).unwrap()
+        else {
+            panic!("v2 expected")
+        };
         assert_eq!(t["T"][&U.parse::<Uuid>().unwrap()], RowUpdate2::Delete);
     }
 

@@ -73,21 +73,43 @@ impl ColumnType {
     /// Parses a `<type>`.
     pub fn parse(path: &str, json: &Json) -> Result<ColumnType, SchemaError> {
         if json.is_string() {
-            return Ok(ColumnType { key: BaseType::parse(path, json)?, value: None, min: 1, max: Some(1) });
+            return Ok(ColumnType {
+                key: BaseType::parse(path, json)?,
+                value: None,
+                min: 1,
+                max: Some(1),
+            });
         }
-        let obj = json.as_object().ok_or_else(|| SchemaError::new(path, "type is neither a name nor an object", json))?;
-        let key = obj.get("key").ok_or_else(|| SchemaError::new(path, "type without key", json))?;
-        let value = obj.get("value").map(|v| BaseType::parse(&format!("{path}.value"), v)).transpose()?;
+        let obj = json
+            .as_object()
+            .ok_or_else(|| SchemaError::new(path, "type is neither a name nor an object", json))?;
+        let key = obj
+            .get("key")
+            .ok_or_else(|| SchemaError::new(path, "type without key", json))?;
+        let value = obj
+            .get("value")
+            .map(|v| BaseType::parse(&format!("{path}.value"), v))
+            .transpose()?;
         let min = match obj.get("min") {
             None => 1,
-            Some(m) => m.as_u64().ok_or_else(|| SchemaError::new(path, "min is not a count", m))?,
+            Some(m) => m
+                .as_u64()
+                .ok_or_else(|| SchemaError::new(path, "min is not a count", m))?,
         };
-        let max = match obj.get("max") {
-            None => Some(1),
-            Some(Json::String(s)) if s == "unlimited" => None,
-            Some(m) => Some(m.as_u64().ok_or_else(|| SchemaError::new(path, "max is not a count or \"unlimited\"", m))?),
-        };
-        Ok(ColumnType { key: BaseType::parse(&format!("{path}.key"), key)?, value, min, max })
+        let max =
+            match obj.get("max") {
+                None => Some(1),
+                Some(Json::String(s)) if s == "unlimited" => None,
+                Some(m) => Some(m.as_u64().ok_or_else(|| {
+                    SchemaError::new(path, "max is not a count or \"unlimited\"", m)
+                })?),
+            };
+        Ok(ColumnType {
+            key: BaseType::parse(&format!("{path}.key"), key)?,
+            value,
+            min,
+            max,
+        })
     }
 
     /// Whether the column holds a map.
@@ -123,11 +145,18 @@ impl BaseType {
             ref_table: None,
             ref_type: RefType::Strong,
         };
-        let Some(obj) = json.as_object() else { return Ok(plain(atomic(json)?)) };
-        let ty = obj.get("type").ok_or_else(|| SchemaError::new(path, "base type without type", json))?;
+        let Some(obj) = json.as_object() else {
+            return Ok(plain(atomic(json)?));
+        };
+        let ty = obj
+            .get("type")
+            .ok_or_else(|| SchemaError::new(path, "base type without type", json))?;
         let allowed = match obj.get("enum") {
             None => None,
-            Some(e) => Some(Value::parse(e).map_err(|err| SchemaError::new(path, &format!("enum: {err}"), e))?),
+            Some(e) => Some(
+                Value::parse(e)
+                    .map_err(|err| SchemaError::new(path, &format!("enum: {err}"), e))?,
+            ),
         };
         let ref_type = match obj.get("refType").and_then(Json::as_str) {
             Some("weak") => RefType::Weak,
@@ -141,7 +170,10 @@ impl BaseType {
             max_real: obj.get("maxReal").and_then(Json::as_f64),
             min_length: obj.get("minLength").and_then(Json::as_u64),
             max_length: obj.get("maxLength").and_then(Json::as_u64),
-            ref_table: obj.get("refTable").and_then(Json::as_str).map(str::to_owned),
+            ref_table: obj
+                .get("refTable")
+                .and_then(Json::as_str)
+                .map(str::to_owned),
             ref_type,
             ..plain(atomic(ty)?)
         })

@@ -22,7 +22,10 @@ pub struct SchemaError {
 
 impl SchemaError {
     pub(crate) fn new(path: &str, reason: &str, json: &Json) -> SchemaError {
-        SchemaError { path: path.to_owned(), reason: format!("{reason}: {}", abbreviate(json)) }
+        SchemaError {
+            path: path.to_owned(),
+            reason: format!("{reason}: {}", abbreviate(json)),
+        }
     }
 }
 
@@ -66,9 +69,12 @@ pub struct ColumnSchema {
 impl DatabaseSchema {
     /// Parses a `get_schema` result.
     pub fn parse(json: &Json) -> Result<DatabaseSchema, SchemaError> {
-        let obj = json.as_object().ok_or_else(|| SchemaError::new("", "schema is not an object", json))?;
+        let obj = json
+            .as_object()
+            .ok_or_else(|| SchemaError::new("", "schema is not an object", json))?;
         let string = |key: &str| obj.get(key).and_then(Json::as_str).map(str::to_owned);
-        let name = string("name").ok_or_else(|| SchemaError::new("name", "missing or not a string", json))?;
+        let name = string("name")
+            .ok_or_else(|| SchemaError::new("name", "missing or not a string", json))?;
         let version = string("version").unwrap_or_default();
         let tables_json = obj
             .get("tables")
@@ -78,7 +84,12 @@ impl DatabaseSchema {
             .iter()
             .map(|(t, tj)| Ok((t.clone(), TableSchema::parse(&format!("tables.{t}"), tj)?)))
             .collect::<Result<_, SchemaError>>()?;
-        Ok(DatabaseSchema { name, version, cksum: string("cksum"), tables })
+        Ok(DatabaseSchema {
+            name,
+            version,
+            cksum: string("cksum"),
+            tables,
+        })
     }
 
     /// A table by name.
@@ -89,18 +100,28 @@ impl DatabaseSchema {
 
 impl TableSchema {
     fn parse(path: &str, json: &Json) -> Result<TableSchema, SchemaError> {
-        let obj = json.as_object().ok_or_else(|| SchemaError::new(path, "table is not an object", json))?;
+        let obj = json
+            .as_object()
+            .ok_or_else(|| SchemaError::new(path, "table is not an object", json))?;
         let cols = obj
             .get("columns")
             .and_then(Json::as_object)
             .ok_or_else(|| SchemaError::new(path, "columns missing or not an object", json))?;
         let columns = cols
             .iter()
-            .map(|(c, cj)| Ok((c.clone(), ColumnSchema::parse(&format!("{path}.columns.{c}"), cj)?)))
+            .map(|(c, cj)| {
+                Ok((
+                    c.clone(),
+                    ColumnSchema::parse(&format!("{path}.columns.{c}"), cj)?,
+                ))
+            })
             .collect::<Result<_, SchemaError>>()?;
         let max_rows = match obj.get("maxRows") {
             None => None,
-            Some(m) => Some(m.as_u64().ok_or_else(|| SchemaError::new(path, "maxRows is not a count", m))?),
+            Some(m) => Some(
+                m.as_u64()
+                    .ok_or_else(|| SchemaError::new(path, "maxRows is not a count", m))?,
+            ),
         };
         let is_root = obj.get("isRoot").and_then(Json::as_bool).unwrap_or(false);
         let indexes = match obj.get("indexes") {
@@ -109,22 +130,41 @@ impl TableSchema {
                 .as_array()
                 .and_then(|sets| {
                     sets.iter()
-                        .map(|set| set.as_array()?.iter().map(|c| c.as_str().map(str::to_owned)).collect())
+                        .map(|set| {
+                            set.as_array()?
+                                .iter()
+                                .map(|c| c.as_str().map(str::to_owned))
+                                .collect()
+                        })
                         .collect::<Option<Vec<Vec<String>>>>()
                 })
-                .ok_or_else(|| SchemaError::new(path, "indexes is not a list of column lists", ix))?,
+                .ok_or_else(|| {
+                    SchemaError::new(path, "indexes is not a list of column lists", ix)
+                })?,
         };
-        Ok(TableSchema { columns, max_rows, is_root, indexes })
+        Ok(TableSchema {
+            columns,
+            max_rows,
+            is_root,
+            indexes,
+        })
     }
 }
 
 impl ColumnSchema {
     fn parse(path: &str, json: &Json) -> Result<ColumnSchema, SchemaError> {
-        let obj = json.as_object().ok_or_else(|| SchemaError::new(path, "column is not an object", json))?;
-        let type_json = obj.get("type").ok_or_else(|| SchemaError::new(path, "column without type", json))?;
+        let obj = json
+            .as_object()
+            .ok_or_else(|| SchemaError::new(path, "column is not an object", json))?;
+        let type_json = obj
+            .get("type")
+            .ok_or_else(|| SchemaError::new(path, "column without type", json))?;
         Ok(ColumnSchema {
             column_type: ColumnType::parse(&format!("{path}.type"), type_json)?,
-            ephemeral: obj.get("ephemeral").and_then(Json::as_bool).unwrap_or(false),
+            ephemeral: obj
+                .get("ephemeral")
+                .and_then(Json::as_bool)
+                .unwrap_or(false),
             mutable: obj.get("mutable").and_then(Json::as_bool).unwrap_or(true),
         })
     }
@@ -165,7 +205,10 @@ mod tests {
 
     #[test]
     fn rejects_bad_documents_with_a_path() {
-        let err = DatabaseSchema::parse(&json!({"name":"db","tables":{"T":{"columns":{"c":{"type":"float"}}}}})).unwrap_err();
+        let err = DatabaseSchema::parse(
+            &json!({"name":"db","tables":{"T":{"columns":{"c":{"type":"float"}}}}}),
+        )
+        .unwrap_err();
         assert_eq!(err.path, "tables.T.columns.c.type");
         assert!(DatabaseSchema::parse(&json!({"tables":{}})).is_err());
         assert!(DatabaseSchema::parse(&json!({"name":"db","tables":{"T":{}}})).is_err());

@@ -20,7 +20,10 @@ pub struct Transaction {
 impl Transaction {
     /// An empty transaction on `database`.
     pub fn new(database: &str) -> Transaction {
-        Transaction { database: database.to_owned(), operations: Vec::new() }
+        Transaction {
+            database: database.to_owned(),
+            operations: Vec::new(),
+        }
     }
 
     /// The database name.
@@ -43,34 +46,67 @@ impl Transaction {
     /// this transaction use to refer to the new row. Names are `row<index>`.
     pub fn insert_named(&mut self, table: &str, row: Row) -> (OpIndex, Atom) {
         let name = format!("row{}", self.operations.len());
-        let index = self.push(Operation::Insert { table: table.to_owned(), row, uuid_name: Some(name.clone()) });
+        let index = self.push(Operation::Insert {
+            table: table.to_owned(),
+            row,
+            uuid_name: Some(name.clone()),
+        });
         (index, Atom::NamedUuid(name))
     }
 
     /// Inserts `row` without naming it.
     pub fn insert(&mut self, table: &str, row: Row) -> OpIndex {
-        self.push(Operation::Insert { table: table.to_owned(), row, uuid_name: None })
+        self.push(Operation::Insert {
+            table: table.to_owned(),
+            row,
+            uuid_name: None,
+        })
     }
 
     /// Selects `columns` (all when `None`) of rows matching `conditions`.
-    pub fn select(&mut self, table: &str, conditions: Vec<Condition>, columns: Option<&[&str]>) -> OpIndex {
+    pub fn select(
+        &mut self,
+        table: &str,
+        conditions: Vec<Condition>,
+        columns: Option<&[&str]>,
+    ) -> OpIndex {
         let columns = columns.map(|c| c.iter().map(|s| (*s).to_owned()).collect());
-        self.push(Operation::Select { table: table.to_owned(), conditions, columns })
+        self.push(Operation::Select {
+            table: table.to_owned(),
+            conditions,
+            columns,
+        })
     }
 
     /// Updates rows matching `conditions`.
     pub fn update(&mut self, table: &str, conditions: Vec<Condition>, row: Row) -> OpIndex {
-        self.push(Operation::Update { table: table.to_owned(), conditions, row })
+        self.push(Operation::Update {
+            table: table.to_owned(),
+            conditions,
+            row,
+        })
     }
 
     /// Mutates rows matching `conditions`.
-    pub fn mutate(&mut self, table: &str, conditions: Vec<Condition>, mutations: Vec<Mutation>) -> OpIndex {
-        self.push(Operation::Mutate { table: table.to_owned(), conditions, mutations })
+    pub fn mutate(
+        &mut self,
+        table: &str,
+        conditions: Vec<Condition>,
+        mutations: Vec<Mutation>,
+    ) -> OpIndex {
+        self.push(Operation::Mutate {
+            table: table.to_owned(),
+            conditions,
+            mutations,
+        })
     }
 
     /// Deletes rows matching `conditions`.
     pub fn delete(&mut self, table: &str, conditions: Vec<Condition>) -> OpIndex {
-        self.push(Operation::Delete { table: table.to_owned(), conditions })
+        self.push(Operation::Delete {
+            table: table.to_owned(),
+            conditions,
+        })
     }
 
     /// Waits until the rows matching `conditions`, projected on `columns`, equal (or differ
@@ -85,7 +121,14 @@ impl Transaction {
         timeout_ms: Option<u64>,
     ) -> OpIndex {
         let columns = columns.iter().map(|s| (*s).to_owned()).collect();
-        self.push(Operation::Wait { table: table.to_owned(), conditions, columns, until, rows, timeout_ms })
+        self.push(Operation::Wait {
+            table: table.to_owned(),
+            conditions,
+            columns,
+            until,
+            rows,
+            timeout_ms,
+        })
     }
 
     /// Requests a durable commit.
@@ -105,12 +148,16 @@ impl Transaction {
 
     /// Requires that this session owns `lock`.
     pub fn assert_lock(&mut self, lock: &str) -> OpIndex {
-        self.push(Operation::Assert { lock: lock.to_owned() })
+        self.push(Operation::Assert {
+            lock: lock.to_owned(),
+        })
     }
 
     /// The `transact` params: `[database, op...]`.
     pub fn to_params(&self) -> Vec<Json> {
-        std::iter::once(Json::from(self.database.as_str())).chain(self.operations.iter().map(Operation::to_json)).collect()
+        std::iter::once(Json::from(self.database.as_str()))
+            .chain(self.operations.iter().map(Operation::to_json))
+            .collect()
     }
 }
 
@@ -123,7 +170,15 @@ mod tests {
     fn named_inserts_are_referable() {
         let mut t = Transaction::new("db");
         let (i, named) = t.insert_named("T", Row::new());
-        let m = t.mutate("P", vec![], vec![Mutation::new("refs", super::super::Mutator::Insert, named.clone())]);
+        let m = t.mutate(
+            "P",
+            vec![],
+            vec![Mutation::new(
+                "refs",
+                super::super::Mutator::Insert,
+                named.clone(),
+            )],
+        );
         assert_eq!((i, m), (OpIndex(0), OpIndex(1)));
         assert_eq!(
             t.to_params(),

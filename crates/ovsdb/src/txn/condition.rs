@@ -55,7 +55,11 @@ pub struct Condition {
 impl Condition {
     /// `[column, function, value]`.
     pub fn new(column: &str, function: Function, value: impl Into<Value>) -> Condition {
-        Condition { column: column.to_owned(), function, value: value.into() }
+        Condition {
+            column: column.to_owned(),
+            function,
+            value: value.into(),
+        }
     }
 
     /// `[column, "==", value]`.
@@ -65,7 +69,11 @@ impl Condition {
 
     /// The JSON array form.
     pub fn to_json(&self) -> Json {
-        Json::Array(vec![Json::from(self.column.as_str()), Json::from(self.function.as_str()), self.value.to_json()])
+        Json::Array(vec![
+            Json::from(self.column.as_str()),
+            Json::from(self.function.as_str()),
+            self.value.to_json(),
+        ])
     }
 }
 
@@ -117,12 +125,20 @@ pub struct Mutation {
 impl Mutation {
     /// `[column, mutator, value]`.
     pub fn new(column: &str, mutator: Mutator, value: impl Into<Value>) -> Mutation {
-        Mutation { column: column.to_owned(), mutator, value: value.into() }
+        Mutation {
+            column: column.to_owned(),
+            mutator,
+            value: value.into(),
+        }
     }
 
     /// The JSON array form.
     pub fn to_json(&self) -> Json {
-        Json::Array(vec![Json::from(self.column.as_str()), Json::from(self.mutator.as_str()), self.value.to_json()])
+        Json::Array(vec![
+            Json::from(self.column.as_str()),
+            Json::from(self.mutator.as_str()),
+            self.value.to_json(),
+        ])
     }
 }
 
@@ -133,12 +149,26 @@ mod tests {
 
     #[test]
     fn emits_the_array_forms() {
-        assert_eq!(Condition::eq("name", "br0").to_json(), json!(["name", "==", "br0"]));
         assert_eq!(
-            Condition::new("external_ids", Function::Includes, Value::Map(vec![("k".into(), "v".into())])).to_json(),
+            Condition::eq("name", "br0").to_json(),
+            json!(["name", "==", "br0"])
+        );
+        assert_eq!(
+            Condition::new(
+                "external_ids",
+                Function::Includes,
+                Value::Map(vec![("k".into(), "v".into())])
+            )
+            .to_json(),
             json!(["external_ids", "includes", ["map", [["k", "v"]]]])
         );
-        assert_eq!(Mutation::new("n", Mutator::Remainder, 3i64).to_json(), json!(["n", "%=", 3]));
-        assert_eq!(Mutation::new("s", Mutator::Delete, Value::set(["a"])).to_json(), json!(["s", "delete", ["set", ["a"]]]));
+        assert_eq!(
+            Mutation::new("n", Mutator::Remainder, 3i64).to_json(),
+            json!(["n", "%=", 3])
+        );
+        assert_eq!(
+            Mutation::new("s", Mutator::Delete, Value::set(["a"])).to_json(),
+            json!(["s", "delete", ["set", ["a"]]])
+        );
     }
 }

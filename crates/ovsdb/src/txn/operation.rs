@@ -113,37 +113,64 @@ impl Operation {
         let mut o = Map::new();
         o.insert("op".into(), Json::from(self.name()));
         let conds = |c: &[Condition]| Json::Array(c.iter().map(Condition::to_json).collect());
-        let strings = |c: &[String]| Json::Array(c.iter().map(|s| Json::from(s.as_str())).collect());
+        let strings =
+            |c: &[String]| Json::Array(c.iter().map(|s| Json::from(s.as_str())).collect());
         match self {
-            Operation::Insert { table, row, uuid_name } => {
+            Operation::Insert {
+                table,
+                row,
+                uuid_name,
+            } => {
                 o.insert("table".into(), Json::from(table.as_str()));
                 o.insert("row".into(), row.to_json());
                 if let Some(name) = uuid_name {
                     o.insert("uuid-name".into(), Json::from(name.as_str()));
                 }
             }
-            Operation::Select { table, conditions, columns } => {
+            Operation::Select {
+                table,
+                conditions,
+                columns,
+            } => {
                 o.insert("table".into(), Json::from(table.as_str()));
                 o.insert("where".into(), conds(conditions));
                 if let Some(columns) = columns {
                     o.insert("columns".into(), strings(columns));
                 }
             }
-            Operation::Update { table, conditions, row } => {
+            Operation::Update {
+                table,
+                conditions,
+                row,
+            } => {
                 o.insert("table".into(), Json::from(table.as_str()));
                 o.insert("where".into(), conds(conditions));
                 o.insert("row".into(), row.to_json());
             }
-            Operation::Mutate { table, conditions, mutations } => {
+            Operation::Mutate {
+                table,
+                conditions,
+                mutations,
+            } => {
                 o.insert("table".into(), Json::from(table.as_str()));
                 o.insert("where".into(), conds(conditions));
-                o.insert("mutations".into(), Json::Array(mutations.iter().map(Mutation::to_json).collect()));
+                o.insert(
+                    "mutations".into(),
+                    Json::Array(mutations.iter().map(Mutation::to_json).collect()),
+                );
             }
             Operation::Delete { table, conditions } => {
                 o.insert("table".into(), Json::from(table.as_str()));
                 o.insert("where".into(), conds(conditions));
             }
-            Operation::Wait { table, conditions, columns, until, rows, timeout_ms } => {
+            Operation::Wait {
+                table,
+                conditions,
+                columns,
+                until,
+                rows,
+                timeout_ms,
+            } => {
                 if let Some(t) = timeout_ms {
                     o.insert("timeout".into(), Json::from(*t));
                 }
@@ -155,7 +182,10 @@ impl Operation {
                     WaitUntil::NotEqual => "!=",
                 };
                 o.insert("until".into(), Json::from(until));
-                o.insert("rows".into(), Json::Array(rows.iter().map(Row::to_json).collect()));
+                o.insert(
+                    "rows".into(),
+                    Json::Array(rows.iter().map(Row::to_json).collect()),
+                );
             }
             Operation::Commit { durable } => {
                 o.insert("durable".into(), Json::Bool(*durable));
@@ -181,15 +211,27 @@ mod tests {
     fn emits_each_operation() {
         let cases = [
             (
-                Operation::Insert { table: "T".into(), row: Row::new().with("a", 1i64), uuid_name: Some("r".into()) },
+                Operation::Insert {
+                    table: "T".into(),
+                    row: Row::new().with("a", 1i64),
+                    uuid_name: Some("r".into()),
+                },
                 json!({"op":"insert","table":"T","row":{"a":1},"uuid-name":"r"}),
             ),
             (
-                Operation::Select { table: "T".into(), conditions: vec![Condition::eq("a", 1i64)], columns: Some(vec!["b".into()]) },
+                Operation::Select {
+                    table: "T".into(),
+                    conditions: vec![Condition::eq("a", 1i64)],
+                    columns: Some(vec!["b".into()]),
+                },
                 json!({"op":"select","table":"T","where":[["a","==",1]],"columns":["b"]}),
             ),
             (
-                Operation::Update { table: "T".into(), conditions: vec![], row: Row::new().with("b", "x") },
+                Operation::Update {
+                    table: "T".into(),
+                    conditions: vec![],
+                    row: Row::new().with("b", "x"),
+                },
                 json!({"op":"update","table":"T","where":[],"row":{"b":"x"}}),
             ),
             (
@@ -200,7 +242,13 @@ mod tests {
                 },
                 json!({"op":"mutate","table":"T","where":[],"mutations":[["n","+=",1]]}),
             ),
-            (Operation::Delete { table: "T".into(), conditions: vec![] }, json!({"op":"delete","table":"T","where":[]})),
+            (
+                Operation::Delete {
+                    table: "T".into(),
+                    conditions: vec![],
+                },
+                json!({"op":"delete","table":"T","where":[]}),
+            ),
             (
                 Operation::Wait {
                     table: "T".into(),
@@ -212,10 +260,19 @@ mod tests {
                 },
                 json!({"op":"wait","timeout":0,"table":"T","where":[],"columns":["a"],"until":"!=","rows":[{"a":1}]}),
             ),
-            (Operation::Commit { durable: false }, json!({"op":"commit","durable":false})),
+            (
+                Operation::Commit { durable: false },
+                json!({"op":"commit","durable":false}),
+            ),
             (Operation::Abort, json!({"op":"abort"})),
-            (Operation::Comment("hi".into()), json!({"op":"comment","comment":"hi"})),
-            (Operation::Assert { lock: "l".into() }, json!({"op":"assert","lock":"l"})),
+            (
+                Operation::Comment("hi".into()),
+                json!({"op":"comment","comment":"hi"}),
+            ),
+            (
+                Operation::Assert { lock: "l".into() },
+                json!({"op":"assert","lock":"l"}),
+            ),
         ];
         for (op, want) in cases {
             assert_eq!(op.to_json(), want, "{}", op.name());

@@ -70,20 +70,49 @@ pub struct TransactOutcome {
 impl TransactOutcome {
     /// Interprets a `transact` reply for `ops`. `Ok(Err(..))` is a failure the server reported;
     /// `Err(reason)` means the reply does not have the shape RFC 7047 gives it.
-    pub(crate) fn parse(ops: &[Operation], reply: &Json) -> Result<Result<TransactOutcome, OperationError>, String> {
-        let items = reply.as_array().ok_or_else(|| format!("transact result is not an array: {}", abbreviate(reply)))?;
+    pub(crate) fn parse(
+        ops: &[Operation],
+        reply: &Json,
+    ) -> Result<Result<TransactOutcome, OperationError>, String> {
+        let items = reply
+            .as_array()
+            .ok_or_else(|| format!("transact result is not an array: {}", abbreviate(reply)))?;
         // A failure is an element with an "error" member: at the failing operation, or one
         // element past the last operation when the commit failed.
-        if let Some((i, item)) = items.iter().enumerate().find(|(_, item)| item.get("error").is_some()) {
-            let error = item.get("error").and_then(Json::as_str).unwrap_or_default().to_owned();
-            let details = item.get("details").and_then(Json::as_str).map(str::to_owned);
+        if let Some((i, item)) = items
+            .iter()
+            .enumerate()
+            .find(|(_, item)| item.get("error").is_some())
+        {
+            let error = item
+                .get("error")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let details = item
+                .get("details")
+                .and_then(Json::as_str)
+                .map(str::to_owned);
             let op = ops.get(i).map(Operation::name);
-            return Ok(Err(OperationError { index: op.map(|_| i), op, error, details }));
+            return Ok(Err(OperationError {
+                index: op.map(|_| i),
+                op,
+                error,
+                details,
+            }));
         }
         if items.len() < ops.len() {
-            return Err(format!("transact returned {} results for {} operations", items.len(), ops.len()));
+            return Err(format!(
+                "transact returned {} results for {} operations",
+                items.len(),
+                ops.len()
+            ));
         }
-        let results = ops.iter().zip(items).map(|(op, item)| OperationResult::parse(op, item)).collect::<Result<_, _>>()?;
+        let results = ops
+            .iter()
+            .zip(items)
+            .map(|(op, item)| OperationResult::parse(op, item))
+            .collect::<Result<_, _>>()?;
         Ok(Ok(TransactOutcome { results }))
     }
 
@@ -111,7 +140,9 @@ impl TransactOutcome {
     /// The row count of the update, mutate or delete at `index`.
     pub fn count(&self, index: OpIndex) -> Option<u64> {
         match self.get(index)? {
-            OperationResult::Update(n) | OperationResult::Mutate(n) | OperationResult::Delete(n) => Some(*n),
+            OperationResult::Update(n)
+            | OperationResult::Mutate(n)
+            | OperationResult::Delete(n) => Some(*n),
             _ => None,
         }
     }
@@ -120,7 +151,11 @@ impl TransactOutcome {
 impl OperationResult {
     fn parse(op: &Operation, json: &Json) -> Result<OperationResult, String> {
         let bad = |what: &str| format!("{} result without {what}: {}", op.name(), abbreviate(json));
-        let count = || json.get("count").and_then(Json::as_u64).ok_or_else(|| bad("count"));
+        let count = || {
+            json.get("count")
+                .and_then(Json::as_u64)
+                .ok_or_else(|| bad("count"))
+        };
         Ok(match op {
             Operation::Insert { .. } => {
                 let uuid = json.get("uuid").map(crate::data::Value::parse);
@@ -130,8 +165,16 @@ impl OperationResult {
                 }
             }
             Operation::Select { .. } => {
-                let rows = json.get("rows").and_then(Json::as_array).ok_or_else(|| bad("rows"))?;
-                OperationResult::Select(rows.iter().map(Row::parse).collect::<Result<_, _>>().map_err(|e| e.to_string())?)
+                let rows = json
+                    .get("rows")
+                    .and_then(Json::as_array)
+                    .ok_or_else(|| bad("rows"))?;
+                OperationResult::Select(
+                    rows.iter()
+                        .map(Row::parse)
+                        .collect::<Result<_, _>>()
+                        .map_err(|e| e.to_string())?,
+                )
             }
             Operation::Update { .. } => OperationResult::Update(count()?),
             Operation::Mutate { .. } => OperationResult::Mutate(count()?),
@@ -153,23 +196,37 @@ mod tests {
 
     fn ops() -> Vec<Operation> {
         vec![
-            Operation::Insert { table: "T".into(), row: Row::new(), uuid_name: None },
-            Operation::Delete { table: "T".into(), conditions: vec![Condition::eq("a", 1i64)] },
+            Operation::Insert {
+                table: "T".into(),
+                row: Row::new(),
+                uuid_name: None,
+            },
+            Operation::Delete {
+                table: "T".into(),
+                conditions: vec![Condition::eq("a", 1i64)],
+            },
         ]
     }
 
     #[test]
     fn parses_results_in_order() {
         let u = "36bfd2b6-5a2c-4b8f-9f3c-0123456789ab";
-        let out = TransactOutcome::parse(&ops(), &json!([{"uuid":["uuid",u]},{"count":2}])).unwrap().unwrap();
+        let out = TransactOutcome::parse(&ops(), &json!([{"uuid":["uuid",u]},{"count":2}]))
+            .unwrap()
+            .unwrap();
         assert_eq!(out.inserted(OpIndex(0)), Some(u.parse().unwrap()));
         assert_eq!(out.count(OpIndex(1)), Some(2));
     }
 
     #[test]
     fn reports_the_failing_operation_or_the_commit() {
-        let e = TransactOutcome::parse(&ops(), &json!([{}, {"error":"bad","details":"why"}])).unwrap().unwrap_err();
-        assert_eq!((e.index, e.op, e.error.as_str(), e.details.as_deref()), (Some(1), Some("delete"), "bad", Some("why")));
+        let e = TransactOutcome::parse(&ops(), &json!([{}, {"error":"bad","details":"why"}]))
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(
+            (e.index, e.op, e.error.as_str(), e.details.as_deref()),
+            (Some(1), Some("delete"), "bad", Some("why"))
+        );
         let e = TransactOutcome::parse(&ops(), &json!([{"uuid":["uuid","36bfd2b6-5a2c-4b8f-9f3c-0123456789ab"]},{"count":0},{"error":"constraint violation"}]))
             .unwrap()
             .unwrap_err();
@@ -178,8 +235,16 @@ mod tests {
 
     #[test]
     fn malformed_replies_are_errors() {
-        for bad in [json!({}), json!([{}]), json!([{"uuid":"x"},{"count":1}]), json!([{"uuid":["uuid","36bfd2b6-5a2c-4b8f-9f3c-0123456789ab"]},{"count":-1}])] {
-            assert!(TransactOutcome::parse(&ops(), &bad).is_err(), "{bad} accepted");
+        for bad in [
+            json!({}),
+            json!([{}]),
+            json!([{"uuid":"x"},{"count":1}]),
+            json!([{"uuid":["uuid","36bfd2b6-5a2c-4b8f-9f3c-0123456789ab"]},{"count":-1}]),
+        ] {
+            assert!(
+                TransactOutcome::parse(&ops(), &bad).is_err(),
+                "{bad} accepted"
+            );
         }
     }
 }

@@ -41,36 +41,67 @@ impl VswitchClient {
         let (_, iface) = t.insert_named("Interface", local.interface_row());
         let (_, port) = t.insert_named("Port", local.port_row(iface));
         let (bridge_op, bridge) = t.insert_named("Bridge", spec.to_row(port));
-        t.mutate("Open_vSwitch", vec![], vec![Mutation::new("bridges", Mutator::Insert, Value::Set(vec![bridge]))]);
+        t.mutate(
+            "Open_vSwitch",
+            vec![],
+            vec![Mutation::new(
+                "bridges",
+                Mutator::Insert,
+                Value::Set(vec![bridge]),
+            )],
+        );
         match self.client.transact(&t).await {
-            Ok(out) => out.inserted(bridge_op).ok_or_else(|| Error::bad_reply("transact", "bridge insert without uuid")),
+            Ok(out) => out
+                .inserted(bridge_op)
+                .ok_or_else(|| Error::bad_reply("transact", "bridge insert without uuid")),
             // Created concurrently by someone else between our lookup and insert.
-            Err(Error::Transaction(e)) if e.error == CONSTRAINT_VIOLATION => match self.get_bridge(&spec.name).await? {
-                Some(b) => Ok(b.uuid),
-                None => Err(Error::Transaction(e)),
-            },
+            Err(Error::Transaction(e)) if e.error == CONSTRAINT_VIOLATION => {
+                match self.get_bridge(&spec.name).await? {
+                    Some(b) => Ok(b.uuid),
+                    None => Err(Error::Transaction(e)),
+                }
+            }
             Err(e) => Err(e),
         }
     }
 
     /// Removes a bridge (its ports and interfaces go with it). Returns false if it did not exist.
     pub async fn delete_bridge(&self, name: &str) -> Result<bool, Error> {
-        let Some(bridge) = self.get_bridge(name).await? else { return Ok(false) };
+        let Some(bridge) = self.get_bridge(name).await? else {
+            return Ok(false);
+        };
         let mut t = Transaction::new(DATABASE);
-        t.mutate("Open_vSwitch", vec![], vec![Mutation::new("bridges", Mutator::Delete, Value::set([bridge.uuid]))]);
+        t.mutate(
+            "Open_vSwitch",
+            vec![],
+            vec![Mutation::new(
+                "bridges",
+                Mutator::Delete,
+                Value::set([bridge.uuid]),
+            )],
+        );
         self.client.transact(&t).await?;
         Ok(true)
     }
 
     /// Creates one port with its interface on `bridge`.
     pub async fn create_port(&self, bridge: &str, spec: &PortSpec) -> Result<CreatedPort, Error> {
-        let created = self.create_ports(bridge, std::slice::from_ref(spec)).await?;
-        created.into_iter().next().ok_or_else(|| Error::bad_reply("transact", "no port created"))
+        let created = self
+            .create_ports(bridge, std::slice::from_ref(spec))
+            .await?;
+        created
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::bad_reply("transact", "no port created"))
     }
 
     /// Creates many ports (each with one interface) on `bridge` in one transaction; fails as a
     /// whole with [`Error::BridgeNotFound`] or the server's error (e.g. a duplicate name).
-    pub async fn create_ports(&self, bridge: &str, specs: &[PortSpec]) -> Result<Vec<CreatedPort>, Error> {
+    pub async fn create_ports(
+        &self,
+        bridge: &str,
+        specs: &[PortSpec],
+    ) -> Result<Vec<CreatedPort>, Error> {
         let mut t = Transaction::new(DATABASE);
         let exists = bridge_exists_wait(&mut t, bridge);
         let mut indexes = Vec::with_capacity(specs.len());
@@ -81,8 +112,16 @@ impl VswitchClient {
             indexes.push((port_op, iface_op));
             ports.push(port);
         }
-        t.mutate("Bridge", vec![Condition::eq("name", bridge)], vec![Mutation::new("ports", Mutator::Insert, Value::Set(ports))]);
-        let out = self.client.transact(&t).await.map_err(|e| bridge_missing(e, exists, bridge))?;
+        t.mutate(
+            "Bridge",
+            vec![Condition::eq("name", bridge)],
+            vec![Mutation::new("ports", Mutator::Insert, Value::Set(ports))],
+        );
+        let out = self
+            .client
+            .transact(&t)
+            .await
+            .map_err(|e| bridge_missing(e, exists, bridge))?;
         indexes
             .into_iter()
             .map(|(p, i)| match (out.inserted(p), out.inserted(i)) {
@@ -100,43 +139,88 @@ impl VswitchClient {
     /// Removes ports by name from `bridge` in one transaction; returns how many existed.
     pub async fn delete_ports(&self, bridge: &str, ports: &[&str]) -> Result<usize, Error> {
         let mut lookup = Transaction::new(DATABASE);
-        let selects: Vec<OpIndex> =
-            ports.iter().map(|p| lookup.select("Port", vec![Condition::eq("name", *p)], Some(&["_uuid"]))).collect();
+        let selects: Vec<OpIndex> = ports
+            .iter()
+            .map(|p| lookup.select("Port", vec![Condition::eq("name", *p)], Some(&["_uuid"])))
+            .collect();
         let found = self.client.transact(&lookup).await?;
-        let uuids: Vec<Atom> =
-            selects.iter().flat_map(|i| found.rows(*i).unwrap_or_default()).filter_map(Row::uuid).map(Atom::Uuid).collect();
+        let uuids: Vec<Atom> = selects
+            .iter()
+            .flat_map(|i| found.rows(*i).unwrap_or_default())
+            .filter_map(Row::uuid)
+            .map(Atom::Uuid)
+            .collect();
         if uuids.is_empty() {
             return Ok(0);
         }
         let count = uuids.len();
         let mut t = Transaction::new(DATABASE);
         let exists = bridge_exists_wait(&mut t, bridge);
-        t.mutate("Bridge", vec![Condition::eq("name", bridge)], vec![Mutation::new("ports", Mutator::Delete, Value::Set(uuids))]);
-        self.client.transact(&t).await.map_err(|e| bridge_missing(e, exists, bridge))?;
+        t.mutate(
+            "Bridge",
+            vec![Condition::eq("name", bridge)],
+            vec![Mutation::new("ports", Mutator::Delete, Value::Set(uuids))],
+        );
+        self.client
+            .transact(&t)
+            .await
+            .map_err(|e| bridge_missing(e, exists, bridge))?;
         Ok(count)
     }
 
     /// Sets an interface's `type`.
-    pub async fn set_interface_type(&self, interface: &str, interface_type: &str) -> Result<(), Error> {
-        self.update_interface(interface, Row::new().with("type", interface_type)).await
+    pub async fn set_interface_type(
+        &self,
+        interface: &str,
+        interface_type: &str,
+    ) -> Result<(), Error> {
+        self.update_interface(interface, Row::new().with("type", interface_type))
+            .await
     }
 
     /// Replaces an interface's `options`.
-    pub async fn set_interface_options(&self, interface: &str, options: &BTreeMap<String, String>) -> Result<(), Error> {
-        self.update_interface(interface, Row::new().with("options", Value::string_map(options))).await
+    pub async fn set_interface_options(
+        &self,
+        interface: &str,
+        options: &BTreeMap<String, String>,
+    ) -> Result<(), Error> {
+        self.update_interface(
+            interface,
+            Row::new().with("options", Value::string_map(options)),
+        )
+        .await
     }
 
     /// Replaces an interface's `external_ids`.
-    pub async fn set_interface_external_ids(&self, interface: &str, ids: &BTreeMap<String, String>) -> Result<(), Error> {
-        self.update_interface(interface, Row::new().with("external_ids", Value::string_map(ids))).await
+    pub async fn set_interface_external_ids(
+        &self,
+        interface: &str,
+        ids: &BTreeMap<String, String>,
+    ) -> Result<(), Error> {
+        self.update_interface(
+            interface,
+            Row::new().with("external_ids", Value::string_map(ids)),
+        )
+        .await
     }
 
     /// Replaces a port's `external_ids`.
-    pub async fn set_port_external_ids(&self, port: &str, ids: &BTreeMap<String, String>) -> Result<(), Error> {
+    pub async fn set_port_external_ids(
+        &self,
+        port: &str,
+        ids: &BTreeMap<String, String>,
+    ) -> Result<(), Error> {
         let mut t = Transaction::new(DATABASE);
-        let op = t.update("Port", vec![Condition::eq("name", port)], Row::new().with("external_ids", Value::string_map(ids)));
+        let op = t.update(
+            "Port",
+            vec![Condition::eq("name", port)],
+            Row::new().with("external_ids", Value::string_map(ids)),
+        );
         match self.client.transact(&t).await?.count(op) {
-            Some(0) => Err(Error::bad_reply("transact", format!("port {port:?} does not exist"))),
+            Some(0) => Err(Error::bad_reply(
+                "transact",
+                format!("port {port:?} does not exist"),
+            )),
             _ => Ok(()),
         }
     }
@@ -152,7 +236,10 @@ impl VswitchClient {
 
     /// The interface's current OpenFlow port: `None` until ovs-vswitchd assigned one.
     pub async fn ofport(&self, interface: &str) -> Result<Option<i64>, Error> {
-        let row = self.get_interface(interface).await?.ok_or_else(|| Error::InterfaceNotFound(interface.to_owned()))?;
+        let row = self
+            .get_interface(interface)
+            .await?
+            .ok_or_else(|| Error::InterfaceNotFound(interface.to_owned()))?;
         Ok(row.ofport)
     }
 
@@ -162,8 +249,12 @@ impl VswitchClient {
     /// `timeout` gives [`Error::Timeout`].
     pub async fn wait_for_ofport(&self, interface: &str, timeout: Duration) -> Result<u32, Error> {
         let watch = async {
-            let request = MonitorRequest::columns(&["ofport", "error"]).matching(vec![Condition::eq("name", interface)]);
-            let mut monitor = self.client.monitor_cond(DATABASE, [("Interface", request)]).await?;
+            let request = MonitorRequest::columns(&["ofport", "error"])
+                .matching(vec![Condition::eq("name", interface)]);
+            let mut monitor = self
+                .client
+                .monitor_cond(DATABASE, [("Interface", request)])
+                .await?;
             // The rows named `interface` (one, unless it is replaced), with the two columns.
             let mut rows = BTreeMap::new();
             loop {
@@ -172,10 +263,16 @@ impl VswitchClient {
                         rows.clear();
                         apply_interface_updates(&mut rows, updates)?;
                     }
-                    Some(MonitorEvent::Update(updates)) => apply_interface_updates(&mut rows, updates)?,
+                    Some(MonitorEvent::Update(updates)) => {
+                        apply_interface_updates(&mut rows, updates)?
+                    }
                     // A snapshot follows the reconnect; a refused monitor ends the stream.
                     Some(MonitorEvent::Disconnected(_) | MonitorEvent::Failed(_)) => continue,
-                    None => return Err(Error::NotConnected { endpoint: self.client.peer().to_owned() }),
+                    None => {
+                        return Err(Error::NotConnected {
+                            endpoint: self.client.peer().to_owned(),
+                        });
+                    }
                 }
                 for row in rows.values() {
                     if let Some(port) = assigned_ofport(interface, row)? {
@@ -186,34 +283,62 @@ impl VswitchClient {
         };
         match tokio::time::timeout(timeout, watch).await {
             Ok(result) => result,
-            Err(_) => Err(Error::Timeout { what: format!("an OpenFlow port for interface {interface:?}"), after: timeout }),
+            Err(_) => Err(Error::Timeout {
+                what: format!("an OpenFlow port for interface {interface:?}"),
+                after: timeout,
+            }),
         }
     }
 
     /// Ports whose `external_ids` contain `key=value` (e.g. `antrea-type=container`).
-    pub async fn ports_with_external_id(&self, key: &str, value: &str) -> Result<Vec<PortRow>, Error> {
+    pub async fn ports_with_external_id(
+        &self,
+        key: &str,
+        value: &str,
+    ) -> Result<Vec<PortRow>, Error> {
         let map = Value::Map(vec![(Atom::from(key), Atom::from(value))]);
-        let rows = self.select("Port", vec![Condition::new("external_ids", Function::Includes, map)]).await?;
+        let rows = self
+            .select(
+                "Port",
+                vec![Condition::new("external_ids", Function::Includes, map)],
+            )
+            .await?;
         rows.iter().map(PortRow::from_row).collect()
     }
 
     /// The bridge named `name`.
     pub async fn get_bridge(&self, name: &str) -> Result<Option<BridgeRow>, Error> {
-        self.select_one("Bridge", name).await?.as_ref().map(BridgeRow::from_row).transpose()
+        self.select_one("Bridge", name)
+            .await?
+            .as_ref()
+            .map(BridgeRow::from_row)
+            .transpose()
     }
 
     /// The port named `name`.
     pub async fn get_port(&self, name: &str) -> Result<Option<PortRow>, Error> {
-        self.select_one("Port", name).await?.as_ref().map(PortRow::from_row).transpose()
+        self.select_one("Port", name)
+            .await?
+            .as_ref()
+            .map(PortRow::from_row)
+            .transpose()
     }
 
     /// The interface named `name`.
     pub async fn get_interface(&self, name: &str) -> Result<Option<InterfaceRow>, Error> {
-        self.select_one("Interface", name).await?.as_ref().map(InterfaceRow::from_row).transpose()
+        self.select_one("Interface", name)
+            .await?
+            .as_ref()
+            .map(InterfaceRow::from_row)
+            .transpose()
     }
 
     async fn select_one(&self, table: &str, name: &str) -> Result<Option<Row>, Error> {
-        Ok(self.select(table, vec![Condition::eq("name", name)]).await?.into_iter().next())
+        Ok(self
+            .select(table, vec![Condition::eq("name", name)])
+            .await?
+            .into_iter()
+            .next())
     }
 
     async fn select(&self, table: &str, conditions: Vec<Condition>) -> Result<Vec<Row>, Error> {
@@ -229,13 +354,22 @@ impl VswitchClient {
 
 /// Adds a `wait` that fails the transaction at once unless bridge `name` exists.
 fn bridge_exists_wait(t: &mut Transaction, name: &str) -> OpIndex {
-    t.wait("Bridge", vec![Condition::eq("name", name)], &["name"], WaitUntil::Equal, vec![Row::new().with("name", name)], Some(0))
+    t.wait(
+        "Bridge",
+        vec![Condition::eq("name", name)],
+        &["name"],
+        WaitUntil::Equal,
+        vec![Row::new().with("name", name)],
+        Some(0),
+    )
 }
 
 /// Turns the failure of the existence `wait` into [`Error::BridgeNotFound`].
 fn bridge_missing(e: Error, wait: OpIndex, bridge: &str) -> Error {
     match e {
-        Error::Transaction(failure) if failure.index == Some(wait.0) => Error::BridgeNotFound(bridge.to_owned()),
+        Error::Transaction(failure) if failure.index == Some(wait.0) => {
+            Error::BridgeNotFound(bridge.to_owned())
+        }
         other => other,
     }
 }
@@ -245,7 +379,10 @@ fn bridge_missing(e: Error, wait: OpIndex, bridge: &str) -> Error {
 /// (ovsdb-server(7)) and they replace the old ones as they are.
 fn apply_interface_updates(rows: &mut BTreeMap<Uuid, Row>, updates: Updates) -> Result<(), Error> {
     let Updates::V2(mut tables) = updates else {
-        return Err(Error::bad_reply("monitor_cond", "table updates without update2 rows"));
+        return Err(Error::bad_reply(
+            "monitor_cond",
+            "table updates without update2 rows",
+        ));
     };
     for (uuid, update) in tables.remove("Interface").unwrap_or_default() {
         match update {
@@ -261,12 +398,18 @@ fn apply_interface_updates(rows: &mut BTreeMap<Uuid, Row>, updates: Updates) -> 
 fn assigned_ofport(interface: &str, row: &Row) -> Result<Option<u32>, Error> {
     match row.get("ofport").and_then(Value::as_integer) {
         Some(-1) => {
-            let error = row.get("error").and_then(Value::as_str).map_or_else(|| "ofport is -1".to_owned(), str::to_owned);
-            Err(Error::InterfaceFailed { name: interface.to_owned(), error })
+            let error = row
+                .get("error")
+                .and_then(Value::as_str)
+                .map_or_else(|| "ofport is -1".to_owned(), str::to_owned);
+            Err(Error::InterfaceFailed {
+                name: interface.to_owned(),
+                error,
+            })
         }
-        Some(port) if port > 0 => {
-            u32::try_from(port).map(Some).map_err(|_| Error::bad_reply("monitor_cond", format!("ofport {port} out of range")))
-        }
+        Some(port) if port > 0 => u32::try_from(port)
+            .map(Some)
+            .map_err(|_| Error::bad_reply("monitor_cond", format!("ofport {port} out of range"))),
         _ => Ok(None),
     }
 }

@@ -31,9 +31,15 @@ mod tests {
     fn db_endpoint_follows_the_platform() {
         if cfg!(windows) {
             let e = db_endpoint(r"C:\openvswitch\var\run\openvswitch");
-            assert_eq!(e.to_string(), r"npipe:\\.\pipe\C:openvswitchvarrunopenvswitchdb.sock");
+            assert_eq!(
+                e.to_string(),
+                r"npipe:\\.\pipe\C:openvswitchvarrunopenvswitchdb.sock"
+            );
         } else {
-            assert_eq!(db_endpoint("/var/run/openvswitch").to_string(), "unix:/var/run/openvswitch/db.sock");
+            assert_eq!(
+                db_endpoint("/var/run/openvswitch").to_string(),
+                "unix:/var/run/openvswitch/db.sock"
+            );
         }
     }
 }

@@ -74,13 +74,18 @@ impl<'a> Columns<'a> {
         self.row.get(column)
     }
     fn uuid(&self) -> Result<Uuid, Error> {
-        self.row.uuid().ok_or_else(|| Error::bad_reply("transact", format!("{} row without _uuid", self.table)))
+        self.row.uuid().ok_or_else(|| {
+            Error::bad_reply("transact", format!("{} row without _uuid", self.table))
+        })
     }
     fn name(&self) -> Result<String, Error> {
-        self.string("name").ok_or_else(|| Error::bad_reply("transact", format!("{} row without name", self.table)))
+        self.string("name")
+            .ok_or_else(|| Error::bad_reply("transact", format!("{} row without name", self.table)))
     }
     fn string(&self, column: &str) -> Option<String> {
-        self.value(column).and_then(Value::as_str).map(str::to_owned)
+        self.value(column)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
     }
     fn integer(&self, column: &str) -> Option<i64> {
         self.value(column).and_then(Value::as_integer)
@@ -92,14 +97,19 @@ impl<'a> Columns<'a> {
         self.value(column).map(Value::uuids).unwrap_or_default()
     }
     fn map(&self, column: &str) -> BTreeMap<String, String> {
-        self.value(column).map(Value::to_string_map).unwrap_or_default()
+        self.value(column)
+            .map(Value::to_string_map)
+            .unwrap_or_default()
     }
 }
 
 impl BridgeRow {
     /// Reads a selected Bridge row (`_uuid` and `name` are required).
     pub fn from_row(row: &Row) -> Result<BridgeRow, Error> {
-        let c = Columns { table: "Bridge", row };
+        let c = Columns {
+            table: "Bridge",
+            row,
+        };
         Ok(BridgeRow {
             uuid: c.uuid()?,
             name: c.name()?,
@@ -118,14 +128,22 @@ impl PortRow {
     /// Reads a selected Port row.
     pub fn from_row(row: &Row) -> Result<PortRow, Error> {
         let c = Columns { table: "Port", row };
-        Ok(PortRow { uuid: c.uuid()?, name: c.name()?, interfaces: c.uuids("interfaces"), external_ids: c.map("external_ids") })
+        Ok(PortRow {
+            uuid: c.uuid()?,
+            name: c.name()?,
+            interfaces: c.uuids("interfaces"),
+            external_ids: c.map("external_ids"),
+        })
     }
 }
 
 impl InterfaceRow {
     /// Reads a selected Interface row.
     pub fn from_row(row: &Row) -> Result<InterfaceRow, Error> {
-        let c = Columns { table: "Interface", row };
+        let c = Columns {
+            table: "Interface",
+            row,
+        };
         Ok(InterfaceRow {
             uuid: c.uuid()?,
             name: c.name()?,

@@ -45,7 +45,10 @@ pub struct BridgeSpec {
 impl BridgeSpec {
     /// A bridge with defaults for everything but its name.
     pub fn new(name: &str) -> BridgeSpec {
-        BridgeSpec { name: name.to_owned(), ..Default::default() }
+        BridgeSpec {
+            name: name.to_owned(),
+            ..Default::default()
+        }
     }
 
     pub(crate) fn to_row(&self, local_port: crate::data::Atom) -> Row {
@@ -55,7 +58,10 @@ impl BridgeSpec {
         }
         let mut row = Row::new()
             .with("name", self.name.as_str())
-            .with("protocols", Value::set(self.protocols.iter().map(String::as_str)))
+            .with(
+                "protocols",
+                Value::set(self.protocols.iter().map(String::as_str)),
+            )
             .with("other_config", Value::string_map(&other_config))
             .with("external_ids", Value::string_map(&self.external_ids))
             .with("ports", Value::Set(vec![local_port]));
@@ -91,19 +97,28 @@ pub struct PortSpec {
 impl PortSpec {
     /// A port with a system interface of the same name.
     pub fn new(name: &str) -> PortSpec {
-        PortSpec { name: name.to_owned(), ..Default::default() }
+        PortSpec {
+            name: name.to_owned(),
+            ..Default::default()
+        }
     }
 
     /// An internal port.
     pub fn internal(name: &str) -> PortSpec {
-        PortSpec { interface_type: Some("internal".to_owned()), ..PortSpec::new(name) }
+        PortSpec {
+            interface_type: Some("internal".to_owned()),
+            ..PortSpec::new(name)
+        }
     }
 
     pub(crate) fn interface_row(&self) -> Row {
         let mut row = Row::new()
             .with("name", self.name.as_str())
             .with("options", Value::string_map(&self.options))
-            .with("external_ids", Value::string_map(&self.interface_external_ids));
+            .with(
+                "external_ids",
+                Value::string_map(&self.interface_external_ids),
+            );
         if let Some(t) = &self.interface_type {
             row.set("type", t.as_str());
         }

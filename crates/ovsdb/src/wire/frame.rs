@@ -58,14 +58,23 @@ pub struct FrameDecoder {
 impl FrameDecoder {
     /// A decoder that rejects messages longer than `max_size` bytes.
     pub fn new(max_size: usize) -> FrameDecoder {
-        FrameDecoder { max_size, scanned: 0, depth: 0, in_string: false, escaped: false }
+        FrameDecoder {
+            max_size,
+            scanned: 0,
+            depth: 0,
+            in_string: false,
+            escaped: false,
+        }
     }
 
     /// Removes and parses the first complete message in `buf`. `Ok(None)` means more bytes are
     /// needed (whitespace between messages is consumed).
     pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Json>, FrameError> {
         if self.scanned == 0 {
-            let ws = buf.iter().take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')).count();
+            let ws = buf
+                .iter()
+                .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+                .count();
             buf.advance(ws);
             match buf.first() {
                 None => return Ok(None),
@@ -75,23 +84,34 @@ impl FrameDecoder {
         }
         let Some(end) = self.scan(buf) else {
             if self.scanned > self.max_size {
-                return Err(FrameError::TooLarge { limit: self.max_size });
+                return Err(FrameError::TooLarge {
+                    limit: self.max_size,
+                });
             }
             return Ok(None);
         };
         self.reset();
         if end > self.max_size {
-            return Err(FrameError::TooLarge { limit: self.max_size });
+            return Err(FrameError::TooLarge {
+                limit: self.max_size,
+            });
         }
         let message = buf.split_to(end);
-        serde_json::from_slice(&message).map(Some).map_err(|source| FrameError::InvalidJson { len: end, source })
+        serde_json::from_slice(&message)
+            .map(Some)
+            .map_err(|source| FrameError::InvalidJson { len: end, source })
     }
 
     /// Call when the stream has ended: an error if a message was left unfinished.
     pub fn finish(&self, buf: &BytesMut) -> Result<(), FrameError> {
-        match buf.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+        match buf
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
             true => Ok(()),
-            false => Err(FrameError::Truncated { buffered: buf.len() }),
+            false => Err(FrameError::Truncated {
+                buffered: buf.len(),
+            }),
         }
     }
 
@@ -160,7 +180,14 @@ mod tests {
     #[test]
     fn splits_concatenated_objects() {
         let got = decode_all(br#"{"a":1}{"b":[2,{"c":"}{"}]} {"d":"\"}"}"#).unwrap();
-        assert_eq!(got, vec![json!({"a":1}), json!({"b":[2,{"c":"}{"}]}), json!({"d":"\"}"})]);
+        assert_eq!(
+            got,
+            vec![
+                json!({"a":1}),
+                json!({"b":[2,{"c":"}{"}]}),
+                json!({"d":"\"}"})
+            ]
+        );
     }
 
     #[test]
@@ -169,21 +196,45 @@ mod tests {
         let mut buf = BytesMut::from(&br#"{"id":1,"res"#[..]);
         assert!(d.decode(&mut buf).unwrap().is_none());
         buf.extend_from_slice(br#"ult":"x\\"}{"#);
-        assert_eq!(d.decode(&mut buf).unwrap(), Some(json!({"id":1,"result":"x\\"})));
+        assert_eq!(
+            d.decode(&mut buf).unwrap(),
+            Some(json!({"id":1,"result":"x\\"}))
+        );
         assert!(d.decode(&mut buf).unwrap().is_none());
-        assert!(matches!(d.finish(&buf), Err(FrameError::Truncated { buffered: 1 })));
+        assert!(matches!(
+            d.finish(&buf),
+            Err(FrameError::Truncated { buffered: 1 })
+        ));
     }
 
     #[test]
     fn rejects_non_objects_invalid_json_and_oversize() {
-        assert!(matches!(decode_all(b"[1]"), Err(FrameError::NotAnObject { found: b'[' })));
-        assert!(matches!(decode_all(b"42"), Err(FrameError::NotAnObject { found: b'4' })));
-        assert!(matches!(decode_all(b"{\"a\" 1}"), Err(FrameError::InvalidJson { .. })));
-        assert!(matches!(decode_all(b"{]"), Err(FrameError::InvalidJson { .. })));
+        assert!(matches!(
+            decode_all(b"[1]"),
+            Err(FrameError::NotAnObject { found: b'[' })
+        ));
+        assert!(matches!(
+            decode_all(b"42"),
+            Err(FrameError::NotAnObject { found: b'4' })
+        ));
+        assert!(matches!(
+            decode_all(b"{\"a\" 1}"),
+            Err(FrameError::InvalidJson { .. })
+        ));
+        assert!(matches!(
+            decode_all(b"{]"),
+            Err(FrameError::InvalidJson { .. })
+        ));
         let mut d = FrameDecoder::new(8);
-        assert!(matches!(d.decode(&mut BytesMut::from(&b"{\"abcdefgh\":1}"[..])), Err(FrameError::TooLarge { limit: 8 })));
+        assert!(matches!(
+            d.decode(&mut BytesMut::from(&b"{\"abcdefgh\":1}"[..])),
+            Err(FrameError::TooLarge { limit: 8 })
+        ));
         let mut d = FrameDecoder::new(8);
-        assert!(matches!(d.decode(&mut BytesMut::from(&b"{\"abcdefgh"[..])), Err(FrameError::TooLarge { limit: 8 })));
+        assert!(matches!(
+            d.decode(&mut BytesMut::from(&b"{\"abcdefgh"[..])),
+            Err(FrameError::TooLarge { limit: 8 })
+        ));
     }
 
     #[test]
@@ -192,6 +243,9 @@ mod tests {
         text.push_str(&"[".repeat(100_000));
         text.push_str(&"]".repeat(100_000));
         text.push('}');
-        assert!(matches!(decode_all(text.as_bytes()), Err(FrameError::InvalidJson { .. })));
+        assert!(matches!(
+            decode_all(text.as_bytes()),
+            Err(FrameError::InvalidJson { .. })
+        ));
     }
 }

@@ -46,8 +46,13 @@ pub struct MessageError {
 impl Message {
     /// Classifies a decoded JSON object.
     pub fn parse(json: Json) -> Result<Message, MessageError> {
-        let err = |reason, json: &Json| MessageError { reason, json: abbreviate(json) };
-        let Json::Object(mut obj) = json else { return Err(err("not an object", &json)) };
+        let err = |reason, json: &Json| MessageError {
+            reason,
+            json: abbreviate(json),
+        };
+        let Json::Object(mut obj) = json else {
+            return Err(err("not an object", &json));
+        };
         let id = obj.remove("id");
         match obj.remove("method") {
             Some(Json::String(method)) => {
@@ -63,11 +68,19 @@ impl Message {
             }
             Some(other) => Err(err("method is not a string", &other)),
             None => {
-                let Some(id) = id else { return Err(err("response without id", &Json::Object(obj))) };
+                let Some(id) = id else {
+                    return Err(err("response without id", &Json::Object(obj)));
+                };
                 let result = obj.remove("result").unwrap_or(Json::Null);
                 match obj.remove("error").unwrap_or(Json::Null) {
-                    Json::Null => Ok(Message::Response { id, result: Ok(result) }),
-                    error => Ok(Message::Response { id, result: Err(error) }),
+                    Json::Null => Ok(Message::Response {
+                        id,
+                        result: Ok(result),
+                    }),
+                    error => Ok(Message::Response {
+                        id,
+                        result: Err(error),
+                    }),
                 }
             }
         }
@@ -115,19 +128,32 @@ mod tests {
     fn classifies_each_kind() {
         assert_eq!(
             Message::parse(json!({"method":"echo","params":[],"id":"echo"})),
-            Ok(Message::Request { method: "echo".into(), params: vec![], id: json!("echo") })
+            Ok(Message::Request {
+                method: "echo".into(),
+                params: vec![],
+                id: json!("echo")
+            })
         );
         assert_eq!(
             Message::parse(json!({"method":"update","params":[1,{}],"id":null})),
-            Ok(Message::Notification { method: "update".into(), params: vec![json!(1), json!({})] })
+            Ok(Message::Notification {
+                method: "update".into(),
+                params: vec![json!(1), json!({})]
+            })
         );
         assert_eq!(
             Message::parse(json!({"result":["a"],"error":null,"id":3})),
-            Ok(Message::Response { id: json!(3), result: Ok(json!(["a"])) })
+            Ok(Message::Response {
+                id: json!(3),
+                result: Ok(json!(["a"]))
+            })
         );
         assert_eq!(
             Message::parse(json!({"result":null,"error":{"error":"x"},"id":3})),
-            Ok(Message::Response { id: json!(3), result: Err(json!({"error":"x"})) })
+            Ok(Message::Response {
+                id: json!(3),
+                result: Err(json!({"error":"x"}))
+            })
         );
     }
 
@@ -148,10 +174,23 @@ mod tests {
     #[test]
     fn emit_then_parse_is_identity() {
         for m in [
-            Message::Request { method: "transact".into(), params: vec![json!("db"), json!({"op":"comment"})], id: json!(7) },
-            Message::Notification { method: "cancel".into(), params: vec![json!(7)] },
-            Message::Response { id: json!("echo"), result: Ok(json!([])) },
-            Message::Response { id: json!(1), result: Err(json!("unknown method")) },
+            Message::Request {
+                method: "transact".into(),
+                params: vec![json!("db"), json!({"op":"comment"})],
+                id: json!(7),
+            },
+            Message::Notification {
+                method: "cancel".into(),
+                params: vec![json!(7)],
+            },
+            Message::Response {
+                id: json!("echo"),
+                result: Ok(json!([])),
+            },
+            Message::Response {
+                id: json!(1),
+                result: Err(json!("unknown method")),
+            },
         ] {
             let json: Json = serde_json::from_slice(&m.emit()).unwrap();
             assert_eq!(Message::parse(json), Ok(m));

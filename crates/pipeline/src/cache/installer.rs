@@ -23,11 +23,17 @@ fn lock(cache: &SharedCache) -> MutexGuard<'_, FlowCache> {
 }
 
 fn encode<'a>(flows: impl IntoIterator<Item = &'a FlowMod>) -> Result<Vec<Encoded>, ConnError> {
-    flows.into_iter().map(|f| Encoded::new(f).map_err(ConnError::from)).collect()
+    flows
+        .into_iter()
+        .map(|f| Encoded::new(f).map_err(ConnError::from))
+        .collect()
 }
 
 /// Sends `flows` as one atomic bundle.
-async fn bundle<'a>(conn: &OfConnection, flows: impl IntoIterator<Item = &'a FlowMod>) -> Result<(), ConnError> {
+async fn bundle<'a>(
+    conn: &OfConnection,
+    flows: impl IntoIterator<Item = &'a FlowMod>,
+) -> Result<(), ConnError> {
     conn.bundle(&encode(flows)?).await
 }
 
@@ -100,9 +106,9 @@ impl FlowInstaller {
     pub async fn delete_round(&self, round: Round) -> Result<(), ApplyError> {
         let sent = async { self.conn.batch(&encode([&round.delete_all()])?).await };
         sent.await.map_err(|source| ApplyError::Switch {
-                what: format!("the deletion of {round}"),
-                source,
-            })
+            what: format!("the deletion of {round}"),
+            source,
+        })
     }
 }
 
