@@ -13,10 +13,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bringup::{RunningNode, bring_up};
 use crate::cluster::{ClusterSource, DirectorySource, POLL_INTERVAL};
+use crate::cniserver::AddOutcome;
 use crate::cniserver::{CniService, PodConfigurator};
 use crate::config::{AgentConfig, DatapathType, Platform, node_name_from_environment};
+use crate::controller::PolicyInput;
 use crate::error::AgentError;
-use crate::kubernetes::{KubernetesSession, NodeWait, SYNC_WAIT};
+use crate::kubernetes::{ApiServices, KubernetesSession, NodeWait, PolicyFeed, SYNC_WAIT};
 use crate::node::NodeInfo;
 
 /// How long to wait for this Node's object (Antrea waits 60 s for the Pod CIDR).
@@ -122,6 +124,7 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
                 }
             };
             let source = api.listed_source(SYNC_WAIT).await?;
+            let api = ApiRun::start(api, source.store()).await;
             (info, ClusterSource::Kubernetes(Box::new(source)), Some(api))
         }
     };
@@ -169,20 +172,64 @@ pub fn windows_host(
     ))
 }
 
+/// The API server's side of a run: the session, its services (shared reflectors, Pod Events)
+/// and the NetworkPolicy inputs from those reflectors (the cluster source holds only this
+/// Node's Pods; policy peers are everywhere).
+#[derive(Debug)]
+pub struct ApiRun {
+    /// The session.
+    pub session: KubernetesSession,
+    /// The shared reflectors and the Pod Event reporter.
+    pub services: ApiServices,
+    /// Feeds the Pod Event reporter.
+    pub adds: mpsc::UnboundedSender<AddOutcome>,
+    /// Namespaces, Pods and NetworkPolicies for the NetworkPolicy controller.
+    pub policy: PolicyFeed,
+}
+
+impl ApiRun {
+    /// Starts the session's services and waits (at most [`SYNC_WAIT`]) for the shared
+    /// reflectors' first lists, so that the first flows hold the cluster's NetworkPolicies.
+    pub async fn start(session: KubernetesSession, store: crate::cluster::Store) -> ApiRun {
+        let (services, adds) = session.start_services(store);
+        match tokio::time::timeout(SYNC_WAIT, services.reflectors.wait_synced()).await {
+            Ok(true) => tracing::info!("shared reflectors synced"),
+            _ => tracing::warn!(
+                "shared reflectors not synced after {SYNC_WAIT:?} ({:?}); NetworkPolicies \
+                 not yet listed are applied when they arrive",
+                services.reflectors.synced()
+            ),
+        }
+        let policy = PolicyFeed::new(&services.reflectors);
+        ApiRun {
+            session,
+            services,
+            adds,
+            policy,
+        }
+    }
+}
+
 /// Brings the Node up with `host` (publishing its annotations when `api` is given) and runs
 /// the controllers until `shutdown` is cancelled.
 pub async fn run_node<H: HostNetwork + 'static>(
     config: &AgentConfig,
     info: &NodeInfo,
     source: ClusterSource,
-    api: Option<KubernetesSession>,
+    mut api: Option<ApiRun>,
     host: Arc<H>,
     shutdown: CancellationToken,
 ) -> Result<(), AgentError> {
-    let node = bring_up(config, info, &source.store(), host).await?;
+    let policy = match &mut api {
+        Some(api) => api.policy.changes(),
+        None => PolicyInput::of_store(&source.store()),
+    };
+    let node = bring_up(config, info, &source.store(), &policy, host).await?;
     report_bring_up(&node);
     if let Some(api) = &api {
-        api.publish_annotations(config, &node.network).await?;
+        api.session
+            .publish_annotations(config, &node.network)
+            .await?;
     }
     serve(config, node, source, api, shutdown).await
 }
@@ -209,12 +256,13 @@ async fn serve<H: HostNetwork + 'static>(
     config: &AgentConfig,
     node: RunningNode<H>,
     source: ClusterSource,
-    api: Option<KubernetesSession>,
+    api: Option<ApiRun>,
     shutdown: CancellationToken,
 ) -> Result<(), AgentError> {
     let store = source.store();
     let RunningNode {
         peers,
+        policy,
         flows,
         bridge,
         host,
@@ -243,19 +291,42 @@ async fn serve<H: HostNetwork + 'static>(
             .unwrap_or_default()
     );
 
-    let (events_tx, events_rx) = mpsc::channel(256);
+    let (events_tx, mut events_rx) = mpsc::channel(256);
+    let (peer_tx, peer_rx) = mpsc::channel(256);
+    let (policy_tx, policy_rx) = mpsc::channel(256);
     let source_task = tokio::spawn(source.run(events_tx));
-    let peer_task = tokio::spawn(peers.run(store.clone(), events_rx));
+    let peer_task = tokio::spawn(peers.run(store.clone(), peer_rx));
+    let policy_task = tokio::spawn(policy.run(policy_rx));
+    let mut service = CniService::new(pods);
+    // NetworkPolicy's objects come from the API server's reflectors when there is one, else
+    // from the cluster directory's events (it holds every Pod, Namespace and policy).
+    let (_api_services, policy_events) = match api {
+        Some(api) => {
+            service = service.clone().report_adds_to(api.adds);
+            (
+                Some((api.services, tokio::spawn(api.policy.run(policy_tx)))),
+                None,
+            )
+        }
+        None => (None, Some(policy_tx)),
+    };
+    // Every event goes to the peer controller, and what matters to policy to its controller.
+    let fan_out = tokio::spawn(async move {
+        while let Some(event) = events_rx.recv().await {
+            if let (Some(policy_tx), Some(input)) = (&policy_events, PolicyInput::of_event(&event))
+                && policy_tx.send(input).await.is_err()
+            {
+                return;
+            }
+            if peer_tx.send(event).await.is_err() {
+                return;
+            }
+        }
+    });
 
     // The CNI socket appears only now: its existence tells the runtime the Node is ready.
     let listener = listen_cni(&config.cni_socket).await?;
     tracing::info!("CNI server listening on {}", config.cni_socket);
-    let mut service = CniService::new(pods);
-    let _api_services = api.map(|api| {
-        let (services, adds) = api.start_services(store.clone());
-        service = service.clone().report_adds_to(adds);
-        services
-    });
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(cni::rpc::serve_on(
         service.clone(),
@@ -278,8 +349,14 @@ async fn serve<H: HostNetwork + 'static>(
     }
     source_task.abort();
     let _ = source_task.await;
-    // The source's end closes the event channel; the controller finishes its current event.
+    // The source's end closes the event channels; the controllers finish their current work.
+    let _ = fan_out.await;
     let _ = peer_task.await;
+    if let Some((services, feed)) = _api_services {
+        feed.abort();
+        drop(services);
+    }
+    let _ = policy_task.await;
     flows.connection().close();
     tracing::info!("stopped");
     Ok(())

@@ -2,6 +2,8 @@
 //! NIC; create the bridge (datapath id and LOCAL MAC from the NIC); connect OpenFlow and put the
 //! flows of a new round in place *before* the NIC joins the secure-mode bridge; attach the NIC
 //! as the uplink and move its configuration to LOCAL; gateway; tunnel; SNAT and peer routes.
+//! The NetworkPolicy flows of the store's policies are part of that first round, so a restart
+//! never leaves an isolated Pod open.
 //!
 //! Every step is idempotent and reports whether it changed anything; a restart with everything
 //! in place writes nothing to OVSDB, sends no flow mod and changes nothing on the host.
@@ -18,7 +20,7 @@ use pipeline::render::{node_flows, pod_flows};
 
 use crate::cluster::Store;
 use crate::config::{self, AgentConfig, DatapathType, TrafficEncapMode};
-use crate::controller::{PeerController, log_changes};
+use crate::controller::{NetworkPolicyController, PeerController, PolicyInput, log_changes};
 use crate::error::AgentError;
 use crate::flows::{Flows, RoundOutcome};
 use crate::node::{NodeInfo, gateway_mac, host_cidr, pipeline_cidr};
@@ -39,6 +41,8 @@ pub struct RunningNode<H> {
     pub flows: Arc<Flows>,
     pub host: Arc<H>,
     pub peers: PeerController<H>,
+    /// NetworkPolicy, fed with the store's objects at bring-up; its flows are installed.
+    pub policy: NetworkPolicyController,
     /// The physical NIC, now the bridge's uplink.
     pub uplink: String,
     /// The MTU of the gateway and of Pod interfaces.
@@ -143,6 +147,7 @@ pub async fn bring_up<H: HostNetwork + 'static>(
     config: &AgentConfig,
     info: &NodeInfo,
     store: &Store,
+    policy_inputs: &[PolicyInput],
     host: Arc<H>,
 ) -> Result<RunningNode<H>, AgentError> {
     let bridge_name = config.ovs_bridge.as_str();
@@ -206,8 +211,8 @@ pub async fn bring_up<H: HostNetwork + 'static>(
         );
         wait_for_device(bridge_name).await?;
 
-        // 3. OpenFlow, and every desired flow (Node, peers, Pods already attached) in place before
-        //    the NIC joins the bridge: in secure mode an empty table cuts the Node off.
+        // 3. OpenFlow, and every desired flow (Node, peers, Pods already attached, NetworkPolicy)
+        //    in place before the NIC joins the bridge: in secure mode an empty table cuts the Node off.
         let gateway_ip = info.gateway_ip();
         let network = NodeNetwork {
             node_ip: pipeline::model::Ipv4Cidr::new(node_ip.addr(), node_ip.prefix_len()).map_err(
@@ -240,6 +245,11 @@ pub async fn bring_up<H: HostNetwork + 'static>(
                 pipeline::render::peer_flows(&network, &peer),
             ));
         }
+        let mut policy = NetworkPolicyController::new(&info.name, flows.clone());
+        for input in policy_inputs {
+            policy.apply(input);
+        }
+        desired.push((FlowOwner::NetworkPolicy, policy.desired_flows()));
         for port in bridge.container_ports().await? {
             match &port.pod {
                 Some(pod) => desired.push((FlowOwner::Pod(pod.key.clone()), pod_flows(&network, pod))),
@@ -264,10 +274,10 @@ pub async fn bring_up<H: HostNetwork + 'static>(
                 round,
             } => tracing::info!("flows: installed as {round}"),
         }
-        Ok::<_, AgentError>((bridge, network, flows, peers))
+        Ok::<_, AgentError>((bridge, network, flows, peers, policy))
     }
     .await;
-    let (bridge, network, flows, peers) = match early {
+    let (bridge, network, flows, peers, policy) = match early {
         Ok(parts) => parts,
         Err(error) if prepared == Outcome::Changed => {
             let restored = match host.restore_uplink(bridge_name).await {
@@ -313,6 +323,7 @@ pub async fn bring_up<H: HostNetwork + 'static>(
         flows,
         host,
         peers,
+        policy,
         uplink: nic_name,
         pod_mtu,
         host_changes,

@@ -2,17 +2,18 @@
 //! HTTP API as a `tower::Service` under a real `kube::Client`): waiting for this Node's Pod
 //! CIDR and giving up with the reason, the annotation patch, the cluster source (every Node,
 //! this Node's Pods) with an outage and a compaction that re-list without events, the shared
-//! reflectors, and Pod Events.
+//! reflectors, the NetworkPolicy feed from them, and Pod Events.
 
 use std::time::Duration;
 
 use agent::cluster::ClusterEvent;
 use agent::cniserver::AddOutcome;
 use agent::config::{AgentConfig, Platform};
+use agent::controller::PolicyInput;
 use agent::kubernetes::node::{publish_annotations, wait_for_node, wanted_annotations};
 use agent::kubernetes::{
-    Keep, KubernetesError, KubernetesSession, KubernetesSource, NodeWait, SharedReflectors,
-    TRANSPORT_ADDRESSES_ANNOTATION,
+    Keep, KubernetesError, KubernetesSession, KubernetesSource, NodeWait, PolicyFeed,
+    SharedReflectors, TRANSPORT_ADDRESSES_ANNOTATION,
 };
 use agent::node::MAC_ANNOTATION;
 use fakeapi::FakeApiServer;
@@ -467,4 +468,98 @@ async fn the_cluster_role_grants_exactly_the_calls_the_agent_makes() {
     assert!(not_granted.is_empty(), "not granted: {not_granted:?}");
     let unused: Vec<_> = granted.difference(&used).collect();
     assert!(unused.is_empty(), "granted but never used: {unused:?}");
+}
+
+/// A policy input in one line, for comparisons.
+fn describe(input: &PolicyInput) -> String {
+    let key = |meta: &kube::api::ObjectMeta| {
+        format!(
+            "{}/{}",
+            meta.namespace.as_deref().unwrap_or_default(),
+            meta.name.as_deref().unwrap_or_default()
+        )
+    };
+    match input {
+        PolicyInput::Namespace(ns) => format!(
+            "Namespace {}",
+            ns.metadata.name.as_deref().unwrap_or_default()
+        ),
+        PolicyInput::NamespaceDeleted(name) => format!("NamespaceDeleted {name}"),
+        PolicyInput::Pod(pod) => format!("Pod {}", key(&pod.metadata)),
+        PolicyInput::PodDeleted(k) => format!("PodDeleted {k}"),
+        PolicyInput::Policy(policy) => format!("Policy {}", key(&policy.metadata)),
+        PolicyInput::PolicyDeleted(k) => format!("PolicyDeleted {k}"),
+    }
+}
+
+/// The next `n` inputs the feed sends.
+async fn next_inputs(inputs: &mut mpsc::Receiver<PolicyInput>, n: usize) -> Vec<String> {
+    let mut got = Vec::new();
+    while got.len() < n {
+        let input = tokio::time::timeout(HANG_GUARD, inputs.recv())
+            .await
+            .unwrap_or_else(|_| panic!("only {got:?} before the hang guard"))
+            .expect("the feed is running");
+        got.push(describe(&input));
+    }
+    got
+}
+
+#[tokio::test]
+async fn the_policy_feed_passes_on_every_change_once_and_deletions_missed_in_an_outage() {
+    let fake = FakeApiServer::new();
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": "default", "labels": {"team": "a"}}}))
+            .unwrap();
+    fake.insert(&namespace).unwrap();
+    // Pods of this Node and of others: policy peers are cluster-wide.
+    fake.insert(&pod("p1", "n1")).unwrap();
+    fake.insert(&pod("p2", "n2")).unwrap();
+    let deny: NetworkPolicy = serde_json::from_value(json!({
+        "metadata": {"name": "deny", "namespace": "default"},
+        "spec": {"podSelector": {}, "policyTypes": ["Ingress"]},
+    }))
+    .unwrap();
+    fake.insert(&deny).unwrap();
+
+    let reflectors = SharedReflectors::start(&client(&fake), Keep::WhatControllersUse);
+    tokio::time::timeout(HANG_GUARD, reflectors.wait_synced())
+        .await
+        .unwrap();
+    let mut feed = PolicyFeed::new(&reflectors);
+    assert_eq!(
+        feed.changes().iter().map(describe).collect::<Vec<_>>(),
+        [
+            "Namespace default",
+            "Pod default/p1",
+            "Pod default/p2",
+            "Policy default/deny"
+        ]
+    );
+    assert!(feed.changes().is_empty(), "nothing changed, nothing sent");
+
+    let (tx, mut inputs) = mpsc::channel(64);
+    tokio::spawn(feed.run(tx));
+    // A label change on a Pod of another Node, then a policy deletion.
+    let mut p2 = fake.get::<Pod>("default", "p2").unwrap().unwrap();
+    p2.metadata.labels = Some([("app".to_owned(), "db".to_owned())].into());
+    fake.insert(&p2).unwrap();
+    assert_eq!(next_inputs(&mut inputs, 1).await, ["Pod default/p2"]);
+    fake.delete::<NetworkPolicy>("default", "deny").unwrap();
+    assert_eq!(
+        next_inputs(&mut inputs, 1).await,
+        ["PolicyDeleted default/deny"]
+    );
+
+    // An outage during which a Pod goes and the history is lost: the re-list's difference is
+    // passed on, and nothing else.
+    fake.set_available(false);
+    eventually("the watches to break", || fake.active_watches() == 0).await;
+    fake.delete::<Pod>("default", "p1").unwrap();
+    fake.compact();
+    fake.set_available(true);
+    assert_eq!(next_inputs(&mut inputs, 1).await, ["PodDeleted default/p1"]);
+    fake.insert(&deny).unwrap();
+    assert_eq!(next_inputs(&mut inputs, 1).await, ["Policy default/deny"]);
+    assert!(inputs.try_recv().is_err(), "exactly the changes");
 }

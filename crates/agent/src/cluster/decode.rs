@@ -1,10 +1,12 @@
 //! Decoding the text of one cluster-directory file: YAML documents (`---` separated) holding
-//! `v1` Nodes, Pods, or Lists of them (what `kubectl get -o yaml` prints).
+//! `v1` Nodes, Pods, Namespaces, `networking.k8s.io/v1` NetworkPolicies, or Lists of them (what
+//! `kubectl get -o yaml` prints).
 
 use std::fmt;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -15,6 +17,10 @@ pub enum ClusterObject {
     Node(Arc<Node>),
     /// A `v1` Pod (its namespace filled in as `default` when absent).
     Pod(Arc<Pod>),
+    /// A `v1` Namespace.
+    Namespace(Arc<Namespace>),
+    /// A `networking.k8s.io/v1` NetworkPolicy (its namespace filled in as `default` when absent).
+    NetworkPolicy(Arc<NetworkPolicy>),
 }
 
 /// Where in a file a document is: its number among the file's non-empty documents (from 1) and,
@@ -71,7 +77,7 @@ pub enum DecodeProblem {
 /// The objects of a file, and the documents that were skipped.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DecodedFile {
-    /// Nodes and Pods, in file order.
+    /// The objects, in file order.
     pub objects: Vec<ClusterObject>,
     /// Documents of kinds the agent does not use ([`DecodeProblem::UnknownKind`]).
     pub skipped: Vec<DecodeProblem>,
@@ -155,6 +161,22 @@ fn decode_object(
                 .namespace
                 .get_or_insert_with(|| "default".to_owned());
             file.objects.push(ClusterObject::Pod(Arc::new(pod)));
+        }
+        ("v1", "Namespace") => {
+            let namespace: Namespace = typed(document, position)?;
+            require_name(namespace.metadata.name.as_deref(), position)?;
+            file.objects
+                .push(ClusterObject::Namespace(Arc::new(namespace)));
+        }
+        ("networking.k8s.io/v1", "NetworkPolicy") => {
+            let mut policy: NetworkPolicy = typed(document, position)?;
+            require_name(policy.metadata.name.as_deref(), position)?;
+            policy
+                .metadata
+                .namespace
+                .get_or_insert_with(|| "default".to_owned());
+            file.objects
+                .push(ClusterObject::NetworkPolicy(Arc::new(policy)));
         }
         (api_version, kind) => file.skipped.push(DecodeProblem::UnknownKind {
             position,

@@ -1,19 +1,17 @@
-//! The lab's cluster source: a directory of YAML files holding Nodes and Pods, read again on
-//! every poll. A file that fails to decode keeps the objects it last held, so an operator editing
+//! The lab's cluster source: a directory of YAML files holding Nodes, Pods, Namespaces and
+//! NetworkPolicies, read again on every poll. A file that fails to decode keeps the objects it last held, so an operator editing
 //! it does not see its Nodes disappear mid-edit.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
 use tokio::sync::mpsc;
 
 use super::decode::{ClusterObject, DecodeProblem, decode_documents};
 use super::event::ClusterEvent;
-use super::store::{Store, StoreWriter, node_key, pod_key};
+use super::store::{Store, StoreWriter, namespace_key, node_key, pod_key, policy_key};
 
 /// Something the directory source could not use; it carries on with everything else.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,8 +155,8 @@ impl DirectorySource {
             changed |= self.read_file(path, &mut outcome.problems);
         }
         if changed {
-            let (nodes, pods) = self.merged(&mut outcome.problems);
-            outcome.events = self.writer.replace(nodes, pods);
+            let objects = self.merged(&mut outcome.problems);
+            outcome.events = self.writer.replace(objects);
         }
         outcome.events.extend(self.writer.mark_synced());
         outcome
@@ -258,40 +256,32 @@ impl DirectorySource {
     }
 
     /// Every file's objects together; the first file (by name) holding an object wins.
-    fn merged(&self, problems: &mut Vec<SourceProblem>) -> (Vec<Arc<Node>>, Vec<Arc<Pod>>) {
-        let mut nodes: BTreeMap<String, (&Path, &Arc<Node>)> = BTreeMap::new();
-        let mut pods = BTreeMap::new();
+    fn merged(&self, problems: &mut Vec<SourceProblem>) -> Vec<ClusterObject> {
+        let mut merged: BTreeMap<String, (&Path, &ClusterObject)> = BTreeMap::new();
         for (path, state) in &self.files {
             for object in &state.objects {
-                let (first, object) = match object {
-                    ClusterObject::Node(node) => {
-                        let key = node_key(node);
-                        (
-                            nodes.entry(key.clone()).or_insert((path, node)).0,
-                            format!("Node {key}"),
-                        )
-                    }
-                    ClusterObject::Pod(pod) => {
-                        let key = pod_key(pod);
-                        (
-                            pods.entry(key.clone()).or_insert((path.as_path(), pod)).0,
-                            format!("Pod {key}"),
-                        )
-                    }
-                };
+                let identity = identity(object);
+                let (first, _) = *merged.entry(identity.clone()).or_insert((path, object));
                 if first != path.as_path() {
                     problems.push(SourceProblem::Duplicate {
                         path: path.clone(),
-                        object,
+                        object: identity,
                         used: first.to_owned(),
                     });
                 }
             }
         }
-        (
-            nodes.into_values().map(|(_, n)| n.clone()).collect(),
-            pods.into_values().map(|(_, p)| p.clone()).collect(),
-        )
+        merged.into_values().map(|(_, o)| o.clone()).collect()
+    }
+}
+
+/// An object's kind and key, as `Pod default/web-0`: what makes two objects the same one.
+fn identity(object: &ClusterObject) -> String {
+    match object {
+        ClusterObject::Node(n) => format!("Node {}", node_key(n)),
+        ClusterObject::Pod(p) => format!("Pod {}", pod_key(p)),
+        ClusterObject::Namespace(n) => format!("Namespace {}", namespace_key(n)),
+        ClusterObject::NetworkPolicy(p) => format!("NetworkPolicy {}", policy_key(p)),
     }
 }
 

@@ -4,11 +4,12 @@
 use std::fmt;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 
-use super::store::{node_key, pod_key};
+use super::store::{namespace_key, node_key, pod_key, policy_key};
 
-/// A Pod's identity: its namespace and name.
+/// A namespaced object's identity (a Pod's, a NetworkPolicy's): its namespace and name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectKey {
     /// The namespace.
@@ -59,6 +60,28 @@ pub enum ClusterEvent {
     },
     /// A Pod went away (the object as last seen).
     PodDeleted(Arc<Pod>),
+    /// A Namespace appeared.
+    NamespaceAdded(Arc<Namespace>),
+    /// A Namespace changed.
+    NamespaceUpdated {
+        /// The Namespace before the change.
+        old: Arc<Namespace>,
+        /// The Namespace now.
+        new: Arc<Namespace>,
+    },
+    /// A Namespace went away (the object as last seen).
+    NamespaceDeleted(Arc<Namespace>),
+    /// A NetworkPolicy appeared.
+    PolicyAdded(Arc<NetworkPolicy>),
+    /// A NetworkPolicy changed.
+    PolicyUpdated {
+        /// The NetworkPolicy before the change.
+        old: Arc<NetworkPolicy>,
+        /// The NetworkPolicy now.
+        new: Arc<NetworkPolicy>,
+    },
+    /// A NetworkPolicy went away (the object as last seen).
+    PolicyDeleted(Arc<NetworkPolicy>),
     /// The source has delivered its first complete view: the store holds the whole cluster.
     Synced,
 }
@@ -73,6 +96,18 @@ impl fmt::Display for ClusterEvent {
             ClusterEvent::PodAdded(p) => write!(f, "PodAdded {}", pod_key(p)),
             ClusterEvent::PodUpdated { new, .. } => write!(f, "PodUpdated {}", pod_key(new)),
             ClusterEvent::PodDeleted(p) => write!(f, "PodDeleted {}", pod_key(p)),
+            ClusterEvent::NamespaceAdded(n) => write!(f, "NamespaceAdded {}", namespace_key(n)),
+            ClusterEvent::NamespaceUpdated { new, .. } => {
+                write!(f, "NamespaceUpdated {}", namespace_key(new))
+            }
+            ClusterEvent::NamespaceDeleted(n) => {
+                write!(f, "NamespaceDeleted {}", namespace_key(n))
+            }
+            ClusterEvent::PolicyAdded(p) => write!(f, "PolicyAdded {}", policy_key(p)),
+            ClusterEvent::PolicyUpdated { new, .. } => {
+                write!(f, "PolicyUpdated {}", policy_key(new))
+            }
+            ClusterEvent::PolicyDeleted(p) => write!(f, "PolicyDeleted {}", policy_key(p)),
             ClusterEvent::Synced => f.write_str("Synced"),
         }
     }

@@ -1,8 +1,8 @@
-//! The cluster source: the Nodes and Pods the agent acts on, whether they come from the
+//! The cluster source: the Nodes, Pods, Namespaces and NetworkPolicies the agent acts on, whether they come from the
 //! Kubernetes API or, in the lab, from a directory of YAML files.
 //!
-//! Every source feeds a [`StoreWriter`], which keeps the objects keyed by name (Nodes) or
-//! namespace/name (Pods) and turns each change into a [`ClusterEvent`]; applying the same
+//! Every source feeds a [`StoreWriter`], which keeps the objects keyed by name (Nodes,
+//! Namespaces) or namespace/name (Pods, NetworkPolicies) and turns each change into a [`ClusterEvent`]; applying the same
 //! object twice changes nothing and emits nothing, so a source may re-list at will. Readers use
 //! the shared [`Store`] (`get`, `list`, `is_synced`), in the manner of kube-runtime's reflector
 //! stores, so controllers can reconcile from the store whenever an event wakes them.
@@ -18,5 +18,6 @@ pub use directory::{DirectorySource, PollOutcome, SourceProblem};
 pub use event::{ClusterEvent, ObjectKey};
 pub use source::{ClusterSource, POLL_INTERVAL};
 pub use store::{Store, StoreWriter};
+pub(crate) use store::{namespace_key, pod_key, policy_key};
 
 pub use k8s_openapi::api::core::v1::{Node, Pod};

@@ -1,18 +1,22 @@
-//! The agent's view of the cluster: Nodes by name, Pods by namespace/name, and whether the first
-//! full view has arrived. One [`StoreWriter`] per source changes it; any number of [`Store`]
-//! handles read it.
+//! The agent's view of the cluster: Nodes and Namespaces by name, Pods and NetworkPolicies by
+//! namespace/name, and whether the first full view has arrived. One [`StoreWriter`] per source
+//! changes it; any number of [`Store`] handles read it.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 
+use super::decode::ClusterObject;
 use super::event::{ClusterEvent, ObjectKey};
 
 #[derive(Debug, Default)]
 struct State {
     nodes: BTreeMap<String, Arc<Node>>,
     pods: BTreeMap<ObjectKey, Arc<Pod>>,
+    namespaces: BTreeMap<String, Arc<Namespace>>,
+    policies: BTreeMap<ObjectKey, Arc<NetworkPolicy>>,
     synced: bool,
 }
 
@@ -27,11 +31,24 @@ pub(crate) fn node_key(node: &Node) -> String {
     node.metadata.name.clone().unwrap_or_default()
 }
 
+/// The name a Namespace is stored under.
+pub(crate) fn namespace_key(namespace: &Namespace) -> String {
+    namespace.metadata.name.clone().unwrap_or_default()
+}
+
 /// The key a Pod is stored under; a Pod without a namespace is in `default`, as in Kubernetes.
 pub(crate) fn pod_key(pod: &Pod) -> ObjectKey {
     ObjectKey::new(
         pod.metadata.namespace.as_deref().unwrap_or("default"),
         pod.metadata.name.as_deref().unwrap_or_default(),
+    )
+}
+
+/// The key a NetworkPolicy is stored under (`default` when it has no namespace).
+pub(crate) fn policy_key(policy: &NetworkPolicy) -> ObjectKey {
+    ObjectKey::new(
+        policy.metadata.namespace.as_deref().unwrap_or("default"),
+        policy.metadata.name.as_deref().unwrap_or_default(),
     )
 }
 
@@ -64,6 +81,16 @@ impl Store {
         self.read().pods.values().cloned().collect()
     }
 
+    /// Every Namespace, by name.
+    pub fn namespaces(&self) -> Vec<Arc<Namespace>> {
+        self.read().namespaces.values().cloned().collect()
+    }
+
+    /// Every NetworkPolicy, by namespace then name.
+    pub fn policies(&self) -> Vec<Arc<NetworkPolicy>> {
+        self.read().policies.values().cloned().collect()
+    }
+
     /// The Pods scheduled on the Node `node_name` (`spec.nodeName`).
     pub fn pods_on_node(&self, node_name: &str) -> Vec<Arc<Pod>> {
         self.read()
@@ -77,6 +104,25 @@ impl Store {
     /// Whether the source has delivered its first complete view.
     pub fn is_synced(&self) -> bool {
         self.read().synced
+    }
+}
+
+/// What storing an object did: added it, replaced a different one, or nothing.
+enum Stored<T> {
+    Added(Arc<T>),
+    Updated { old: Arc<T>, new: Arc<T> },
+}
+
+/// Stores `new` under `key`; nothing when the same object is already there.
+fn upsert<K: Ord, T: PartialEq>(
+    map: &mut BTreeMap<K, Arc<T>>,
+    key: K,
+    new: Arc<T>,
+) -> Option<Stored<T>> {
+    match map.insert(key, new.clone()) {
+        None => Some(Stored::Added(new)),
+        Some(old) if old == new => None,
+        Some(old) => Some(Stored::Updated { old, new }),
     }
 }
 
@@ -100,13 +146,11 @@ impl StoreWriter {
 
     /// Stores the Node: `NodeAdded`, `NodeUpdated`, or nothing when it is unchanged.
     pub fn apply_node(&mut self, node: impl Into<Arc<Node>>) -> Option<ClusterEvent> {
-        let mut state = self.store.write();
         let new = node.into();
-        match state.nodes.insert(node_key(&new), new.clone()) {
-            None => Some(ClusterEvent::NodeAdded(new)),
-            Some(old) if old == new => None,
-            Some(old) => Some(ClusterEvent::NodeUpdated { old, new }),
-        }
+        upsert(&mut self.store.write().nodes, node_key(&new), new).map(|stored| match stored {
+            Stored::Added(new) => ClusterEvent::NodeAdded(new),
+            Stored::Updated { old, new } => ClusterEvent::NodeUpdated { old, new },
+        })
     }
 
     /// Removes the Node named `name`: `NodeDeleted`, or nothing when it is not stored.
@@ -120,13 +164,11 @@ impl StoreWriter {
 
     /// Stores the Pod: `PodAdded`, `PodUpdated`, or nothing when it is unchanged.
     pub fn apply_pod(&mut self, pod: impl Into<Arc<Pod>>) -> Option<ClusterEvent> {
-        let mut state = self.store.write();
         let new = pod.into();
-        match state.pods.insert(pod_key(&new), new.clone()) {
-            None => Some(ClusterEvent::PodAdded(new)),
-            Some(old) if old == new => None,
-            Some(old) => Some(ClusterEvent::PodUpdated { old, new }),
-        }
+        upsert(&mut self.store.write().pods, pod_key(&new), new).map(|stored| match stored {
+            Stored::Added(new) => ClusterEvent::PodAdded(new),
+            Stored::Updated { old, new } => ClusterEvent::PodUpdated { old, new },
+        })
     }
 
     /// Removes the Pod: `PodDeleted`, or nothing when it is not stored.
@@ -138,21 +180,91 @@ impl StoreWriter {
             .map(ClusterEvent::PodDeleted)
     }
 
-    /// Makes the store hold exactly these objects (a full re-list) and returns the changes in
-    /// dependency order: Nodes added or updated, then Pods added or updated, then Pods deleted,
-    /// then Nodes deleted; by key within each group. Of objects with the same key the last wins.
-    pub fn replace<N, P>(
+    /// Stores the Namespace: `NamespaceAdded`, `NamespaceUpdated`, or nothing when unchanged.
+    pub fn apply_namespace(
         &mut self,
-        nodes: impl IntoIterator<Item = N>,
-        pods: impl IntoIterator<Item = P>,
-    ) -> Vec<ClusterEvent>
-    where
-        N: Into<Arc<Node>>,
-        P: Into<Arc<Pod>>,
-    {
+        namespace: impl Into<Arc<Namespace>>,
+    ) -> Option<ClusterEvent> {
+        let new = namespace.into();
+        upsert(&mut self.store.write().namespaces, namespace_key(&new), new).map(|stored| {
+            match stored {
+                Stored::Added(new) => ClusterEvent::NamespaceAdded(new),
+                Stored::Updated { old, new } => ClusterEvent::NamespaceUpdated { old, new },
+            }
+        })
+    }
+
+    /// Removes the Namespace named `name`: `NamespaceDeleted`, or nothing when not stored.
+    pub fn delete_namespace(&mut self, name: &str) -> Option<ClusterEvent> {
+        self.store
+            .write()
+            .namespaces
+            .remove(name)
+            .map(ClusterEvent::NamespaceDeleted)
+    }
+
+    /// Stores the NetworkPolicy: `PolicyAdded`, `PolicyUpdated`, or nothing when unchanged.
+    pub fn apply_policy(&mut self, policy: impl Into<Arc<NetworkPolicy>>) -> Option<ClusterEvent> {
+        let new = policy.into();
+        upsert(&mut self.store.write().policies, policy_key(&new), new).map(|stored| match stored {
+            Stored::Added(new) => ClusterEvent::PolicyAdded(new),
+            Stored::Updated { old, new } => ClusterEvent::PolicyUpdated { old, new },
+        })
+    }
+
+    /// Removes the NetworkPolicy: `PolicyDeleted`, or nothing when it is not stored.
+    pub fn delete_policy(&mut self, key: &ObjectKey) -> Option<ClusterEvent> {
+        self.store
+            .write()
+            .policies
+            .remove(key)
+            .map(ClusterEvent::PolicyDeleted)
+    }
+
+    /// Makes the store hold exactly these objects (a full re-list) and returns the changes in
+    /// dependency order: Namespaces, Nodes, Pods, then NetworkPolicies added or updated; then
+    /// NetworkPolicies, Pods, Nodes, then Namespaces deleted; by key within each group. Of
+    /// objects with the same kind and key the last wins.
+    pub fn replace(
+        &mut self,
+        objects: impl IntoIterator<Item = ClusterObject>,
+    ) -> Vec<ClusterEvent> {
+        let (mut nodes, mut pods, mut namespaces, mut policies) = (vec![], vec![], vec![], vec![]);
+        for object in objects {
+            match object {
+                ClusterObject::Node(n) => nodes.push(n),
+                ClusterObject::Pod(p) => pods.push(p),
+                ClusterObject::Namespace(n) => namespaces.push(n),
+                ClusterObject::NetworkPolicy(p) => policies.push(p),
+            }
+        }
+        let (namespaces_applied, namespaces_deleted) = self.replaced(
+            namespaces,
+            |s| &s.namespaces,
+            namespace_key,
+            |w, n| w.apply_namespace(n),
+            |w, k| w.delete_namespace(k),
+        );
         let (nodes_applied, nodes_deleted) = self.nodes_replaced(nodes);
         let (pods_applied, pods_deleted) = self.pods_replaced(pods);
-        [nodes_applied, pods_applied, pods_deleted, nodes_deleted].concat()
+        let (policies_applied, policies_deleted) = self.replaced(
+            policies,
+            |s| &s.policies,
+            policy_key,
+            |w, p| w.apply_policy(p),
+            |w, k| w.delete_policy(k),
+        );
+        [
+            namespaces_applied,
+            nodes_applied,
+            pods_applied,
+            policies_applied,
+            policies_deleted,
+            pods_deleted,
+            nodes_deleted,
+            namespaces_deleted,
+        ]
+        .concat()
     }
 
     /// Makes the store hold exactly these Nodes (a full re-list of Nodes only, as a watcher's
@@ -161,7 +273,7 @@ impl StoreWriter {
         &mut self,
         nodes: impl IntoIterator<Item = N>,
     ) -> Vec<ClusterEvent> {
-        let (applied, deleted) = self.nodes_replaced(nodes);
+        let (applied, deleted) = self.nodes_replaced(nodes.into_iter().map(Into::into).collect());
         [applied, deleted].concat()
     }
 
@@ -171,43 +283,50 @@ impl StoreWriter {
         &mut self,
         pods: impl IntoIterator<Item = P>,
     ) -> Vec<ClusterEvent> {
-        let (applied, deleted) = self.pods_replaced(pods);
+        let (applied, deleted) = self.pods_replaced(pods.into_iter().map(Into::into).collect());
         [applied, deleted].concat()
     }
 
-    /// Replaces the Nodes: the events of those applied, and of those deleted.
-    fn nodes_replaced<N: Into<Arc<Node>>>(
-        &mut self,
-        nodes: impl IntoIterator<Item = N>,
-    ) -> (Vec<ClusterEvent>, Vec<ClusterEvent>) {
-        let nodes: BTreeMap<String, Arc<Node>> = nodes
-            .into_iter()
-            .map(Into::into)
-            .map(|n| (node_key(&n), n))
-            .collect();
-        let gone = missing_keys(&self.store.read().nodes, &nodes);
-        let applied = (nodes.into_values())
-            .filter_map(|n| self.apply_node(n))
-            .collect();
-        let deleted = gone.iter().filter_map(|k| self.delete_node(k)).collect();
-        (applied, deleted)
+    fn nodes_replaced(&mut self, nodes: Vec<Arc<Node>>) -> (Vec<ClusterEvent>, Vec<ClusterEvent>) {
+        self.replaced(
+            nodes,
+            |s| &s.nodes,
+            node_key,
+            |w, n| w.apply_node(n),
+            |w, k| w.delete_node(k),
+        )
     }
 
-    /// Replaces the Pods: the events of those applied, and of those deleted.
-    fn pods_replaced<P: Into<Arc<Pod>>>(
+    fn pods_replaced(&mut self, pods: Vec<Arc<Pod>>) -> (Vec<ClusterEvent>, Vec<ClusterEvent>) {
+        self.replaced(
+            pods,
+            |s| &s.pods,
+            pod_key,
+            |w, p| w.apply_pod(p),
+            |w, k| w.delete_pod(k),
+        )
+    }
+
+    /// Replaces the objects of one kind: the events of those applied, and of those deleted.
+    fn replaced<K: Ord + Clone, T>(
         &mut self,
-        pods: impl IntoIterator<Item = P>,
+        objects: Vec<Arc<T>>,
+        held: impl Fn(&State) -> &BTreeMap<K, Arc<T>>,
+        key: impl Fn(&T) -> K,
+        apply: impl Fn(&mut Self, Arc<T>) -> Option<ClusterEvent>,
+        delete: impl Fn(&mut Self, &K) -> Option<ClusterEvent>,
     ) -> (Vec<ClusterEvent>, Vec<ClusterEvent>) {
-        let pods: BTreeMap<ObjectKey, Arc<Pod>> = pods
-            .into_iter()
-            .map(Into::into)
-            .map(|p| (pod_key(&p), p))
+        let wanted: BTreeMap<K, Arc<T>> = objects.into_iter().map(|o| (key(&o), o)).collect();
+        let gone: Vec<K> = held(&self.store.read())
+            .keys()
+            .filter(|k| !wanted.contains_key(*k))
+            .cloned()
             .collect();
-        let gone = missing_keys(&self.store.read().pods, &pods);
-        let applied = (pods.into_values())
-            .filter_map(|p| self.apply_pod(p))
+        let applied = wanted
+            .into_values()
+            .filter_map(|o| apply(self, o))
             .collect();
-        let deleted = gone.iter().filter_map(|k| self.delete_pod(k)).collect();
+        let deleted = gone.iter().filter_map(|k| delete(self, k)).collect();
         (applied, deleted)
     }
 
@@ -220,14 +339,6 @@ impl StoreWriter {
         state.synced = true;
         Some(ClusterEvent::Synced)
     }
-}
-
-/// The keys of `held` that `wanted` lacks.
-fn missing_keys<K: Ord + Clone, A, B>(held: &BTreeMap<K, A>, wanted: &BTreeMap<K, B>) -> Vec<K> {
-    held.keys()
-        .filter(|k| !wanted.contains_key(*k))
-        .cloned()
-        .collect()
 }
 
 #[cfg(test)]
@@ -264,6 +375,15 @@ mod tests {
             }),
             ..Default::default()
         }
+    }
+
+    fn objects<const N: usize, const P: usize>(
+        nodes: [Node; N],
+        pods: [Pod; P],
+    ) -> Vec<ClusterObject> {
+        let nodes = nodes.into_iter().map(|n| ClusterObject::Node(Arc::new(n)));
+        let pods = pods.into_iter().map(|p| ClusterObject::Pod(Arc::new(p)));
+        nodes.chain(pods).collect()
     }
 
     #[test]
@@ -315,9 +435,15 @@ mod tests {
     #[test]
     fn replace_orders_changes_by_dependency() {
         let mut writer = StoreWriter::new();
-        writer.replace([node("n1", "a"), node("n2", "b")], [pod(None, "p1", "n1")]);
+        writer.replace(objects(
+            [node("n1", "a"), node("n2", "b")],
+            [pod(None, "p1", "n1")],
+        ));
         let events: Vec<String> = writer
-            .replace([node("n2", "c"), node("n3", "d")], [pod(None, "p2", "n3")])
+            .replace(objects(
+                [node("n2", "c"), node("n3", "d")],
+                [pod(None, "p2", "n3")],
+            ))
             .iter()
             .map(ToString::to_string)
             .collect();
@@ -332,7 +458,10 @@ mod tests {
             ]
         );
         assert_eq!(
-            writer.replace([node("n2", "c"), node("n3", "d")], [pod(None, "p2", "n3")]),
+            writer.replace(objects(
+                [node("n2", "c"), node("n3", "d")],
+                [pod(None, "p2", "n3")]
+            )),
             vec![]
         );
     }
@@ -340,7 +469,10 @@ mod tests {
     #[test]
     fn replacing_one_kind_leaves_the_other_alone() {
         let mut writer = StoreWriter::new();
-        writer.replace([node("n1", "a"), node("n2", "b")], [pod(None, "p1", "n1")]);
+        writer.replace(objects(
+            [node("n1", "a"), node("n2", "b")],
+            [pod(None, "p1", "n1")],
+        ));
         let names = |events: Vec<ClusterEvent>| -> Vec<String> {
             events.iter().map(ToString::to_string).collect()
         };

@@ -16,7 +16,8 @@ use pipeline::render::{PolicyFlows, PolicyRenderer, RuleCounters, RuleFlows};
 use pipeline::{FlowDiff, FlowOwner};
 use tokio::sync::mpsc;
 
-use crate::cluster::{ClusterEvent, ObjectKey};
+use crate::cluster::{ClusterEvent, ObjectKey, Store};
+use crate::cluster::{namespace_key, pod_key, policy_key};
 use crate::error::AgentError;
 use crate::flows::Flows;
 
@@ -32,18 +33,40 @@ pub enum PolicyInput {
 }
 
 impl PolicyInput {
-    /// The input a cluster event amounts to (Pod events; Nodes do not matter to policy).
+    /// The input a cluster event amounts to (Pods, Namespaces and NetworkPolicies; Nodes do
+    /// not matter to policy).
     pub fn of_event(event: &ClusterEvent) -> Option<PolicyInput> {
         match event {
             ClusterEvent::PodAdded(pod) | ClusterEvent::PodUpdated { new: pod, .. } => {
                 Some(PolicyInput::Pod(pod.clone()))
             }
-            ClusterEvent::PodDeleted(pod) => Some(PolicyInput::PodDeleted(ObjectKey::new(
-                pod.metadata.namespace.as_deref().unwrap_or("default"),
-                pod.metadata.name.as_deref().unwrap_or_default(),
-            ))),
-            _ => None,
+            ClusterEvent::PodDeleted(pod) => Some(PolicyInput::PodDeleted(pod_key(pod))),
+            ClusterEvent::NamespaceAdded(ns) | ClusterEvent::NamespaceUpdated { new: ns, .. } => {
+                Some(PolicyInput::Namespace(ns.clone()))
+            }
+            ClusterEvent::NamespaceDeleted(ns) => {
+                Some(PolicyInput::NamespaceDeleted(namespace_key(ns)))
+            }
+            ClusterEvent::PolicyAdded(policy) | ClusterEvent::PolicyUpdated { new: policy, .. } => {
+                Some(PolicyInput::Policy(policy.clone()))
+            }
+            ClusterEvent::PolicyDeleted(policy) => {
+                Some(PolicyInput::PolicyDeleted(policy_key(policy)))
+            }
+            ClusterEvent::NodeAdded(_)
+            | ClusterEvent::NodeUpdated { .. }
+            | ClusterEvent::NodeDeleted(_)
+            | ClusterEvent::Synced => None,
         }
+    }
+
+    /// The inputs that make a new controller see what `store` holds: Namespaces, Pods, then
+    /// NetworkPolicies.
+    pub fn of_store(store: &Store) -> Vec<PolicyInput> {
+        let namespaces = store.namespaces().into_iter().map(PolicyInput::Namespace);
+        let pods = store.pods().into_iter().map(PolicyInput::Pod);
+        let policies = store.policies().into_iter().map(PolicyInput::Policy);
+        namespaces.chain(pods).chain(policies).collect()
     }
 }
 

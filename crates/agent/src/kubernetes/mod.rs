@@ -2,13 +2,15 @@
 //! in-cluster service account, `kubeAPIServerOverride`, rustls), this Node's object ([`node`]:
 //! waiting for its Pod CIDR, publishing the annotations peers need), the cluster source
 //! ([`source`]: Nodes and this Node's Pods into the same store the cluster directory fills),
-//! the shared reflectors of the policy and Service kinds ([`reflectors`]), Pod Events
+//! the shared reflectors of the policy and Service kinds ([`reflectors`]) and the
+//! NetworkPolicy controller's inputs from them ([`policy_feed`]), Pod Events
 //! ([`events`]) and the session tying them to the agent's life ([`session`]).
 
 pub mod connection;
 pub mod error;
 pub mod events;
 pub mod node;
+pub mod policy_feed;
 pub mod reflectors;
 pub mod session;
 pub mod source;
@@ -16,6 +18,7 @@ pub mod source;
 pub use connection::ApiAccess;
 pub use error::KubernetesError;
 pub use node::{NodeWait, TRANSPORT_ADDRESSES_ANNOTATION};
+pub use policy_feed::PolicyFeed;
 pub use reflectors::{Keep, SharedReflectors};
 pub use session::{ApiServices, KubernetesSession, SYNC_WAIT};
 pub use source::{KubernetesSource, WatchApplier, Watched};

@@ -2,13 +2,14 @@
 //! controllers read — Namespaces, Pods of every Node, NetworkPolicies, Services,
 //! EndpointSlices — each a watcher (paged list, then watch with bookmarks, re-list on `410
 //! Gone`, exponential backoff) filling a shared read-only [`Store`]. Each kind says whether it
-//! has been listed once, so readiness can wait for it.
+//! has been listed once, so readiness can wait for it, and wakes a reader when it changed.
 //!
 //! [`Keep::WhatControllersUse`] drops what no controller reads before an object is stored:
 //! `metadata.managedFields` and the `kubectl.kubernetes.io/last-applied-configuration`
 //! annotation, which together are often larger than the rest of the object.
 
 use std::fmt;
+use std::sync::Arc;
 
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
@@ -18,7 +19,7 @@ use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 /// The annotation `kubectl apply` writes: a copy of the whole object.
@@ -55,11 +56,13 @@ pub fn trim<K: Resource>(object: &mut K) {
     }
 }
 
-/// One kind's store, and whether it has been listed once. The flag is set by the reflector's
-/// task when the first list's end comes out of the reflector, so the store already holds it.
+/// One kind's store, whether it has been listed once, and a wake-up for its changes. The flag
+/// is set, and the wake-up given, by the reflector's task after an event came out of the
+/// reflector, so the store already holds it.
 pub struct Reflected<K: Resource<DynamicType = ()> + Clone + 'static> {
     store: Store<K>,
     listed: watch::Receiver<bool>,
+    changed: Arc<Notify>,
 }
 
 impl<K: Resource<DynamicType = ()> + Clone + 'static> Reflected<K> {
@@ -77,6 +80,13 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Reflected<K> {
     pub async fn synced(&self) -> bool {
         self.listed.clone().wait_for(|listed| *listed).await.is_ok()
     }
+
+    /// Returns once the store has changed since the last return (at once when it has): the
+    /// changes in between coalesce into one wake-up, so a reader compares the store with what it
+    /// last saw. For one reader.
+    pub async fn changed(&self) {
+        self.changed.notified().await;
+    }
 }
 
 impl<K: Resource<DynamicType = ()> + Clone + 'static> Clone for Reflected<K> {
@@ -84,6 +94,7 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Clone for Reflected<K> {
         Reflected {
             store: self.store.clone(),
             listed: self.listed.clone(),
+            changed: self.changed.clone(),
         }
     }
 }
@@ -121,6 +132,8 @@ where
 {
     let (store, writer) = reflector::store();
     let (listed_tx, listed) = watch::channel(false);
+    let changed = Arc::new(Notify::new());
+    let notify = changed.clone();
     let kind = K::kind(&());
     let stream = watcher::watcher(Api::<K>::all(client.clone()), watcher::Config::default())
         .default_backoff()
@@ -144,6 +157,7 @@ where
                         listed_tx.send_replace(true);
                         tracing::debug!("{kind}: listed");
                     }
+                    notify.notify_one();
                 }
                 Err(error) => {
                     if !failing {
@@ -154,7 +168,11 @@ where
             }
         }
     }));
-    Reflected { store, listed }
+    Reflected {
+        store,
+        listed,
+        changed,
+    }
 }
 
 impl SharedReflectors {

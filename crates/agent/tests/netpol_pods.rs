@@ -1,0 +1,128 @@
+//! NetworkPolicy end to end with real packets: two Pods on one Node through the real `antrea`
+//! plugin, policies dropped into the cluster directory. A deny-all ingress policy cuts the
+//! server Pod off, an allow rule for the client's labels lets it in again, removing the policies
+//! opens the Pod, and an agent restart with a policy in place keeps the Pod isolated.
+#![cfg(target_os = "linux")]
+
+mod support;
+
+use support::{Lan, TestNode, nodes_yaml, succeeds, wait_until};
+
+const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
+const CLIENT_IP: &str = "10.244.1.2";
+const SERVER_IP: &str = "10.244.1.3";
+
+fn pod_ping(pod_netns: &str, target: &str) -> bool {
+    succeeds(&[
+        "ip", "netns", "exec", pod_netns, "ping", "-c3", "-i0.2", "-W2", target,
+    ])
+}
+
+/// The `default` Namespace and the two Pods on `n1`, each with an `app` label and, once its
+/// sandbox is up, its address (as the kubelet reports it).
+fn pods_yaml(ips: Option<(&str, &str)>) -> String {
+    let pod = |name: &str, app: &str, ip: Option<&str>| {
+        let status = ip
+            .map(|ip| format!("status:\n  phase: Running\n  podIP: {ip}\n"))
+            .unwrap_or_default();
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\n  labels:\n    app: {app}\nspec:\n  nodeName: n1\n{status}"
+        )
+    };
+    [
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n".to_owned(),
+        pod("client", "client", ips.map(|(c, _)| c)),
+        pod("server", "server", ips.map(|(_, s)| s)),
+    ]
+    .join("---\n")
+}
+
+/// A policy selecting the server Pod for ingress, allowing Pods labelled `app: <from>` when
+/// given, else nothing.
+fn policy_yaml(name: &str, from: Option<&str>) -> String {
+    let ingress = match from {
+        Some(app) => format!(
+            "  ingress:\n  - from:\n    - podSelector:\n        matchLabels:\n          app: {app}\n"
+        ),
+        None => String::new(),
+    };
+    format!(
+        "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  podSelector:\n    matchLabels:\n      app: server\n  policyTypes:\n  - Ingress\n{ingress}"
+    )
+}
+
+/// Replaces the cluster directory file `name` atomically.
+fn write_file(node: &TestNode, name: &str, text: &str) {
+    let tmp = node.cluster_dir().join(format!(".{name}.tmp"));
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, node.cluster_dir().join(name)).unwrap();
+}
+
+fn up(node: &mut TestNode) {
+    node.start_and_wait_up();
+    let socket = node.cni_socket();
+    wait_until("the CNI socket", || socket.exists());
+}
+
+#[test]
+fn policies_from_the_cluster_directory_isolate_and_open_a_pod() {
+    let mut lan = Lan::new();
+    let ns1 = lan.node_netns(1);
+    let client = lan.pod_netns("client");
+    let server = lan.pod_netns("server");
+    let mut n1 = TestNode::new("n1", &ns1, "", &nodes_yaml(&[N1]));
+    write_file(&n1, "pods.yaml", &pods_yaml(None));
+    up(&mut n1);
+
+    let (ok, result) = n1.cni("ADD", "c-client", "client", &client, &n1.netconf(None));
+    assert!(ok, "ADD client failed: {result}");
+    assert_eq!(result["ips"][0]["address"], format!("{CLIENT_IP}/24"));
+    let (ok, result) = n1.cni("ADD", "c-server", "server", &server, &n1.netconf(None));
+    assert!(ok, "ADD server failed: {result}");
+    assert_eq!(result["ips"][0]["address"], format!("{SERVER_IP}/24"));
+    write_file(&n1, "pods.yaml", &pods_yaml(Some((CLIENT_IP, SERVER_IP))));
+    assert!(pod_ping(&client, SERVER_IP), "client -> server, no policy");
+
+    // Deny all ingress to the server: the client's new pings are dropped; the server still
+    // reaches the client (the client is not isolated, and replies are established traffic).
+    write_file(&n1, "deny.yaml", &policy_yaml("deny-all", None));
+    wait_until("the server isolated", || !pod_ping(&client, SERVER_IP));
+    assert!(
+        pod_ping(&server, CLIENT_IP),
+        "server -> client, client not isolated"
+    );
+
+    // A second policy allowing the client's labels: policies add up, the client gets in.
+    write_file(
+        &n1,
+        "allow.yaml",
+        &policy_yaml("allow-client", Some("client")),
+    );
+    wait_until("the client allowed in", || pod_ping(&client, SERVER_IP));
+
+    // The allow policy goes: isolated again; both go: open.
+    std::fs::remove_file(n1.cluster_dir().join("allow.yaml")).unwrap();
+    wait_until("the server isolated again", || {
+        !pod_ping(&client, SERVER_IP)
+    });
+    std::fs::remove_file(n1.cluster_dir().join("deny.yaml")).unwrap();
+    wait_until("the server open", || pod_ping(&client, SERVER_IP));
+
+    // Restart with the deny policy in place: the first flows the new agent installs hold it, and
+    // nothing later changes them (the directory holds no news), so the server stays isolated.
+    write_file(&n1, "deny.yaml", &policy_yaml("deny-all", None));
+    wait_until("the server isolated before the restart", || {
+        !pod_ping(&client, SERVER_IP)
+    });
+    assert!(n1.stop_agent());
+    up(&mut n1);
+    assert!(
+        !pod_ping(&client, SERVER_IP),
+        "server isolated after restart"
+    );
+    assert!(
+        pod_ping(&server, CLIENT_IP),
+        "server -> client after restart"
+    );
+    assert!(n1.stop_agent());
+}
