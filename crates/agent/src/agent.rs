@@ -11,6 +11,7 @@ use hostnet::HostNetwork;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::apiserver::{self, AgentApi, READY_CNI, READY_NODE, READY_REFLECTORS};
 use crate::bringup::{RunningNode, bring_up};
 use crate::cluster::{ClusterSource, DirectorySource, POLL_INTERVAL};
 use crate::cniserver::AddOutcome;
@@ -102,6 +103,14 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
     let config = load_config(&options.config)?;
     let node_name = node_name_from_environment(Platform::current())?;
     tracing::info!("Node name {node_name}");
+    let agent_api = Arc::new(AgentApi::default());
+    let listener = apiserver::listen(config.api_port).await?;
+    tracing::info!("agent API on port {}", config.api_port);
+    tokio::spawn(apiserver::serve(
+        listener,
+        agent_api.clone(),
+        shutdown.clone(),
+    ));
     let (info, source, api) = match options.cluster {
         ClusterChoice::Directory(dir) => {
             let mut source = DirectorySource::new(&dir);
@@ -131,16 +140,16 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
     #[cfg(target_os = "linux")]
     {
         let host = Arc::new(hostnet::linux::LinuxHost::current().await?);
-        run_node(&config, &info, source, api, host, shutdown).await
+        run_node(&config, &info, source, api, host, agent_api, shutdown).await
     }
     #[cfg(windows)]
     {
         let host = Arc::new(windows_host(&info)?);
-        run_node(&config, &info, source, api, host, shutdown).await
+        run_node(&config, &info, source, api, host, agent_api, shutdown).await
     }
     #[cfg(not(any(target_os = "linux", windows)))]
     {
-        drop((config, info, source, api, shutdown));
+        drop((config, info, source, api, agent_api, shutdown));
         Err(AgentError::UnsupportedPlatform)
     }
 }
@@ -218,6 +227,7 @@ pub async fn run_node<H: HostNetwork + 'static>(
     source: ClusterSource,
     mut api: Option<ApiRun>,
     host: Arc<H>,
+    agent_api: Arc<AgentApi>,
     shutdown: CancellationToken,
 ) -> Result<(), AgentError> {
     let policy = match &mut api {
@@ -226,12 +236,13 @@ pub async fn run_node<H: HostNetwork + 'static>(
     };
     let node = bring_up(config, info, &source.store(), &policy, host).await?;
     report_bring_up(&node);
+    agent_api.readiness().set(READY_NODE, true);
     if let Some(api) = &api {
         api.session
             .publish_annotations(config, &node.network)
             .await?;
     }
-    serve(config, node, source, api, shutdown).await
+    serve(config, node, source, api, &agent_api, shutdown).await
 }
 
 /// One line saying what bring-up wrote, so a restart can be seen to change nothing.
@@ -257,6 +268,7 @@ async fn serve<H: HostNetwork + 'static>(
     node: RunningNode<H>,
     source: ClusterSource,
     api: Option<ApiRun>,
+    agent_api: &AgentApi,
     shutdown: CancellationToken,
 ) -> Result<(), AgentError> {
     let store = source.store();
@@ -296,13 +308,18 @@ async fn serve<H: HostNetwork + 'static>(
     let (policy_tx, policy_rx) = mpsc::channel(256);
     let source_task = tokio::spawn(source.run(events_tx));
     let peer_task = tokio::spawn(peers.run(store.clone(), peer_rx));
-    let policy_task = tokio::spawn(policy.run(policy_rx));
+    let (queries_tx, queries_rx) = mpsc::channel(8);
+    agent_api.answer_policy_with(queries_tx);
+    let policy_task = tokio::spawn(policy.run(policy_rx, queries_rx));
     let mut service = CniService::new(pods);
     // NetworkPolicy's objects come from the API server's reflectors when there is one, else
     // from the cluster directory's events (it holds every Pod, Namespace and policy).
     let (_api_services, policy_events) = match api {
         Some(api) => {
             service = service.clone().report_adds_to(api.adds);
+            agent_api
+                .readiness()
+                .probe(READY_REFLECTORS, api.services.reflectors.synced_probe());
             (
                 Some((api.services, tokio::spawn(api.policy.run(policy_tx)))),
                 None,
@@ -327,6 +344,7 @@ async fn serve<H: HostNetwork + 'static>(
     // The CNI socket appears only now: its existence tells the runtime the Node is ready.
     let listener = listen_cni(&config.cni_socket).await?;
     tracing::info!("CNI server listening on {}", config.cni_socket);
+    agent_api.readiness().set(READY_CNI, true);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(cni::rpc::serve_on(
         service.clone(),

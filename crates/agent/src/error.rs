@@ -74,6 +74,12 @@ pub enum AgentError {
         #[source]
         source: std::io::Error,
     },
+    #[error("agent API on {address}: {source}")]
+    ApiListen {
+        address: std::net::SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("Kubernetes API: {0}")]
     Kubernetes(#[from] crate::kubernetes::KubernetesError),
     #[error("no host network backend for this operating system yet")]

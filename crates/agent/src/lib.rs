@@ -8,6 +8,8 @@
 //! Windows service).
 
 pub mod agent;
+pub mod antctl;
+pub mod apiserver;
 pub mod bringup;
 pub mod cli;
 pub mod cluster;

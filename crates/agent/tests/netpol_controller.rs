@@ -109,7 +109,8 @@ async fn controller_installs_policy_flows_in_bursts() {
     // send no flow mod; then one burst with a peer's label change is one small diff.
     let (tx, rx) = tokio::sync::mpsc::channel(256);
     let mods = flows.mods();
-    let task = tokio::spawn(controller.run(rx));
+    let (_queries, queries_rx) = tokio::sync::mpsc::channel(1);
+    let task = tokio::spawn(controller.run(rx, queries_rx));
     for i in 0..100 {
         tx.send(pod(
             "x",

@@ -1,12 +1,14 @@
 //! NetworkPolicy end to end with real packets: two Pods on one Node through the real `antrea`
 //! plugin, policies dropped into the cluster directory. A deny-all ingress policy cuts the
 //! server Pod off, an allow rule for the client's labels lets it in again, removing the policies
-//! opens the Pod, and an agent restart with a policy in place keeps the Pod isolated.
+//! opens the Pod, and an agent restart with a policy in place keeps the Pod isolated. `antctl`
+//! shows the rules applied to the server, the flows behind them and their counters, and the
+//! agent API's metrics count the same packets.
 #![cfg(target_os = "linux")]
 
 mod support;
 
-use support::{Lan, TestNode, nodes_yaml, succeeds, wait_until};
+use support::{Lan, TestNode, nodes_yaml, run, succeeds, wait_until};
 
 const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
 const CLIENT_IP: &str = "10.244.1.2";
@@ -49,6 +51,29 @@ fn policy_yaml(name: &str, from: Option<&str>) -> String {
     format!(
         "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  podSelector:\n    matchLabels:\n      app: server\n  policyTypes:\n  - Ingress\n{ingress}"
     )
+}
+
+/// `antctl` in the Node's namespace, where the agent API is; its output.
+fn antctl(node_netns: &str, args: &[&str]) -> String {
+    let mut command = vec![
+        "ip",
+        "netns",
+        "exec",
+        node_netns,
+        env!("CARGO_BIN_EXE_antctl"),
+    ];
+    command.extend(args);
+    run(&command)
+}
+
+/// The number after `name` in an antctl rule line.
+fn counter(line: &str, name: &str) -> u64 {
+    let mut words = line.split_whitespace();
+    words.find(|w| *w == name);
+    words
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {line}"))
 }
 
 /// Replaces the cluster directory file `name` atomically.
@@ -99,6 +124,49 @@ fn policies_from_the_cluster_directory_isolate_and_open_a_pod() {
         &policy_yaml("allow-client", Some("client")),
     );
     wait_until("the client allowed in", || pod_ping(&client, SERVER_IP));
+
+    // What antctl shows through the agent API in the Node's namespace: the server isolated for
+    // ingress, the allow rule with the flows behind it and the pings it let in counted; the
+    // same counters in the metrics; the agent ready.
+    let shown = antctl(&ns1, &["get", "networkpolicies", "--pod", "default/server"]);
+    println!("{shown}");
+    assert!(
+        shown.starts_with(&format!(
+            "Pod default/server ({SERVER_IP}): ingress isolated, egress not isolated\n"
+        )),
+        "{shown}"
+    );
+    let rule = shown
+        .lines()
+        .find(|l| l.starts_with("default/allow-client/ingress/0  ingress  peers 10.244.1.2  "))
+        .unwrap_or_else(|| panic!("no allow rule in:\n{shown}"));
+    assert!(counter(rule, "packets") >= 3, "{rule}");
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.starts_with("    ") && l.contains(SERVER_IP)),
+        "the flows behind the rules:\n{shown}"
+    );
+    assert!(
+        !antctl(&ns1, &["get", "networkpolicies", "--pod", "default/client"])
+            .contains("allow-client"),
+        "the client has no rule applied to it"
+    );
+    let metrics = antctl(&ns1, &["get", "metrics"]);
+    let series = metrics
+        .lines()
+        .find(|l| {
+            l.starts_with("antrea_agent_networkpolicy_rule_packets_total{")
+                && l.contains("rule=\"default/allow-client/ingress/0\"")
+        })
+        .unwrap_or_else(|| panic!("no packet counter of the rule in:\n{metrics}"));
+    let packets: u64 = series.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(packets >= 3, "{series}");
+    assert!(
+        metrics.contains("antrea_agent_networkpolicy_rule_flows{"),
+        "{metrics}"
+    );
+    assert_eq!(antctl(&ns1, &["get", "readiness"]), "ok\n");
 
     // The allow policy goes: isolated again; both go: open.
     std::fs::remove_file(n1.cluster_dir().join("allow.yaml")).unwrap();

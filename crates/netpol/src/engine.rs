@@ -236,6 +236,11 @@ impl PolicyEngine {
         &self.snapshot
     }
 
+    /// What the engine knows of a Pod.
+    pub fn pod(&self, key: &PodKey) -> Option<&PodInfo> {
+        self.pods.get(key)
+    }
+
     /// How many policy recomputations all syncs did so far (for tests and metrics).
     pub fn recomputed(&self) -> u64 {
         self.recomputed

@@ -2,6 +2,8 @@
 
 mod netpol;
 mod peers;
+mod policy_report;
 
-pub use netpol::{NetworkPolicyController, PolicyInput};
+pub use netpol::{NetworkPolicyController, PolicyInput, PolicyQuery};
 pub use peers::{PeerChanges, PeerController, log_changes};
+pub use policy_report::{PodPolicy, PolicyReport, RuleReport};

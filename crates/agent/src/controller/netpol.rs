@@ -14,7 +14,9 @@ use openflow::msg::flow_mod::FlowMod;
 use openflow::msg::flow_stats::FlowDescRequest;
 use pipeline::render::{PolicyFlows, PolicyRenderer, RuleCounters, RuleFlows};
 use pipeline::{FlowDiff, FlowOwner};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
+
+use super::policy_report::PolicyReport;
 
 use crate::cluster::{ClusterEvent, ObjectKey, Store};
 use crate::cluster::{namespace_key, pod_key, policy_key};
@@ -158,19 +160,58 @@ impl NetworkPolicyController {
         Ok(self.rendered.counters(&stats))
     }
 
-    /// Applies inputs until the channel closes; after each burst (everything queued), installs
-    /// once. A failed install is logged and retried with the next burst.
-    pub async fn run(mut self, mut inputs: mpsc::Receiver<PolicyInput>) {
-        while let Some(input) = inputs.recv().await {
-            self.apply(&input);
-            while let Ok(more) = inputs.try_recv() {
-                self.apply(&more);
-            }
-            if let Err(error) = self.install().await {
-                tracing::error!(
-                    "NetworkPolicy flows not installed (retried on the next change): {error}"
-                );
+    /// What the controller enforces, for the whole Node or for `pod`, with the switch's
+    /// counters.
+    pub async fn report(&mut self, pod: Option<&ObjectKey>) -> Result<PolicyReport, AgentError> {
+        let counters = self.rule_counters().await?;
+        let pod = pod.map(|k| {
+            let ip = self.engine.pod(&key(k)).and_then(|info| info.ip);
+            (k.to_string(), ip)
+        });
+        let snapshot = self.engine.snapshot();
+        Ok(PolicyReport::new(snapshot, &self.rendered, &counters, pod))
+    }
+
+    /// Applies inputs until the input channel closes; after each burst (everything queued),
+    /// installs once. A failed install is logged and retried with the next burst. Between
+    /// bursts it answers `queries`.
+    pub async fn run(
+        mut self,
+        mut inputs: mpsc::Receiver<PolicyInput>,
+        mut queries: mpsc::Receiver<PolicyQuery>,
+    ) {
+        let mut answering = true;
+        loop {
+            tokio::select! {
+                input = inputs.recv() => {
+                    let Some(input) = input else { return };
+                    self.apply(&input);
+                    while let Ok(more) = inputs.try_recv() {
+                        self.apply(&more);
+                    }
+                    if let Err(error) = self.install().await {
+                        tracing::error!(
+                            "NetworkPolicy flows not installed (retried on the next change): {error}"
+                        );
+                    }
+                }
+                query = queries.recv(), if answering => match query {
+                    Some(query) => {
+                        let report = self.report(query.pod.as_ref()).await.map_err(|e| e.to_string());
+                        let _ = query.reply.send(report);
+                    }
+                    None => answering = false,
+                },
             }
         }
     }
+}
+
+/// A question to a running controller: its report for the Node or one Pod.
+#[derive(Debug)]
+pub struct PolicyQuery {
+    /// The Pod; `None` for every rule.
+    pub pod: Option<ObjectKey>,
+    /// Where the report (or why there is none) goes.
+    pub reply: oneshot::Sender<Result<PolicyReport, String>>,
 }

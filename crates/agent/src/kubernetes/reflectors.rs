@@ -228,6 +228,12 @@ impl SharedReflectors {
         ]
     }
 
+    /// A probe of [`Self::all_synced`] that owns no task (for readiness).
+    pub fn synced_probe(&self) -> impl Fn() -> bool + Send + Sync + 'static {
+        let handles = self.handles();
+        move || handles.all_synced()
+    }
+
     /// Whether every kind is synced.
     pub fn all_synced(&self) -> bool {
         self.synced().iter().all(|(_, synced)| *synced)

@@ -1,0 +1,9 @@
+//! `antctl`: the operator's view of a running agent, read from its API ([`crate::apiserver`])
+//! — the NetworkPolicy rules enforced on the Node or applied to one Pod, with the flows behind
+//! each rule and its packet and byte counters.
+
+mod client;
+mod table;
+
+pub use client::{ClientError, get};
+pub use table::policy_table;

@@ -1,0 +1,259 @@
+//! The agent API on `apiPort` (plain HTTP/1.1, every address): `/livez` (the process
+//! answers), `/readyz` (200 once every [`Readiness`] condition holds, else 503 naming those
+//! that do not — what a DaemonSet's readiness probe reads), `/metrics` (Prometheus text: the
+//! agent's registry and the per-rule NetworkPolicy metrics) and `/v1/networkpolicies`
+//! (`?pod=namespace/name` for one Pod; a JSON [`PolicyReport`], what `antctl` shows). It
+//! starts before the agent waits for its Node, so a probe gets an answer from the first moment.
+
+mod policy_metrics;
+mod readiness;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+pub use policy_metrics::PolicyRuleMetrics;
+pub use readiness::Readiness;
+
+use crate::cluster::ObjectKey;
+use crate::controller::{PolicyQuery, PolicyReport};
+use crate::error::AgentError;
+
+/// The readiness flag set once bring-up is done.
+pub const READY_NODE: &str = "node";
+/// The readiness flag set once the CNI server listens.
+pub const READY_CNI: &str = "cni-server";
+/// The readiness probe of the shared reflectors (Kubernetes mode).
+pub const READY_REFLECTORS: &str = "reflectors";
+
+/// How long a request waits for the NetworkPolicy controller (busy installing a large bundle).
+const POLICY_ANSWER: Duration = Duration::from_secs(10);
+
+/// What the API serves; shared by the agent's stages, which report into it.
+#[derive(Debug)]
+pub struct AgentApi {
+    readiness: Readiness,
+    registry: Mutex<Registry>,
+    rules: Arc<PolicyRuleMetrics>,
+    policy: OnceLock<mpsc::Sender<PolicyQuery>>,
+}
+
+impl Default for AgentApi {
+    fn default() -> AgentApi {
+        let rules = Arc::new(PolicyRuleMetrics::default());
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(rules.clone()));
+        AgentApi {
+            readiness: Readiness::waiting_for(&[READY_NODE, READY_CNI]),
+            registry: Mutex::new(registry),
+            rules,
+            policy: OnceLock::new(),
+        }
+    }
+}
+
+impl AgentApi {
+    /// The conditions `/readyz` reports.
+    pub fn readiness(&self) -> &Readiness {
+        &self.readiness
+    }
+
+    /// Registers metrics into the registry `/metrics` encodes.
+    pub fn register(&self, with: impl FnOnce(&mut Registry)) {
+        with(
+            &mut self
+                .registry
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+    }
+
+    /// From now on NetworkPolicy questions go to the controller behind `queries`.
+    pub fn answer_policy_with(&self, queries: mpsc::Sender<PolicyQuery>) {
+        let _ = self.policy.set(queries);
+    }
+
+    /// The NetworkPolicy controller's report.
+    pub async fn policy_report(&self, pod: Option<ObjectKey>) -> Result<PolicyReport, String> {
+        let queries = self
+            .policy
+            .get()
+            .ok_or("the NetworkPolicy controller is not running yet")?;
+        let (reply, answer) = oneshot::channel();
+        queries
+            .send(PolicyQuery { pod, reply })
+            .await
+            .map_err(|_| "the NetworkPolicy controller has stopped")?;
+        match tokio::time::timeout(POLICY_ANSWER, answer).await {
+            Ok(Ok(report)) => report,
+            Ok(Err(_)) => Err("the NetworkPolicy controller has stopped".to_owned()),
+            Err(_) => Err(format!(
+                "the NetworkPolicy controller did not answer within {POLICY_ANSWER:?}"
+            )),
+        }
+    }
+
+    /// The Prometheus text of every metric, the per-rule ones refreshed first.
+    async fn metrics(&self) -> String {
+        match self.policy_report(None).await {
+            Ok(report) => self.rules.update(report.rules),
+            Err(reason) => tracing::debug!("NetworkPolicy rule metrics not refreshed: {reason}"),
+        }
+        let mut text = String::new();
+        let registry = self
+            .registry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Err(error) = prometheus_client::encoding::text::encode(&mut text, &registry) {
+            tracing::warn!("metrics not encoded: {error}");
+        }
+        text
+    }
+
+    async fn handle(&self, request: Request<Incoming>) -> Response<Full<Bytes>> {
+        if request.method() != Method::GET {
+            return reply(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "text/plain",
+                "only GET\n".into(),
+            );
+        }
+        match request.uri().path() {
+            "/livez" => reply(StatusCode::OK, "text/plain", "ok\n".into()),
+            "/readyz" => {
+                let unready = self.readiness.unready();
+                if unready.is_empty() {
+                    reply(StatusCode::OK, "text/plain", "ok\n".into())
+                } else {
+                    let text = format!("not ready: {}\n", unready.join(", "));
+                    reply(StatusCode::SERVICE_UNAVAILABLE, "text/plain", text)
+                }
+            }
+            "/metrics" => reply(
+                StatusCode::OK,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                self.metrics().await,
+            ),
+            "/v1/networkpolicies" => {
+                let pod = match pod_parameter(request.uri().query()) {
+                    Ok(pod) => pod,
+                    Err(reason) => return reply(StatusCode::BAD_REQUEST, "text/plain", reason),
+                };
+                match self.policy_report(pod).await {
+                    Ok(report) => match serde_json::to_string_pretty(&report) {
+                        Ok(json) => reply(StatusCode::OK, "application/json", json),
+                        Err(error) => reply(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            "text/plain",
+                            format!("{error}\n"),
+                        ),
+                    },
+                    Err(reason) => reply(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "text/plain",
+                        format!("{reason}\n"),
+                    ),
+                }
+            }
+            other => reply(
+                StatusCode::NOT_FOUND,
+                "text/plain",
+                format!("no {other} here: /livez, /readyz, /metrics, /v1/networkpolicies\n"),
+            ),
+        }
+    }
+}
+
+/// The `pod=namespace/name` parameter, if any.
+fn pod_parameter(query: Option<&str>) -> Result<Option<ObjectKey>, String> {
+    let Some(query) = query else { return Ok(None) };
+    for pair in query.split('&') {
+        if let Some(value) = pair.strip_prefix("pod=") {
+            return match value.split_once("%2F").or_else(|| value.split_once('/')) {
+                Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() => {
+                    Ok(Some(ObjectKey::new(namespace, name)))
+                }
+                _ => Err(format!("pod={value}: expected namespace/name\n")),
+            };
+        }
+    }
+    Ok(None)
+}
+
+fn reply(status: StatusCode, content_type: &str, body: String) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    if let Ok(value) = header::HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    response
+}
+
+/// Binds the API's port on every address.
+pub async fn listen(port: u16) -> Result<TcpListener, AgentError> {
+    let address = SocketAddr::from(([0, 0, 0, 0], port));
+    TcpListener::bind(address)
+        .await
+        .map_err(|source| AgentError::ApiListen { address, source })
+}
+
+/// Serves `api` on `listener` until `shutdown` is cancelled.
+pub async fn serve(listener: TcpListener, api: Arc<AgentApi>, shutdown: CancellationToken) {
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    tracing::warn!("agent API: accept failed: {error}");
+                    continue;
+                }
+            },
+            () = shutdown.cancelled() => return,
+        };
+        let api = api.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                let api = api.clone();
+                async move { Ok::<_, Infallible>(api.handle(request).await) }
+            });
+            if let Err(error) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!("agent API connection: {error}");
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pod_parameter_is_namespace_slash_name() {
+        assert_eq!(pod_parameter(None), Ok(None));
+        assert_eq!(pod_parameter(Some("x=1")), Ok(None));
+        assert_eq!(
+            pod_parameter(Some("pod=x%2Fa")),
+            Ok(Some(ObjectKey::new("x", "a")))
+        );
+        assert_eq!(
+            pod_parameter(Some("pod=x/a")),
+            Ok(Some(ObjectKey::new("x", "a")))
+        );
+        assert!(pod_parameter(Some("pod=a")).is_err());
+        assert!(pod_parameter(Some("pod=/a")).is_err());
+    }
+}
