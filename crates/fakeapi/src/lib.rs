@@ -25,3 +25,5 @@ pub use resource::ResourceType;
 pub use selector::{FieldSelector, LabelSelector, ObjectFilter, SelectorError};
 pub use server::{FakeApiServer, FakeApiServerBuilder, RecordedRequest};
 pub use transport::{FakeService, TcpServer};
+#[cfg(unix)]
+pub use transport::UnixServer;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::Topology;
+use crate::plan::{ClusterApi, Topology};
 
 /// The state file's format number; a file of another format is refused.
 pub const FORMAT: u32 = 1;
@@ -47,6 +47,12 @@ pub struct State {
     pub agent_bin: Option<PathBuf>,
     /// The CNI plugin binary (`agent` wiring).
     pub cni_bin: Option<PathBuf>,
+    /// Where the agents read the cluster from (absent in older files: the directory).
+    #[serde(default)]
+    pub api: ClusterApi,
+    /// The fake API server binary (`api` fake).
+    #[serde(default)]
+    pub apiserver_bin: Option<PathBuf>,
     /// The Pods created so far.
     pub pods: Vec<PodRecord>,
     /// Seconds `up` took, once finished.
@@ -87,6 +93,8 @@ impl State {
             topology,
             agent_bin,
             cni_bin,
+            api: ClusterApi::Directory,
+            apiserver_bin: None,
             pods: Vec::new(),
             up_seconds: None,
         }
