@@ -24,6 +24,6 @@ pub use patch::{PatchError, PatchType};
 pub use resource::ResourceType;
 pub use selector::{FieldSelector, LabelSelector, ObjectFilter, SelectorError};
 pub use server::{FakeApiServer, FakeApiServerBuilder, RecordedRequest};
-pub use transport::{FakeService, TcpServer};
 #[cfg(unix)]
 pub use transport::UnixServer;
+pub use transport::{FakeService, TcpServer};

@@ -53,8 +53,12 @@ async fn run(cli: Cli) -> Result<(), String> {
         ),
         None => None,
     };
-    write_atomically(&cli.kubeconfig_out, &tcp.kubeconfig())
-        .map_err(|e| format!("writing the kubeconfig {}: {e}", cli.kubeconfig_out.display()))?;
+    write_atomically(&cli.kubeconfig_out, &tcp.kubeconfig()).map_err(|e| {
+        format!(
+            "writing the kubeconfig {}: {e}",
+            cli.kubeconfig_out.display()
+        )
+    })?;
     tracing::info!(
         url = %tcp.url(),
         kubeconfig = %cli.kubeconfig_out.display(),
@@ -68,7 +72,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,fakeapi=debug")),
+            EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| EnvFilter::new("info,fakeapi=debug")),
         )
         .with_ansi(false)
         .init();

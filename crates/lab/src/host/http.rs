@@ -84,8 +84,10 @@ mod tests {
 
     #[test]
     fn an_answer_gives_its_status_and_body() {
-        let r = parse_response(b"HTTP/1.0 201 Created\r\nContent-Type: application/json\r\n\r\n{\"a\":1}")
-            .unwrap();
+        let r = parse_response(
+            b"HTTP/1.0 201 Created\r\nContent-Type: application/json\r\n\r\n{\"a\":1}",
+        )
+        .unwrap();
         assert_eq!(r.status, 201);
         assert_eq!(r.body, b"{\"a\":1}");
         let r = parse_response(b"HTTP/1.1 409 Conflict\r\n\r\n").unwrap();

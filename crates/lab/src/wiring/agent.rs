@@ -197,12 +197,7 @@ pub fn add_pod(
             });
         }
     };
-    cluster.publish(&PodObject::new(
-        &name,
-        &node.name(),
-        node.ip(),
-        address.ip,
-    ))?;
+    cluster.publish(&PodObject::new(&name, &node.name(), node.ip(), address.ip))?;
     Ok(PodRecord {
         name,
         node: node.name(),

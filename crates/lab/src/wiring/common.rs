@@ -34,7 +34,12 @@ pub fn underlay() -> Result<()> {
 
 /// Plugs namespace `netns` into the LAN: a veth `lan_side` on `lan0` whose peer is `eth0` in
 /// `netns`, TX offload off on both ends, with an optional fixed MAC and address.
-pub(crate) fn attach_to_lan(netns: &str, lan_side: &str, mac: Option<Mac>, addr: Ipv4Addr) -> Result<()> {
+pub(crate) fn attach_to_lan(
+    netns: &str,
+    lan_side: &str,
+    mac: Option<Mac>,
+    addr: Ipv4Addr,
+) -> Result<()> {
     ip(&[
         "-n",
         UNDERLAY_NETNS,
