@@ -206,9 +206,27 @@ mod tests {
             r#""encap":"vxlan""#,
             r#""wiring":"agent""#,
             r#""ip":"10.244.1.2""#,
+            r#""api":"directory""#,
         ] {
             assert!(text.contains(needle), "{needle} in {text}");
         }
+    }
+
+    #[test]
+    fn the_api_mode_is_remembered_and_older_files_mean_the_directory() {
+        let p = Path::new("s.json");
+        let mut s = sample();
+        s.api = ClusterApi::Fake;
+        s.apiserver_bin = Some("/x/antrea-fake-apiserver".into());
+        let text = serde_json::to_vec(&s).unwrap();
+        assert_eq!(State::parse(&text, p).unwrap(), s);
+        let mut older = serde_json::to_value(sample()).unwrap();
+        let fields = older.as_object_mut().unwrap();
+        fields.remove("api");
+        fields.remove("apiserver_bin");
+        let parsed = State::parse(older.to_string().as_bytes(), p).unwrap();
+        assert_eq!(parsed.api, ClusterApi::Directory);
+        assert_eq!(parsed, sample());
     }
 
     #[test]
