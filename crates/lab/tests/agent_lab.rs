@@ -432,6 +432,25 @@ fn the_fake_api_server_gives_the_same_connectivity_matrix_as_the_cluster_directo
         })
         .collect();
     assert_eq!(in_api, probed);
+
+    // The state remembers the mode: a restarted agent reads the API server again (it asks for
+    // its Node before it gets ready) and everything still connects.
+    let node_gets = || {
+        fs::read_to_string(lab.path("api/apiserver.log"))
+            .unwrap()
+            .lines()
+            .filter(|l| {
+                l.contains("peer=10.10.0.11:")
+                    && l.contains("method=GET path=/api/v1/nodes/lab-n1 query=")
+            })
+            .count()
+    };
+    let before = node_gets();
+    lab.run_ok(&["agent", "stop", "--node", "lab-n1"]);
+    lab.run_ok(&["agent", "start", "--node", "lab-n1"]);
+    assert!(node_gets() > before);
+    assert!(!lab.path("cluster").exists());
+    lab.check_all_green(64);
     lab.run_ok(&["down"]);
     lab.assert_gone();
 }

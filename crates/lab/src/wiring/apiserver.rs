@@ -10,13 +10,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::error::{LabError, Result};
-use crate::host::command::{in_netns, wait_until};
+use crate::host::command::in_netns;
 use crate::host::netns;
 use crate::host::process::spawn_detached;
 use crate::layout::Layout;
 use crate::plan::{API_IP, API_NETNS, API_PORT};
 
-use super::common::attach_to_lan;
+use super::common::{attach_to_lan, wait_for_file};
 
 /// How long the server may take to listen and write its kubeconfig.
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -53,19 +53,11 @@ pub fn start(layout: &Layout, bin: &Path) -> Result<()> {
         .arg("--unix-socket")
         .arg(layout.api_socket());
     let mut child = spawn_detached(&mut cmd, &layout.api_pidfile(), &layout.api_log())?;
-    wait_until(
-        &format!("the fake API server to write {}", kubeconfig.display()),
+    wait_for_file(
+        &format!("antrea-fake-apiserver in {API_NETNS}"),
+        &mut child,
+        &kubeconfig,
+        &layout.api_log(),
         READY_TIMEOUT,
-        || kubeconfig.exists() || !matches!(child.try_wait(), Ok(None)),
-    )?;
-    if kubeconfig.exists() {
-        Ok(())
-    } else {
-        let log = fs::read_to_string(layout.api_log()).unwrap_or_default();
-        Err(LabError::Command {
-            command: format!("antrea-fake-apiserver in {API_NETNS}"),
-            status: "exited".into(),
-            stderr: log.trim().to_owned(),
-        })
-    }
+    )
 }
