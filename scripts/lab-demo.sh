@@ -6,6 +6,8 @@
 # for exploring (the last lines say how to remove it).
 #
 #   LAB_DEMO_ENCAP=geneve|vxlan|noencap   traffic mode (default geneve)
+#   LAB_DEMO_API=directory|fake           where the agents read Nodes and Pods: the cluster
+#                                         directory (default) or a fake Kubernetes API server
 #   LAB_DEMO_DOWN=1                       remove the lab at the end instead of leaving it up
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +16,7 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 encap=${LAB_DEMO_ENCAP:-geneve}
+api=${LAB_DEMO_API:-directory}
 state=/run/antrea-lab
 
 # Rust (edition 2024 needs a current toolchain: rustup, not Debian's cargo).
@@ -30,8 +33,8 @@ fi
 
 bash scripts/setup.sh
 
-echo "lab-demo: building antrea-lab, antrea-agent and antrea (release)"
-cargo build --release -q -p lab -p agent -p cni --bins
+echo "lab-demo: building antrea-lab, antrea-agent, antrea and antrea-fake-apiserver (release)"
+cargo build --release -q -p lab -p agent -p cni -p fakeapi --bins
 target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 lab="$target_dir/release/antrea-lab"
 
@@ -39,8 +42,8 @@ if [ -e "$state" ]; then
   echo "lab-demo: a lab is already up ($state); removing it first"
   "$lab" down
 fi
-echo "lab-demo: antrea-lab up --encap $encap (2 Nodes x 2 Pods, wiring agent)"
-"$lab" up --nodes 2 --pods-per-node 2 --encap "$encap" --wiring agent
+echo "lab-demo: antrea-lab up --encap $encap --api $api (2 Nodes x 2 Pods, wiring agent)"
+"$lab" up --nodes 2 --pods-per-node 2 --encap "$encap" --wiring agent --api "$api"
 "$lab" status || true
 echo "lab-demo: antrea-lab check"
 rc=0

@@ -24,4 +24,6 @@ pub use patch::{PatchError, PatchType};
 pub use resource::ResourceType;
 pub use selector::{FieldSelector, LabelSelector, ObjectFilter, SelectorError};
 pub use server::{FakeApiServer, FakeApiServerBuilder, RecordedRequest};
+#[cfg(unix)]
+pub use transport::UnixServer;
 pub use transport::{FakeService, TcpServer};

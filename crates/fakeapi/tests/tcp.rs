@@ -116,3 +116,66 @@ async fn an_outage_breaks_tcp_watches_and_clients_recover() {
         matches!(support::recv(&mut events).await.unwrap(), Event::Delete(p) if p.metadata.name.as_deref() == Some("a"))
     );
 }
+
+#[tokio::test]
+async fn serving_on_a_given_address_names_it_in_the_kubeconfig() {
+    let server = FakeApiServer::new();
+    let tcp = server
+        .serve_tcp_on("127.0.0.2:0".parse().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(tcp.addr().ip().to_string(), "127.0.0.2");
+    assert_ne!(tcp.addr().port(), 0);
+    assert!(
+        tcp.kubeconfig()
+            .contains(&format!("server: http://127.0.0.2:{}", tcp.addr().port())),
+        "{}",
+        tcp.kubeconfig()
+    );
+    let taken = server.serve_tcp_on(tcp.addr()).await;
+    assert_eq!(
+        taken.unwrap_err().kind(),
+        std::io::ErrorKind::AddrInUse,
+        "a second listener on the same address"
+    );
+}
+
+/// One HTTP/1.0 request over the Unix socket at `path`; the raw answer.
+#[cfg(unix)]
+async fn unix_request(path: &std::path::Path, request: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::UnixStream::connect(path).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    answer
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn the_unix_socket_serves_the_same_store_and_goes_away_with_its_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("api.sock");
+    let server = FakeApiServer::new();
+    let unix = server.serve_unix(&path).await.unwrap();
+    assert_eq!(unix.path(), path);
+    let body = r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}"#;
+    let answer = unix_request(
+        &path,
+        &format!(
+            "POST /api/v1/nodes HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.0 201"), "{answer}");
+    assert!(server.get::<Node>("", "n1").unwrap().is_some());
+    let answer = unix_request(&path, "GET /api/v1/nodes/n1 HTTP/1.0\r\n\r\n").await;
+    assert!(
+        answer.starts_with("HTTP/1.0 200") && answer.contains(r#""name":"n1""#),
+        "{answer}"
+    );
+    assert!(server.serve_unix(&path).await.is_err(), "the path is taken");
+    drop(unix);
+    assert!(!path.exists());
+}

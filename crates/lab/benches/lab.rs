@@ -195,8 +195,8 @@ mod bench {
             "10.10.0.19".parse().unwrap(),
             "02:00:0a:0a:00:13",
         );
-        lab::agent::write_object(&PathBuf::from(STATE).join("cluster"), &n9.file_name(), &n9)
-            .unwrap();
+        let file = lab::agent::ClusterObject::file_name(&n9);
+        lab::agent::write_object(&PathBuf::from(STATE).join("cluster"), &file, &n9).unwrap();
         let changed = ready_seconds(&lab(&["agent", "start", "--node", "lab-n1"]));
         println!(
             "  agent restart after a change (new round, every flow installed and confirmed): ready in {changed:.3} s"

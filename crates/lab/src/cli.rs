@@ -15,7 +15,7 @@ use crate::lifecycle::down::down;
 use crate::lifecycle::node;
 use crate::lifecycle::status::status;
 use crate::lifecycle::up::{UpOptions, up};
-use crate::plan::{Encap, Topology, Wiring};
+use crate::plan::{ClusterApi, Encap, Topology, Wiring};
 use crate::serve;
 use crate::state::State;
 use crate::wiring::agent::AgentBinaries;
@@ -51,6 +51,13 @@ pub enum Cmd {
         /// Who wires the Nodes: antrea-agent + CNI plugin, or a plain NORMAL bridge.
         #[arg(long, value_enum, default_value_t = Wiring::Agent)]
         wiring: Wiring,
+        /// Where the agents read Nodes and Pods: the cluster directory, or a fake Kubernetes API
+        /// server (namespace lab-api, 10.10.0.2:6443) the lab creates them in.
+        #[arg(long, value_enum, default_value_t = ClusterApi::Directory)]
+        api: ClusterApi,
+        /// The fake API server binary for --api fake [default: next to antrea-lab].
+        #[arg(long)]
+        apiserver_bin: Option<PathBuf>,
         /// The antrea-agent binary [default: next to antrea-lab].
         #[arg(long)]
         agent_bin: Option<PathBuf>,
@@ -194,6 +201,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             pods_per_node,
             encap,
             wiring,
+            api,
+            apiserver_bin,
             agent_bin,
             cni_bin,
             agent_ready_timeout,
@@ -210,6 +219,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 &UpOptions {
                     topology,
                     agent,
+                    api,
+                    apiserver_bin: (api == ClusterApi::Fake).then(|| {
+                        apiserver_bin.unwrap_or_else(|| beside_self("antrea-fake-apiserver"))
+                    }),
                     keep_on_failure,
                 },
             )?;
@@ -220,7 +233,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 pods_per_node,
                 wiring,
                 if wiring == Wiring::Agent {
-                    format!(" ({encap})")
+                    format!(" ({encap}, api {api})")
                 } else {
                     String::new()
                 },

@@ -104,6 +104,17 @@ pub enum LabError {
         /// Why.
         message: String,
     },
+    /// A request to the fake API server failed or was refused.
+    #[error("fake API server, {request}: {message}")]
+    Api {
+        /// The request.
+        request: String,
+        /// What went wrong (the server's Status message when it answered).
+        message: String,
+    },
+    /// Options that do not go together.
+    #[error("{0}")]
+    Options(String),
     /// A tool's output could not be read.
     #[error("{tool} output: {message}")]
     Output {

@@ -86,6 +86,31 @@ impl Layout {
         self.root.join("cluster")
     }
 
+    /// The fake API server's directory (`--api fake`).
+    pub fn api_dir(&self) -> PathBuf {
+        self.root.join("api")
+    }
+
+    /// The fake API server's Unix socket, through which the lab creates the cluster's objects.
+    pub fn api_socket(&self) -> PathBuf {
+        self.api_dir().join("apiserver.sock")
+    }
+
+    /// The kubeconfig the fake API server writes once it serves (the agents' `--kubeconfig`).
+    pub fn api_kubeconfig(&self) -> PathBuf {
+        self.api_dir().join("kubeconfig")
+    }
+
+    /// The fake API server's pidfile.
+    pub fn api_pidfile(&self) -> PathBuf {
+        self.api_dir().join("apiserver.pid")
+    }
+
+    /// The fake API server's log: one line per request, naming the peer.
+    pub fn api_log(&self) -> PathBuf {
+        self.api_dir().join("apiserver.log")
+    }
+
     /// The directory of one `serve` answerer (by namespace name).
     pub fn serve_dir(&self, netns: &str) -> PathBuf {
         self.root.join("serve").join(netns)
@@ -117,6 +142,10 @@ mod tests {
             l.ipam_dir("lab-n1"),
             l.cluster_dir(),
             l.serve_dir("lab-n1-p1"),
+            l.api_socket(),
+            l.api_kubeconfig(),
+            l.api_pidfile(),
+            l.api_log(),
             l.iperf_pidfile(),
         ] {
             assert!(p.starts_with("/run/x"), "{}", p.display());

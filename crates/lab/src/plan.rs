@@ -16,6 +16,12 @@ pub const LAN_BRIDGE: &str = "lan0";
 pub const EXT_NETNS: &str = "lab-ext";
 /// The external host's address on the LAN.
 pub const EXT_IP: Ipv4Addr = Ipv4Addr::new(10, 10, 0, 100);
+/// The namespace of the fake Kubernetes API server (`--api fake`).
+pub const API_NETNS: &str = "lab-api";
+/// The fake API server's address on the LAN, below every Node IP.
+pub const API_IP: Ipv4Addr = Ipv4Addr::new(10, 10, 0, 2);
+/// The fake API server's TCP port (plain HTTP).
+pub const API_PORT: u16 = 6443;
 /// The LAN's prefix length (10.10.0.0/24).
 pub const LAN_PREFIX_LEN: u8 = 24;
 /// The TCP port of every `serve` answerer (Pods, Nodes, external host).
@@ -75,6 +81,26 @@ pub enum Wiring {
     Agent,
     /// No agent: the lab builds br-int as a plain NORMAL switch over one flat Pod subnet.
     Normal,
+}
+
+/// Where the agents read the cluster's Nodes and Pods from (`agent` wiring).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ClusterApi {
+    /// The cluster directory: one YAML file per object (`--cluster-dir`).
+    #[default]
+    Directory,
+    /// A fake Kubernetes API server in namespace `lab-api` (`--kubeconfig`).
+    Fake,
+}
+
+impl fmt::Display for ClusterApi {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ClusterApi::Directory => "directory",
+            ClusterApi::Fake => "fake",
+        })
+    }
 }
 
 impl fmt::Display for Wiring {

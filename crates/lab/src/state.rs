@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::Topology;
+use crate::plan::{ClusterApi, Topology};
 
 /// The state file's format number; a file of another format is refused.
 pub const FORMAT: u32 = 1;
@@ -47,6 +47,12 @@ pub struct State {
     pub agent_bin: Option<PathBuf>,
     /// The CNI plugin binary (`agent` wiring).
     pub cni_bin: Option<PathBuf>,
+    /// Where the agents read the cluster from (absent in older files: the directory).
+    #[serde(default)]
+    pub api: ClusterApi,
+    /// The fake API server binary (`api` fake).
+    #[serde(default)]
+    pub apiserver_bin: Option<PathBuf>,
     /// The Pods created so far.
     pub pods: Vec<PodRecord>,
     /// Seconds `up` took, once finished.
@@ -87,6 +93,8 @@ impl State {
             topology,
             agent_bin,
             cni_bin,
+            api: ClusterApi::Directory,
+            apiserver_bin: None,
             pods: Vec::new(),
             up_seconds: None,
         }
@@ -198,9 +206,27 @@ mod tests {
             r#""encap":"vxlan""#,
             r#""wiring":"agent""#,
             r#""ip":"10.244.1.2""#,
+            r#""api":"directory""#,
         ] {
             assert!(text.contains(needle), "{needle} in {text}");
         }
+    }
+
+    #[test]
+    fn the_api_mode_is_remembered_and_older_files_mean_the_directory() {
+        let p = Path::new("s.json");
+        let mut s = sample();
+        s.api = ClusterApi::Fake;
+        s.apiserver_bin = Some("/x/antrea-fake-apiserver".into());
+        let text = serde_json::to_vec(&s).unwrap();
+        assert_eq!(State::parse(&text, p).unwrap(), s);
+        let mut older = serde_json::to_value(sample()).unwrap();
+        let fields = older.as_object_mut().unwrap();
+        fields.remove("api");
+        fields.remove("apiserver_bin");
+        let parsed = State::parse(older.to_string().as_bytes(), p).unwrap();
+        assert_eq!(parsed.api, ClusterApi::Directory);
+        assert_eq!(parsed, sample());
     }
 
     #[test]

@@ -1,18 +1,20 @@
 //! The lab with the real `antrea-agent` and `antrea` plugin (built by the first test, see
 //! `support::build_agent_binaries`): the full connectivity matrix in every traffic mode, a
 //! hitless agent restart under traffic, a restart after a change (new round, old round's flows
-//! gone), flows replayed after an `ovs-vswitchd` restart, and a Node leaving the cluster.
+//! gone), flows replayed after an `ovs-vswitchd` restart, a Node leaving the cluster, and the
+//! same connectivity matrix whether the agents read the cluster directory or the fake API server.
 //! Root, Linux; one lab at a time.
 #![cfg(target_os = "linux")]
 
 mod support;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use lab::agent::ClusterObject;
 use support::{Lab, build_agent_binaries, output_of, round_of, text};
 
 /// Pod IPs the agent's IPAM gives on a fresh 2 × 2 lab (the first address after the gateway).
@@ -303,6 +305,152 @@ fn a_node_removed_from_the_cluster_loses_its_routes_and_flows_and_nothing_else()
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stdout));
+    lab.run_ok(&["down"]);
+    lab.assert_gone();
+}
+
+/// What a `check --json` report says about each probe, without what differs between two runs
+/// of the same lab (source ports, attempts, timings, retry details).
+fn matrix(report: &serde_json::Value) -> BTreeSet<String> {
+    report["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let peer_ip = p["peer_seen"]
+                .as_str()
+                .map(|peer| peer.split(':').next().unwrap().to_owned());
+            format!(
+                "{} -> {} ({}) {} {} peer-check={} ok={} answered_by={} peer_ip={peer_ip:?}",
+                p["from"],
+                p["to"],
+                p["to_ip"],
+                p["path"],
+                p["proto"],
+                p["peer"],
+                p["ok"],
+                p["answered_by"]
+            )
+        })
+        .collect()
+}
+
+/// GET `path` from the lab's fake API server (over its Unix socket), as JSON.
+fn api_get(lab: &Lab, path: &str) -> serde_json::Value {
+    let response = lab::host::http::request(&lab.path("api/apiserver.sock"), "GET", path, None)
+        .unwrap_or_else(|e| panic!("GET {path}: {e}"));
+    assert_eq!(response.status, 200, "GET {path}: {}", response.text());
+    serde_json::from_slice(&response.body).unwrap()
+}
+
+#[test]
+fn the_fake_api_server_gives_the_same_connectivity_matrix_as_the_cluster_directory() {
+    build_agent_binaries();
+    let directory = {
+        let lab = Lab::new("api-directory");
+        lab.run_ok(&["up", "--api", "directory"]);
+        let report = lab.check_all_green(64);
+        assert!(lab.path("cluster/node-lab-n1.yaml").is_file());
+        assert!(!lab.path("api").exists());
+        lab.run_ok(&["down"]);
+        lab.assert_gone();
+        matrix(&report)
+    };
+
+    let lab = Lab::new("api-fake");
+    lab.run_ok(&["up", "--api", "fake"]);
+    let status = lab.run_ok(&["status"]);
+    assert!(
+        status.contains("api fake")
+            && status.contains("api/apiserver.pid")
+            && !status.contains("NOT healthy"),
+        "{status}"
+    );
+    let report = lab.check_all_green(64);
+    assert_eq!(matrix(&report), directory);
+
+    // The agents could only have used the API: there is no cluster directory, and they were
+    // started with the kubeconfig of the server at 10.10.0.2.
+    assert!(!lab.path("cluster").exists());
+    let kubeconfig = fs::read_to_string(lab.path("api/kubeconfig")).unwrap();
+    assert!(
+        kubeconfig.contains("server: http://10.10.0.2:6443"),
+        "{kubeconfig}"
+    );
+    // Each agent listed and watched the Nodes from its own Node IP, over the LAN, and patched
+    // its Node: encap mode carries the transport address and no MAC (the lab created it with one).
+    let log = fs::read_to_string(lab.path("api/apiserver.log")).unwrap();
+    for (node, node_ip) in [("lab-n1", "10.10.0.11"), ("lab-n2", "10.10.0.12")] {
+        let from_node: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains(&format!("peer={node_ip}:")))
+            .collect();
+        for wanted in [
+            "path=/api/v1/nodes query=".to_owned(),
+            "watch opened".to_owned(),
+            format!("method=PATCH path=/api/v1/nodes/{node} "),
+        ] {
+            assert!(
+                from_node.iter().any(|l| l.contains(&wanted)),
+                "no `{wanted}` from {node_ip} in the fake API server's log:\n{log}"
+            );
+        }
+        let object = api_get(&lab, &format!("/api/v1/nodes/{node}"));
+        let annotations = &object["metadata"]["annotations"];
+        assert_eq!(
+            annotations["node.antrea.io/transport-addresses"], node_ip,
+            "{object:#}"
+        );
+        assert!(
+            annotations.get("node.antrea.io/mac-address").is_none(),
+            "{object:#}"
+        );
+    }
+    // The lab created every Pod there, with the address the plugin gave it.
+    let pods = api_get(&lab, "/api/v1/namespaces/default/pods");
+    let in_api: BTreeMap<String, String> = pods["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["metadata"]["name"].as_str().unwrap().to_owned(),
+                p["status"]["podIP"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let probed: BTreeMap<String, String> = report["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["to"].as_str().unwrap().contains("-p"))
+        .map(|p| {
+            (
+                p["to"].as_str().unwrap().to_owned(),
+                p["to_ip"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(in_api, probed);
+
+    // The state remembers the mode: a restarted agent reads the API server again (it asks for
+    // its Node before it gets ready) and everything still connects.
+    let node_gets = || {
+        fs::read_to_string(lab.path("api/apiserver.log"))
+            .unwrap()
+            .lines()
+            .filter(|l| {
+                l.contains("peer=10.10.0.11:")
+                    && l.contains("method=GET path=/api/v1/nodes/lab-n1 query=")
+            })
+            .count()
+    };
+    let before = node_gets();
+    lab.run_ok(&["agent", "stop", "--node", "lab-n1"]);
+    lab.run_ok(&["agent", "start", "--node", "lab-n1"]);
+    assert!(node_gets() > before);
+    assert!(!lab.path("cluster").exists());
+    lab.check_all_green(64);
     lab.run_ok(&["down"]);
     lab.assert_gone();
 }

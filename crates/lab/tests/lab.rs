@@ -211,6 +211,72 @@ fn agent_that_exits_is_reported_with_its_log() {
     lab.assert_gone();
 }
 
+/// `--api fake` is refused without agents or without the server binary, and a server that exits
+/// instead of serving fails `up` with its log, leaving nothing (not even `lab-api`).
+#[test]
+fn fake_api_up_refuses_what_cannot_work_and_reports_a_server_that_exits() {
+    let lab = Lab::new("api-refused");
+    let scratch = lab.scratch();
+    write_script(&scratch.join("antrea-agent"), "sleep 60");
+    write_script(&scratch.join("antrea"), "exit 1");
+    write_script(
+        &scratch.join("antrea-fake-apiserver"),
+        "echo \"apiserver says: $*\" >&2; exit 4",
+    );
+    let bin = |name: &str| format!("{}/{name}", scratch.display());
+    let out = lab.run(&["up", "--api", "fake", "--wiring", "normal"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--api fake needs --wiring agent"),
+        "{}",
+        text(&out.stderr)
+    );
+    lab.assert_gone();
+    let (agent, cni) = (bin("antrea-agent"), bin("antrea"));
+    let agents = ["--agent-bin", &agent, "--cni-bin", &cni];
+    let out = lab.run(
+        &[
+            &[
+                "up",
+                "--api",
+                "fake",
+                "--apiserver-bin",
+                "/nonexistent/apiserver",
+            ][..],
+            &agents,
+        ]
+        .concat(),
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains(
+            "antrea-fake-apiserver not found at /nonexistent/apiserver (set --apiserver-bin)"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    lab.assert_gone();
+    let server = bin("antrea-fake-apiserver");
+    let out = lab.run(
+        &[
+            &["up", "--api", "fake", "--apiserver-bin", &server][..],
+            &agents,
+        ]
+        .concat(),
+    );
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("antrea-fake-apiserver in lab-api"), "{err}");
+    let state = lab.state_dir.display();
+    assert!(
+        err.contains(&format!(
+            "apiserver says: --listen 10.10.0.2:6443 --kubeconfig-out {state}/api/kubeconfig --unix-socket {state}/api/apiserver.sock"
+        )),
+        "{err}"
+    );
+    lab.assert_gone();
+}
+
 /// The agent wiring's contract with the agent and the plugin, driven end to end with stand-in
 /// scripts (the real binaries come later): config file and cluster directory as the agent
 /// sees them, readiness by the CNI socket, the plugin's environment and stdin, the Pod IP from

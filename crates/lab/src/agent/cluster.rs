@@ -1,6 +1,7 @@
-//! The cluster directory: one YAML file per object, `v1` Nodes (name, MAC annotation, podCIDR,
-//! InternalIP) and Pods (name, nodeName, podIP), written atomically (a hidden temporary file
-//! renamed into place), so an agent polling the directory never reads half a file.
+//! The cluster's objects: `v1` Nodes (name, MAC annotation, podCIDR, InternalIP) and Pods (name,
+//! nodeName, podIP), each with its file name in the cluster directory and its collection in the
+//! Kubernetes API. In the directory each is written atomically (a hidden temporary file renamed
+//! into place), so an agent polling the directory never reads half a file.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -131,6 +132,37 @@ pub struct PodIp {
     pub ip: String,
 }
 
+/// An object the lab publishes: where it goes in the cluster directory and in the API.
+pub trait ClusterObject: Serialize {
+    /// The file name in the cluster directory.
+    fn file_name(&self) -> String;
+    /// The API path of its collection, where it is created (`POST`).
+    fn collection_path(&self) -> String;
+}
+
+impl ClusterObject for NodeObject {
+    fn file_name(&self) -> String {
+        format!("node-{}.yaml", self.metadata.name)
+    }
+
+    fn collection_path(&self) -> String {
+        "/api/v1/nodes".to_owned()
+    }
+}
+
+impl ClusterObject for PodObject {
+    fn file_name(&self) -> String {
+        format!("pod-{}.yaml", self.metadata.name)
+    }
+
+    fn collection_path(&self) -> String {
+        format!(
+            "/api/v1/namespaces/{}/pods",
+            self.metadata.namespace.as_deref().unwrap_or("default")
+        )
+    }
+}
+
 impl NodeObject {
     /// A lab Node; `mac` is its NIC's MAC (`02:00:0a:0a:00:0b`).
     pub fn new(name: &str, pod_cidr: &str, node_ip: Ipv4Addr, mac: &str) -> NodeObject {
@@ -159,11 +191,6 @@ impl NodeObject {
                 ],
             },
         }
-    }
-
-    /// The file name in the cluster directory.
-    pub fn file_name(&self) -> String {
-        format!("node-{}.yaml", self.metadata.name)
     }
 }
 
@@ -194,11 +221,6 @@ impl PodObject {
                 }],
             },
         }
-    }
-
-    /// The file name in the cluster directory.
-    pub fn file_name(&self) -> String {
-        format!("pod-{}.yaml", self.metadata.name)
     }
 }
 
@@ -232,6 +254,7 @@ mod tests {
             "02:00:0a:0a:00:0c",
         );
         assert_eq!(n.file_name(), "node-lab-n2.yaml");
+        assert_eq!(n.collection_path(), "/api/v1/nodes");
         assert_eq!(
             yaml_value(&n),
             json!({"apiVersion": "v1", "kind": "Node",
@@ -252,6 +275,7 @@ mod tests {
             Ipv4Addr::new(10, 244, 1, 3),
         );
         assert_eq!(p.file_name(), "pod-lab-n1-p2.yaml");
+        assert_eq!(p.collection_path(), "/api/v1/namespaces/default/pods");
         assert_eq!(
             yaml_value(&p),
             json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "lab-n1-p2", "namespace": "default"},

@@ -1,8 +1,8 @@
-//! The files the lab writes for `antrea-agent`: its configuration file per Node and the shared
-//! cluster directory of Node and Pod objects.
+//! What the lab writes for `antrea-agent`: its configuration file per Node and the cluster's
+//! Node and Pod objects (for the cluster directory or the fake API server).
 
 pub mod cluster;
 pub mod config;
 
-pub use cluster::{NodeObject, PodObject, write_object};
+pub use cluster::{ClusterObject, NodeObject, PodObject, write_object};
 pub use config::AgentConfig;

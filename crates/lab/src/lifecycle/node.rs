@@ -15,6 +15,7 @@ use crate::layout::Layout;
 use crate::plan::{BRIDGE, NodePlan, Wiring};
 use crate::state::State;
 use crate::wiring::agent::{self, AgentBinaries};
+use crate::wiring::cluster::Cluster;
 
 /// How long the agent may take to put the flows back after `ovs-vswitchd` restarts.
 const FLOWS_BACK_TIMEOUT: Duration = Duration::from_secs(30);
@@ -86,7 +87,8 @@ pub fn start_agent(
         })?;
     }
     let started = Instant::now();
-    let mut child = agent::start_agent(layout, plan, state.topology.encap, &bins)?;
+    let cluster = Cluster::new(layout, state.api);
+    let mut child = agent::start_agent(layout, plan, state.topology.encap, &bins, &cluster)?;
     agent::wait_ready(layout, plan, &mut child, bins.ready_timeout)?;
     Ok(started.elapsed())
 }

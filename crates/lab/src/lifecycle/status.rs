@@ -8,7 +8,7 @@ use crate::error::{LabError, Result};
 use crate::host::netns::lab_namespaces;
 use crate::host::process::{is_ours, pidfiles_under, read_pid};
 use crate::layout::Layout;
-use crate::plan::{EXT_NETNS, UNDERLAY_NETNS};
+use crate::plan::{API_NETNS, ClusterApi, EXT_NETNS, UNDERLAY_NETNS, Wiring};
 use crate::state::{Phase, State};
 use crate::wiring::common::layout_marker;
 
@@ -44,12 +44,13 @@ impl Status {
         };
         let _ = writeln!(
             out,
-            "lab {}: {} Nodes x {} Pods, wiring {}, encap {}, {phase}",
+            "lab {}: {} Nodes x {} Pods, wiring {}, encap {}, api {}, {phase}",
             layout.root().display(),
             t.nodes,
             t.pods_per_node,
             t.wiring,
-            t.encap
+            t.encap,
+            s.api
         );
         let _ = writeln!(
             out,
@@ -94,6 +95,9 @@ pub fn status(layout: &Layout) -> Result<Status> {
     let state =
         State::load(&layout.state_file())?.ok_or_else(|| LabError::NotUp(layout.state_file()))?;
     let mut expected: Vec<String> = vec![UNDERLAY_NETNS.to_owned(), EXT_NETNS.to_owned()];
+    if state.topology.wiring == Wiring::Agent && state.api == ClusterApi::Fake {
+        expected.push(API_NETNS.to_owned());
+    }
     expected.extend(state.topology.nodes().map(|n| n.name()));
     expected.extend(state.pods.iter().map(|p| p.name.clone()));
     let existing = lab_namespaces()?;

@@ -1,10 +1,12 @@
-//! `antrea-lab up`: the LAN and external host, the Nodes (in parallel), their wiring, the Pods
+//! `antrea-lab up`: the LAN and external host, the fake API server (`--api fake`), the Nodes (in
+//! parallel), their wiring, the Pods
 //! (Nodes in parallel, Pods of one Node in order), and a `serve` answerer in every namespace.
 //! The state file is written first (phase `building`) and updated as Pods appear, so a lab
 //! that fails half-way is still fully known to `down`; unless asked to keep it, `up` runs
 //! `down` itself on failure.
 
 use std::fs;
+use std::path::PathBuf;
 use std::thread;
 use std::time::Instant;
 
@@ -12,10 +14,11 @@ use super::down;
 use crate::error::{LabError, Result};
 use crate::host::netns::lab_namespaces;
 use crate::layout::Layout;
-use crate::plan::{EXT_NETNS, Topology, Wiring};
+use crate::plan::{ClusterApi, EXT_NETNS, Topology, Wiring};
 use crate::state::{Phase, PodRecord, State};
 use crate::wiring::agent::{self, AgentBinaries};
-use crate::wiring::{common, normal};
+use crate::wiring::cluster::Cluster;
+use crate::wiring::{apiserver, common, normal};
 
 /// What `up` was asked for.
 #[derive(Debug, Clone)]
@@ -24,6 +27,10 @@ pub struct UpOptions {
     pub topology: Topology,
     /// The binaries (`agent` wiring only).
     pub agent: Option<AgentBinaries>,
+    /// Where the agents read the cluster (`agent` wiring only).
+    pub api: ClusterApi,
+    /// The fake API server binary (`api` fake only).
+    pub apiserver_bin: Option<PathBuf>,
     /// Leave a half-built lab in place when building fails (for inspection; `down` removes it).
     pub keep_on_failure: bool,
 }
@@ -55,6 +62,22 @@ pub fn up(layout: &Layout, options: &UpOptions) -> Result<State> {
         }
         (Wiring::Normal, _) => None,
     };
+    match (options.api, options.topology.wiring, &options.apiserver_bin) {
+        (ClusterApi::Directory, _, _) => {}
+        (ClusterApi::Fake, Wiring::Normal, _) => {
+            return Err(LabError::Options(
+                "--api fake needs --wiring agent: without agents nothing reads the API".into(),
+            ));
+        }
+        (ClusterApi::Fake, Wiring::Agent, Some(bin)) => apiserver::verify(bin)?,
+        (ClusterApi::Fake, Wiring::Agent, None) => {
+            return Err(LabError::MissingBinary {
+                what: "antrea-fake-apiserver",
+                path: "".into(),
+                hint: "set --apiserver-bin",
+            });
+        }
+    }
     fs::create_dir_all(layout.root()).map_err(|source| LabError::File {
         what: "state directory",
         path: layout.root().to_owned(),
@@ -66,6 +89,8 @@ pub fn up(layout: &Layout, options: &UpOptions) -> Result<State> {
         bins.map(|b| b.agent.clone()),
         bins.map(|b| b.cni.clone()),
     );
+    state.api = options.api;
+    state.apiserver_bin = options.apiserver_bin.clone();
     let built = state
         .save(&layout.state_file())
         .map_err(LabError::from)
@@ -101,13 +126,17 @@ fn build(layout: &Layout, state: &mut State, bins: Option<&AgentBinaries>) -> Re
             Wiring::Agent => Ok(()),
         }
     })?;
+    let cluster = Cluster::new(layout, state.api);
     if let Some(bins) = bins {
-        agent::publish_nodes(layout, &topology)?;
+        if let Some(bin) = &state.apiserver_bin {
+            apiserver::start(layout, bin)?;
+        }
+        agent::publish_nodes(&cluster, &topology)?;
         let mut agents = Vec::new();
         for &node in &nodes {
             agents.push((
                 node,
-                agent::start_agent(layout, node, topology.encap, bins)?,
+                agent::start_agent(layout, node, topology.encap, bins, &cluster)?,
             ));
         }
         for (node, child) in &mut agents {
@@ -118,7 +147,7 @@ fn build(layout: &Layout, state: &mut State, bins: Option<&AgentBinaries>) -> Re
         topology
             .pods_of(node)
             .map(|pod| match bins {
-                Some(bins) => agent::add_pod(layout, pod, bins),
+                Some(bins) => agent::add_pod(layout, pod, bins, &cluster),
                 None => normal::pod(layout, pod),
             })
             .collect()

@@ -1,16 +1,18 @@
 //! `agent` wiring: per Node the lab writes the agent's configuration, publishes every Node in
-//! the cluster directory, starts `antrea-agent --config <file> --cluster-dir <dir>` with
+//! the lab's [`Cluster`] (the cluster directory or the fake API server), starts
+//! `antrea-agent --config <file>` with `--cluster-dir <dir>` or `--kubeconfig <file>` and
 //! `NODE_NAME` inside the Node's namespace, waits until the agent's CNI socket appears (the
 //! readiness signal), then creates each Pod as a runtime would: a namespace, then the `antrea`
 //! CNI plugin executed with `CNI_COMMAND=ADD` inside the Node's namespace, and the Pod object
-//! (with the address from the plugin's result) written to the cluster directory.
+//! (with the address from the plugin's result) published in the cluster.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::Duration;
 
-use crate::agent::{AgentConfig, NodeObject, PodObject, write_object};
+use super::cluster::Cluster;
+use crate::agent::{AgentConfig, NodeObject, PodObject};
 use crate::cni::{CniCommand, CniError, Invocation, NetConf, parse_result};
 use crate::error::{LabError, Result};
 use crate::host::command::{describe, in_netns, run_with_timeout, wait_until};
@@ -55,26 +57,16 @@ impl AgentBinaries {
     }
 }
 
-/// Writes every Node object into the cluster directory.
-pub fn publish_nodes(layout: &Layout, topology: &Topology) -> Result<()> {
-    let dir = layout.cluster_dir();
-    fs::create_dir_all(&dir).map_err(|source| LabError::File {
-        what: "cluster directory",
-        path: dir.clone(),
-        source,
-    })?;
+/// Publishes every Node object in the cluster.
+pub fn publish_nodes(cluster: &Cluster, topology: &Topology) -> Result<()> {
+    cluster.prepare()?;
     for node in topology.nodes() {
-        let object = NodeObject::new(
+        cluster.publish(&NodeObject::new(
             &node.name(),
             &node.pod_cidr(),
             node.ip(),
             &node.mac().to_string(),
-        );
-        write_object(&dir, &object.file_name(), &object).map_err(|source| LabError::File {
-            what: "Node object",
-            path: dir.clone(),
-            source,
-        })?;
+        ))?;
     }
     Ok(())
 }
@@ -85,6 +77,7 @@ pub fn start_agent(
     node: NodePlan,
     encap: Encap,
     bins: &AgentBinaries,
+    cluster: &Cluster,
 ) -> Result<Child> {
     let name = node.name();
     let config_path = layout.agent_config(&name);
@@ -102,8 +95,7 @@ pub fn start_agent(
     let mut cmd = in_netns(&name, &bins.agent);
     cmd.arg("--config")
         .arg(&config_path)
-        .arg("--cluster-dir")
-        .arg(layout.cluster_dir())
+        .args(cluster.agent_args())
         .env("NODE_NAME", &name);
     spawn_detached(
         &mut cmd,
@@ -161,8 +153,13 @@ pub fn add_invocation(layout: &Layout, pod: PodPlan, cni_bin: &Path) -> Invocati
     }
 }
 
-/// Creates `pod` through the CNI plugin and publishes it in the cluster directory.
-pub fn add_pod(layout: &Layout, pod: PodPlan, bins: &AgentBinaries) -> Result<PodRecord> {
+/// Creates `pod` through the CNI plugin and publishes it in the cluster.
+pub fn add_pod(
+    layout: &Layout,
+    pod: PodPlan,
+    bins: &AgentBinaries,
+    cluster: &Cluster,
+) -> Result<PodRecord> {
     let (name, node) = (pod.name(), pod.node());
     netns::add(&name, false)?;
     let invocation = add_invocation(layout, pod, &bins.cni);
@@ -200,13 +197,7 @@ pub fn add_pod(layout: &Layout, pod: PodPlan, bins: &AgentBinaries) -> Result<Po
             });
         }
     };
-    let object = PodObject::new(&name, &node.name(), node.ip(), address.ip);
-    let dir = layout.cluster_dir();
-    write_object(&dir, &object.file_name(), &object).map_err(|source| LabError::File {
-        what: "Pod object",
-        path: dir,
-        source,
-    })?;
+    cluster.publish(&PodObject::new(&name, &node.name(), node.ip(), address.ip))?;
     Ok(PodRecord {
         name,
         node: node.name(),

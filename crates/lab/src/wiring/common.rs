@@ -3,6 +3,8 @@
 
 use std::fs;
 use std::net::Ipv4Addr;
+use std::path::Path;
+use std::process::Child;
 use std::time::Duration;
 
 use crate::error::{LabError, Result};
@@ -34,7 +36,12 @@ pub fn underlay() -> Result<()> {
 
 /// Plugs namespace `netns` into the LAN: a veth `lan_side` on `lan0` whose peer is `eth0` in
 /// `netns`, TX offload off on both ends, with an optional fixed MAC and address.
-fn attach_to_lan(netns: &str, lan_side: &str, mac: Option<Mac>, addr: Ipv4Addr) -> Result<()> {
+pub(crate) fn attach_to_lan(
+    netns: &str,
+    lan_side: &str,
+    mac: Option<Mac>,
+    addr: Ipv4Addr,
+) -> Result<()> {
     ip(&[
         "-n",
         UNDERLAY_NETNS,
@@ -139,18 +146,37 @@ pub fn start_serve(layout: &Layout, netns: &str) -> Result<()> {
         "--ready-file",
     ])
     .arg(&ready);
-    let mut child = spawn_detached(&mut cmd, &pidfile, &dir.join("serve.log"))?;
-    wait_until(
-        &format!("serve in {netns} to listen"),
+    let log = dir.join("serve.log");
+    let mut child = spawn_detached(&mut cmd, &pidfile, &log)?;
+    wait_for_file(
+        &format!("antrea-lab serve in {netns}"),
+        &mut child,
+        &ready,
+        &log,
         Duration::from_secs(10),
+    )
+}
+
+/// Waits until the process `child` (called `what`) has created `ready`, for at most `timeout`;
+/// if it exits first, fails with its `log`.
+pub fn wait_for_file(
+    what: &str,
+    child: &mut Child,
+    ready: &Path,
+    log: &Path,
+    timeout: Duration,
+) -> Result<()> {
+    wait_until(
+        &format!("{what} to create {}", ready.display()),
+        timeout,
         || ready.exists() || !matches!(child.try_wait(), Ok(None)),
     )?;
     if ready.exists() {
         Ok(())
     } else {
-        let log = fs::read_to_string(dir.join("serve.log")).unwrap_or_default();
+        let log = fs::read_to_string(log).unwrap_or_default();
         Err(LabError::Command {
-            command: format!("antrea-lab serve in {netns}"),
+            command: what.to_owned(),
             status: "exited".into(),
             stderr: log.trim().to_owned(),
         })

@@ -1,8 +1,10 @@
 //! Building the lab's pieces: what every wiring shares (the LAN, the Node's NIC and OVS, the
 //! external host, the `serve` answerers), the `normal` wiring (a plain NORMAL br-int over a flat
-//! Pod subnet) and the `agent` wiring (agent configuration, cluster directory, agent processes,
-//! Pods through the CNI plugin).
+//! Pod subnet) and the `agent` wiring (agent configuration, the cluster the agents read (a
+//! directory or the fake API server), agent processes, Pods through the CNI plugin).
 
 pub mod agent;
+pub mod apiserver;
+pub mod cluster;
 pub mod common;
 pub mod normal;

@@ -117,22 +117,27 @@ pub fn write_script(path: &Path, body: &str) {
     fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// Builds `antrea-agent` and the `antrea` plugin (`cargo build -p agent -p cni --bins`, same
-/// profile and target directory as this test) once per test binary, so they sit beside
-/// `antrea-lab`, where `up` looks for them by default.
+/// Builds `antrea-agent`, the `antrea` plugin and `antrea-fake-apiserver` (`cargo build -p agent
+/// -p cni -p fakeapi --bins`, same profile and target directory as this test) once per test
+/// binary, so they sit beside `antrea-lab`, where `up` looks for them by default.
 pub fn build_agent_binaries() {
     static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
     BUILT.get_or_init(|| {
         let lab_bin = Path::new(env!("CARGO_BIN_EXE_antrea-lab"));
         let profile_dir = lab_bin.parent().expect("target/<profile>/antrea-lab");
         let mut cargo = Command::new(env!("CARGO"));
-        cargo.args(["build", "--quiet", "-p", "agent", "-p", "cni", "--bins"]);
+        cargo.args([
+            "build", "--quiet", "-p", "agent", "-p", "cni", "-p", "fakeapi", "--bins",
+        ]);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             cargo.arg("--release");
         }
         let status = cargo.status().expect("cargo runs");
-        assert!(status.success(), "building antrea-agent and antrea failed");
-        for bin in ["antrea-agent", "antrea"] {
+        assert!(
+            status.success(),
+            "building antrea-agent, antrea and antrea-fake-apiserver failed"
+        );
+        for bin in ["antrea-agent", "antrea", "antrea-fake-apiserver"] {
             assert!(
                 profile_dir.join(bin).is_file(),
                 "{bin} not beside antrea-lab"
