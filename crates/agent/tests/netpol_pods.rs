@@ -126,7 +126,7 @@ fn policies_from_the_cluster_directory_isolate_and_open_a_pod() {
     wait_until("the client allowed in", || pod_ping(&client, SERVER_IP));
 
     // What antctl shows through the agent API in the Node's namespace: the server isolated for
-    // ingress, the allow rule with the flows behind it and the pings it let in counted; the
+    // ingress, the allow rule with the flows behind it and the ping it let in counted; the
     // same counters in the metrics; the agent ready.
     let shown = antctl(&ns1, &["get", "networkpolicies", "--pod", "default/server"]);
     println!("{shown}");
@@ -140,7 +140,8 @@ fn policies_from_the_cluster_directory_isolate_and_open_a_pod() {
         .lines()
         .find(|l| l.starts_with("default/allow-client/ingress/0  ingress  peers 10.244.1.2  "))
         .unwrap_or_else(|| panic!("no allow rule in:\n{shown}"));
-    assert!(counter(rule, "packets") >= 3, "{rule}");
+    // The rule counts a connection's packets until it is established: the ping's first.
+    assert!(counter(rule, "packets") >= 1, "{rule}");
     assert!(
         shown
             .lines()
@@ -161,7 +162,7 @@ fn policies_from_the_cluster_directory_isolate_and_open_a_pod() {
         })
         .unwrap_or_else(|| panic!("no packet counter of the rule in:\n{metrics}"));
     let packets: u64 = series.rsplit(' ').next().unwrap().parse().unwrap();
-    assert!(packets >= 3, "{series}");
+    assert!(packets >= counter(rule, "packets"), "{series}");
     assert!(
         metrics.contains("antrea_agent_networkpolicy_rule_flows{"),
         "{metrics}"

@@ -1,24 +1,22 @@
-//! The agent API client: one HTTP/1.0 GET per call over a TCP connection (the API answers
-//! small documents and closes), with bounded connect and read times.
+//! The agent API client: a GET with hyper's client, bounded in time.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-/// How long a call may take to connect, and each read or write.
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+/// How long a call may take, connection and answer included.
 const TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Why a call gave no document.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    #[error("agent API at {server}: {source}")]
-    Io {
-        server: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("agent API at {server}: not an HTTP response")]
-    Malformed { server: String },
+    #[error("agent API at {server}: {reason}")]
+    Transport { server: String, reason: String },
+    #[error("agent API at {server}: no answer within {TIMEOUT:?}")]
+    Timeout { server: String },
     #[error("agent API at {server}{path}: HTTP {status}: {body}")]
     Status {
         server: String,
@@ -29,43 +27,41 @@ pub enum ClientError {
 }
 
 /// GETs `path` from the agent API at `server` (`host:port`); the body of a 200 response.
-pub fn get(server: &str, path: &str) -> Result<String, ClientError> {
-    let io = |source| ClientError::Io {
+pub async fn get(server: &str, path: &str) -> Result<String, ClientError> {
+    let transport = |reason: String| ClientError::Transport {
         server: server.to_owned(),
-        source,
+        reason,
     };
-    let address: SocketAddr = server
-        .to_socket_addrs()
-        .map_err(io)?
-        .next()
-        .ok_or_else(|| io(std::io::Error::other("no address")))?;
-    let mut stream = TcpStream::connect_timeout(&address, TIMEOUT).map_err(io)?;
-    stream.set_read_timeout(Some(TIMEOUT)).map_err(io)?;
-    stream.set_write_timeout(Some(TIMEOUT)).map_err(io)?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.0\r\nHost: {server}\r\nConnection: close\r\n\r\n"
-    )
-    .map_err(io)?;
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).map_err(io)?;
-    let response = String::from_utf8_lossy(&response);
-    let malformed = || ClientError::Malformed {
-        server: server.to_owned(),
+    let uri: http::Uri = format!("http://{server}{path}")
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| transport(e.to_string()))?;
+    let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
+    let exchange = async {
+        let response = client
+            .get(uri)
+            .await
+            .map_err(|e| transport(e.to_string()))?;
+        let status = response.status();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| transport(e.to_string()))?
+            .to_bytes();
+        Ok((status, String::from_utf8_lossy(&body).into_owned()))
     };
-    let (head, body) = response.split_once("\r\n\r\n").ok_or_else(malformed)?;
-    let status: u16 = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .ok_or_else(malformed)?;
-    if status == 200 {
-        Ok(body.to_owned())
+    let (status, body) = tokio::time::timeout(TIMEOUT, exchange)
+        .await
+        .map_err(|_| ClientError::Timeout {
+            server: server.to_owned(),
+        })??;
+    if status == http::StatusCode::OK {
+        Ok(body)
     } else {
         Err(ClientError::Status {
             server: server.to_owned(),
             path: path.to_owned(),
-            status,
+            status: status.as_u16(),
             body: body.trim_end().to_owned(),
         })
     }

@@ -75,7 +75,14 @@ fn main() -> ExitCode {
         Get::Metrics => ("/metrics".to_owned(), false),
         Get::Readiness => ("/readyz".to_owned(), false),
     };
-    let body = match get(&cli.server, &path) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(&format!("cannot start the async runtime: {error}")),
+    };
+    let body = match runtime.block_on(get(&cli.server, &path)) {
         Ok(body) => body,
         Err(error) => return fail(&error.to_string()),
     };
