@@ -2,7 +2,8 @@
 //! TCP inside each Node's namespace, with real Open vSwitch and real Pods: noEncap Nodes
 //! publish their MAC annotation and route to each other directly; peer Nodes added, updated
 //! and deleted in the API become routes and flows; a restart removes the Pod that is gone from
-//! the API and keeps the live one; Pods get `NetworkReady` Events; an API outage (with the
+//! the API and keeps the live one; Pods get `NetworkReady` Events; a NetworkPolicy created and
+//! deleted in the API isolates a Pod and opens it again; the agent reports itself ready; an API outage (with the
 //! watch history compacted meanwhile) changes no flow, no OVSDB row and no route.
 #![cfg(target_os = "linux")]
 
@@ -13,6 +14,7 @@ use std::path::Path;
 
 use fakeapi::{FakeApiServer, TcpServer};
 use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use objects::{node, pod};
 use support::{DbMonitor, Lan, TestNode, ping, wait_until};
 
@@ -124,6 +126,37 @@ fn agents_follow_the_api_server_and_ride_out_its_outage() {
             .count()
             == 2
     });
+
+    // NetworkPolicy from the API (the shared reflectors feed the controller, every Pod of the
+    // cluster included): once the kubelet has reported the live Pod's address, a deny-all
+    // ingress policy in its Namespace cuts n2 off from it, and deleting the policy lets n2 in
+    // again. The agent is ready (its reflectors are synced).
+    let mut live_pod: Pod = fake.get("default", "live").unwrap().unwrap();
+    live_pod.status = Some(
+        serde_json::from_value(serde_json::json!({"phase": "Running", "podIP": "10.244.1.2"}))
+            .unwrap(),
+    );
+    fake.insert(&live_pod).unwrap();
+    assert!(ping(&n2, "10.244.1.2"), "n2 -> live, no policy");
+    let deny: NetworkPolicy = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "deny", "namespace": "default"},
+        "spec": {"podSelector": {}, "policyTypes": ["Ingress"]},
+    }))
+    .unwrap();
+    fake.insert(&deny).unwrap();
+    wait_until("the live Pod isolated", || !ping(&n2, "10.244.1.2"));
+    fake.delete::<NetworkPolicy>("default", "deny").unwrap();
+    wait_until("the live Pod open again", || ping(&n2, "10.244.1.2"));
+    let readiness = support::run(&[
+        "ip",
+        "netns",
+        "exec",
+        &ns1,
+        env!("CARGO_BIN_EXE_antctl"),
+        "get",
+        "readiness",
+    ]);
+    assert_eq!(readiness, "ok\n");
 
     // A Pod deleted while the agent is down loses its port at the restart; the other is kept.
     assert!(n1.stop_agent());
