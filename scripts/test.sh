@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what it needs, then runs the Linux tests (real OVS, network
+# The whole test suite: installs what it needs, checks formatting and lints, then runs the Linux
+# tests (real OVS, network
 # namespaces, real packets), the Windows tests under Wine, and a short fuzz run of every decoder.
 # Run as root. Build outputs go to CARGO_TARGET_DIR, by default a cache outside the clone
 # (/var/cache/antrea-rs/target); everything also passes with that directory empty.
@@ -12,6 +13,10 @@ bash scripts/setup.sh
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 count() { awk '/^test result: /{p+=$4; f+=$6} END {print p+0, f+0}' "$1"; }
+
+echo "== linux: cargo fmt --check, clippy -D warnings (workspace, all targets)"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== linux: cargo test (workspace)"
 set +e
