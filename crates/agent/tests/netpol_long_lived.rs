@@ -15,10 +15,10 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use support::podnet::{in_netns, probe};
-use support::{HANG_GUARD, Lan, TestNode, nodes_yaml, run, wait_until};
+use support::podnet::{add_lab_pods, in_netns, probe};
+use support::{HANG_GUARD, Lan, TestNode, nodes_yaml, wait_until};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use truthtable::model::{ip, list, pods_on};
+use truthtable::model::{ip, list};
 use truthtable::{Cluster, Pod, Protocol};
 
 const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
@@ -105,16 +105,7 @@ fn a_connection_survives_100_unrelated_policy_updates() {
     n1.start_and_wait_up();
     let socket = n1.cni_socket();
     wait_until("the CNI socket", || socket.exists());
-    let mut netns = std::collections::BTreeMap::new();
-    for p in pods_on("n1") {
-        let sandbox = lan.pod_netns(&format!("{}{}", p.0, p.1));
-        run(&["ip", "-n", &sandbox, "link", "set", "lo", "up"]);
-        let container = format!("c-{}-{}", p.0, p.1);
-        let (ok, result) = n1.cni_in(p.0, "ADD", &container, p.1, &sandbox, &n1.netconf(None));
-        assert!(ok, "ADD {}/{} failed: {result}", p.0, p.1);
-        assert_eq!(result["ips"][0]["address"], format!("{}/24", ip(p)));
-        netns.insert(p, sandbox);
-    }
+    let netns = add_lab_pods(&mut lan, &n1);
     let mark = n1.policy_installs().len();
     n1.write_cluster_file("lab.yaml", &objects(true));
     n1.write_cluster_file(

@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use support::podnet::{in_netns, probe, serve};
-use support::{Lan, TestNode, nodes_yaml, run, wait_until};
-use truthtable::model::{ip, list, pods, pods_on};
+use support::podnet::{add_lab_pods, in_netns, probe, serve};
+use support::{Lan, TestNode, nodes_yaml, wait_until};
+use truthtable::model::{ip, list, pods};
 use truthtable::{Cluster, PORTS, Pod, Port, Reachability, Scenario, scenarios};
 
 const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
@@ -86,16 +86,7 @@ fn every_scenario_with_real_packets_on_two_nodes() {
     }
     let mut netns = BTreeMap::new();
     for n in &nodes {
-        for p in pods_on(&n.name) {
-            let sandbox = lan.pod_netns(&format!("{}{}", p.0, p.1));
-            // The container runtime brings the sandbox's loopback up (a Pod reaches itself there).
-            run(&["ip", "-n", &sandbox, "link", "set", "lo", "up"]);
-            let container = format!("c-{}-{}", p.0, p.1);
-            let (ok, result) = n.cni_in(p.0, "ADD", &container, p.1, &sandbox, &n.netconf(None));
-            assert!(ok, "ADD {}/{} failed: {result}", p.0, p.1);
-            assert_eq!(result["ips"][0]["address"], format!("{}/24", ip(p)));
-            netns.insert(p, sandbox);
-        }
+        netns.extend(add_lab_pods(&mut lan, n));
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

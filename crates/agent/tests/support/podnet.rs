@@ -3,7 +3,9 @@
 //! runtime the test owns; the sockets stay in that namespace wherever they are served. Servers
 //! accept TCP and echo UDP; probes connect or wait for the echo, a dropped packet being a
 //! timeout ([`PROBE_TIMEOUT`], a hang guard for what policy drops, not a performance bound).
+//! The `truthtable` lab's Pods are added to a Node through the real plugin here too.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
@@ -12,7 +14,10 @@ use nix::sched::{CloneFlags, setns};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use tokio::runtime::Runtime;
 use tokio::time::timeout;
-use truthtable::Protocol;
+use truthtable::model::{ip, pods_on};
+use truthtable::{Pod, Protocol};
+
+use super::{Lan, TestNode, run};
 
 /// How long a probe waits for a connection or an echo before calling it dropped.
 pub const PROBE_TIMEOUT: Duration = Duration::from_millis(400);
@@ -91,4 +96,21 @@ pub async fn probe(protocol: Protocol, to: SocketAddr) -> bool {
             )
         }
     }
+}
+
+/// Adds the lab Pods of `node` through the real `antrea` plugin, each in a new namespace of
+/// `lan` with its loopback up (as the container runtime does: a Pod reaches itself there), in
+/// lab order so each gets its lab address (checked); returns each Pod's namespace.
+pub fn add_lab_pods(lan: &mut Lan, node: &TestNode) -> BTreeMap<Pod, String> {
+    let mut netns = BTreeMap::new();
+    for p in pods_on(&node.name) {
+        let sandbox = lan.pod_netns(&format!("{}{}", p.0, p.1));
+        run(&["ip", "-n", &sandbox, "link", "set", "lo", "up"]);
+        let container = format!("c-{}-{}", p.0, p.1);
+        let (ok, result) = node.cni_in(p.0, "ADD", &container, p.1, &sandbox, &node.netconf(None));
+        assert!(ok, "ADD {}/{} failed: {result}", p.0, p.1);
+        assert_eq!(result["ips"][0]["address"], format!("{}/24", ip(p)));
+        netns.insert(p, sandbox);
+    }
+    netns
 }
