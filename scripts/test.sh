@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what it needs, checks formatting and lints, then runs the Linux
-# tests (real OVS, network
-# namespaces, real packets), the Windows tests under Wine, and a short fuzz run of every decoder.
+# tests (real OVS, network namespaces, real packets), the Windows tests under Wine, and a short fuzz run of every decoder.
 # Run as root. Build outputs go to CARGO_TARGET_DIR, by default a cache outside the clone
 # (/var/cache/antrea-rs/target); everything also passes with that directory empty.
 set -euo pipefail

@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 use ovstest::{Daemons, Ovs};
 
+#[cfg(target_os = "linux")]
+pub mod podnet;
+
 /// Hang guard for waits on the agent or the kernel (not a timing threshold).
 pub const HANG_GUARD: Duration = Duration::from_secs(60);
 
@@ -327,6 +330,23 @@ impl TestNode {
         fs::rename(&tmp, self.cluster_dir().join("pods.yaml")).unwrap();
     }
 
+    /// Replaces (or creates) the cluster directory file `name` atomically.
+    pub fn write_cluster_file(&self, name: &str, text: &str) {
+        let tmp = self.cluster_dir().join(format!(".{name}.tmp"));
+        fs::write(&tmp, text).unwrap();
+        fs::rename(&tmp, self.cluster_dir().join(name)).unwrap();
+    }
+
+    /// The NetworkPolicy controller's install lines of the agent's last run, one per burst of
+    /// changes it applied ("NetworkPolicy: … flow mods").
+    pub fn policy_installs(&self) -> Vec<String> {
+        self.log(self.runs)
+            .lines()
+            .filter(|l| l.contains("NetworkPolicy: ") && l.contains(" flow mods"))
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// The log file of agent run `n` (1-based).
     pub fn log_path(&self, n: u32) -> PathBuf {
         self.dir.path().join(format!("agent-{n}.log"))
@@ -551,6 +571,19 @@ impl TestNode {
         pod_netns: &str,
         conf: &serde_json::Value,
     ) -> (bool, serde_json::Value) {
+        self.cni_in("default", command, container, pod, pod_netns, conf)
+    }
+
+    /// [`TestNode::cni`] for a Pod of Kubernetes Namespace `namespace`.
+    pub fn cni_in(
+        &self,
+        namespace: &str,
+        command: &str,
+        container: &str,
+        pod: &str,
+        pod_netns: &str,
+        conf: &serde_json::Value,
+    ) -> (bool, serde_json::Value) {
         use std::io::Write;
         let mut child = Command::new(plugin_binary())
             .env("CNI_COMMAND", command)
@@ -558,7 +591,7 @@ impl TestNode {
             .env("CNI_NETNS", format!("/var/run/netns/{pod_netns}"))
             .env("CNI_IFNAME", "eth0")
             .env("CNI_PATH", "/opt/cni/bin")
-            .env("CNI_ARGS", format!("IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME={pod};K8S_POD_INFRA_CONTAINER_ID={container}"))
+            .env("CNI_ARGS", format!("IgnoreUnknown=1;K8S_POD_NAMESPACE={namespace};K8S_POD_NAME={pod};K8S_POD_INFRA_CONTAINER_ID={container}"))
             .env("ANTREA_CNI_SOCKET", format!("unix:{}", self.cni_socket().display()))
             // A call to a stopped agent fails after a short wait, not the default 30 s.
             .env("ANTREA_CNI_READY_WAIT", "2")

@@ -1,0 +1,116 @@
+//! Traffic inside Pod network namespaces without spawning processes: a thread joins the Pod's
+//! namespace (`setns` changes only the calling thread) and creates the sockets there, on a tokio
+//! runtime the test owns; the sockets stay in that namespace wherever they are served. Servers
+//! accept TCP and echo UDP; probes connect or wait for the echo, a dropped packet being a
+//! timeout ([`PROBE_TIMEOUT`], a hang guard for what policy drops, not a performance bound).
+//! The `truthtable` lab's Pods are added to a Node through the real plugin here too.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use nix::sched::{CloneFlags, setns};
+use tokio::net::{TcpListener, TcpStream, UdpSocket};
+use tokio::runtime::Runtime;
+use tokio::time::timeout;
+use truthtable::model::{ip, pods_on};
+use truthtable::{Pod, Protocol};
+
+use super::{Lan, TestNode, run};
+
+/// How long a probe waits for a connection or an echo before calling it dropped.
+pub const PROBE_TIMEOUT: Duration = Duration::from_millis(400);
+
+/// Runs `work` on a thread that joined network namespace `netns` (a name under
+/// `/var/run/netns`), and returns its result.
+pub fn in_netns<T: Send>(netns: &str, work: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                join_netns(netns);
+                work()
+            })
+            .join()
+            .unwrap_or_else(|_| panic!("work in {netns} panicked"))
+    })
+}
+
+/// Moves the calling thread into network namespace `netns`.
+pub fn join_netns(netns: &str) {
+    let path = format!("/var/run/netns/{netns}");
+    let file = File::open(&path).unwrap_or_else(|e| panic!("open {path}: {e}"));
+    setns(file, CloneFlags::CLONE_NEWNET).unwrap_or_else(|e| panic!("setns {path}: {e}"));
+}
+
+/// Serves `ports` in `netns` on `runtime` until the runtime is dropped: TCP accepts (and closes)
+/// connections, UDP echoes each datagram to its sender.
+pub fn serve(runtime: &Runtime, netns: &str, ports: &[(Protocol, u16)]) {
+    for &(protocol, port) in ports {
+        let addr = SocketAddr::from((Ipv4Addr::UNSPECIFIED, port));
+        match protocol {
+            Protocol::Tcp => {
+                let listener = in_netns(netns, || runtime.block_on(TcpListener::bind(addr)))
+                    .unwrap_or_else(|e| panic!("bind TCP {port} in {netns}: {e}"));
+                runtime.spawn(async move {
+                    while let Ok((stream, _)) = listener.accept().await {
+                        drop(stream);
+                    }
+                });
+            }
+            Protocol::Udp => {
+                let socket = in_netns(netns, || runtime.block_on(UdpSocket::bind(addr)))
+                    .unwrap_or_else(|e| panic!("bind UDP {port} in {netns}: {e}"));
+                runtime.spawn(async move {
+                    let mut buf = [0u8; 64];
+                    while let Ok((n, from)) = socket.recv_from(&mut buf).await {
+                        let _ = socket.send_to(&buf[..n], from).await;
+                    }
+                });
+            }
+        }
+    }
+}
+
+/// Whether a new connection to `to` gets through: a TCP handshake completes, or a UDP datagram
+/// comes back echoed, within [`PROBE_TIMEOUT`]. Sockets are made in the calling thread's
+/// namespace when the future is first polled, so poll it with `block_on` on a thread that
+/// joined the source's namespace.
+pub async fn probe(protocol: Protocol, to: SocketAddr) -> bool {
+    match protocol {
+        Protocol::Tcp => matches!(
+            timeout(PROBE_TIMEOUT, TcpStream::connect(to)).await,
+            Ok(Ok(_))
+        ),
+        Protocol::Udp => {
+            let Ok(socket) = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).await else {
+                return false;
+            };
+            if socket.send_to(b"probe", to).await.is_err() {
+                return false;
+            }
+            let mut buf = [0u8; 64];
+            matches!(
+                timeout(PROBE_TIMEOUT, socket.recv_from(&mut buf)).await,
+                Ok(Ok((n, from))) if from == to && &buf[..n] == b"probe"
+            )
+        }
+    }
+}
+
+/// Adds the lab Pods of `node` through the real `antrea` plugin, each in a new namespace of
+/// `lan` with its loopback up (as the container runtime does: a Pod reaches itself there), in
+/// lab order so each gets its lab address (checked); returns each Pod's namespace.
+pub fn add_lab_pods(lan: &mut Lan, node: &TestNode) -> BTreeMap<Pod, String> {
+    let mut netns = BTreeMap::new();
+    for p in pods_on(&node.name) {
+        let sandbox = lan.pod_netns(&format!("{}{}", p.0, p.1));
+        run(&["ip", "-n", &sandbox, "link", "set", "lo", "up"]);
+        let container = format!("c-{}-{}", p.0, p.1);
+        let (ok, result) = node.cni_in(p.0, "ADD", &container, p.1, &sandbox, &node.netconf(None));
+        assert!(ok, "ADD {}/{} failed: {result}", p.0, p.1);
+        assert_eq!(result["ips"][0]["address"], format!("{}/24", ip(p)));
+        netns.insert(p, sandbox);
+    }
+    netns
+}
