@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hostnet::HostNetwork;
+use prometheus_client::registry::Registry;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -18,6 +19,7 @@ use crate::config::{AgentConfig, DatapathType, Platform, node_name_from_environm
 use crate::error::AgentError;
 use crate::kubernetes::{KubernetesSession, NodeWait, SYNC_WAIT};
 use crate::node::NodeInfo;
+use crate::supervise::{Supervise, SupervisionPlan, api_server_address};
 
 /// How long to wait for this Node's object (Antrea waits 60 s for the Pod CIDR).
 pub const NODE_WAIT: Duration = Duration::from_secs(60);
@@ -100,7 +102,7 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
     let config = load_config(&options.config)?;
     let node_name = node_name_from_environment(Platform::current())?;
     tracing::info!("Node name {node_name}");
-    let (info, source, api) = match options.cluster {
+    let (info, source, api, api_server) = match options.cluster {
         ClusterChoice::Directory(dir) => {
             let mut source = DirectorySource::new(&dir);
             let info = tokio::select! {
@@ -110,9 +112,10 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
                     return Ok(());
                 }
             };
-            (info, ClusterSource::Directory(source), None)
+            (info, ClusterSource::Directory(source), None, None)
         }
         ClusterChoice::Kubernetes { kubeconfig } => {
+            let api_server = api_server_address(&config, kubeconfig.as_deref()).await?;
             let api = KubernetesSession::connect(&config, kubeconfig, &node_name).await?;
             let info = tokio::select! {
                 info = api.wait_for_node(NodeWait::default()) => info?,
@@ -122,22 +125,23 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
                 }
             };
             let source = api.listed_source(SYNC_WAIT).await?;
-            (info, ClusterSource::Kubernetes(Box::new(source)), Some(api))
+            let source = ClusterSource::Kubernetes(Box::new(source));
+            (info, source, Some(api), Some(api_server))
         }
     };
     #[cfg(target_os = "linux")]
     {
         let host = Arc::new(hostnet::linux::LinuxHost::current().await?);
-        run_node(&config, &info, source, api, host, shutdown).await
+        run_node(&config, &info, source, api, api_server, host, shutdown).await
     }
     #[cfg(windows)]
     {
         let host = Arc::new(windows_host(&info)?);
-        run_node(&config, &info, source, api, host, shutdown).await
+        run_node(&config, &info, source, api, api_server, host, shutdown).await
     }
     #[cfg(not(any(target_os = "linux", windows)))]
     {
-        drop((config, info, source, api, shutdown));
+        drop((config, info, source, api, api_server, shutdown));
         Err(AgentError::UnsupportedPlatform)
     }
 }
@@ -170,12 +174,14 @@ pub fn windows_host(
 }
 
 /// Brings the Node up with `host` (publishing its annotations when `api` is given) and runs
-/// the controllers until `shutdown` is cancelled.
-pub async fn run_node<H: HostNetwork + 'static>(
+/// the controllers and the host's supervision (which probes `api_server`, `host:port`) until
+/// `shutdown` is cancelled or supervision fails.
+pub async fn run_node<H: HostNetwork + Supervise + 'static>(
     config: &AgentConfig,
     info: &NodeInfo,
     source: ClusterSource,
     api: Option<KubernetesSession>,
+    api_server: Option<String>,
     host: Arc<H>,
     shutdown: CancellationToken,
 ) -> Result<(), AgentError> {
@@ -184,7 +190,7 @@ pub async fn run_node<H: HostNetwork + 'static>(
     if let Some(api) = &api {
         api.publish_annotations(config, &node.network).await?;
     }
-    serve(config, node, source, api, shutdown).await
+    serve(config, node, source, api, api_server, shutdown).await
 }
 
 /// One line saying what bring-up wrote, so a restart can be seen to change nothing.
@@ -203,13 +209,15 @@ fn report_bring_up<H>(node: &RunningNode<H>) {
     }
 }
 
-/// Runs the CNI server and the controllers until `shutdown` is cancelled; the datapath stays as
-/// it is.
-async fn serve<H: HostNetwork + 'static>(
+/// Runs the CNI server, the controllers and the host's supervision until `shutdown` is
+/// cancelled (the datapath stays as it is) or supervision fails (the takeover was rolled back:
+/// the error says so).
+async fn serve<H: HostNetwork + Supervise + 'static>(
     config: &AgentConfig,
     node: RunningNode<H>,
     source: ClusterSource,
     api: Option<KubernetesSession>,
+    api_server: Option<String>,
     shutdown: CancellationToken,
 ) -> Result<(), AgentError> {
     let store = source.store();
@@ -221,11 +229,13 @@ async fn serve<H: HostNetwork + 'static>(
         network,
         pod_mtu,
         info,
+        uplink,
+        takeover,
         ..
     } = node;
     let netdev = config.ovs_datapath_type == DatapathType::Netdev;
     let pods = Arc::new(PodConfigurator::new(
-        host,
+        host.clone(),
         bridge,
         flows.clone(),
         network,
@@ -242,6 +252,14 @@ async fn serve<H: HostNetwork + 'static>(
             .map(|ips| format!(", {} address(es) of gone containers released", ips.len()))
             .unwrap_or_default()
     );
+
+    // Before the CNI server listens: the first HNS pass relies on no ADD being in flight.
+    let mut registry = Registry::default();
+    let plan = SupervisionPlan::new(config, uplink, takeover, api_server);
+    let stop_supervision = shutdown.child_token();
+    let mut supervisor = host
+        .supervise(&plan, &mut registry, pods.clone(), stop_supervision.clone())
+        .await;
 
     let (events_tx, events_rx) = mpsc::channel(256);
     let source_task = tokio::spawn(source.run(events_tx));
@@ -266,10 +284,17 @@ async fn serve<H: HostNetwork + 'static>(
         },
     ));
 
-    shutdown.cancelled().await;
-    tracing::info!(
-        "stopping: no new CNI requests, finishing those in flight; the datapath stays in place"
-    );
+    let failure = tokio::select! {
+        () = shutdown.cancelled() => None,
+        error = supervisor.failure() => Some(error),
+    };
+    match &failure {
+        None => tracing::info!(
+            "stopping: no new CNI requests, finishing those in flight; the datapath stays in place"
+        ),
+        Some(error) => tracing::error!("stopping: {error}"),
+    }
+    stop_supervision.cancel();
     let _ = stop_tx.send(());
     match server.await {
         Ok(Ok(())) => {}
@@ -281,8 +306,9 @@ async fn serve<H: HostNetwork + 'static>(
     // The source's end closes the event channel; the controller finishes its current event.
     let _ = peer_task.await;
     flows.connection().close();
+    supervisor.join().await?;
     tracing::info!("stopped");
-    Ok(())
+    failure.map_or(Ok(()), Err)
 }
 
 /// Listens on the CNI endpoint (mode 0600 / SYSTEM+Administrators), creating a socket's
