@@ -133,21 +133,24 @@ impl Node {
         (spec.host_ifname, ip.parse().unwrap())
     }
 
-    /// An endpoint made on the network by someone else than a completed ADD (a failed ADD, an
-    /// ADD in flight).
     fn bare_endpoint(&self, name: &str, ip: &str) {
-        let network = self.network().unwrap();
-        let endpoint = HostComputeEndpoint {
-            name: name.into(),
-            host_compute_network: network,
-            ip_configurations: vec![IpConfig {
-                ip_address: ip.into(),
-                ..IpConfig::default()
-            }],
-            ..HostComputeEndpoint::default()
-        };
-        self.fake.create_endpoint(network, &endpoint).unwrap();
+        bare_endpoint(&self.fake, self.network().unwrap(), name, ip);
     }
+}
+
+/// An endpoint made on `network` by someone else than a completed ADD (a failed ADD, an ADD in
+/// flight).
+fn bare_endpoint(fake: &FakeWindows, network: Guid, name: &str, ip: &str) {
+    let endpoint = HostComputeEndpoint {
+        name: name.into(),
+        host_compute_network: network,
+        ip_configurations: vec![IpConfig {
+            ip_address: ip.into(),
+            ..IpConfig::default()
+        }],
+        ..HostComputeEndpoint::default()
+    };
+    fake.create_endpoint(network, &endpoint).unwrap();
 }
 
 /// Something to do right after a snapshot was taken (the snapshot does not see it).
@@ -269,10 +272,20 @@ async fn failure(supervisor: &mut Supervisor) -> AgentError {
         .expect("supervision did not fail within the watch")
 }
 
-fn metrics(registry: &Registry) -> String {
+/// Asserts that the registry's text encoding has the sample line `sample`.
+fn assert_sample(registry: &Registry, sample: &str) {
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
-    text
+    assert!(
+        text.lines().any(|line| line == sample),
+        "no {sample:?} in:\n{text}"
+    );
+}
+
+/// Stops supervision and checks that it ended well.
+async fn finish(supervisor: Supervisor, token: CancellationToken) {
+    token.cancel();
+    supervisor.join().await.unwrap();
 }
 
 #[tokio::test(start_paused = true)]
@@ -283,19 +296,14 @@ async fn the_start_pass_removes_an_orphan_at_once_and_keeps_the_pods() {
     node.bare_endpoint("left-by-a-failed-add", "10.244.1.77");
     let pods = Arc::new(Pods::new([web.clone(), db.clone()]));
 
-    let (supervisor, registry, stop) = start(&node, &pods).await;
+    let (supervisor, registry, token) = start(&node, &pods).await;
     assert!(
         !node.has_endpoint("left-by-a-failed-add"),
         "no ADD can be in flight before the CNI server listens: the orphan goes at once"
     );
     assert!(node.has_endpoint(&web.0) && node.has_endpoint(&db.0));
-    assert!(
-        metrics(&registry).contains("antrea_hns_orphan_endpoints_removed_total 1\n"),
-        "{}",
-        metrics(&registry)
-    );
-    stop.cancel();
-    supervisor.join().await.unwrap();
+    assert_sample(&registry, "antrea_hns_orphan_endpoints_removed_total 1");
+    finish(supervisor, token).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -303,7 +311,7 @@ async fn an_endpoint_of_an_add_in_flight_is_never_removed() {
     let node = taken_over_node().await;
     let web = node.pod("web", "10.244.1.10").await;
     let pods = Arc::new(Pods::new([web.clone()]));
-    let (supervisor, registry, stop) = start(&node, &pods).await;
+    let (supervisor, registry, token) = start(&node, &pods).await;
 
     // Right after the first periodic pass's snapshot, an ADD creates its endpoint (its port is
     // not recorded yet), and a failed ADD leaves one behind. The ADD records its Pod after the
@@ -311,18 +319,8 @@ async fn an_endpoint_of_an_add_in_flight_is_never_removed() {
     let fake = node.fake.clone();
     let network = node.network().unwrap();
     pods.after_snapshot(2, move |_| {
-        for (name, ip) in [("adding", "10.244.1.20"), ("failed", "10.244.1.21")] {
-            let endpoint = HostComputeEndpoint {
-                name: name.into(),
-                host_compute_network: network,
-                ip_configurations: vec![IpConfig {
-                    ip_address: ip.into(),
-                    ..IpConfig::default()
-                }],
-                ..HostComputeEndpoint::default()
-            };
-            fake.create_endpoint(network, &endpoint).unwrap();
-        }
+        bare_endpoint(&fake, network, "adding", "10.244.1.20");
+        bare_endpoint(&fake, network, "failed", "10.244.1.21");
     });
     pods.after_snapshot(3, |owned| {
         owned.insert("adding", "10.244.1.20".parse().unwrap())
@@ -335,21 +333,16 @@ async fn an_endpoint_of_an_add_in_flight_is_never_removed() {
         !node.has_endpoint("failed"),
         "an endpoint unnamed for the grace period goes"
     );
-    assert!(
-        metrics(&registry).contains("antrea_hns_orphan_endpoints_removed_total 1\n"),
-        "{}",
-        metrics(&registry)
-    );
-    stop.cancel();
-    supervisor.join().await.unwrap();
+    assert_sample(&registry, "antrea_hns_orphan_endpoints_removed_total 1");
+    finish(supervisor, token).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn after_a_reboot_the_next_pass_makes_the_network_again() {
     let node = taken_over_node().await;
     let pods = Arc::new(Pods::new([]));
-    let (supervisor, registry, stop) = start(&node, &pods).await;
-    assert!(metrics(&registry).contains("antrea_hns_network_recreated_total 0\n"));
+    let (supervisor, registry, token) = start(&node, &pods).await;
+    assert_sample(&registry, "antrea_hns_network_recreated_total 0");
 
     node.fake.reboot();
     assert_eq!(node.network(), None);
@@ -363,14 +356,9 @@ async fn after_a_reboot_the_next_pass_makes_the_network_again() {
     assert!(node.network().is_some());
     assert_eq!(node.addresses("br-int"), [NODE_IP]);
     assert!(node.addresses(NIC).is_empty());
-    let text = metrics(&registry);
-    assert!(
-        text.contains("antrea_hns_network_recreated_total 1\n"),
-        "{text}"
-    );
-    assert!(text.contains("antrea_hns_heal_errors_total 0\n"), "{text}");
-    stop.cancel();
-    supervisor.join().await.unwrap();
+    assert_sample(&registry, "antrea_hns_network_recreated_total 1");
+    assert_sample(&registry, "antrea_hns_heal_errors_total 0");
+    finish(supervisor, token).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -381,13 +369,12 @@ async fn without_a_snapshot_no_pass_runs() {
         unreadable: true,
         ..Pods::new([])
     });
-    let (supervisor, _registry, stop) = start(&node, &pods).await;
+    let (supervisor, _registry, token) = start(&node, &pods).await;
     assert!(
         node.has_endpoint("left-by-a-failed-add"),
         "an unreadable Pod list is not an empty one"
     );
-    stop.cancel();
-    supervisor.join().await.unwrap();
+    finish(supervisor, token).await;
 }
 
 /// Starts supervision of a fresh takeover with these probes (no API server when `api_server` is
@@ -451,7 +438,7 @@ async fn one_target_answering_keeps_the_takeover_and_the_watch_ends_quietly() {
     let node = taken_over_node().await;
     let gateway = ScriptedProbe::always("gateway", false);
     let api = ScriptedProbe::always("api", true);
-    let (supervisor, stop) = watched(&node, &gateway, Some(&api), Duration::from_secs(60)).await;
+    let (supervisor, token) = watched(&node, &gateway, Some(&api), Duration::from_secs(60)).await;
 
     tokio::time::sleep(Duration::from_secs(120)).await;
     let probes = api.probes();
@@ -460,8 +447,7 @@ async fn one_target_answering_keeps_the_takeover_and_the_watch_ends_quietly() {
     assert_eq!(api.probes(), probes, "the watch is over");
     assert!(node.network().is_some());
     assert_eq!(node.addresses("br-int"), [NODE_IP]);
-    stop.cancel();
-    supervisor.join().await.unwrap();
+    finish(supervisor, token).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -470,13 +456,12 @@ async fn when_the_watch_ends_before_enough_rounds_are_lost_nothing_is_rolled_bac
     let gateway = ScriptedProbe::always("gateway", false);
     let api = ScriptedProbe::always("api", false);
     // Rounds at 0 s and 5 s fit in the watch; a rollback takes three.
-    let (supervisor, stop) = watched(&node, &gateway, Some(&api), Duration::from_secs(7)).await;
+    let (supervisor, token) = watched(&node, &gateway, Some(&api), Duration::from_secs(7)).await;
 
     tokio::time::sleep(Duration::from_secs(600)).await;
     assert_eq!(gateway.probes(), 2);
     assert!(node.network().is_some(), "nothing was rolled back");
-    stop.cancel();
-    supervisor.join().await.unwrap();
+    finish(supervisor, token).await;
 }
 
 #[tokio::test(start_paused = true)]

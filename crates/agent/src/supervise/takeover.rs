@@ -78,3 +78,53 @@ impl<R: TakeoverRollback> TakeoverRollback for SharedTakeover<R> {
         self.inner.guard.rollback().await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    /// Counts recreations and rollbacks; clones share the counts.
+    #[derive(Debug, Default, Clone)]
+    struct Counting(Arc<Counts>);
+
+    #[derive(Debug, Default)]
+    struct Counts {
+        recreated: AtomicU32,
+        rolled_back: AtomicU32,
+    }
+
+    impl NetworkRecreator for Counting {
+        type Error = std::io::Error;
+
+        async fn recreate_network(&self) -> Result<(), std::io::Error> {
+            self.0.recreated.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    impl TakeoverRollback for Counting {
+        type Error = std::io::Error;
+
+        async fn rollback(&self) -> Result<(), std::io::Error> {
+            self.0.rolled_back.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn no_recreation_after_a_rollback() {
+        let counting = Counting::default();
+        let counts = counting.0.clone();
+        let shared = SharedTakeover::new(counting.clone());
+        shared.clone().recreate_network().await.unwrap();
+        assert_eq!(counts.recreated.load(Ordering::SeqCst), 1);
+
+        shared.rollback().await.unwrap();
+        let refused = shared.recreate_network().await.unwrap_err();
+        assert!(matches!(refused, NotRecreated::RolledBack), "{refused}");
+        assert_eq!(counts.recreated.load(Ordering::SeqCst), 1);
+        assert_eq!(counts.rolled_back.load(Ordering::SeqCst), 1);
+    }
+}
