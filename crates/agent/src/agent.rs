@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hostnet::HostNetwork;
+use prometheus_client::registry::Registry;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -21,6 +22,7 @@ use crate::controller::PolicyInput;
 use crate::error::AgentError;
 use crate::kubernetes::{ApiServices, KubernetesSession, NodeWait, PolicyFeed, SYNC_WAIT};
 use crate::node::NodeInfo;
+use crate::supervise::{Supervise, SupervisionPlan, api_server_address};
 
 /// How long to wait for this Node's object (Antrea waits 60 s for the Pod CIDR).
 pub const NODE_WAIT: Duration = Duration::from_secs(60);
@@ -124,6 +126,7 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
             (info, ClusterSource::Directory(source), None)
         }
         ClusterChoice::Kubernetes { kubeconfig } => {
+            let api_server = api_server_address(&config, kubeconfig.as_deref()).await?;
             let api = KubernetesSession::connect(&config, kubeconfig, &node_name).await?;
             let info = tokio::select! {
                 info = api.wait_for_node(NodeWait::default()) => info?,
@@ -133,7 +136,7 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
                 }
             };
             let source = api.listed_source(SYNC_WAIT).await?;
-            let api = ApiRun::start(api, source.store()).await;
+            let api = ApiRun::start(api, api_server, source.store()).await;
             (info, ClusterSource::Kubernetes(Box::new(source)), Some(api))
         }
     };
@@ -188,6 +191,9 @@ pub fn windows_host(
 pub struct ApiRun {
     /// The session.
     pub session: KubernetesSession,
+    /// The API server's `host:port` as the connection reaches it (the takeover watchdog
+    /// probes it).
+    pub address: String,
     /// The shared reflectors and the Pod Event reporter.
     pub services: ApiServices,
     /// Feeds the Pod Event reporter.
@@ -199,7 +205,11 @@ pub struct ApiRun {
 impl ApiRun {
     /// Starts the session's services and waits (at most [`SYNC_WAIT`]) for the shared
     /// reflectors' first lists, so that the first flows hold the cluster's NetworkPolicies.
-    pub async fn start(session: KubernetesSession, store: crate::cluster::Store) -> ApiRun {
+    pub async fn start(
+        session: KubernetesSession,
+        address: String,
+        store: crate::cluster::Store,
+    ) -> ApiRun {
         let (services, adds) = session.start_services(store);
         match tokio::time::timeout(SYNC_WAIT, services.reflectors.wait_synced()).await {
             Ok(true) => tracing::info!("shared reflectors synced"),
@@ -212,6 +222,7 @@ impl ApiRun {
         let policy = PolicyFeed::new(&services.reflectors);
         ApiRun {
             session,
+            address,
             services,
             adds,
             policy,
@@ -220,8 +231,9 @@ impl ApiRun {
 }
 
 /// Brings the Node up with `host` (publishing its annotations when `api` is given) and runs
-/// the controllers until `shutdown` is cancelled.
-pub async fn run_node<H: HostNetwork + 'static>(
+/// the controllers and the host's supervision until `shutdown` is cancelled or supervision
+/// fails.
+pub async fn run_node<H: HostNetwork + Supervise + 'static>(
     config: &AgentConfig,
     info: &NodeInfo,
     source: ClusterSource,
@@ -261,9 +273,10 @@ fn report_bring_up<H>(node: &RunningNode<H>) {
     }
 }
 
-/// Runs the CNI server and the controllers until `shutdown` is cancelled; the datapath stays as
-/// it is.
-async fn serve<H: HostNetwork + 'static>(
+/// Runs the CNI server, the controllers and the host's supervision until `shutdown` is
+/// cancelled (the datapath stays as it is) or supervision fails (the takeover was rolled back:
+/// the error says so).
+async fn serve<H: HostNetwork + Supervise + 'static>(
     config: &AgentConfig,
     node: RunningNode<H>,
     source: ClusterSource,
@@ -281,11 +294,13 @@ async fn serve<H: HostNetwork + 'static>(
         network,
         pod_mtu,
         info,
+        uplink,
+        takeover,
         ..
     } = node;
     let netdev = config.ovs_datapath_type == DatapathType::Netdev;
     let pods = Arc::new(PodConfigurator::new(
-        host,
+        host.clone(),
         bridge,
         flows.clone(),
         network,
@@ -303,6 +318,16 @@ async fn serve<H: HostNetwork + 'static>(
             .unwrap_or_default()
     );
 
+    // Before the CNI server listens: the first HNS pass relies on no ADD being in flight.
+    let mut registry = Registry::default();
+    let api_server = api.as_ref().map(|api| api.address.clone());
+    let plan = SupervisionPlan::new(config, uplink, takeover, api_server);
+    let stop_supervision = shutdown.child_token();
+    let mut supervisor = host
+        .supervise(&plan, &mut registry, pods.clone(), stop_supervision.clone())
+        .await;
+    agent_api.add_registry(registry);
+
     let (events_tx, mut events_rx) = mpsc::channel(256);
     let (peer_tx, peer_rx) = mpsc::channel(256);
     let (policy_tx, policy_rx) = mpsc::channel(256);
@@ -314,7 +339,7 @@ async fn serve<H: HostNetwork + 'static>(
     let mut service = CniService::new(pods);
     // NetworkPolicy's objects come from the API server's reflectors when there is one, else
     // from the cluster directory's events (it holds every Pod, Namespace and policy).
-    let (_api_services, policy_events) = match api {
+    let (api_services, policy_events) = match api {
         Some(api) => {
             service = service.clone().report_adds_to(api.adds);
             agent_api
@@ -355,10 +380,17 @@ async fn serve<H: HostNetwork + 'static>(
         },
     ));
 
-    shutdown.cancelled().await;
-    tracing::info!(
-        "stopping: no new CNI requests, finishing those in flight; the datapath stays in place"
-    );
+    let failure = tokio::select! {
+        () = shutdown.cancelled() => None,
+        error = supervisor.failure() => Some(error),
+    };
+    match &failure {
+        None => tracing::info!(
+            "stopping: no new CNI requests, finishing those in flight; the datapath stays in place"
+        ),
+        Some(error) => tracing::error!("stopping: {error}"),
+    }
+    stop_supervision.cancel();
     let _ = stop_tx.send(());
     match server.await {
         Ok(Ok(())) => {}
@@ -370,14 +402,15 @@ async fn serve<H: HostNetwork + 'static>(
     // The source's end closes the event channels; the controllers finish their current work.
     let _ = fan_out.await;
     let _ = peer_task.await;
-    if let Some((services, feed)) = _api_services {
+    if let Some((services, feed)) = api_services {
         feed.abort();
         drop(services);
     }
     let _ = policy_task.await;
     flows.connection().close();
+    supervisor.join().await?;
     tracing::info!("stopped");
-    Ok(())
+    failure.map_or(Ok(()), Err)
 }
 
 /// Listens on the CNI endpoint (mode 0600 / SYSTEM+Administrators), creating a socket's

@@ -25,6 +25,7 @@ use crate::error::AgentError;
 use crate::flows::{Flows, RoundOutcome};
 use crate::node::{NodeInfo, gateway_mac, host_cidr, pipeline_cidr};
 use crate::ovs::{BridgeWant, OvsBridge, PortWant, antrea_type};
+use crate::supervise::Takeover;
 
 /// How long OVS may take to create a device or assign a port.
 const OVS_WAIT: Duration = Duration::from_secs(20);
@@ -49,6 +50,9 @@ pub struct RunningNode<H> {
     pub pod_mtu: u32,
     /// Host changes made during bring-up.
     pub host_changes: u32,
+    /// The takeover this run made before the bridge (Windows: the HNS network on the NIC);
+    /// `None` when it found it in place, or when the OS has no such step (Linux).
+    pub takeover: Option<Takeover>,
 }
 
 /// Host-side changes counted across steps.
@@ -327,6 +331,9 @@ pub async fn bring_up<H: HostNetwork + 'static>(
         uplink: nic_name,
         pod_mtu,
         host_changes,
+        takeover: (prepared == Outcome::Changed).then(|| Takeover {
+            default_gateway: found.default_gateway(),
+        }),
     })
 }
 

@@ -82,6 +82,16 @@ pub enum AgentError {
     },
     #[error("Kubernetes API: {0}")]
     Kubernetes(#[from] crate::kubernetes::KubernetesError),
+    #[error(
+        "after the NIC takeover of {nic} neither the default gateway ({gateway}) nor the API server ({api_server}) answered {rounds} probe rounds in a row, so the takeover was undone ({outcome}); the Pod datapath is gone and the agent stops"
+    )]
+    TakeoverRolledBack {
+        nic: String,
+        gateway: String,
+        api_server: String,
+        rounds: u32,
+        outcome: String,
+    },
     #[error("no host network backend for this operating system yet")]
     UnsupportedPlatform,
 }

@@ -3,7 +3,8 @@
 //! directory in the lab), and the wiring that brings a Node up and keeps it in
 //! line with the cluster: [`bringup`] (bridge, uplink, gateway, tunnel, flows of a new round),
 //! [`ovs`] (the OVSDB side), [`flows`] (the OpenFlow side), [`controller`] (peer Nodes),
-//! [`cniserver`] (CNI ADD/DEL/CHECK/GC) and [`agent`] (the process's life); the process around
+//! [`cniserver`] (CNI ADD/DEL/CHECK/GC), [`supervise`] (the HNS healing loop and the takeover
+//! watchdog on Windows) and [`agent`] (the process's life); the process around
 //! it: [`cli`] (the command line), [`logging`] (console and file) and [`service`] (the agent as a
 //! Windows service).
 
@@ -23,5 +24,6 @@ pub mod logging;
 pub mod node;
 pub mod ovs;
 pub mod service;
+pub mod supervise;
 
 pub use error::AgentError;

@@ -5,6 +5,9 @@ use agent::config::{
     AgentConfig, AntreaProxyConfig, ConfigError, ConfigWarning, DatapathType, Feature,
     LoadedConfig, Platform, TrafficEncapMode, TunnelType, mtu_deduction, node_name,
 };
+use std::time::Duration;
+
+use agent::config::TakeoverWatchdogConfig;
 use localipc::Endpoint;
 
 const LINUX_SAMPLE: &str = include_str!("data/antrea-agent-linux.conf");
@@ -536,4 +539,70 @@ fn load_names_the_missing_file() {
     )
     .unwrap();
     assert_eq!(loaded.config.ovs_bridge, "br-lab");
+}
+
+#[test]
+fn windows_supervision_keys_are_read_with_their_defaults() {
+    let defaults = parse("", Platform::Windows).config;
+    assert_eq!(defaults.hns_reconcile_interval, Duration::from_secs(60));
+    assert_eq!(
+        defaults.takeover_watchdog,
+        TakeoverWatchdogConfig {
+            duration: Duration::from_secs(300),
+            probe_interval: Duration::from_secs(5),
+            lost_probes: 6,
+        }
+    );
+    let loaded = parse(
+        "hnsReconcileInterval: 2m\ntakeoverWatchdog:\n  duration: 1m30s\n  probeInterval: 10s\n  lostProbes: 3\n",
+        Platform::Windows,
+    );
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(
+        loaded.config.hns_reconcile_interval,
+        Duration::from_secs(120)
+    );
+    assert_eq!(
+        loaded.config.takeover_watchdog,
+        TakeoverWatchdogConfig {
+            duration: Duration::from_secs(90),
+            probe_interval: Duration::from_secs(10),
+            lost_probes: 3,
+        }
+    );
+    let off = parse("takeoverWatchdog: {duration: \"0\"}\n", Platform::Windows);
+    assert_eq!(off.config.takeover_watchdog.duration, Duration::ZERO);
+    for (text, message) in [
+        (
+            "hnsReconcileInterval: 60",
+            "hnsReconcileInterval: expected a string, found an integer",
+        ),
+        (
+            "hnsReconcileInterval: soon",
+            r#"hnsReconcileInterval: "soon" is not a duration such as 90s, 5m or 1m30s (units h, m, s, ms), at least 1s"#,
+        ),
+        (
+            "hnsReconcileInterval: 500ms",
+            r#"hnsReconcileInterval: "500ms" is not a duration such as 90s, 5m or 1m30s (units h, m, s, ms), at least 1s"#,
+        ),
+        (
+            "takeoverWatchdog: {probeInterval: 0s}",
+            r#"takeoverWatchdog.probeInterval: "0s" is not a duration such as 90s, 5m or 1m30s (units h, m, s, ms), at least 1s"#,
+        ),
+        (
+            "takeoverWatchdog: {lostProbes: 0}",
+            "takeoverWatchdog.lostProbes: 0 is not a whole number in 1..1000",
+        ),
+    ] {
+        assert_eq!(error(text, Platform::Windows), message, "{text}");
+    }
+    let unknown = parse("takeoverWatchdog: {window: 5m}\n", Platform::Windows);
+    assert_eq!(unknown.warnings.len(), 1, "{:?}", unknown.warnings);
+    assert!(
+        unknown.warnings[0]
+            .to_string()
+            .contains("takeoverWatchdog.window"),
+        "{}",
+        unknown.warnings[0]
+    );
 }

@@ -309,6 +309,24 @@ async fn zero_grace_still_spares_endpoints_seen_for_the_first_time() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_settled_pass_deletes_stale_endpoints_at_first_sight_and_keeps_the_owned() {
+    let mut node = Node::new(GRACE);
+    node.endpoint("web-a1b2c3", "10.10.1.5", true);
+    node.endpoint("old-d4e5f6", "10.10.1.6", true);
+    node.endpoint("dup-g7h8i9", "10.10.1.5", false);
+    let owned = intent(&[("web-a1b2c3", "10.10.1.5")]);
+
+    let report = node.reconciler.reconcile_settled(&owned).await;
+    assert_eq!(report.removed_orphans(), vec!["old-d4e5f6"]);
+    assert_eq!(report.removed_duplicates(), vec!["dup-g7h8i9"]);
+    assert!(report.pending.is_empty());
+    assert!(node.exists("web-a1b2c3"));
+    assert!(!node.exists("old-d4e5f6") && !node.exists("dup-g7h8i9"));
+    assert_eq!(node.metric("antrea_hns_orphan_endpoints_removed_total"), 1);
+    assert!(node.pass(&owned).await.is_clean());
+}
+
+#[tokio::test(start_paused = true)]
 async fn owned_endpoints_are_never_touched() {
     let mut node = Node::new(GRACE);
     for (name, address) in [

@@ -1,7 +1,8 @@
 //! The agent API on `apiPort` (plain HTTP/1.1, every address): `/livez` (the process
 //! answers), `/readyz` (200 once every [`Readiness`] condition holds, else 503 naming those
 //! that do not — what a DaemonSet's readiness probe reads), `/metrics` (Prometheus text: the
-//! agent's registry and the per-rule NetworkPolicy metrics) and `/v1/networkpolicies`
+//! registries the agent's parts add — the HNS healing metrics on Windows — and the per-rule
+//! NetworkPolicy metrics) and `/v1/networkpolicies`
 //! (`?pod=namespace/name` for one Pod; a JSON [`PolicyReport`], what `antctl` shows). It
 //! starts before the agent waits for its Node, so a probe gets an answer from the first moment.
 
@@ -18,6 +19,7 @@ use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use prometheus_client::encoding::text;
 use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
@@ -44,7 +46,7 @@ const POLICY_ANSWER: Duration = Duration::from_secs(10);
 #[derive(Debug)]
 pub struct AgentApi {
     readiness: Readiness,
-    registry: Mutex<Registry>,
+    registries: Mutex<Vec<Registry>>,
     rules: Arc<PolicyRuleMetrics>,
     policy: OnceLock<mpsc::Sender<PolicyQuery>>,
 }
@@ -56,7 +58,7 @@ impl Default for AgentApi {
         registry.register_collector(Box::new(rules.clone()));
         AgentApi {
             readiness: Readiness::waiting_for(&[READY_NODE, READY_CNI]),
-            registry: Mutex::new(registry),
+            registries: Mutex::new(vec![registry]),
             rules,
             policy: OnceLock::new(),
         }
@@ -69,14 +71,13 @@ impl AgentApi {
         &self.readiness
     }
 
-    /// Registers metrics into the registry `/metrics` encodes.
-    pub fn register(&self, with: impl FnOnce(&mut Registry)) {
-        with(
-            &mut self
-                .registry
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
+    /// Adds a part's registry to those `/metrics` encodes (each part of the agent registers
+    /// its metrics in a registry of its own, then hands it over).
+    pub fn add_registry(&self, registry: Registry) {
+        self.registries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(registry);
     }
 
     /// From now on NetworkPolicy questions go to the controller behind `queries`.
@@ -111,11 +112,15 @@ impl AgentApi {
             Err(reason) => tracing::debug!("NetworkPolicy rule metrics not refreshed: {reason}"),
         }
         let mut text = String::new();
-        let registry = self
-            .registry
+        let registries = self
+            .registries
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Err(error) = prometheus_client::encoding::text::encode(&mut text, &registry) {
+        let encoded = registries
+            .iter()
+            .try_for_each(|registry| text::encode_registry(&mut text, registry))
+            .and_then(|()| text::encode_eof(&mut text));
+        if let Err(error) = encoded {
             tracing::warn!("metrics not encoded: {error}");
         }
         text

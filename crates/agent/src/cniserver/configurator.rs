@@ -311,10 +311,15 @@ impl<H: HostNetwork> PodConfigurator<H> {
         Ok(())
     }
 
+    /// The container ports of the bridge: the Pod interfaces ADD completed (it writes the port
+    /// after the interface), with their records.
+    pub async fn container_ports(&self) -> Result<Vec<ContainerPort>, AgentError> {
+        self.bridge.container_ports().await
+    }
+
     /// The container's port, found by its `container-id`.
     async fn port_of(&self, container_id: &str) -> Result<Option<ContainerPort>, AgentError> {
         Ok(self
-            .bridge
             .container_ports()
             .await?
             .into_iter()

@@ -5,6 +5,7 @@
 
 mod choices;
 mod derived;
+mod duration;
 mod error;
 mod features;
 mod node_name;
@@ -13,6 +14,7 @@ mod platform;
 mod section;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use ipnet::IpNet;
 use localipc::Endpoint;
@@ -69,6 +71,27 @@ pub struct AgentConfig {
     pub enable_prometheus_metrics: bool,
     /// `antreaProxy`.
     pub antrea_proxy: AntreaProxyConfig,
+    /// `hnsReconcileInterval` (antrea-rs, Windows): time between two passes of the HNS
+    /// reconciler (default 60 s).
+    pub hns_reconcile_interval: Duration,
+    /// `takeoverWatchdog` (antrea-rs, Windows).
+    pub takeover_watchdog: TakeoverWatchdogConfig,
+}
+
+/// The `takeoverWatchdog` section: after a NIC takeover, how long and how often the agent
+/// checks that the Node still reaches its default gateway or the API server, and how many
+/// probes in a row both may miss before the takeover is rolled back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TakeoverWatchdogConfig {
+    /// `takeoverWatchdog.duration`: how long the watch lasts after the takeover (default 5 m;
+    /// 0 turns it off).
+    pub duration: Duration,
+    /// `takeoverWatchdog.probeInterval`: time between two probes of each target, and the longest
+    /// one probe may wait for an answer (default 5 s).
+    pub probe_interval: Duration,
+    /// `takeoverWatchdog.lostProbes`: probes in a row both targets must miss for a rollback
+    /// (default 6).
+    pub lost_probes: u32,
 }
 
 /// The `antreaProxy` section.
@@ -121,6 +144,12 @@ impl AgentConfig {
             antrea_proxy: AntreaProxyConfig {
                 enable: true,
                 proxy_all: false,
+            },
+            hns_reconcile_interval: Duration::from_secs(60),
+            takeover_watchdog: TakeoverWatchdogConfig {
+                duration: Duration::from_secs(5 * 60),
+                probe_interval: Duration::from_secs(5),
+                lost_probes: 6,
             },
         }
     }

@@ -1,6 +1,8 @@
 //! Reading the YAML document key by key into an [`AgentConfig`], then the rules that involve
 //! several keys or the platform.
 
+use std::time::Duration;
+
 use serde_json::Value;
 
 use super::choices::Choice;
@@ -141,11 +143,29 @@ pub(super) fn parse(text: &str, platform: Platform) -> Result<LoadedConfig, Conf
     proxy.not_implemented(PROXY_NOT_IMPLEMENTED, &mut warnings);
     proxy.finish(&mut warnings);
 
+    if let Some(interval) = root.duration("hnsReconcileInterval", MIN_INTERVAL)? {
+        config.hns_reconcile_interval = interval;
+    }
+    let mut watchdog = root.section("takeoverWatchdog")?;
+    if let Some(duration) = watchdog.duration("duration", Duration::ZERO)? {
+        config.takeover_watchdog.duration = duration;
+    }
+    if let Some(interval) = watchdog.duration("probeInterval", MIN_INTERVAL)? {
+        config.takeover_watchdog.probe_interval = interval;
+    }
+    if let Some(lost) = watchdog.integer("lostProbes", 1, 1000)? {
+        config.takeover_watchdog.lost_probes = u32::try_from(lost).unwrap_or(u32::MAX);
+    }
+    watchdog.finish(&mut warnings);
+
     root.not_implemented(NOT_IMPLEMENTED, &mut warnings);
     root.finish(&mut warnings);
     validate(&config)?;
     Ok(LoadedConfig { config, warnings })
 }
+
+/// The shortest interval of a periodic check: one second.
+const MIN_INTERVAL: Duration = Duration::from_secs(1);
 
 /// A value already checked to lie in `0..=65535`.
 fn port(value: Option<i64>) -> Option<u16> {

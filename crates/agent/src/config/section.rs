@@ -2,9 +2,11 @@
 //! its error, and every key left unread at the end becomes an unknown-key warning.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::duration::{DURATION_FORMAT, parse_duration};
 use super::error::{ConfigError, ConfigWarning};
 
 /// One mapping of the document (the root, or a nested section such as `antreaProxy`).
@@ -120,6 +122,29 @@ impl<'a> Section<'a> {
             });
         }
         Ok(Some(n))
+    }
+
+    /// A duration ([`super::duration`]) of at least `min`.
+    pub(crate) fn duration(
+        &mut self,
+        key: &'static str,
+        min: Duration,
+    ) -> Result<Option<Duration>, ConfigError> {
+        let Some(text) = self.string(key)? else {
+            return Ok(None);
+        };
+        match parse_duration(text) {
+            Some(duration) if duration >= min => Ok(Some(duration)),
+            _ => Err(ConfigError::InvalidValue {
+                key: self.path_of(key),
+                value: format!("{text:?}"),
+                allowed: if min.is_zero() {
+                    DURATION_FORMAT.to_owned()
+                } else {
+                    format!("{DURATION_FORMAT}, at least {min:?}")
+                },
+            }),
+        }
     }
 
     /// A list of strings (absent or null is empty).

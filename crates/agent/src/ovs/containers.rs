@@ -35,6 +35,8 @@ pub struct ContainerPort {
     pub ifname: String,
     /// The Pod, when the port names it.
     pub key: Option<PodKey>,
+    /// The Pod's IPv4 address, when the port records one.
+    pub ip: Option<Ipv4Addr>,
     /// Where its address is recorded (see [`container_id::IPAM_STORE`]).
     pub ipam_store: Option<String>,
     /// The Pod, when the port's records are complete and OVS gave it an OpenFlow port.
@@ -57,11 +59,13 @@ fn container_port(port: &PortRow, iface: &InterfaceRow) -> ContainerPort {
     let key = id(container_id::POD_NAMESPACE)
         .zip(id(container_id::POD_NAME))
         .map(|(ns, name)| PodKey::new(ns, name));
+    let ip = id(container_id::IP_ADDRESS).and_then(|list| {
+        list.split(',')
+            .find_map(|a| a.trim().parse::<Ipv4Addr>().ok())
+    });
     let pod = (|| {
         let key = key.clone()?;
-        let ip = id(container_id::IP_ADDRESS)?
-            .split(',')
-            .find_map(|a| a.trim().parse::<Ipv4Addr>().ok())?;
+        let ip = ip?;
         let mac: MacAddr = id(container_id::ATTACHED_MAC)?.parse().ok()?;
         let ofport = u32::try_from(iface.ofport?).ok().filter(|p| *p > 0)?;
         Some(LocalPod {
@@ -76,6 +80,7 @@ fn container_port(port: &PortRow, iface: &InterfaceRow) -> ContainerPort {
         container_id: id(container_id::CONTAINER_ID).unwrap_or_default(),
         ifname: id(container_id::IF_DEV).unwrap_or_else(|| "eth0".to_owned()),
         key,
+        ip,
         ipam_store: id(container_id::IPAM_STORE),
         pod,
     }

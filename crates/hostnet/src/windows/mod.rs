@@ -131,6 +131,11 @@ where
         }
     }
 
+    /// The HNS interface the backend calls (the self-healing reconciler needs it alone).
+    pub fn hns(&self) -> Arc<H> {
+        self.backend.hcn.clone()
+    }
+
     /// Runs `op` on a blocking thread.
     async fn blocking<T: Send + 'static>(
         &self,

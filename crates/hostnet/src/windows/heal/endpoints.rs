@@ -29,6 +29,9 @@ pub(super) struct EndpointPass<'a> {
     pub network: Guid,
     pub intent: &'a EndpointIntent,
     pub grace: Duration,
+    /// No CNI call can be in flight (see [`super::HnsReconciler::reconcile_settled`]): the
+    /// grace period is over for everything.
+    pub settled: bool,
     pub now: Instant,
 }
 
@@ -171,9 +174,10 @@ impl EndpointPass<'_> {
     }
 
     /// Whether something first seen at `first` (`None`: in this pass) is past the grace period.
-    /// Something first seen in this pass never is, even with a zero grace period.
+    /// In a settled pass everything is; otherwise something first seen in this pass never is,
+    /// even with a zero grace period.
     fn past_grace(&self, first: Option<Instant>) -> bool {
-        first.is_some_and(|first| self.now.duration_since(first) >= self.grace)
+        self.settled || first.is_some_and(|first| self.now.duration_since(first) >= self.grace)
     }
 
     /// Detaches (when attached) and deletes `endpoint`; `false` when HNS no longer had it.

@@ -13,7 +13,10 @@
 //!    already saw it stale; a pass never deletes an endpoint it sees for the first time. A CNI
 //!    ADD creates its endpoint before the interface store records it, so an endpoint of an ADD
 //!    in flight looks stale for as long as that ADD runs: the grace period must be longer than
-//!    the slowest ADD.
+//!    the slowest ADD. The exception is a *settled* pass
+//!    ([`HnsReconciler::reconcile_settled`]), made when no CNI call can be in flight (the
+//!    agent's CNI server is not listening yet): its intent is complete, so it deletes every
+//!    stale endpoint at once.
 //! 4. Reports owned endpoints never attached to a namespace once they stayed so for the grace
 //!    period, and intended endpoints absent from HNS. Both belong to the Pod's CNI calls, so
 //!    they are not changed.
@@ -112,13 +115,32 @@ impl<R: NetworkRecreator> HnsReconciler<R> {
 
     /// One pass against `intent`. HNS calls run on tokio's blocking threads.
     pub async fn reconcile(&mut self, intent: &EndpointIntent) -> HealReport {
+        self.pass(intent, false).await
+    }
+
+    /// One pass against `intent` when no CNI call can be in flight, so that `intent` names
+    /// every endpoint a Pod owns (the agent's CNI server is not listening yet): stale
+    /// endpoints are deleted, and owned ones never attached are reported, without waiting for
+    /// the grace period.
+    pub async fn reconcile_settled(&mut self, intent: &EndpointIntent) -> HealReport {
+        self.pass(intent, true).await
+    }
+
+    async fn pass(&mut self, intent: &EndpointIntent, settled: bool) -> HealReport {
         let now = Instant::now();
         let hns = Arc::clone(&self.hns);
         let config = self.config.clone();
         let owned_intent = intent.clone();
         let mut sightings = std::mem::take(&mut self.sightings);
         let pass = tokio::task::spawn_blocking(move || {
-            let report = blocking_pass(hns.as_ref(), &config, &owned_intent, now, &mut sightings);
+            let report = blocking_pass(
+                hns.as_ref(),
+                &config,
+                &owned_intent,
+                now,
+                settled,
+                &mut sightings,
+            );
             (sightings, report)
         });
         let mut report = match pass.await {
@@ -185,6 +207,7 @@ fn blocking_pass(
     config: &HealConfig,
     intent: &EndpointIntent,
     now: Instant,
+    settled: bool,
     sightings: &mut Sightings,
 ) -> HealReport {
     match hns.find_network_by_name(&config.network_name) {
@@ -195,6 +218,7 @@ fn blocking_pass(
                 network: network.id,
                 intent,
                 grace: config.grace,
+                settled,
                 now,
             };
             pass.run(sightings, &mut report);

@@ -28,6 +28,9 @@ pub enum ProbeError {
         #[source]
         source: io::Error,
     },
+    /// There is no such target to probe (an absent `Option` probe).
+    #[error("no target to probe")]
+    NoTarget,
     /// An ICMP echo came back with a status other than success.
     #[error("{target}: ICMP echo status {status}")]
     IcmpStatus {
@@ -45,6 +48,24 @@ pub trait Reachability: Send + Sync {
 
     /// One probe. It should give up after `timeout`; the watchdog also stops waiting then.
     fn probe(&self, timeout: Duration) -> impl Future<Output = Result<(), ProbeError>> + Send;
+}
+
+/// A target that may be absent (an agent without an API server has only the gateway to
+/// watch): `None` never answers, with [`ProbeError::NoTarget`].
+impl<P: Reachability> Reachability for Option<P> {
+    fn target(&self) -> String {
+        match self {
+            Some(probe) => probe.target(),
+            None => "none".to_owned(),
+        }
+    }
+
+    async fn probe(&self, timeout: Duration) -> Result<(), ProbeError> {
+        match self {
+            Some(probe) => probe.probe(timeout).await,
+            None => Err(ProbeError::NoTarget),
+        }
+    }
 }
 
 /// What a [`TcpProbe`] accepts as an answer.
