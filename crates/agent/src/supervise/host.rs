@@ -143,10 +143,7 @@ where
     A: Reachability,
 {
     let guard = SharedTakeover::new(TakeoverGuard::new(host, &plan.uplink, &plan.bridge));
-    let config = HealConfig {
-        period: plan.hns_reconcile_interval,
-        ..HealConfig::new(HNS_NETWORK)
-    };
+    let config = HealConfig::new(HNS_NETWORK);
     let reconciler = HnsReconciler::new(
         host.hns(),
         guard.clone(),

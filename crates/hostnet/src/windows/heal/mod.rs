@@ -1,5 +1,6 @@
 //! Self-healing HNS state: [`HnsReconciler`] compares HNS with the agent's intent and repairs
-//! what it can, at start and then periodically ([`HnsReconciler::run`]).
+//! what it can, one pass per [`HnsReconciler::reconcile`] call (the agent runs one at start and
+//! then periodically).
 //!
 //! One pass:
 //!
@@ -35,7 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hcn::HcnApi;
-use tokio::time::{Instant, MissedTickBehavior};
+use tokio::time::Instant;
 
 use endpoints::{EndpointPass, Sightings, report_error};
 pub use intent::EndpointIntent;
@@ -59,20 +60,17 @@ pub trait NetworkRecreator: Send + Sync {
 pub struct HealConfig {
     /// The agent's HNS network (`antrea-hnsnetwork`).
     pub network_name: String,
-    /// Time between two passes of [`HnsReconciler::run`].
-    pub period: Duration,
     /// How long an endpoint must have been stale (or owned and unattached) before it is
     /// deleted (reported); longer than the slowest CNI ADD.
     pub grace: Duration,
 }
 
 impl HealConfig {
-    /// A pass every minute; a two-minute grace period, kubelet's default runtime request
-    /// timeout, which bounds the Pod sandbox creation that contains the CNI ADD.
+    /// A two-minute grace period, kubelet's default runtime request timeout, which bounds the
+    /// Pod sandbox creation that contains the CNI ADD.
     pub fn new(network_name: impl Into<String>) -> Self {
         HealConfig {
             network_name: network_name.into(),
-            period: Duration::from_secs(60),
             grace: Duration::from_secs(120),
         }
     }
@@ -171,33 +169,6 @@ impl<R: NetworkRecreator> HnsReconciler<R> {
         }
         self.metrics.record(&report);
         report
-    }
-
-    /// Runs a pass now and then every [`HealConfig::period`], each against the intent
-    /// `intent()` returns then, until `stop` completes. A pass in progress is never cut short:
-    /// `stop` is only looked at between passes.
-    pub async fn run(
-        mut self,
-        mut intent: impl FnMut() -> EndpointIntent + Send,
-        stop: impl Future<Output = ()> + Send,
-    ) {
-        let mut ticker = tokio::time::interval(self.config.period);
-        ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        let mut stop = std::pin::pin!(stop);
-        loop {
-            tokio::select! {
-                biased;
-                () = &mut stop => return,
-                _ = ticker.tick() => {}
-            }
-            let report = self.reconcile(&intent()).await;
-            if report.is_clean() {
-                tracing::debug!(
-                    network = self.config.network_name,
-                    "HNS matches the agent's intent"
-                );
-            }
-        }
     }
 }
 
