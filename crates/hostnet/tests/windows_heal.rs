@@ -1,10 +1,10 @@
 //! The HNS reconciler over `hcn::fake::FakeHcn`: reboot recovery, orphan and duplicate
-//! endpoints, unattached endpoints, HNS failures, metrics and the periodic loop. Time is
+//! endpoints, unattached endpoints, HNS failures and metrics. Time is
 //! tokio's paused clock, moved by the tests.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hcn::fake::{AdapterRoute, FakeHcn, HostAdapter, HostModel};
