@@ -359,7 +359,8 @@ fn orchestrate() {
         "B/object",
         "JSON B/obj"
     );
-    let mut scenarios: Vec<(&str, Vec<Kind>)> = KINDS.iter().map(|k| (k.name(), vec![*k])).collect();
+    let mut scenarios: Vec<(&str, Vec<Kind>)> =
+        KINDS.iter().map(|k| (k.name(), vec![*k])).collect();
     scenarios.push(("all", KINDS.to_vec()));
     for (name, kinds) in scenarios {
         let fake = server_with(&kinds);
