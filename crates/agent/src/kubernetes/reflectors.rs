@@ -4,20 +4,25 @@
 //! Gone`, exponential backoff) filling a shared read-only [`Store`]. Each kind says whether it
 //! has been listed once, so readiness can wait for it, and wakes a reader when it changed.
 //!
-//! [`Keep::WhatControllersUse`] drops what no controller reads before an object is stored:
-//! `metadata.managedFields` and the `kubectl.kubernetes.io/last-applied-configuration`
-//! annotation, which together are often larger than the rest of the object.
+//! [`Keep::WhatControllersUse`] drops what no controller reads before an object is stored
+//! ([`Trim`]): from every kind `metadata.managedFields` and the
+//! `kubectl.kubernetes.io/last-applied-configuration` annotation, which together are often
+//! larger than the rest of the object; Pods, by far the most numerous, are cut down to what the
+//! policy computation reads of them (`netpol::input::PodInfo`) and their identity.
 
 use std::fmt;
 use std::sync::Arc;
 
 use futures_util::StreamExt;
-use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
+use k8s_openapi::api::core::v1::{
+    Container, ContainerPort, Namespace, Pod, PodSpec, PodStatus, Service,
+};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
@@ -30,30 +35,93 @@ pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-co
 pub enum Keep {
     /// The objects as the API server sends them.
     Everything,
-    /// Without `managedFields` and the last-applied annotation.
+    /// What the controllers read: without `managedFields` and the last-applied annotation,
+    /// and Pods cut down further ([`Trim`]).
     WhatControllersUse,
 }
 
-/// Removes from `object` what [`Keep::WhatControllersUse`] drops.
-pub fn trim<K: Resource>(object: &mut K) {
-    object.managed_fields_mut().clear();
-    object.annotations_mut().remove(LAST_APPLIED_ANNOTATION);
-    if object
-        .meta()
-        .annotations
-        .as_ref()
-        .is_some_and(|a| a.is_empty())
-    {
-        object.meta_mut().annotations = None;
+/// What [`Keep::WhatControllersUse`] keeps of one kind.
+pub trait Trim: Resource {
+    /// Removes what no controller reads. By default `managedFields` and the last-applied
+    /// annotation ([`trim_metadata`]).
+    fn trim(&mut self) {
+        trim_metadata(self.meta_mut());
     }
-    if object
-        .meta()
-        .managed_fields
-        .as_ref()
-        .is_some_and(|m| m.is_empty())
-    {
-        object.meta_mut().managed_fields = None;
+}
+
+/// Drops `managedFields` and the last-applied annotation (and the annotations if that was the
+/// only one).
+pub fn trim_metadata(meta: &mut ObjectMeta) {
+    meta.managed_fields = None;
+    if let Some(annotations) = &mut meta.annotations {
+        annotations.remove(LAST_APPLIED_ANNOTATION);
+        if annotations.is_empty() {
+            meta.annotations = None;
+        }
     }
+}
+
+impl Trim for Namespace {}
+impl Trim for NetworkPolicy {}
+impl Trim for Service {}
+impl Trim for EndpointSlice {}
+
+/// A Pod keeps its identity (namespace, name, uid, resourceVersion), its labels, and what the
+/// policy computation reads (`netpol::input::PodInfo::from_k8s`): its Node, `hostNetwork`, the
+/// named ports of its containers and init containers (a container without one is dropped: it
+/// has nothing a NetworkPolicy can name), its phase and its IPs (and its host's). The rest —
+/// annotations, owner references, volumes, images, resources, tolerations, conditions,
+/// container statuses — is dropped.
+impl Trim for Pod {
+    fn trim(&mut self) {
+        let meta = std::mem::take(&mut self.metadata);
+        self.metadata = ObjectMeta {
+            name: meta.name,
+            namespace: meta.namespace,
+            uid: meta.uid,
+            resource_version: meta.resource_version,
+            labels: meta.labels,
+            ..ObjectMeta::default()
+        };
+        self.spec = self.spec.take().map(|spec| PodSpec {
+            node_name: spec.node_name,
+            host_network: spec.host_network,
+            containers: named_ports_only(spec.containers),
+            init_containers: spec
+                .init_containers
+                .map(named_ports_only)
+                .filter(|c| !c.is_empty()),
+            ..PodSpec::default()
+        });
+        self.status = self.status.take().map(|status| PodStatus {
+            phase: status.phase,
+            pod_ip: status.pod_ip,
+            pod_ips: status.pod_ips,
+            host_ip: status.host_ip,
+            host_ips: status.host_ips,
+            ..PodStatus::default()
+        });
+    }
+}
+
+/// The containers that have named ports, each with its name and those ports only.
+fn named_ports_only(containers: Vec<Container>) -> Vec<Container> {
+    containers
+        .into_iter()
+        .filter_map(|container| {
+            let ports: Vec<ContainerPort> = container
+                .ports
+                .into_iter()
+                .flatten()
+                .filter(|p| p.name.is_some())
+                .collect();
+            (!ports.is_empty()).then(|| Container {
+                name: container.name,
+                ports: Some(ports),
+                ..Container::default()
+            })
+        })
+        .collect()
 }
 
 /// One kind's store, whether it has been listed once, and a wake-up for its changes. The flag
@@ -128,7 +196,7 @@ pub struct SharedReflectors {
 /// Starts one reflector task for `K`, keeping what `keep` says.
 fn reflect<K>(client: &Client, keep: Keep, tasks: &mut Vec<JoinHandle<()>>) -> Reflected<K>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+    K: Trim<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
 {
     let (store, writer) = reflector::store();
     let (listed_tx, listed) = watch::channel(false);
@@ -139,7 +207,7 @@ where
         .default_backoff()
         .modify(move |object: &mut K| {
             if keep == Keep::WhatControllersUse {
-                trim(object);
+                object.trim();
             }
         })
         .reflect(writer);
@@ -261,7 +329,9 @@ impl Drop for SharedReflectors {
 mod tests {
     use std::collections::BTreeMap;
 
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, ObjectMeta};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+    use netpol::input::PodInfo;
+    use serde_json::json;
 
     use super::*;
 
@@ -289,14 +359,98 @@ mod tests {
     #[test]
     fn trimming_drops_managed_fields_and_last_applied_only() {
         let mut s = service(&[(LAST_APPLIED_ANNOTATION, "{...}"), ("team", "a")]);
-        trim(&mut s);
+        s.trim();
         assert_eq!(s.metadata.managed_fields, None);
         assert_eq!(
             s.metadata.annotations,
             Some(BTreeMap::from([("team".to_owned(), "a".to_owned())]))
         );
+        assert_eq!(s.metadata.name.as_deref(), Some("web"));
         let mut s = service(&[(LAST_APPLIED_ANNOTATION, "{...}")]);
-        trim(&mut s);
+        s.trim();
         assert_eq!(s.metadata.annotations, None);
+    }
+
+    /// A Pod as the API server returns it: `host_network` and `phase` vary.
+    fn pod(host_network: bool, phase: &str) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {
+                "name": "web-1", "namespace": "shop", "uid": "u-1", "resourceVersion": "42",
+                "labels": {"app": "web"}, "annotations": {"team": "a"},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                    "name": "web", "uid": "u-0"}],
+                "managedFields": [{"manager": "kubelet", "operation": "Update"}],
+            },
+            "spec": {
+                "nodeName": "n1", "hostNetwork": host_network,
+                "initContainers": [{"name": "init", "image": "init:1",
+                    "ports": [{"name": "setup", "containerPort": 9000, "protocol": "UDP"}]}],
+                "containers": [{"name": "main", "image": "app:1",
+                    "ports": [{"name": "http", "containerPort": 8080}, {"containerPort": 9090}],
+                    "volumeMounts": [{"name": "token", "mountPath": "/var/run/secrets"}]},
+                    {"name": "sidecar", "image": "proxy:1", "ports": [{"containerPort": 15000}]}],
+                "volumes": [{"name": "token", "emptyDir": {}}],
+                "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists"}],
+            },
+            "status": {
+                "phase": phase, "podIP": "10.0.0.5", "podIPs": [{"ip": "10.0.0.5"}],
+                "hostIP": "192.168.0.1",
+                "conditions": [{"type": "Ready", "status": "True"}],
+                "containerStatuses": [{"name": "main", "ready": true, "restartCount": 0,
+                    "image": "app:1", "imageID": "app@sha256:0"}],
+            },
+        }))
+        .expect("a Pod")
+    }
+
+    #[test]
+    fn a_trimmed_pod_reads_the_same_to_the_policy_computation() {
+        for (host_network, phase) in [(false, "Running"), (true, "Running"), (false, "Failed")] {
+            let whole = pod(host_network, phase);
+            let mut trimmed = whole.clone();
+            trimmed.trim();
+            assert_eq!(
+                PodInfo::from_k8s(&trimmed).expect("a trimmed Pod reads"),
+                PodInfo::from_k8s(&whole).expect("a whole Pod reads"),
+                "hostNetwork {host_network}, phase {phase}"
+            );
+        }
+        let mut trimmed = pod(false, "Running");
+        trimmed.trim();
+        assert_eq!(trimmed.metadata.uid.as_deref(), Some("u-1"));
+        assert_eq!(trimmed.metadata.resource_version.as_deref(), Some("42"));
+        let info = PodInfo::from_k8s(&trimmed).expect("a trimmed Pod reads");
+        assert_eq!(
+            info.named_ports.len(),
+            2,
+            "the named ports of both containers"
+        );
+        assert!(info.ip.is_some());
+    }
+
+    #[test]
+    fn a_trimmed_pod_drops_what_no_controller_reads() {
+        let mut p = pod(false, "Running");
+        p.trim();
+        assert_eq!(p.metadata.annotations, None);
+        assert_eq!(p.metadata.owner_references, None);
+        assert_eq!(p.metadata.managed_fields, None);
+        let spec = p.spec.expect("the spec");
+        assert_eq!(spec.volumes, None);
+        assert_eq!(spec.tolerations, None);
+        let names: Vec<&str> = spec.containers.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["main"], "only containers with named ports");
+        let main = &spec.containers[0];
+        assert_eq!(
+            main.ports.as_ref().map(Vec::len),
+            Some(1),
+            "only the named port"
+        );
+        assert_eq!(main.image, None);
+        assert_eq!(main.volume_mounts, None);
+        let status = p.status.expect("the status");
+        assert_eq!(status.conditions, None);
+        assert_eq!(status.container_statuses, None);
+        assert_eq!(status.host_ip.as_deref(), Some("192.168.0.1"));
     }
 }
