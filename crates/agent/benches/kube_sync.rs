@@ -452,7 +452,7 @@ fn measure(keep: &str) {
         .build()
         .expect("a Tokio runtime");
     runtime.block_on(async {
-        let client = connect(&ApiAccess {
+        let (client, _) = connect(&ApiAccess {
             kubeconfig: Some(kubeconfig.into()),
             server_override: None,
         })

@@ -22,7 +22,7 @@ use crate::controller::PolicyInput;
 use crate::error::AgentError;
 use crate::kubernetes::{ApiServices, KubernetesSession, NodeWait, PolicyFeed, SYNC_WAIT};
 use crate::node::NodeInfo;
-use crate::supervise::{Supervise, SupervisionPlan, api_server_address};
+use crate::supervise::{Supervise, SupervisionPlan};
 
 /// How long to wait for this Node's object (Antrea waits 60 s for the Pod CIDR).
 pub const NODE_WAIT: Duration = Duration::from_secs(60);
@@ -126,7 +126,6 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
             (info, ClusterSource::Directory(source), None)
         }
         ClusterChoice::Kubernetes { kubeconfig } => {
-            let api_server = api_server_address(&config, kubeconfig.as_deref()).await?;
             let api = KubernetesSession::connect(&config, kubeconfig, &node_name).await?;
             let info = tokio::select! {
                 info = api.wait_for_node(NodeWait::default()) => info?,
@@ -136,7 +135,7 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
                 }
             };
             let source = api.listed_source(SYNC_WAIT).await?;
-            let api = ApiRun::start(api, api_server, source.store()).await;
+            let api = ApiRun::start(api, source.store()).await;
             (info, ClusterSource::Kubernetes(Box::new(source)), Some(api))
         }
     };
@@ -191,9 +190,6 @@ pub fn windows_host(
 pub struct ApiRun {
     /// The session.
     pub session: KubernetesSession,
-    /// The API server's `host:port` as the connection reaches it (the takeover watchdog
-    /// probes it).
-    pub address: String,
     /// The shared reflectors and the Pod Event reporter.
     pub services: ApiServices,
     /// Feeds the Pod Event reporter.
@@ -205,11 +201,7 @@ pub struct ApiRun {
 impl ApiRun {
     /// Starts the session's services and waits (at most [`SYNC_WAIT`]) for the shared
     /// reflectors' first lists, so that the first flows hold the cluster's NetworkPolicies.
-    pub async fn start(
-        session: KubernetesSession,
-        address: String,
-        store: crate::cluster::Store,
-    ) -> ApiRun {
+    pub async fn start(session: KubernetesSession, store: crate::cluster::Store) -> ApiRun {
         let (services, adds) = session.start_services(store);
         match tokio::time::timeout(SYNC_WAIT, services.reflectors.wait_synced()).await {
             Ok(true) => tracing::info!("shared reflectors synced"),
@@ -222,7 +214,6 @@ impl ApiRun {
         let policy = PolicyFeed::new(&services.reflectors);
         ApiRun {
             session,
-            address,
             services,
             adds,
             policy,
@@ -320,7 +311,10 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
 
     // Before the CNI server listens: the first HNS pass relies on no ADD being in flight.
     let mut registry = Registry::default();
-    let api_server = api.as_ref().map(|api| api.address.clone());
+    let api_server = api
+        .as_ref()
+        .and_then(|api| api.session.address())
+        .map(str::to_owned);
     let plan = SupervisionPlan::new(config, uplink, takeover, api_server);
     let stop_supervision = shutdown.child_token();
     let mut supervisor = host

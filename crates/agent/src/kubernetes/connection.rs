@@ -83,10 +83,29 @@ async fn from_kubeconfig(path: &Path) -> Result<Config, KubernetesError> {
 }
 
 /// A client for the API server `access` describes (nothing is sent yet).
-pub async fn connect(access: &ApiAccess) -> Result<Client, KubernetesError> {
+pub async fn connect(access: &ApiAccess) -> Result<(Client, String), KubernetesError> {
     let config = client_config(access).await?;
     tracing::info!("Kubernetes API server {}", config.cluster_url);
-    Client::try_from(config).map_err(KubernetesError::Client)
+    let address = server_address(&config.cluster_url);
+    let client = Client::try_from(config).map_err(KubernetesError::Client)?;
+    Ok((client, address))
+}
+
+/// The `host:port` of the API server at `url` (the scheme's port when the URL has none; an IPv6
+/// host in brackets), as a TCP probe dials it.
+fn server_address(url: &http::Uri) -> String {
+    let host = url.host().unwrap_or_default().trim_matches(['[', ']']);
+    let port = url
+        .port_u16()
+        .unwrap_or(if url.scheme_str() == Some("http") {
+            80
+        } else {
+            443
+        });
+    match host.parse::<std::net::Ipv6Addr>() {
+        Ok(v6) => format!("[{v6}]:{port}"),
+        Err(_) => format!("{host}:{port}"),
+    }
 }
 
 #[cfg(test)]
@@ -109,6 +128,18 @@ mod tests {
                 matches!(override_url(bad), Err(KubernetesError::BadOverride { .. })),
                 "{bad:?}"
             );
+        }
+    }
+
+    #[test]
+    fn server_addresses_carry_the_port_of_the_url_or_of_its_scheme() {
+        for (url, address) in [
+            ("https://10.96.0.1:6443", "10.96.0.1:6443"),
+            ("https://api.example", "api.example:443"),
+            ("http://10.10.0.2", "10.10.0.2:80"),
+            ("https://[fd00::1]:6443", "[fd00::1]:6443"),
+        ] {
+            assert_eq!(server_address(&url.parse().unwrap()), address, "{url}");
         }
     }
 

@@ -30,6 +30,7 @@ pub const SYNC_WAIT: Duration = Duration::from_secs(60);
 pub struct KubernetesSession {
     client: Client,
     node_name: String,
+    address: Option<String>,
 }
 
 impl std::fmt::Debug for KubernetesSession {
@@ -68,18 +69,26 @@ impl KubernetesSession {
             kubeconfig: kubeconfig.or_else(|| config.kubeconfig.clone()),
             server_override: config.kube_api_server_override.clone(),
         };
-        Ok(KubernetesSession::with_client(
-            connect(&access).await?,
-            node_name,
-        ))
+        let (client, address) = connect(&access).await?;
+        Ok(KubernetesSession {
+            address: Some(address),
+            ..KubernetesSession::with_client(client, node_name)
+        })
     }
 
-    /// A session over an existing client.
+    /// A session over an existing client (its server's address unknown).
     pub fn with_client(client: Client, node_name: &str) -> KubernetesSession {
         KubernetesSession {
             client,
             node_name: node_name.to_owned(),
+            address: None,
         }
+    }
+
+    /// The API server's `host:port` as this session reaches it (the takeover watchdog probes
+    /// it); `None` for a session made [`with_client`](Self::with_client).
+    pub fn address(&self) -> Option<&str> {
+        self.address.as_deref()
     }
 
     /// The client.

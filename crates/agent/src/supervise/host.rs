@@ -3,7 +3,6 @@
 
 use std::future::Future;
 use std::net::Ipv4Addr;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,9 +19,6 @@ use super::takeover::SharedTakeover;
 use super::watch::TakeoverWatch;
 use super::{Supervision, Supervisor};
 use crate::config::{AgentConfig, TakeoverWatchdogConfig};
-use crate::error::AgentError;
-use crate::kubernetes::ApiAccess;
-use crate::kubernetes::connection::client_config;
 
 /// The NIC takeover bring-up made in this run (not one it found in place).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,31 +174,4 @@ where
         heal: Some(heal),
         watch,
     }
-}
-
-/// The API server's `host:port`, as the agent's Kubernetes connection reaches it (`kubeconfig`,
-/// else the configuration's, else in-cluster; `kubeAPIServerOverride` first).
-pub async fn api_server_address(
-    config: &AgentConfig,
-    kubeconfig: Option<&Path>,
-) -> Result<String, AgentError> {
-    let access = ApiAccess {
-        kubeconfig: kubeconfig
-            .map(Path::to_owned)
-            .or_else(|| config.kubeconfig.clone()),
-        server_override: config.kube_api_server_override.clone(),
-    };
-    let url = client_config(&access).await?.cluster_url;
-    let host = url.host().unwrap_or_default().trim_matches(['[', ']']);
-    let port = url
-        .port_u16()
-        .unwrap_or(if url.scheme_str() == Some("http") {
-            80
-        } else {
-            443
-        });
-    Ok(match host.parse::<std::net::Ipv6Addr>() {
-        Ok(v6) => format!("[{v6}]:{port}"),
-        Err(_) => format!("{host}:{port}"),
-    })
 }

@@ -28,10 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use endpoints::PodEndpoints;
 pub use heal::HealLoop;
-pub use host::{
-    Supervise, SupervisionPlan, Takeover, WindowsSupervision, api_server_address,
-    windows_supervision,
-};
+pub use host::{Supervise, SupervisionPlan, Takeover, WindowsSupervision, windows_supervision};
 pub use takeover::{NotRecreated, SharedTakeover};
 pub use watch::TakeoverWatch;
 
