@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 use netpol::{Direction, Peers, Ports, RuleId, Snapshot};
-use openflow::msg::flow_mod::FlowMod;
 use pipeline::cache::FlowKey;
 use pipeline::render::{PolicyFlows, RuleCounters};
 use serde::{Deserialize, Serialize};
@@ -77,6 +76,12 @@ impl PolicyReport {
             Some((_, None)) => false,
             None => true,
         };
+        // Each flow's key and text once, for every rule's lookup of the flows behind it.
+        let flow_texts: Vec<(FlowKey, String)> = rendered
+            .flows
+            .iter()
+            .map(|flow| (FlowKey::of(flow), flow.to_string()))
+            .collect();
         let rules = snapshot
             .rules
             .values()
@@ -95,7 +100,7 @@ impl PolicyReport {
                     flow_count: flows.map_or(0, |f| f.flows),
                     flow_count_without_conjunction: flows.map_or(0, |f| f.without_conjunction),
                     flows: flows
-                        .map(|f| flows_behind(&rendered.flows, f.conj_id, &f.counted))
+                        .map(|f| flows_behind(&flow_texts, f.conj_id, &f.counted))
                         .unwrap_or_default(),
                     packets: counted.packets,
                     bytes: counted.bytes,
@@ -114,23 +119,18 @@ impl PolicyReport {
     }
 }
 
-/// The flows carrying a rule: its counted flows and, for a conjunctive rule, every flow that
-/// adds to or acts on its conjunction.
-fn flows_behind(all: &[FlowMod], conj_id: u32, counted: &[FlowKey]) -> Vec<String> {
+/// The flows carrying a rule (of `flows`, each with its key and text): its counted flows and,
+/// for a conjunctive rule, every flow that adds to or acts on its conjunction.
+fn flows_behind(flows: &[(FlowKey, String)], conj_id: u32, counted: &[FlowKey]) -> Vec<String> {
     let conjunction = format!("conjunction({conj_id},");
     let conj_match = format!("conj_id={conj_id},");
-    all.iter()
-        .filter(|flow| {
-            if counted.contains(&FlowKey::of(flow)) {
-                return true;
-            }
-            if conj_id == 0 {
-                return false;
-            }
-            let text = flow.to_string();
-            text.contains(&conjunction) || text.contains(&conj_match)
+    flows
+        .iter()
+        .filter(|(key, text)| {
+            counted.contains(key)
+                || (conj_id != 0 && (text.contains(&conjunction) || text.contains(&conj_match)))
         })
-        .map(ToString::to_string)
+        .map(|(_, text)| text.clone())
         .collect()
 }
 
