@@ -7,6 +7,7 @@
 //! [`bring_up`] makes one: bridge, uplink, gateway, tunnel and the flows of a new round.
 
 mod bringup;
+mod ofports;
 mod peers;
 mod pods;
 mod policy;
@@ -30,6 +31,7 @@ use super::{AttachedPod, Datapath, PeerChanges, PodAttach, PolicyChanges, RuleEn
 use crate::error::AgentError;
 use crate::flows::Flows;
 use crate::ovs::OvsBridge;
+use ofports::PodOfports;
 use policy::PolicyState;
 
 /// The Node's datapath on one OVS bridge.
@@ -43,6 +45,7 @@ pub struct OvsDatapath<H> {
     netdev: bool,
     gateway_if: String,
     snat: bool,
+    ofports: PodOfports,
     policy: tokio::sync::Mutex<PolicyState>,
 }
 
@@ -75,12 +78,14 @@ impl<H> OvsDatapath<H> {
             netdev: options.netdev,
             gateway_if: options.gateway_if,
             snat: options.snat,
+            ofports: PodOfports::default(),
             policy: tokio::sync::Mutex::default(),
         }
     }
 
     /// Every owner's flows for a new round: the Node's, `peers`', `policy`'s and those of the
-    /// Pods already attached (their ports' records), without installing anything.
+    /// Pods already attached (their ports' records), without installing anything. The Pods'
+    /// OpenFlow port numbers are noted, so new Pods get other ones.
     pub async fn first_round(
         &self,
         peers: &[PeerNode],
@@ -99,6 +104,9 @@ impl<H> OvsDatapath<H> {
             self.policy.lock().await.render(policy),
         ));
         for port in self.bridge.container_ports().await? {
+            if let Some(ofport) = port.ofport {
+                self.ofports.record(&port.port, ofport);
+            }
             match &port.pod {
                 Some(pod) => {
                     desired.push((FlowOwner::Pod(pod.key.clone()), pod_flows(network, pod)))

@@ -1,7 +1,7 @@
 //! A Pod on the OVS datapath: its interface (`hostnet`), its container port (named after the
-//! endpoint, `external_ids` as Antrea writes them), its OpenFlow port, the kernel kept off the
-//! host end (userspace datapath), and its flows, committed in one bundle. Detaching removes the
-//! same from any partial state.
+//! endpoint, `external_ids` as Antrea writes them, its OpenFlow port number requested), the
+//! kernel kept off the host end (userspace datapath), and its flows, committed in one bundle.
+//! Detaching removes the same from any partial state.
 
 use std::time::Duration;
 
@@ -20,6 +20,9 @@ use crate::ovs::{PortWant, antrea_type, container_id as ids};
 const OFPORT_WAIT: Duration = Duration::from_secs(20);
 
 impl<H: HostNetwork> OvsDatapath<H> {
+    /// Interface first; then, at the same time, the port (with the OpenFlow port number
+    /// requested), the Pod's flows for that number, and the kernel block; returns once all three
+    /// are confirmed. Should ovs-vswitchd give the port another number, the flows follow it.
     pub(super) async fn attach(
         &self,
         pod: &PodAttach,
@@ -29,8 +32,13 @@ impl<H: HostNetwork> OvsDatapath<H> {
         let (created, _) = self.host.create_pod_interface(spec).await?;
         clock.lap("interface");
         let host_ifname = spec.host_ifname.as_str();
+        let requested = self
+            .ofports
+            .reserve(host_ifname)
+            .ok_or(AgentError::NoFreeOfport)?;
         let mut port = PortWant::new(host_ifname, antrea_type::CONTAINER);
         port.interface_type = H::POD_PORT_TYPE.to_owned();
+        port.ofport_request = u16::try_from(requested).ok();
         for (k, v) in [
             (ids::CONTAINER_ID, pod.container_id.clone()),
             (ids::POD_NAME, pod.key.name.clone()),
@@ -45,30 +53,39 @@ impl<H: HostNetwork> OvsDatapath<H> {
             port.external_ids
                 .insert(ids::IF_DEV.to_owned(), spec.ifname.clone());
         }
-        self.bridge.ensure_port(&port).await?;
-        clock.lap("port");
-        let ofport = self
-            .bridge
-            .wait_for_ofport(host_ifname, OFPORT_WAIT)
-            .await?;
-        clock.lap("ofport");
-        if self.netdev {
-            self.host.block_kernel_ingress(host_ifname).await?;
-            clock.lap("block");
-        }
-        let local = LocalPod {
+        let local = |ofport| LocalPod {
             key: pod.key.clone(),
             ip: spec.address.addr(),
             mac: MacAddr(created.container_mac.octets()),
             ofport,
         };
-        self.flows
-            .set(
-                FlowOwner::Pod(pod.key.clone()),
-                pod_flows(&self.network, &local),
-            )
-            .await?;
-        clock.lap("flows");
+        let owner = FlowOwner::Pod(pod.key.clone());
+        let port_ready = async {
+            self.bridge.ensure_port(&port).await?;
+            self.bridge.wait_for_ofport(host_ifname, OFPORT_WAIT).await
+        };
+        let flows_ready = self
+            .flows
+            .set(owner.clone(), pod_flows(&self.network, &local(requested)));
+        let blocked = async {
+            if self.netdev {
+                self.host.block_kernel_ingress(host_ifname).await?;
+            }
+            Ok::<_, AgentError>(())
+        };
+        let (ofport, flows, block) = tokio::join!(port_ready, flows_ready, blocked);
+        let (ofport, _, ()) = (ofport?, flows?, block?);
+        clock.lap("port+flows");
+        if ofport != requested {
+            tracing::warn!(
+                "port {host_ifname} got OpenFlow port {ofport}, not the {requested} requested: its flows follow"
+            );
+            self.ofports.record(host_ifname, ofport);
+            self.flows
+                .set(owner, pod_flows(&self.network, &local(ofport)))
+                .await?;
+            clock.lap("flows again");
+        }
         Ok(created)
     }
 
@@ -83,6 +100,7 @@ impl<H: HostNetwork> OvsDatapath<H> {
         }
         if let Some(name) = name {
             self.bridge.delete_port(name).await?;
+            self.ofports.release(name);
             if self.netdev {
                 self.host.unblock_kernel_ingress(name).await?;
             }
