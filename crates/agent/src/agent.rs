@@ -13,12 +13,13 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::apiserver::{self, AgentApi, READY_CNI, READY_NODE, READY_REFLECTORS};
-use crate::bringup::{RunningNode, bring_up};
 use crate::cluster::{ClusterSource, DirectorySource, POLL_INTERVAL};
 use crate::cniserver::AddOutcome;
 use crate::cniserver::{CniService, PodConfigurator};
-use crate::config::{AgentConfig, DatapathType, Platform, node_name_from_environment};
-use crate::controller::PolicyInput;
+use crate::config::{AgentConfig, Platform, node_name_from_environment};
+use crate::controller::{NetworkPolicyController, PeerController, PolicyInput, peers_of};
+use crate::datapath::Datapath;
+use crate::datapath::ovs::{RunningNode, bring_up};
 use crate::error::AgentError;
 use crate::kubernetes::{ApiServices, KubernetesSession, NodeWait, PolicyFeed, SYNC_WAIT};
 use crate::node::NodeInfo;
@@ -233,24 +234,33 @@ pub async fn run_node<H: HostNetwork + Supervise + 'static>(
     agent_api: Arc<AgentApi>,
     shutdown: CancellationToken,
 ) -> Result<(), AgentError> {
-    let policy = match &mut api {
+    let inputs = match &mut api {
         Some(api) => api.policy.changes(),
         None => PolicyInput::of_store(&source.store()),
     };
-    let node = bring_up(config, info, &source.store(), &policy, host).await?;
+    let mut policy = NetworkPolicyController::new(&info.name);
+    for input in &inputs {
+        policy.apply(input);
+    }
+    let peers = peers_of(&source.store(), &info.name);
+    let node = bring_up(config, info, &peers, policy.snapshot(), host).await?;
     report_bring_up(&node);
     agent_api.readiness().set(READY_NODE, true);
     if let Some(api) = &api {
         api.session
-            .publish_annotations(config, &node.network)
+            .publish_annotations(config, node.datapath.node())
             .await?;
     }
-    serve(config, node, source, api, &agent_api, shutdown).await
+    serve(config, node, policy, source, api, &agent_api, shutdown).await
 }
 
 /// One line saying what bring-up wrote, so a restart can be seen to change nothing.
 fn report_bring_up<H>(node: &RunningNode<H>) {
-    let (writes, mods, host) = (node.bridge.writes(), node.flows.mods(), node.host_changes);
+    let (writes, mods, host) = (
+        node.datapath.bridge().writes(),
+        node.datapath.flows().mods(),
+        node.host_changes,
+    );
     if writes == 0 && mods == 0 && host == 0 {
         tracing::info!(
             "Node {} up: unchanged (0 OVSDB writes, 0 flow mods, 0 host changes)",
@@ -270,6 +280,7 @@ fn report_bring_up<H>(node: &RunningNode<H>) {
 async fn serve<H: HostNetwork + Supervise + 'static>(
     config: &AgentConfig,
     node: RunningNode<H>,
+    policy: NetworkPolicyController,
     source: ClusterSource,
     api: Option<ApiRun>,
     agent_api: &AgentApi,
@@ -277,27 +288,15 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
 ) -> Result<(), AgentError> {
     let store = source.store();
     let RunningNode {
-        peers,
-        policy,
-        flows,
-        bridge,
+        datapath,
         host,
-        network,
         pod_mtu,
         info,
         uplink,
         takeover,
         ..
     } = node;
-    let netdev = config.ovs_datapath_type == DatapathType::Netdev;
-    let pods = Arc::new(PodConfigurator::new(
-        host.clone(),
-        bridge,
-        flows.clone(),
-        network,
-        pod_mtu,
-        netdev,
-    ));
+    let pods = Arc::new(PodConfigurator::new(datapath.clone(), pod_mtu));
     let report = pods.reconcile(&store, &info.name).await?;
     tracing::info!(
         "Pods on the bridge: {} kept, {} removed{}",
@@ -326,10 +325,11 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
     let (peer_tx, peer_rx) = mpsc::channel(256);
     let (policy_tx, policy_rx) = mpsc::channel(256);
     let source_task = tokio::spawn(source.run(events_tx));
+    let peers = PeerController::new(&info.name, datapath.clone());
     let peer_task = tokio::spawn(peers.run(store.clone(), peer_rx));
     let (queries_tx, queries_rx) = mpsc::channel(8);
     agent_api.answer_policy_with(queries_tx);
-    let policy_task = tokio::spawn(policy.run(policy_rx, queries_rx));
+    let policy_task = tokio::spawn(policy.run(datapath.clone(), policy_rx, queries_rx));
     let mut service = CniService::new(pods);
     // NetworkPolicy's objects come from the API server's reflectors when there is one, else
     // from the cluster directory's events (it holds every Pod, Namespace and policy).
@@ -401,7 +401,7 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
         drop(services);
     }
     let _ = policy_task.await;
-    flows.connection().close();
+    datapath.flows().connection().close();
     supervisor.join().await?;
     tracing::info!("stopped");
     failure.map_or(Ok(()), Err)

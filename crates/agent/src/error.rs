@@ -61,6 +61,8 @@ pub enum AgentError {
     UplinkUnknown { bridge: String },
     #[error("transport interface {nic} has no IPv4 address")]
     NoTransportAddress { nic: String },
+    #[error("no free OpenFlow port number for another Pod (numbers 1-32767 are all in use)")]
+    NoFreeOfport,
     #[error("interface {name:?} did not appear within {waited:?}")]
     InterfaceMissing { name: String, waited: Duration },
     #[error("Node bring-up failed ({error}); the NIC's configuration was restored: {restored}")]

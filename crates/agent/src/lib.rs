@@ -1,9 +1,10 @@
 //! The antrea-rs node agent's library: its configuration ([`config`]), the source of the
 //! cluster's Nodes and Pods ([`cluster`], fed by the Kubernetes API through [`kubernetes`] or by a
 //! directory in the lab), and the wiring that brings a Node up and keeps it in
-//! line with the cluster: [`bringup`] (bridge, uplink, gateway, tunnel, flows of a new round),
-//! [`ovs`] (the OVSDB side), [`flows`] (the OpenFlow side), [`controller`] (peer Nodes),
-//! [`cniserver`] (CNI ADD/DEL/CHECK/GC), [`supervise`] (the HNS healing loop and the takeover
+//! line with the cluster: [`datapath`] (the one boundary through which the controllers and the
+//! CNI server change the datapath, and its Open vSwitch implementation with the Node's
+//! bring-up), [`ovs`] (its OVSDB side), [`flows`] (its OpenFlow side), [`controller`] (peer
+//! Nodes, NetworkPolicy), [`cniserver`] (CNI ADD/DEL/CHECK/GC), [`supervise`] (the HNS healing loop and the takeover
 //! watchdog on Windows) and [`agent`] (the process's life); the process around
 //! it: [`cli`] (the command line), [`logging`] (console and file) and [`service`] (the agent as a
 //! Windows service).
@@ -11,12 +12,12 @@
 pub mod agent;
 pub mod antctl;
 pub mod apiserver;
-pub mod bringup;
 pub mod cli;
 pub mod cluster;
 pub mod cniserver;
 pub mod config;
 pub mod controller;
+pub mod datapath;
 pub mod error;
 pub mod flows;
 pub mod kubernetes;

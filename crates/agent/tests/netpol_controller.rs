@@ -1,6 +1,6 @@
-//! The NetworkPolicy controller against a real `ovs-vswitchd`: inputs become the
-//! `networkpolicy` owner's flows in one bundle per burst; unrelated changes send nothing; a
-//! rule change is a small diff; counters and flow costs are readable.
+//! The NetworkPolicy controller through the OVS datapath against a real `ovs-vswitchd`: inputs
+//! become the `networkpolicy` owner's flows in one bundle per burst; unrelated changes send
+//! nothing; a rule change is a small diff; counters and flow costs are readable.
 #![cfg(target_os = "linux")]
 
 use std::sync::Arc;
@@ -8,9 +8,13 @@ use std::time::Duration;
 
 use agent::cluster::ObjectKey;
 use agent::controller::{NetworkPolicyController, PolicyInput};
+use agent::datapath::Datapath;
+use agent::datapath::ovs::{OvsDatapath, OvsOptions};
 use agent::flows::Flows;
+use agent::ovs::OvsBridge;
 use ovstest::Ovs;
 use pipeline::FlowOwner;
+use pipeline::model::{NodeNetwork, NodePorts, TrafficMode, TunnelType};
 use serde_json::{Value, json};
 
 fn pod(ns: &str, name: &str, node: &str, ip: &str, labels: Value) -> PolicyInput {
@@ -60,7 +64,37 @@ async fn controller_installs_policy_flows_in_bursts() {
             .await
             .unwrap(),
     );
-    let mut controller = NetworkPolicyController::new("n1", flows.clone());
+    let bridge = OvsBridge::connect(
+        format!("unix:{}", ovs.db_socket().display())
+            .parse()
+            .unwrap(),
+        "br0",
+    )
+    .await
+    .unwrap();
+    let network = NodeNetwork {
+        node_ip: "10.10.0.11/24".parse().unwrap(),
+        node_mac: "02:00:0a:0a:00:0b".parse().unwrap(),
+        pod_cidr: "10.244.1.0/24".parse().unwrap(),
+        gateway_ip: "10.244.1.1".parse().unwrap(),
+        gateway_mac: "02:00:0a:f4:01:01".parse().unwrap(),
+        ports: NodePorts::default(),
+        mode: TrafficMode::Encap(TunnelType::Geneve),
+    };
+    let options = OvsOptions {
+        netdev: true,
+        gateway_if: "antrea-gw0".into(),
+        snat: false,
+    };
+    let host = Arc::new(hostnet::linux::LinuxHost::current().await.unwrap());
+    let datapath = Arc::new(OvsDatapath::new(
+        network,
+        bridge,
+        flows.clone(),
+        host,
+        options,
+    ));
+    let mut controller = NetworkPolicyController::new("n1");
 
     let mut inputs = vec![namespace("x"), namespace("y")];
     for (i, p) in ["a", "b", "c"].iter().enumerate() {
@@ -93,24 +127,24 @@ async fn controller_installs_policy_flows_in_bursts() {
     for input in &inputs {
         controller.apply(input);
     }
-    let diff = controller.install().await.unwrap();
+    let changes = controller.install(&*datapath).await.unwrap();
     // Three peers + one applied-to + one port + the conj_id flow + one default drop.
-    assert_eq!(diff.adds.len(), 7, "{diff:?}");
+    assert_eq!((changes.rules, changes.changed), (1, 7), "{changes:?}");
     assert!(flows.owners().contains(&FlowOwner::NetworkPolicy));
     assert_eq!(dump(&ovs).len(), 7);
-    let costs = controller.rule_flows();
-    assert_eq!(costs.len(), 1);
-    let cost = costs.values().next().unwrap();
-    assert_eq!((cost.flows, cost.without_conjunction), (6, 3));
-    let counters = controller.rule_counters().await.unwrap();
-    assert_eq!(counters.values().map(|c| c.packets).sum::<u64>(), 0);
+    let enforced = datapath.policy_enforcement().await.unwrap();
+    assert_eq!(enforced.len(), 1);
+    let rule = enforced.values().next().unwrap();
+    assert_eq!((rule.entries, rule.entries_expanded), (6, 3));
+    assert_eq!(rule.texts.len(), 6, "{:?}", rule.texts);
+    assert_eq!(rule.packets, 0);
 
     // Run it: 100 unrelated changes (a label nobody selects on, on a Pod of neither group)
     // send no flow mod; then one burst with a peer's label change is one small diff.
     let (tx, rx) = tokio::sync::mpsc::channel(256);
     let mods = flows.mods();
     let (_queries, queries_rx) = tokio::sync::mpsc::channel(1);
-    let task = tokio::spawn(controller.run(rx, queries_rx));
+    let task = tokio::spawn(controller.run(datapath.clone(), rx, queries_rx));
     for i in 0..100 {
         tx.send(pod(
             "x",

@@ -1,37 +1,29 @@
 //! [`PodConfigurator`]: CNI ADD, DEL, CHECK and GC on this Node, and the reconciliation of
 //! attached Pods when the agent starts.
 //!
-//! ADD: IPAM → Pod interface → OVS port (named after the endpoint, `external_ids` as Antrea
-//! writes them) → OpenFlow port → kernel kept off the host end (userspace datapath) → the Pod's
-//! flows, committed in one bundle. Only then does ADD return, so the Pod is reachable the moment
-//! it starts. A failure undoes everything ADD did. DEL works from any partial state.
+//! ADD: IPAM → the [`Datapath`] attaches the Pod (its interface, its port, its forwarding,
+//! confirmed). Only then does ADD return, so the Pod is reachable the moment it starts. A
+//! failure undoes everything ADD did. DEL works from any partial state.
 
 use std::collections::{BTreeSet, HashSet};
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use cni::rpc::CmdRequest;
 use cni::spec::{CniError, CniResult, code};
 use hostnet::naming::endpoint_name;
-use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
+use hostnet::{PodInterface, PodInterfaceSpec};
 use ipam::{Ipam, IpamConfig};
-use pipeline::FlowOwner;
-use pipeline::model::{LocalPod, MacAddr, NodeNetwork, PodKey};
-use pipeline::render::pod_flows;
+use pipeline::model::PodKey;
 
 use super::ipam_conf::ipam_config;
 use super::locks::ContainerLocks;
 use super::result::add_result;
-use super::steps::StepClock;
 use crate::cluster::Store;
+use crate::datapath::step_clock::StepClock;
+use crate::datapath::{AttachedPod, Datapath, PodAttach};
 use crate::error::AgentError;
-use crate::flows::Flows;
-use crate::ovs::{ContainerPort, OvsBridge, PortWant, antrea_type, container_id as ids};
-
-/// How long OVS may take to give a Pod's port an OpenFlow port number.
-const OFPORT_WAIT: Duration = Duration::from_secs(20);
 
 /// What the start-up reconciliation did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -52,22 +44,17 @@ pub struct ReconcileReport {
 
 /// Wires Pods into the Node.
 #[derive(Debug)]
-pub struct PodConfigurator<H> {
-    host: Arc<H>,
-    bridge: OvsBridge,
-    flows: Arc<Flows>,
-    network: NodeNetwork,
+pub struct PodConfigurator<D> {
+    datapath: Arc<D>,
     pod_mtu: u32,
-    /// Userspace datapath: the kernel must be kept off OVS-owned host ends.
-    netdev: bool,
     locks: ContainerLocks,
-    /// The IPAM stores ADD has used, also recorded on the bridge ([`IPAM_STORES`]).
+    /// The IPAM stores ADD has used, also recorded with the datapath ([`IPAM_STORES`]).
     stores: tokio::sync::Mutex<BTreeSet<PathBuf>>,
 }
 
-/// The bridge's `external_ids` key listing (as a JSON array) every IPAM store directory the
-/// agent allocated from, recorded before the first allocation from it, so that a restarted
-/// agent can collect addresses whose ADD never got as far as an OVS port.
+/// The datapath record (the bridge's `external_ids` key on OVS) listing, as a JSON array, every
+/// IPAM store directory the agent allocated from, recorded before the first allocation from it,
+/// so that a restarted agent can collect addresses whose ADD never got as far as an attachment.
 pub const IPAM_STORES: &str = "antrea-rs-ipam-stores";
 
 fn interface_failure(e: impl std::fmt::Display) -> CniError {
@@ -133,22 +120,12 @@ fn ipv4_of(result: &CniResult) -> Option<(Ipv4Addr, u8, Ipv4Addr)> {
         })
 }
 
-impl<H: HostNetwork> PodConfigurator<H> {
-    pub fn new(
-        host: Arc<H>,
-        bridge: OvsBridge,
-        flows: Arc<Flows>,
-        network: NodeNetwork,
-        pod_mtu: u32,
-        netdev: bool,
-    ) -> PodConfigurator<H> {
+impl<D: Datapath> PodConfigurator<D> {
+    /// Pods attached to `datapath`; `pod_mtu` when the network configuration names none.
+    pub fn new(datapath: Arc<D>, pod_mtu: u32) -> PodConfigurator<D> {
         PodConfigurator {
-            host,
-            bridge,
-            flows,
-            network,
+            datapath,
             pod_mtu,
-            netdev,
             locks: ContainerLocks::default(),
             stores: tokio::sync::Mutex::default(),
         }
@@ -171,7 +148,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
         let mut clock = StepClock::start();
         let _guard = self.locks.lock(&req.container_id).await;
         clock.lap("lock");
-        let config = ipam_config(&req.raw_conf, &self.network)?;
+        let config = ipam_config(&req.raw_conf, self.datapath.node())?;
         let ipam = Ipam::new(config.clone()).map_err(ipam_failure)?;
         self.remember_store(config.data_dir.join(&config.network))
             .await
@@ -230,58 +207,17 @@ impl<H: HostNetwork> PodConfigurator<H> {
             mtu: req.conf.mtu.unwrap_or(self.pod_mtu),
             dns: pod_dns(&req.conf),
         };
-        let (created, _) = self
-            .host
-            .create_pod_interface(&spec)
-            .await
-            .map_err(interface_failure)?;
-        clock.lap("interface");
-        let mut port = PortWant::new(host_ifname, antrea_type::CONTAINER);
-        port.interface_type = H::POD_PORT_TYPE.to_owned();
-        let store = config.data_dir.join(&config.network);
-        for (k, v) in [
-            (ids::CONTAINER_ID, req.container_id.clone()),
-            (ids::POD_NAME, key.name.clone()),
-            (ids::POD_NAMESPACE, key.namespace.clone()),
-            (ids::IP_ADDRESS, ip.to_string()),
-            (ids::ATTACHED_MAC, created.container_mac.to_string()),
-            (ids::IPAM_STORE, store.display().to_string()),
-        ] {
-            port.external_ids.insert(k.to_owned(), v);
-        }
-        if req.ifname != "eth0" {
-            port.external_ids
-                .insert(ids::IF_DEV.to_owned(), req.ifname.clone());
-        }
-        self.bridge
-            .ensure_port(&port)
-            .await
-            .map_err(interface_failure)?;
-        clock.lap("port");
-        let ofport = self
-            .bridge
-            .wait_for_ofport(host_ifname, OFPORT_WAIT)
-            .await
-            .map_err(interface_failure)?;
-        clock.lap("ofport");
-        if self.netdev {
-            self.host
-                .block_kernel_ingress(host_ifname)
-                .await
-                .map_err(interface_failure)?;
-            clock.lap("block");
-        }
-        let pod = LocalPod {
+        let attach = PodAttach {
             key: key.clone(),
-            ip,
-            mac: MacAddr(created.container_mac.octets()),
-            ofport,
+            container_id: req.container_id.clone(),
+            interface: spec,
+            ipam_store: config.data_dir.join(&config.network).display().to_string(),
         };
-        self.flows
-            .set(FlowOwner::Pod(key.clone()), pod_flows(&self.network, &pod))
+        let created = self
+            .datapath
+            .attach_pod(&attach, clock)
             .await
             .map_err(interface_failure)?;
-        clock.lap("flows");
         Ok(add_result(
             allocated,
             &created,
@@ -291,36 +227,24 @@ impl<H: HostNetwork> PodConfigurator<H> {
         ))
     }
 
-    /// Removes what ADD made for a Pod: flows, OVS port, kernel block, interface. Each step
-    /// succeeds when its object is already gone.
+    /// Removes what ADD made for a Pod, from any partial state.
     async fn unwire(
         &self,
         key: Option<&PodKey>,
         host_ifname: Option<&str>,
     ) -> Result<(), AgentError> {
-        if let Some(key) = key {
-            self.flows.remove(FlowOwner::Pod(key.clone())).await?;
-        }
-        if let Some(name) = host_ifname {
-            self.bridge.delete_port(name).await?;
-            if self.netdev {
-                self.host.unblock_kernel_ingress(name).await?;
-            }
-            self.host.delete_pod_interface(name).await?;
-        }
-        Ok(())
+        self.datapath.detach_pod(key, host_ifname).await
     }
 
-    /// The container ports of the bridge: the Pod interfaces ADD completed (it writes the port
-    /// after the interface), with their records.
-    pub async fn container_ports(&self) -> Result<Vec<ContainerPort>, AgentError> {
-        self.bridge.container_ports().await
+    /// The Pods the datapath has attached: those ADD completed, with their records.
+    pub async fn attached_pods(&self) -> Result<Vec<AttachedPod>, AgentError> {
+        self.datapath.attached_pods().await
     }
 
-    /// The container's port, found by its `container-id`.
-    async fn port_of(&self, container_id: &str) -> Result<Option<ContainerPort>, AgentError> {
+    /// The container's attachment, found by its container ID.
+    async fn attachment_of(&self, container_id: &str) -> Result<Option<AttachedPod>, AgentError> {
         Ok(self
-            .container_ports()
+            .attached_pods()
             .await?
             .into_iter()
             .find(|p| p.container_id == container_id))
@@ -330,21 +254,22 @@ impl<H: HostNetwork> PodConfigurator<H> {
     pub async fn del(&self, req: &CmdRequest) -> Result<(), CniError> {
         let _guard = self.locks.lock(&req.container_id).await;
         let port = self
-            .port_of(&req.container_id)
+            .attachment_of(&req.container_id)
             .await
             .map_err(interface_failure)?;
         let key = port
             .as_ref()
             .and_then(|p| p.key.clone())
             .or_else(|| Self::pod_key(req).ok());
-        let host_ifname = port.as_ref().map(|p| p.port.clone()).or_else(|| {
+        let host_ifname = port.as_ref().map(|p| p.name.clone()).or_else(|| {
             (!req.k8s.pod_name.is_empty())
                 .then(|| endpoint_name(&req.k8s.pod_name, &req.container_id))
         });
         self.unwire(key.as_ref(), host_ifname.as_deref())
             .await
             .map_err(interface_failure)?;
-        let ipam = Ipam::new(ipam_config(&req.raw_conf, &self.network)?).map_err(ipam_failure)?;
+        let ipam =
+            Ipam::new(ipam_config(&req.raw_conf, self.datapath.node())?).map_err(ipam_failure)?;
         let (id, ifname) = (req.container_id.clone(), req.ifname.clone());
         let released = blocking(move || ipam.release(&id, &ifname)).await?;
         tracing::info!(
@@ -386,7 +311,8 @@ impl<H: HostNetwork> PodConfigurator<H> {
             )));
         }
         let (ip, prefix_len, gateway) = ipv4_of(&prev).ok_or_else(mismatch)?;
-        let ipam = Ipam::new(ipam_config(&req.raw_conf, &self.network)?).map_err(ipam_failure)?;
+        let ipam =
+            Ipam::new(ipam_config(&req.raw_conf, self.datapath.node())?).map_err(ipam_failure)?;
         let (id, ifname) = (req.container_id.clone(), req.ifname.clone());
         if !blocking(move || ipam.check(&id, &ifname)).await? {
             return Err(check_failure(format!(
@@ -408,18 +334,18 @@ impl<H: HostNetwork> PodConfigurator<H> {
             host_mac: host_if.mac.parse().map_err(|_| mismatch())?,
             container_mac: pod_if.mac.parse().map_err(|_| mismatch())?,
         };
-        self.host
-            .check_pod_interface(&spec, &created)
+        self.datapath
+            .check_pod(&spec, &created)
             .await
             .map_err(check_failure)?;
         match self
-            .port_of(&req.container_id)
+            .attachment_of(&req.container_id)
             .await
             .map_err(check_failure)?
         {
-            Some(port) if port.port == host_if.name => Ok(()),
+            Some(port) if port.name == host_if.name => Ok(()),
             _ => Err(check_failure(format!(
-                "OVS port {} of container {} is missing",
+                "attachment {} of container {} is missing",
                 host_if.name, req.container_id
             ))),
         }
@@ -435,25 +361,21 @@ impl<H: HostNetwork> PodConfigurator<H> {
             .flatten()
             .map(|a| (a.container_id.clone(), a.ifname.clone()))
             .collect();
-        for port in self
-            .bridge
-            .container_ports()
-            .await
-            .map_err(interface_failure)?
-        {
+        for port in self.attached_pods().await.map_err(interface_failure)? {
             if !valid.contains(&(port.container_id.clone(), port.ifname.clone())) {
                 let _guard = self.locks.lock(&port.container_id).await;
-                self.unwire(port.key.as_ref(), Some(&port.port))
+                self.unwire(port.key.as_ref(), Some(&port.name))
                     .await
                     .map_err(interface_failure)?;
                 tracing::info!(
                     "CNI GC: port {} of container {} removed",
-                    port.port,
+                    port.name,
                     port.container_id
                 );
             }
         }
-        let ipam = Ipam::new(ipam_config(&req.raw_conf, &self.network)?).map_err(ipam_failure)?;
+        let ipam =
+            Ipam::new(ipam_config(&req.raw_conf, self.datapath.node())?).map_err(ipam_failure)?;
         let released = blocking(move || ipam.gc(&valid)).await?;
         tracing::info!("CNI GC: {} address(es) released", released.len());
         Ok(())
@@ -469,14 +391,14 @@ impl<H: HostNetwork> PodConfigurator<H> {
         recorded.insert(store);
         let list: Vec<String> = recorded.iter().map(|p| p.display().to_string()).collect();
         let value = serde_json::Value::from(list).to_string();
-        self.bridge.set_external_id(IPAM_STORES, &value).await?;
+        self.datapath.set_record(IPAM_STORES, &value).await?;
         *stores = recorded;
         Ok(())
     }
 
     /// The stores recorded on the bridge; an unreadable record counts as none.
     async fn recorded_stores(&self) -> Result<BTreeSet<PathBuf>, AgentError> {
-        let text = self.bridge.external_id(IPAM_STORES).await?;
+        let text = self.datapath.record(IPAM_STORES).await?;
         Ok(text
             .and_then(|t| serde_json::from_str::<Vec<PathBuf>>(&t).ok())
             .unwrap_or_default()
@@ -512,7 +434,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
         let mut report = ReconcileReport::default();
         let mut stores = self.recorded_stores().await?;
         let mut valid = HashSet::new();
-        for port in self.bridge.container_ports().await? {
+        for port in self.attached_pods().await? {
             if let Some(store) = &port.ipam_store {
                 stores.insert(PathBuf::from(store));
             }
@@ -522,10 +444,10 @@ impl<H: HostNetwork> PodConfigurator<H> {
             };
             if !pod_gone && self.still_allocated(&port) {
                 valid.insert((port.container_id.clone(), port.ifname.clone()));
-                report.kept.push(port.port);
+                report.kept.push(port.name);
                 continue;
             }
-            self.unwire(port.key.as_ref(), Some(&port.port)).await?;
+            self.unwire(port.key.as_ref(), Some(&port.name)).await?;
             let why = if pod_gone {
                 "its Pod is not on this Node"
             } else {
@@ -534,11 +456,11 @@ impl<H: HostNetwork> PodConfigurator<H> {
             tracing::info!(
                 "container {}: port {} removed, {why}",
                 port.container_id,
-                port.port
+                port.name
             );
-            report.removed.push(port.port);
+            report.removed.push(port.name);
         }
-        for name in self.host.pod_interfaces().await? {
+        for name in self.datapath.pod_interfaces().await? {
             if report.kept.contains(&name) {
                 continue;
             }
@@ -574,7 +496,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
 
     /// Whether the IPAM store named on the port still holds an address of its container. A
     /// port without a store record is kept.
-    fn still_allocated(&self, port: &ContainerPort) -> bool {
+    fn still_allocated(&self, port: &AttachedPod) -> bool {
         let Some(store) = &port.ipam_store else {
             return true;
         };
@@ -594,7 +516,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
                 tracing::warn!(
                     "IPAM store {} of port {} unreadable, port kept: {error}",
                     store.display(),
-                    port.port
+                    port.name
                 );
                 true
             }

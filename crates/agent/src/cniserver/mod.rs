@@ -8,7 +8,6 @@ mod ipam_conf;
 mod locks;
 mod result;
 mod service;
-mod steps;
 
 pub use configurator::{PodConfigurator, ReconcileReport};
 pub use ipam_conf::ipam_config;

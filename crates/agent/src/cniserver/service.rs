@@ -7,12 +7,12 @@ use cni::rpc::lifecycle::cni_lifecycle_server::CniLifecycle;
 use cni::rpc::pb::cni_server::Cni;
 use cni::rpc::{CmdRequest, error_response, pb, result_response};
 use cni::spec::CniError;
-use hostnet::HostNetwork;
 use pipeline::model::PodKey;
 use tokio::sync::mpsc;
 use tonic::{Request, Response, Status};
 
 use super::configurator::PodConfigurator;
+use crate::datapath::Datapath;
 
 /// How a CNI ADD for a Pod ended, for whoever reports it (Kubernetes Events on the Pod).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,12 +25,12 @@ pub struct AddOutcome {
 
 /// The CNI server's request handler.
 #[derive(Debug)]
-pub struct CniService<H> {
-    pods: Arc<PodConfigurator<H>>,
+pub struct CniService<D> {
+    pods: Arc<PodConfigurator<D>>,
     adds: Option<mpsc::UnboundedSender<AddOutcome>>,
 }
 
-impl<H> Clone for CniService<H> {
+impl<D> Clone for CniService<D> {
     fn clone(&self) -> Self {
         CniService {
             pods: self.pods.clone(),
@@ -39,13 +39,13 @@ impl<H> Clone for CniService<H> {
     }
 }
 
-impl<H> CniService<H> {
-    pub fn new(pods: Arc<PodConfigurator<H>>) -> CniService<H> {
+impl<D> CniService<D> {
+    pub fn new(pods: Arc<PodConfigurator<D>>) -> CniService<D> {
         CniService { pods, adds: None }
     }
 
     /// Also sends the outcome of every ADD that names its Pod to `adds`.
-    pub fn report_adds_to(mut self, adds: mpsc::UnboundedSender<AddOutcome>) -> CniService<H> {
+    pub fn report_adds_to(mut self, adds: mpsc::UnboundedSender<AddOutcome>) -> CniService<D> {
         self.adds = Some(adds);
         self
     }
@@ -81,7 +81,7 @@ fn log_failure(command: &str, request: &CmdRequest, error: &CniError) {
     );
 }
 
-impl<H: HostNetwork + 'static> CniService<H> {
+impl<D: Datapath> CniService<D> {
     async fn handle(
         &self,
         command: &'static str,
@@ -118,7 +118,7 @@ impl<H: HostNetwork + 'static> CniService<H> {
 }
 
 #[tonic::async_trait]
-impl<H: HostNetwork + 'static> Cni for CniService<H> {
+impl<D: Datapath> Cni for CniService<D> {
     async fn cmd_add(
         &self,
         r: Request<pb::CniCmdRequest>,
@@ -142,7 +142,7 @@ impl<H: HostNetwork + 'static> Cni for CniService<H> {
 }
 
 #[tonic::async_trait]
-impl<H: HostNetwork + 'static> CniLifecycle for CniService<H> {
+impl<D: Datapath> CniLifecycle for CniService<D> {
     /// The server only exists once the Node is up, so answering means ready.
     async fn cmd_status(
         &self,

@@ -5,5 +5,5 @@ mod peers;
 mod policy_report;
 
 pub use netpol::{NetworkPolicyController, PolicyInput, PolicyQuery};
-pub use peers::{PeerChanges, PeerController, log_changes};
+pub use peers::{PeerController, log_changes, peers_of};
 pub use policy_report::{PodPolicy, PolicyReport, RuleReport};

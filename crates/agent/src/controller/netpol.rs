@@ -1,27 +1,21 @@
 //! [`NetworkPolicyController`]: feeds Pods, Namespaces and NetworkPolicies into the `netpol`
-//! engine and keeps the switch's NetworkPolicy flows (owner `networkpolicy`) equal to its
-//! result. A burst of changes becomes one recomputation and one bundle. Where the objects come
-//! from — the cluster directory, the Kubernetes API — is the caller's business: it sends
-//! [`PolicyInput`]s.
+//! engine and keeps the [`Datapath`]'s NetworkPolicy equal to its result. A burst of changes
+//! becomes one recomputation and one datapath update. Where the objects come from — the cluster
+//! directory, the Kubernetes API — is the caller's business: it sends [`PolicyInput`]s.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
-use netpol::{PolicyEngine, PolicyKey, RuleId};
-use openflow::msg::flow_mod::FlowMod;
-use openflow::msg::flow_stats::FlowDescRequest;
-use pipeline::render::{PolicyFlows, PolicyRenderer, RuleCounters, RuleFlows};
-use pipeline::{FlowDiff, FlowOwner};
+use netpol::{PolicyEngine, PolicyKey, Snapshot};
 use tokio::sync::{mpsc, oneshot};
 
 use super::policy_report::PolicyReport;
 
 use crate::cluster::{ClusterEvent, ObjectKey, Store};
 use crate::cluster::{namespace_key, pod_key, policy_key};
+use crate::datapath::{Datapath, PolicyChanges};
 use crate::error::AgentError;
-use crate::flows::Flows;
 
 /// A change the controller reacts to.
 #[derive(Debug, Clone)]
@@ -76,23 +70,17 @@ fn key(k: &ObjectKey) -> PolicyKey {
     PolicyKey::new(k.namespace.clone(), k.name.clone())
 }
 
-/// NetworkPolicy for this Node's Pods, from cluster objects to flows.
+/// NetworkPolicy for this Node's Pods, from cluster objects to the datapath.
 #[derive(Debug)]
 pub struct NetworkPolicyController {
     engine: PolicyEngine,
-    renderer: PolicyRenderer,
-    flows: Arc<Flows>,
-    rendered: PolicyFlows,
 }
 
 impl NetworkPolicyController {
-    /// A controller for the Pods of Node `node_name`, installing through `flows`.
-    pub fn new(node_name: &str, flows: Arc<Flows>) -> NetworkPolicyController {
+    /// A controller for the Pods of Node `node_name`.
+    pub fn new(node_name: &str) -> NetworkPolicyController {
         NetworkPolicyController {
             engine: PolicyEngine::new(node_name),
-            renderer: PolicyRenderer::new(),
-            flows,
-            rendered: PolicyFlows::default(),
         }
     }
 
@@ -121,62 +109,49 @@ impl NetworkPolicyController {
         }
     }
 
-    /// The NetworkPolicy owner's flows for the current inputs, without installing them (for
-    /// the round the agent installs on start, so policy holds from the first flow on).
-    pub fn desired_flows(&mut self) -> Vec<FlowMod> {
-        self.rendered = self.renderer.render(self.engine.snapshot());
-        self.rendered.flows.clone()
+    /// The result for the current inputs (for bring-up, which enforces it from the first flow
+    /// on).
+    pub fn snapshot(&mut self) -> &Snapshot {
+        self.engine.snapshot()
     }
 
-    /// Recomputes what the inputs changed and installs the difference as one bundle.
-    pub async fn install(&mut self) -> Result<FlowDiff, AgentError> {
+    /// Recomputes what the inputs changed and has `datapath` enforce the result.
+    pub async fn install<D: Datapath>(
+        &mut self,
+        datapath: &D,
+    ) -> Result<PolicyChanges, AgentError> {
         let report = self.engine.sync();
-        let flows = self.desired_flows();
-        let diff = self.flows.set(FlowOwner::NetworkPolicy, flows).await?;
+        let changes = datapath.set_policy(self.engine.snapshot()).await?;
         tracing::info!(
             "NetworkPolicy: {} policies recomputed, {} rules, {} flow mods",
             report.policies,
-            self.rendered.rules.len(),
-            diff.len()
+            changes.rules,
+            changes.changed
         );
-        Ok(diff)
+        Ok(changes)
     }
 
-    /// What each installed rule costs in flows (for metrics).
-    pub fn rule_flows(&self) -> &BTreeMap<RuleId, RuleFlows> {
-        &self.rendered.rules
-    }
-
-    /// Each installed rule's counters, read from the switch.
-    pub async fn rule_counters(&self) -> Result<BTreeMap<RuleId, RuleCounters>, AgentError> {
-        let conn = self.flows.connection();
-        let stats = conn
-            .dump_flows(&FlowDescRequest::default())
-            .await
-            .map_err(|source| AgentError::OpenFlow {
-                endpoint: "the bridge".into(),
-                source,
-            })?;
-        Ok(self.rendered.counters(&stats))
-    }
-
-    /// What the controller enforces, for the whole Node or for `pod`, with the switch's
+    /// What the controller enforces, for the whole Node or for `pod`, with the datapath's
     /// counters.
-    pub async fn report(&mut self, pod: Option<&ObjectKey>) -> Result<PolicyReport, AgentError> {
-        let counters = self.rule_counters().await?;
+    pub async fn report<D: Datapath>(
+        &mut self,
+        datapath: &D,
+        pod: Option<&ObjectKey>,
+    ) -> Result<PolicyReport, AgentError> {
+        let enforcement = datapath.policy_enforcement().await?;
         let pod = pod.map(|k| {
             let ip = self.engine.pod(&key(k)).and_then(|info| info.ip);
             (k.to_string(), ip)
         });
-        let snapshot = self.engine.snapshot();
-        Ok(PolicyReport::new(snapshot, &self.rendered, &counters, pod))
+        Ok(PolicyReport::new(self.engine.snapshot(), &enforcement, pod))
     }
 
     /// Applies inputs until the input channel closes; after each burst (everything queued),
     /// installs once. A failed install is logged and retried with the next burst. Between
     /// bursts it answers `queries`.
-    pub async fn run(
+    pub async fn run<D: Datapath>(
         mut self,
+        datapath: Arc<D>,
         mut inputs: mpsc::Receiver<PolicyInput>,
         mut queries: mpsc::Receiver<PolicyQuery>,
     ) {
@@ -189,7 +164,7 @@ impl NetworkPolicyController {
                     while let Ok(more) = inputs.try_recv() {
                         self.apply(&more);
                     }
-                    if let Err(error) = self.install().await {
+                    if let Err(error) = self.install(&*datapath).await {
                         tracing::error!(
                             "NetworkPolicy flows not installed (retried on the next change): {error}"
                         );
@@ -197,7 +172,7 @@ impl NetworkPolicyController {
                 }
                 query = queries.recv(), if answering => match query {
                     Some(query) => {
-                        let report = self.report(query.pod.as_ref()).await.map_err(|e| e.to_string());
+                        let report = self.report(&*datapath, query.pod.as_ref()).await.map_err(|e| e.to_string());
                         let _ = query.reply.send(report);
                     }
                     None => answering = false,

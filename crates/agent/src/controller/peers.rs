@@ -1,141 +1,57 @@
-//! [`PeerController`]: every other Node with a Pod CIDR and an InternalIP becomes a peer — its
-//! flows (owner `peer:<name>`), its host route, and its Pod CIDR in the SNAT exception list. A
-//! Node that disappears takes exactly these with it.
+//! [`PeerController`]: every other Node with a Pod CIDR and an InternalIP becomes a peer of the
+//! [`Datapath`]; a Node that disappears stops being one.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use hostnet::{HostNetwork, Outcome, PodSnat, RouteChanges};
-use pipeline::FlowOwner;
-use pipeline::model::{NodeNetwork, PeerNode};
-use pipeline::render::peer_flows;
+use pipeline::model::PeerNode;
 use tokio::sync::mpsc;
 
 use crate::cluster::{ClusterEvent, Store};
+use crate::datapath::{Datapath, PeerChanges};
 use crate::error::AgentError;
-use crate::flows::Flows;
-use crate::node::{NodeInfo, host_cidr, peer_node, peer_route};
+use crate::node::{NodeInfo, peer_node};
 
-/// What one reconciliation changed.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PeerChanges {
-    /// Peers whose flows were added or changed.
-    pub flows_set: Vec<String>,
-    /// Peers whose flows were removed.
-    pub flows_removed: Vec<String>,
-    pub routes: RouteChanges,
-    pub snat: Option<Outcome>,
+/// The peers `store` describes for Node `node_name`: every other Node with a Pod CIDR and an
+/// InternalIP (Nodes that cannot be used yet are logged and skipped).
+pub fn peers_of(store: &Store, node_name: &str) -> Vec<PeerNode> {
+    store
+        .nodes()
+        .iter()
+        .filter(|n| n.metadata.name.as_deref() != Some(node_name))
+        .filter_map(|n| match NodeInfo::from_node(n) {
+            Ok(info) => Some(peer_node(&info)),
+            Err(reason) => {
+                tracing::warn!(
+                    "peer Node {:?} ignored until fixed: {reason}",
+                    n.metadata.name.as_deref().unwrap_or("")
+                );
+                None
+            }
+        })
+        .collect()
 }
 
-impl PeerChanges {
-    /// Whether nothing was changed.
-    pub fn is_empty(&self) -> bool {
-        self.flows_set.is_empty()
-            && self.flows_removed.is_empty()
-            && self.routes.is_empty()
-            && self.snat != Some(Outcome::Changed)
-    }
-}
-
-/// Keeps peers' flows, routes and the SNAT rule equal to the store's Nodes.
+/// Keeps the datapath's peers equal to the store's Nodes.
 #[derive(Debug)]
-pub struct PeerController<H> {
+pub struct PeerController<D> {
     node_name: String,
-    node: NodeNetwork,
-    flows: Arc<Flows>,
-    host: Arc<H>,
-    gateway_if: String,
-    bridge: String,
-    snat: bool,
+    datapath: Arc<D>,
 }
 
-impl<H: HostNetwork> PeerController<H> {
-    /// A controller for Node `node_name` with network `node`; `snat` installs the Pod egress
-    /// masquerade (off with `noSNAT`).
-    pub fn new(
-        node_name: &str,
-        node: NodeNetwork,
-        flows: Arc<Flows>,
-        host: Arc<H>,
-        gateway_if: &str,
-        bridge: &str,
-        snat: bool,
-    ) -> PeerController<H> {
+impl<D: Datapath> PeerController<D> {
+    /// A controller for Node `node_name`'s peers in `datapath`.
+    pub fn new(node_name: &str, datapath: Arc<D>) -> PeerController<D> {
         PeerController {
             node_name: node_name.to_owned(),
-            node,
-            flows,
-            host,
-            gateway_if: gateway_if.to_owned(),
-            bridge: bridge.to_owned(),
-            snat,
+            datapath,
         }
     }
 
-    /// The peers the store describes (Nodes that cannot be used yet are logged and skipped).
-    pub fn peers(&self, store: &Store) -> Vec<PeerNode> {
-        store
-            .nodes()
-            .iter()
-            .filter(|n| n.metadata.name.as_deref() != Some(self.node_name.as_str()))
-            .filter_map(|n| match NodeInfo::from_node(n) {
-                Ok(info) => Some(peer_node(&info)),
-                Err(reason) => {
-                    tracing::warn!(
-                        "peer Node {:?} ignored until fixed: {reason}",
-                        n.metadata.name.as_deref().unwrap_or("")
-                    );
-                    None
-                }
-            })
-            .collect()
-    }
-
-    /// Makes flows, routes and SNAT match the store.
+    /// Makes the datapath's peers those of the store.
     pub async fn reconcile(&self, store: &Store) -> Result<PeerChanges, AgentError> {
-        let peers = self.peers(store);
-        let mut changes = PeerChanges::default();
-        let wanted: BTreeSet<&str> = peers.iter().map(|p| p.name.as_str()).collect();
-        for peer in &peers {
-            let diff = self
-                .flows
-                .set(
-                    FlowOwner::Peer(peer.name.clone()),
-                    peer_flows(&self.node, peer),
-                )
-                .await?;
-            if !diff.is_empty() {
-                changes.flows_set.push(peer.name.clone());
-            }
-        }
-        for owner in self.flows.owners() {
-            if let FlowOwner::Peer(name) = &owner
-                && !wanted.contains(name.as_str())
-            {
-                self.flows.remove(owner.clone()).await?;
-                changes.flows_removed.push(name.clone());
-            }
-        }
-        let routes: Vec<hostnet::PeerRoute> = peers
-            .iter()
-            .map(|p| peer_route(&self.node, p, &self.gateway_if, &self.bridge))
-            .collect();
-        changes.routes = self.host.reconcile_peer_routes(&routes).await?;
-        changes.snat = Some(if self.snat {
-            let mut cluster_cidrs: Vec<hostnet::Ipv4Cidr> =
-                peers.iter().map(|p| subnet(p.pod_cidr)).collect();
-            cluster_cidrs.push(subnet(self.node.pod_cidr));
-            cluster_cidrs.sort_by_key(|c| (c.addr(), c.prefix_len()));
-            let snat = PodSnat {
-                pod_cidr: subnet(self.node.pod_cidr),
-                cluster_cidrs,
-                egress_interface: self.bridge.clone(),
-            };
-            self.host.ensure_pod_snat(&snat).await?
-        } else {
-            self.host.remove_pod_snat().await?
-        });
-        Ok(changes)
+        self.datapath
+            .set_peers(&peers_of(store, &self.node_name))
+            .await
     }
 
     /// Reconciles on every Node event until the event stream ends.
@@ -166,10 +82,10 @@ pub fn log_changes(changes: &PeerChanges) {
         tracing::info!("peers unchanged");
         return;
     }
-    for name in &changes.flows_set {
+    for name in &changes.set {
         tracing::info!("peer {name}: flows installed");
     }
-    for name in &changes.flows_removed {
+    for name in &changes.removed {
         tracing::info!("peer {name}: flows removed");
     }
     let r = &changes.routes;
@@ -182,12 +98,7 @@ pub fn log_changes(changes: &PeerChanges) {
             tracing::info!("route to {cidr} {what}");
         }
     }
-    if changes.snat == Some(Outcome::Changed) {
+    if changes.snat_changed {
         tracing::info!("Pod SNAT rule updated");
     }
-}
-
-/// A subnet of the pipeline's model in the host network's type.
-fn subnet(c: pipeline::model::Ipv4Cidr) -> hostnet::Ipv4Cidr {
-    host_cidr(c.network(), c.prefix_len())
 }

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 use netpol::{Direction, Peers, Ports, RuleId, Snapshot};
-use pipeline::cache::FlowKey;
-use pipeline::render::{PolicyFlows, RuleCounters};
 use serde::{Deserialize, Serialize};
+
+use crate::datapath::RuleEnforcement;
 
 /// The controller's answer for the whole Node or for one Pod.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,12 +63,11 @@ pub struct RuleReport {
 }
 
 impl PolicyReport {
-    /// The report of `snapshot` as rendered into `rendered`, with `counters` from the switch;
-    /// for `pod` (name and address) only the rules that apply to it.
+    /// The report of `snapshot` as the datapath enforces it (`enforcement`, with its
+    /// counters); for `pod` (name and address) only the rules that apply to it.
     pub fn new(
         snapshot: &Snapshot,
-        rendered: &PolicyFlows,
-        counters: &BTreeMap<RuleId, RuleCounters>,
+        enforcement: &BTreeMap<RuleId, RuleEnforcement>,
         pod: Option<(String, Option<Ipv4Addr>)>,
     ) -> PolicyReport {
         let applies = |rule_ip: &std::collections::BTreeSet<Ipv4Addr>| match &pod {
@@ -76,19 +75,12 @@ impl PolicyReport {
             Some((_, None)) => false,
             None => true,
         };
-        // Each flow's key and text once, for every rule's lookup of the flows behind it.
-        let flow_texts: Vec<(FlowKey, String)> = rendered
-            .flows
-            .iter()
-            .map(|flow| (FlowKey::of(flow), flow.to_string()))
-            .collect();
         let rules = snapshot
             .rules
             .values()
             .filter(|rule| applies(&rule.applied_to))
             .map(|rule| {
-                let flows = rendered.rules.get(&rule.id);
-                let counted = counters.get(&rule.id).copied().unwrap_or_default();
+                let enforced = enforcement.get(&rule.id).cloned().unwrap_or_default();
                 RuleReport {
                     rule: rule.id.to_string(),
                     policy: rule.id.policy.to_string(),
@@ -96,14 +88,12 @@ impl PolicyReport {
                     applied_to: rule.applied_to.iter().copied().collect(),
                     peers: describe_peers(&rule.peers),
                     ports: describe_ports(&rule.ports),
-                    conj_id: flows.map_or(0, |f| f.conj_id),
-                    flow_count: flows.map_or(0, |f| f.flows),
-                    flow_count_without_conjunction: flows.map_or(0, |f| f.without_conjunction),
-                    flows: flows
-                        .map(|f| flows_behind(&flow_texts, f.conj_id, &f.counted))
-                        .unwrap_or_default(),
-                    packets: counted.packets,
-                    bytes: counted.bytes,
+                    conj_id: enforced.conj_id,
+                    flow_count: enforced.entries,
+                    flow_count_without_conjunction: enforced.entries_expanded,
+                    flows: enforced.texts,
+                    packets: enforced.packets,
+                    bytes: enforced.bytes,
                 }
             })
             .collect();
@@ -117,21 +107,6 @@ impl PolicyReport {
         });
         PolicyReport { pod, rules }
     }
-}
-
-/// The flows carrying a rule (of `flows`, each with its key and text): its counted flows and,
-/// for a conjunctive rule, every flow that adds to or acts on its conjunction.
-fn flows_behind(flows: &[(FlowKey, String)], conj_id: u32, counted: &[FlowKey]) -> Vec<String> {
-    let conjunction = format!("conjunction({conj_id},");
-    let conj_match = format!("conj_id={conj_id},");
-    flows
-        .iter()
-        .filter(|(key, text)| {
-            counted.contains(key)
-                || (conj_id != 0 && (text.contains(&conjunction) || text.contains(&conj_match)))
-        })
-        .map(|(_, text)| text.clone())
-        .collect()
 }
 
 fn describe_peers(peers: &Peers) -> String {

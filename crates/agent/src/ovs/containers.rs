@@ -39,6 +39,8 @@ pub struct ContainerPort {
     pub ip: Option<Ipv4Addr>,
     /// Where its address is recorded (see [`container_id::IPAM_STORE`]).
     pub ipam_store: Option<String>,
+    /// Its OpenFlow port, once OVS gave it one.
+    pub ofport: Option<u32>,
     /// The Pod, when the port's records are complete and OVS gave it an OpenFlow port.
     pub pod: Option<LocalPod>,
 }
@@ -63,11 +65,15 @@ fn container_port(port: &PortRow, iface: &InterfaceRow) -> ContainerPort {
         list.split(',')
             .find_map(|a| a.trim().parse::<Ipv4Addr>().ok())
     });
+    let ofport = iface
+        .ofport
+        .and_then(|p| u32::try_from(p).ok())
+        .filter(|p| *p > 0);
     let pod = (|| {
         let key = key.clone()?;
         let ip = ip?;
         let mac: MacAddr = id(container_id::ATTACHED_MAC)?.parse().ok()?;
-        let ofport = u32::try_from(iface.ofport?).ok().filter(|p| *p > 0)?;
+        let ofport = ofport?;
         Some(LocalPod {
             key,
             ip,
@@ -82,6 +88,7 @@ fn container_port(port: &PortRow, iface: &InterfaceRow) -> ContainerPort {
         key,
         ip,
         ipam_store: id(container_id::IPAM_STORE),
+        ofport,
         pod,
     }
 }

@@ -2,8 +2,8 @@
 //! NIC; create the bridge (datapath id and LOCAL MAC from the NIC); connect OpenFlow and put the
 //! flows of a new round in place *before* the NIC joins the secure-mode bridge; attach the NIC
 //! as the uplink and move its configuration to LOCAL; gateway; tunnel; SNAT and peer routes.
-//! The NetworkPolicy flows of the store's policies are part of that first round, so a restart
-//! never leaves an isolated Pod open.
+//! The peers' and the NetworkPolicy flows bring-up is given are part of that first round, so a
+//! restart never leaves an isolated Pod open.
 //!
 //! Every step is idempotent and reports whether it changed anything; a restart with everything
 //! in place writes nothing to OVSDB, sends no flow mod and changes nothing on the host.
@@ -14,13 +14,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hostnet::{GatewayConfig, HostNetwork, NicConfig, Outcome, TransportSelector};
-use pipeline::FlowOwner;
-use pipeline::model::{MacAddr, NodeNetwork, NodePorts, TrafficMode, TunnelType};
-use pipeline::render::{node_flows, pod_flows};
+use netpol::Snapshot;
+use pipeline::model::{MacAddr, NodeNetwork, NodePorts, PeerNode, TrafficMode, TunnelType};
 
-use crate::cluster::Store;
+use super::{OvsDatapath, OvsOptions};
 use crate::config::{self, AgentConfig, DatapathType, TrafficEncapMode};
-use crate::controller::{NetworkPolicyController, PeerController, PolicyInput, log_changes};
+use crate::controller::log_changes;
+use crate::datapath::{Datapath, PeerChanges};
 use crate::error::AgentError;
 use crate::flows::{Flows, RoundOutcome};
 use crate::node::{NodeInfo, gateway_mac, host_cidr, pipeline_cidr};
@@ -37,13 +37,9 @@ pub const TUNNEL_PORT: &str = "antrea-tun0";
 #[derive(Debug)]
 pub struct RunningNode<H> {
     pub info: NodeInfo,
-    pub network: NodeNetwork,
-    pub bridge: OvsBridge,
-    pub flows: Arc<Flows>,
+    /// The datapath, with the peers and the NetworkPolicy given to bring-up in force.
+    pub datapath: Arc<OvsDatapath<H>>,
     pub host: Arc<H>,
-    pub peers: PeerController<H>,
-    /// NetworkPolicy, fed with the store's objects at bring-up; its flows are installed.
-    pub policy: NetworkPolicyController,
     /// The physical NIC, now the bridge's uplink.
     pub uplink: String,
     /// The MTU of the gateway and of Pod interfaces.
@@ -73,9 +69,8 @@ impl HostChanges {
 
 impl HostChanges {
     /// Counts a peer reconciliation's route and SNAT changes.
-    fn count_peers(&mut self, changes: &crate::controller::PeerChanges) {
-        self.0 += u32::from(!changes.routes.is_empty())
-            + u32::from(changes.snat == Some(Outcome::Changed));
+    fn count_peers(&mut self, changes: &PeerChanges) {
+        self.0 += u32::from(!changes.routes.is_empty()) + u32::from(changes.snat_changed);
     }
 }
 
@@ -146,12 +141,13 @@ fn device_exists(_name: &str) -> bool {
     true
 }
 
-/// Brings the Node up; see the module documentation for the order.
+/// Brings the Node up with `peers` and `policy` in force from the first flow on; see the
+/// module documentation for the order.
 pub async fn bring_up<H: HostNetwork + 'static>(
     config: &AgentConfig,
     info: &NodeInfo,
-    store: &Store,
-    policy_inputs: &[PolicyInput],
+    peers: &[PeerNode],
+    policy: &Snapshot,
     host: Arc<H>,
 ) -> Result<RunningNode<H>, AgentError> {
     let bridge_name = config.ovs_bridge.as_str();
@@ -233,37 +229,18 @@ pub async fn bring_up<H: HostNetwork + 'static>(
         };
         let recorded = Flows::recorded_round(&bridge).await?;
         let flows = Arc::new(Flows::connect(config.bridge_mgmt_endpoint(), OVS_WAIT).await?);
-        let peers = PeerController::new(
-            &info.name,
-            network.clone(),
-            flows.clone(),
-            host.clone(),
-            &config.host_gateway,
-            bridge_name,
-            !config.no_snat,
-        );
-        let mut desired = vec![(FlowOwner::Node, node_flows(&network))];
-        for peer in peers.peers(store) {
-            desired.push((
-                FlowOwner::Peer(peer.name.clone()),
-                pipeline::render::peer_flows(&network, &peer),
-            ));
-        }
-        let mut policy = NetworkPolicyController::new(&info.name, flows.clone());
-        for input in policy_inputs {
-            policy.apply(input);
-        }
-        desired.push((FlowOwner::NetworkPolicy, policy.desired_flows()));
-        for port in bridge.container_ports().await? {
-            match &port.pod {
-                Some(pod) => desired.push((FlowOwner::Pod(pod.key.clone()), pod_flows(&network, pod))),
-                None => tracing::warn!(
-                    "container port {} has incomplete records or no OpenFlow port; its flows wait for the CNI server",
-                    port.port
-                ),
-            }
-        }
-        match flows.start_round(recorded, &desired, &bridge).await? {
+        let options = OvsOptions {
+            netdev: config.ovs_datapath_type == DatapathType::Netdev,
+            gateway_if: config.host_gateway.clone(),
+            snat: !config.no_snat,
+        };
+        let datapath = OvsDatapath::new(network, bridge, flows, host.clone(), options);
+        let desired = datapath.first_round(peers, policy).await?;
+        match datapath
+            .flows
+            .start_round(recorded, &desired, &datapath.bridge)
+            .await?
+        {
             RoundOutcome::Unchanged(round) => {
                 tracing::info!("flows: unchanged ({round} already installed)")
             }
@@ -278,10 +255,10 @@ pub async fn bring_up<H: HostNetwork + 'static>(
                 round,
             } => tracing::info!("flows: installed as {round}"),
         }
-        Ok::<_, AgentError>((bridge, network, flows, peers, policy))
+        Ok::<_, AgentError>(datapath)
     }
     .await;
-    let (bridge, network, flows, peers, policy) = match early {
+    let datapath = match early {
         Ok(parts) => parts,
         Err(error) if prepared == Outcome::Changed => {
             let restored = match host.restore_uplink(bridge_name).await {
@@ -301,20 +278,17 @@ pub async fn bring_up<H: HostNetwork + 'static>(
     let fresh = found.name != bridge_name;
     let mut steps = Steps {
         config,
-        bridge: &bridge,
-        flows: &flows,
-        host: &*host,
-        network: &network,
+        datapath: &datapath,
         pod_mtu,
         changes,
     };
-    let result = steps.attach(&found, &nic_name, &peers, store).await;
+    let result = steps.attach(&found, &nic_name, peers).await;
     let host_changes = steps.changes.0;
     if let Err(error) = result {
         if !fresh {
             return Err(error);
         }
-        let restored = restore_nic(&bridge, &*host, &nic_name, bridge_name).await;
+        let restored = restore_nic(&datapath.bridge, &*host, &nic_name, bridge_name).await;
         return Err(AgentError::RolledBack {
             error: Box::new(error),
             restored,
@@ -322,12 +296,8 @@ pub async fn bring_up<H: HostNetwork + 'static>(
     }
     Ok(RunningNode {
         info: info.clone(),
-        network,
-        bridge,
-        flows,
+        datapath: Arc::new(datapath),
         host,
-        peers,
-        policy,
         uplink: nic_name,
         pod_mtu,
         host_changes,
@@ -349,42 +319,50 @@ fn node_address(nic: &NicConfig, ip: Ipv4Addr) -> Option<hostnet::Ipv4Cidr> {
 /// The steps from attaching the NIC on, with what they share.
 struct Steps<'a, H> {
     config: &'a AgentConfig,
-    bridge: &'a OvsBridge,
-    flows: &'a Flows,
-    host: &'a H,
-    network: &'a NodeNetwork,
+    datapath: &'a OvsDatapath<H>,
     pod_mtu: u32,
     changes: HostChanges,
 }
 
-impl<H: HostNetwork> Steps<'_, H> {
+impl<'a, H: HostNetwork + 'static> Steps<'a, H> {
     async fn attach(
         &mut self,
         found: &NicConfig,
         nic: &str,
-        peers: &PeerController<H>,
-        store: &Store,
+        peers: &[PeerNode],
     ) -> Result<(), AgentError> {
         self.uplink(found, nic).await?;
         self.gateway().await?;
         self.tunnel().await?;
-        let peer_changes = peers.reconcile(store).await?;
+        let peer_changes = self.datapath.set_peers(peers).await?;
         log_changes(&peer_changes);
         self.changes.count_peers(&peer_changes);
         Ok(())
     }
 
+    fn bridge(&self) -> &'a OvsBridge {
+        &self.datapath.bridge
+    }
+
+    fn host(&self) -> &'a H {
+        &self.datapath.host
+    }
+
+    fn network(&self) -> &'a NodeNetwork {
+        &self.datapath.network
+    }
+
     /// 4. The NIC as uplink port 32770, the kernel kept off it (userspace datapath), its
     ///    configuration moved to LOCAL.
     async fn uplink(&mut self, found: &NicConfig, nic: &str) -> Result<(), AgentError> {
-        let bridge_name = self.bridge.name();
+        let bridge_name = self.bridge().name();
         let mut uplink = PortWant::new(nic, antrea_type::UPLINK);
         uplink.ofport_request = Some(NodePorts::UPLINK as u16);
         log_ovs(
             &format!("uplink port {nic}"),
-            self.bridge.ensure_port(&uplink).await?,
+            self.bridge().ensure_port(&uplink).await?,
         );
-        let ofport = self.bridge.wait_for_ofport(nic, OVS_WAIT).await?;
+        let ofport = self.bridge().wait_for_ofport(nic, OVS_WAIT).await?;
         if ofport != NodePorts::UPLINK {
             tracing::warn!(
                 "uplink {nic} has OpenFlow port {ofport}, not {}: the flows expect {}",
@@ -396,10 +374,10 @@ impl<H: HostNetwork> Steps<'_, H> {
         if self.config.ovs_datapath_type == DatapathType::Netdev {
             self.changes.note(
                 &format!("kernel ingress block on {nic}"),
-                self.host.block_kernel_ingress(nic).await?,
+                self.host().block_kernel_ingress(nic).await?,
             );
         }
-        let (_, outcome) = self.host.take_over_uplink(found, bridge_name).await?;
+        let (_, outcome) = self.host().take_over_uplink(found, bridge_name).await?;
         self.changes.note(
             &format!("configuration of {nic} moved to {bridge_name}"),
             outcome,
@@ -413,6 +391,7 @@ impl<H: HostNetwork> Steps<'_, H> {
     async fn no_flood(&self, nic: &str, ofport: u32) -> Result<(), AgentError> {
         let endpoint = self.config.bridge_mgmt_endpoint();
         let ports = self
+            .datapath
             .flows
             .connection()
             .port_desc()
@@ -444,30 +423,33 @@ impl<H: HostNetwork> Steps<'_, H> {
         gateway.interface_type = "internal".into();
         gateway.ofport_request = Some(NodePorts::GATEWAY as u16);
         gateway.mtu_request = Some(self.pod_mtu);
-        gateway.mac = Some(self.network.gateway_mac.to_string());
+        gateway.mac = Some(self.network().gateway_mac.to_string());
         log_ovs(
             &format!("gateway port {gw}"),
-            self.bridge.ensure_port(&gateway).await?,
+            self.bridge().ensure_port(&gateway).await?,
         );
         wait_for_device(gw).await?;
-        let address = host_cidr(self.network.gateway_ip, self.network.pod_cidr.prefix_len());
+        let address = host_cidr(
+            self.network().gateway_ip,
+            self.network().pod_cidr.prefix_len(),
+        );
         let config = GatewayConfig {
             name: gw.to_owned(),
             address,
-            mac: Some(hostnet::MacAddr(self.network.gateway_mac.0)),
+            mac: Some(hostnet::MacAddr(self.network().gateway_mac.0)),
             mtu: self.pod_mtu,
         };
-        let (_, outcome) = self.host.configure_gateway(&config).await?;
+        let (_, outcome) = self.host().configure_gateway(&config).await?;
         self.changes
             .note(&format!("gateway {gw} {address}"), outcome);
-        self.bridge.wait_for_ofport(gw, OVS_WAIT).await?;
+        self.bridge().wait_for_ofport(gw, OVS_WAIT).await?;
         Ok(())
     }
 
     /// 6. The flow-based tunnel port 32768; none in noEncap.
     async fn tunnel(&mut self) -> Result<(), AgentError> {
-        let Some(tunnel) = self.network.mode.tunnel() else {
-            if self.bridge.delete_port(TUNNEL_PORT).await? {
+        let Some(tunnel) = self.network().mode.tunnel() else {
+            if self.bridge().delete_port(TUNNEL_PORT).await? {
                 tracing::info!("tunnel port {TUNNEL_PORT} removed (noEncap)");
             }
             return Ok(());
@@ -475,12 +457,12 @@ impl<H: HostNetwork> Steps<'_, H> {
         let mut port = PortWant::new(TUNNEL_PORT, antrea_type::TUNNEL);
         port.interface_type = tunnel.ovs_type().to_owned();
         port.ofport_request = Some(NodePorts::TUNNEL as u16);
-        port.options = tunnel_options(self.config, self.network.node_ip.addr());
+        port.options = tunnel_options(self.config, self.network().node_ip.addr());
         log_ovs(
             &format!("tunnel port {TUNNEL_PORT} ({})", tunnel.ovs_type()),
-            self.bridge.ensure_port(&port).await?,
+            self.bridge().ensure_port(&port).await?,
         );
-        self.bridge.wait_for_ofport(TUNNEL_PORT, OVS_WAIT).await?;
+        self.bridge().wait_for_ofport(TUNNEL_PORT, OVS_WAIT).await?;
         Ok(())
     }
 }

@@ -1,5 +1,6 @@
-//! [`StepClock`]: how long each step of one CNI command took, for its log line (the CNI ADD
-//! benchmark reads these lines to show where an ADD's time goes).
+//! [`StepClock`]: how long each step of one datapath operation took, for the log line of the
+//! command that asked for it (the CNI ADD benchmark reads these lines to show where an ADD's time
+//! goes).
 
 use std::fmt;
 use std::time::{Duration, Instant};

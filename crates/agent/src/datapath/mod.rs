@@ -1,0 +1,169 @@
+//! The [`Datapath`] boundary: the only way the controllers and the CNI server change how packets
+//! move on this Node. They hand it model values — a Pod to attach, the peer Nodes, the
+//! NetworkPolicy rules — and never see a switch, a port number or a flow.
+//!
+//! [`ovs::OvsDatapath`] implements it with Open vSwitch: OVSDB ports, the OpenFlow pipeline and
+//! the Node OS's networking (`hostnet`). An HNS-native implementation (HNS endpoints, ACL and
+//! load-balancer policies; `docs/architecture.md` says how each call maps) would implement the
+//! same trait without a change to its callers.
+//!
+//! Every call is idempotent: repeating it with the same input changes nothing, and a call made
+//! after a crash at any point brings the datapath to the input.
+
+pub mod ovs;
+pub mod step_clock;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::net::Ipv4Addr;
+
+use hostnet::{PodInterface, PodInterfaceSpec, RouteChanges};
+use netpol::{RuleId, Snapshot};
+use pipeline::model::{NodeNetwork, PeerNode, PodKey};
+
+use crate::error::AgentError;
+use step_clock::StepClock;
+
+/// A Pod to attach: its identity and records, and the interface to create in its namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodAttach {
+    pub key: PodKey,
+    /// The container the CNI ADD is for.
+    pub container_id: String,
+    /// The interface in the Pod's namespace and its host side, with the address.
+    pub interface: PodInterfaceSpec,
+    /// Where the Pod's address is allocated (`<dataDir>/<network>` of the IPAM store), recorded
+    /// with the attachment so a restarted agent can check the allocation still exists.
+    pub ipam_store: String,
+}
+
+/// A Pod the datapath has attached, read back from the datapath itself (how a restarted agent
+/// knows its Pods).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttachedPod {
+    /// The attachment's name: the host interface, the OVS port or the HNS endpoint.
+    pub name: String,
+    pub container_id: String,
+    /// The interface name inside the Pod.
+    pub ifname: String,
+    /// The Pod, when the attachment names it.
+    pub key: Option<PodKey>,
+    /// The Pod's IPv4 address, when recorded.
+    pub ip: Option<Ipv4Addr>,
+    /// The IPAM store holding the address (see [`PodAttach::ipam_store`]).
+    pub ipam_store: Option<String>,
+}
+
+/// What setting the peer Nodes changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeerChanges {
+    /// Peers whose forwarding was added or changed.
+    pub set: Vec<String>,
+    /// Peers whose forwarding was removed.
+    pub removed: Vec<String>,
+    /// The host routes to peers' Pod CIDRs.
+    pub routes: RouteChanges,
+    /// Whether the Pod egress SNAT rule changed.
+    pub snat_changed: bool,
+}
+
+impl PeerChanges {
+    /// Whether nothing was changed.
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+            && self.removed.is_empty()
+            && self.routes.is_empty()
+            && !self.snat_changed
+    }
+}
+
+/// What installing NetworkPolicy changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PolicyChanges {
+    /// Rules in force.
+    pub rules: usize,
+    /// Datapath objects changed (flow mods for OVS).
+    pub changed: usize,
+}
+
+/// How the datapath enforces one rule, and what it counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RuleEnforcement {
+    /// The rule's conjunction id in OVS (0 when it needs none, or for a datapath without).
+    pub conj_id: u32,
+    /// Datapath entries carrying the rule (flows for OVS).
+    pub entries: usize,
+    /// Entries the rule would need expanded pair by pair.
+    pub entries_expanded: usize,
+    /// The entries behind the rule, in the datapath's own text (`ovs-ofctl` syntax for OVS).
+    pub texts: Vec<String>,
+    /// Packets the rule let through.
+    pub packets: u64,
+    /// Bytes the rule let through.
+    pub bytes: u64,
+}
+
+/// The datapath of one Node.
+pub trait Datapath: Send + Sync + 'static {
+    /// The Node's network as the datapath realises it.
+    fn node(&self) -> &NodeNetwork;
+
+    /// Creates the Pod's interface in its namespace and connects it, and returns only once
+    /// traffic to and from the Pod's address flows; each step's time goes to `clock`. A
+    /// repeated call for the same container returns the same interface and changes nothing.
+    fn attach_pod(
+        &self,
+        pod: &PodAttach,
+        clock: &mut StepClock,
+    ) -> impl Future<Output = Result<PodInterface, AgentError>> + Send;
+
+    /// Removes what [`Datapath::attach_pod`] made for the Pod `key` with attachment `name`,
+    /// from any partial state; either may be unknown. Removing what is gone succeeds.
+    fn detach_pod(
+        &self,
+        key: Option<&PodKey>,
+        name: Option<&str>,
+    ) -> impl Future<Output = Result<(), AgentError>> + Send;
+
+    /// Every Pod attached, as the datapath records them.
+    fn attached_pods(&self) -> impl Future<Output = Result<Vec<AttachedPod>, AgentError>> + Send;
+
+    /// Host interfaces of Pods the datapath created (its own marker), with or without an
+    /// attachment: those without one are leftovers of an attach cut short.
+    fn pod_interfaces(&self) -> impl Future<Output = Result<Vec<String>, AgentError>> + Send;
+
+    /// Checks that the Pod's interface is as `created` describes.
+    fn check_pod(
+        &self,
+        spec: &PodInterfaceSpec,
+        created: &PodInterface,
+    ) -> impl Future<Output = Result<(), AgentError>> + Send;
+
+    /// A value the agent keeps with the datapath across restarts (`None` when never set).
+    fn record(&self, key: &str) -> impl Future<Output = Result<Option<String>, AgentError>> + Send;
+
+    /// Sets a value kept with the datapath across restarts.
+    fn set_record(
+        &self,
+        key: &str,
+        value: &str,
+    ) -> impl Future<Output = Result<(), AgentError>> + Send;
+
+    /// Makes the peer Nodes exactly `peers`: forwarding to their Pods, the host's routes to
+    /// them, and the Pod egress SNAT's exceptions.
+    fn set_peers(
+        &self,
+        peers: &[PeerNode],
+    ) -> impl Future<Output = Result<PeerChanges, AgentError>> + Send;
+
+    /// Enforces `policy`, the NetworkPolicy rules and isolation of this Node's Pods.
+    fn set_policy(
+        &self,
+        policy: &Snapshot,
+    ) -> impl Future<Output = Result<PolicyChanges, AgentError>> + Send;
+
+    /// How each enforced rule is realised, with the datapath's counters.
+    fn policy_enforcement(
+        &self,
+    ) -> impl Future<Output = Result<BTreeMap<RuleId, RuleEnforcement>, AgentError>> + Send;
+}

@@ -1,0 +1,199 @@
+//! [`OvsDatapath`]: the [`Datapath`] on Open vSwitch. It owns the bridge's OVSDB rows
+//! ([`crate::ovs`]), the OpenFlow pipeline and its desired-flow cache ([`crate::flows`],
+//! `pipeline`), and the Node OS's side of each change (`hostnet`): a Pod is a host interface, a
+//! container port and the Pod's flows; a peer is its flows, a host route and an SNAT exception;
+//! NetworkPolicy is the policy tables' conjunctive flows.
+//!
+//! [`bring_up`] makes one: bridge, uplink, gateway, tunnel and the flows of a new round.
+
+mod bringup;
+mod ofports;
+mod peers;
+mod pods;
+mod policy;
+
+pub use bringup::{
+    RunningNode, TUNNEL_PORT, bring_up, traffic_mode, transport_selector, tunnel_options,
+};
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
+use netpol::{RuleId, Snapshot};
+use openflow::msg::flow_mod::FlowMod;
+use pipeline::FlowOwner;
+use pipeline::model::{NodeNetwork, PeerNode, PodKey};
+use pipeline::render::{node_flows, peer_flows, pod_flows};
+
+use super::step_clock::StepClock;
+use super::{AttachedPod, Datapath, PeerChanges, PodAttach, PolicyChanges, RuleEnforcement};
+use crate::error::AgentError;
+use crate::flows::Flows;
+use crate::ovs::OvsBridge;
+use ofports::PodOfports;
+use policy::PolicyState;
+
+/// The Node's datapath on one OVS bridge.
+#[derive(Debug)]
+pub struct OvsDatapath<H> {
+    network: NodeNetwork,
+    bridge: OvsBridge,
+    flows: Arc<Flows>,
+    host: Arc<H>,
+    /// See [`OvsOptions`].
+    netdev: bool,
+    gateway_if: String,
+    snat: bool,
+    ofports: PodOfports,
+    policy: tokio::sync::Mutex<PolicyState>,
+}
+
+/// How the OVS datapath treats the host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OvsOptions {
+    /// Userspace datapath (`netdev`): the kernel must be kept off OVS-owned host ends.
+    pub netdev: bool,
+    /// The gateway interface (`antrea-gw0`): next hop of tunnelled peers' routes.
+    pub gateway_if: String,
+    /// Pod egress masquerade (off with `noSNAT`).
+    pub snat: bool,
+}
+
+impl<H> OvsDatapath<H> {
+    /// The datapath of `network` on `bridge`, switched through `flows`, with no peer, Pod or
+    /// NetworkPolicy yet; [`bring_up`] makes the bridge and its fixed ports first.
+    pub fn new(
+        network: NodeNetwork,
+        bridge: OvsBridge,
+        flows: Arc<Flows>,
+        host: Arc<H>,
+        options: OvsOptions,
+    ) -> OvsDatapath<H> {
+        OvsDatapath {
+            network,
+            bridge,
+            flows,
+            host,
+            netdev: options.netdev,
+            gateway_if: options.gateway_if,
+            snat: options.snat,
+            ofports: PodOfports::default(),
+            policy: tokio::sync::Mutex::default(),
+        }
+    }
+
+    /// Every owner's flows for a new round: the Node's, `peers`', `policy`'s and those of the
+    /// Pods already attached (their ports' records), without installing anything. The Pods'
+    /// OpenFlow port numbers are noted, so new Pods get other ones.
+    pub async fn first_round(
+        &self,
+        peers: &[PeerNode],
+        policy: &Snapshot,
+    ) -> Result<Vec<(FlowOwner, Vec<FlowMod>)>, AgentError> {
+        let network = &self.network;
+        let mut desired = vec![(FlowOwner::Node, node_flows(network))];
+        for peer in peers {
+            desired.push((
+                FlowOwner::Peer(peer.name.clone()),
+                peer_flows(network, peer),
+            ));
+        }
+        desired.push((
+            FlowOwner::NetworkPolicy,
+            self.policy.lock().await.render(policy),
+        ));
+        for port in self.bridge.container_ports().await? {
+            if let Some(ofport) = port.ofport {
+                self.ofports.record(&port.port, ofport);
+            }
+            match &port.pod {
+                Some(pod) => {
+                    desired.push((FlowOwner::Pod(pod.key.clone()), pod_flows(network, pod)))
+                }
+                None => tracing::warn!(
+                    "container port {} has incomplete records or no OpenFlow port; its flows wait for the CNI server",
+                    port.port
+                ),
+            }
+        }
+        Ok(desired)
+    }
+
+    /// The bridge (OVSDB side).
+    pub fn bridge(&self) -> &OvsBridge {
+        &self.bridge
+    }
+
+    /// The bridge's flows (OpenFlow side).
+    pub fn flows(&self) -> &Flows {
+        &self.flows
+    }
+}
+
+impl<H: HostNetwork + 'static> Datapath for OvsDatapath<H> {
+    fn node(&self) -> &NodeNetwork {
+        &self.network
+    }
+
+    async fn attach_pod(
+        &self,
+        pod: &PodAttach,
+        clock: &mut StepClock,
+    ) -> Result<PodInterface, AgentError> {
+        self.attach(pod, clock).await
+    }
+
+    async fn detach_pod(&self, key: Option<&PodKey>, name: Option<&str>) -> Result<(), AgentError> {
+        self.detach(key, name).await
+    }
+
+    async fn attached_pods(&self) -> Result<Vec<AttachedPod>, AgentError> {
+        Ok(self
+            .bridge
+            .container_ports()
+            .await?
+            .into_iter()
+            .map(|port| AttachedPod {
+                name: port.port,
+                container_id: port.container_id,
+                ifname: port.ifname,
+                key: port.key,
+                ip: port.ip,
+                ipam_store: port.ipam_store,
+            })
+            .collect())
+    }
+
+    async fn pod_interfaces(&self) -> Result<Vec<String>, AgentError> {
+        Ok(self.host.pod_interfaces().await?)
+    }
+
+    async fn check_pod(
+        &self,
+        spec: &PodInterfaceSpec,
+        created: &PodInterface,
+    ) -> Result<(), AgentError> {
+        self.check(spec, created).await
+    }
+
+    async fn record(&self, key: &str) -> Result<Option<String>, AgentError> {
+        self.bridge.external_id(key).await
+    }
+
+    async fn set_record(&self, key: &str, value: &str) -> Result<(), AgentError> {
+        self.bridge.set_external_id(key, value).await.map(drop)
+    }
+
+    async fn set_peers(&self, peers: &[PeerNode]) -> Result<PeerChanges, AgentError> {
+        self.reconcile_peers(peers).await
+    }
+
+    async fn set_policy(&self, policy: &Snapshot) -> Result<PolicyChanges, AgentError> {
+        self.install_policy(policy).await
+    }
+
+    async fn policy_enforcement(&self) -> Result<BTreeMap<RuleId, RuleEnforcement>, AgentError> {
+        self.enforcement().await
+    }
+}

@@ -1,0 +1,120 @@
+//! A Pod on the OVS datapath: its interface (`hostnet`), its container port (named after the
+//! endpoint, `external_ids` as Antrea writes them, its OpenFlow port number requested), the
+//! kernel kept off the host end (userspace datapath), and its flows, committed in one bundle.
+//! Detaching removes the same from any partial state.
+
+use std::time::Duration;
+
+use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
+use pipeline::FlowOwner;
+use pipeline::model::{LocalPod, MacAddr, PodKey};
+use pipeline::render::pod_flows;
+
+use super::OvsDatapath;
+use crate::datapath::PodAttach;
+use crate::datapath::step_clock::StepClock;
+use crate::error::AgentError;
+use crate::ovs::{PortWant, antrea_type, container_id as ids};
+
+/// How long OVS may take to give a Pod's port an OpenFlow port number.
+const OFPORT_WAIT: Duration = Duration::from_secs(20);
+
+impl<H: HostNetwork> OvsDatapath<H> {
+    /// Interface first; then, at the same time, the port (with the OpenFlow port number
+    /// requested), the Pod's flows for that number, and the kernel block; returns once all three
+    /// are confirmed. Should ovs-vswitchd give the port another number, the flows follow it.
+    pub(super) async fn attach(
+        &self,
+        pod: &PodAttach,
+        clock: &mut StepClock,
+    ) -> Result<PodInterface, AgentError> {
+        let spec = &pod.interface;
+        let (created, _) = self.host.create_pod_interface(spec).await?;
+        clock.lap("interface");
+        let host_ifname = spec.host_ifname.as_str();
+        let requested = self
+            .ofports
+            .reserve(host_ifname)
+            .ok_or(AgentError::NoFreeOfport)?;
+        let mut port = PortWant::new(host_ifname, antrea_type::CONTAINER);
+        port.interface_type = H::POD_PORT_TYPE.to_owned();
+        port.ofport_request = u16::try_from(requested).ok();
+        for (k, v) in [
+            (ids::CONTAINER_ID, pod.container_id.clone()),
+            (ids::POD_NAME, pod.key.name.clone()),
+            (ids::POD_NAMESPACE, pod.key.namespace.clone()),
+            (ids::IP_ADDRESS, spec.address.addr().to_string()),
+            (ids::ATTACHED_MAC, created.container_mac.to_string()),
+            (ids::IPAM_STORE, pod.ipam_store.clone()),
+        ] {
+            port.external_ids.insert(k.to_owned(), v);
+        }
+        if spec.ifname != "eth0" {
+            port.external_ids
+                .insert(ids::IF_DEV.to_owned(), spec.ifname.clone());
+        }
+        let local = |ofport| LocalPod {
+            key: pod.key.clone(),
+            ip: spec.address.addr(),
+            mac: MacAddr(created.container_mac.octets()),
+            ofport,
+        };
+        let owner = FlowOwner::Pod(pod.key.clone());
+        let port_ready = async {
+            self.bridge.ensure_port(&port).await?;
+            self.bridge.wait_for_ofport(host_ifname, OFPORT_WAIT).await
+        };
+        let flows_ready = self
+            .flows
+            .set(owner.clone(), pod_flows(&self.network, &local(requested)));
+        let blocked = async {
+            if self.netdev {
+                self.host.block_kernel_ingress(host_ifname).await?;
+            }
+            Ok::<_, AgentError>(())
+        };
+        let (ofport, flows, block) = tokio::join!(port_ready, flows_ready, blocked);
+        let (ofport, _, ()) = (ofport?, flows?, block?);
+        clock.lap("port+flows");
+        if ofport != requested {
+            tracing::warn!(
+                "port {host_ifname} got OpenFlow port {ofport}, not the {requested} requested: its flows follow"
+            );
+            self.ofports.record(host_ifname, ofport);
+            self.flows
+                .set(owner, pod_flows(&self.network, &local(ofport)))
+                .await?;
+            clock.lap("flows again");
+        }
+        Ok(created)
+    }
+
+    /// Flows, OVS port, kernel block, interface; each step succeeds when its object is gone.
+    pub(super) async fn detach(
+        &self,
+        key: Option<&PodKey>,
+        name: Option<&str>,
+    ) -> Result<(), AgentError> {
+        if let Some(key) = key {
+            self.flows.remove(FlowOwner::Pod(key.clone())).await?;
+        }
+        if let Some(name) = name {
+            self.bridge.delete_port(name).await?;
+            self.ofports.release(name);
+            if self.netdev {
+                self.host.unblock_kernel_ingress(name).await?;
+            }
+            self.host.delete_pod_interface(name).await?;
+        }
+        Ok(())
+    }
+
+    /// The interface as `created` describes it.
+    pub(super) async fn check(
+        &self,
+        spec: &PodInterfaceSpec,
+        created: &PodInterface,
+    ) -> Result<(), AgentError> {
+        Ok(self.host.check_pod_interface(spec, created).await?)
+    }
+}

@@ -1,0 +1,101 @@
+//! NetworkPolicy on the OVS datapath: the rules rendered as conjunctive flows (owner
+//! `networkpolicy`, one bundle per change), and each rule's flows and counters read back for
+//! reports and metrics.
+
+use std::collections::BTreeMap;
+
+use netpol::{RuleId, Snapshot};
+use openflow::msg::flow_stats::FlowDescRequest;
+use pipeline::FlowOwner;
+use pipeline::cache::FlowKey;
+use pipeline::render::{PolicyFlows, PolicyRenderer};
+
+use super::OvsDatapath;
+use crate::datapath::{PolicyChanges, RuleEnforcement};
+use crate::error::AgentError;
+
+/// The renderer (it keeps each rule's conjunction id between renders) and what it rendered
+/// last.
+#[derive(Debug, Default)]
+pub(super) struct PolicyState {
+    renderer: PolicyRenderer,
+    rendered: PolicyFlows,
+}
+
+impl PolicyState {
+    /// Renders `policy`, keeping the result; returns the owner's flows.
+    pub(super) fn render(&mut self, policy: &Snapshot) -> Vec<openflow::msg::flow_mod::FlowMod> {
+        self.rendered = self.renderer.render(policy);
+        self.rendered.flows.clone()
+    }
+}
+
+impl<H> OvsDatapath<H> {
+    pub(super) async fn install_policy(
+        &self,
+        policy: &Snapshot,
+    ) -> Result<PolicyChanges, AgentError> {
+        let mut state = self.policy.lock().await;
+        let flows = state.render(policy);
+        let diff = self.flows.set(FlowOwner::NetworkPolicy, flows).await?;
+        Ok(PolicyChanges {
+            rules: state.rendered.rules.len(),
+            changed: diff.len(),
+        })
+    }
+
+    pub(super) async fn enforcement(
+        &self,
+    ) -> Result<BTreeMap<RuleId, RuleEnforcement>, AgentError> {
+        let stats = self
+            .flows
+            .connection()
+            .dump_flows(&FlowDescRequest::default())
+            .await
+            .map_err(|source| AgentError::OpenFlow {
+                endpoint: self.bridge.name().to_owned(),
+                source,
+            })?;
+        let state = self.policy.lock().await;
+        let counters = state.rendered.counters(&stats);
+        // Each flow's key and text once, for every rule's lookup of the flows behind it.
+        let texts: Vec<(FlowKey, String)> = state
+            .rendered
+            .flows
+            .iter()
+            .map(|flow| (FlowKey::of(flow), flow.to_string()))
+            .collect();
+        Ok(state
+            .rendered
+            .rules
+            .iter()
+            .map(|(id, rule)| {
+                let counted = counters.get(id).copied().unwrap_or_default();
+                let enforcement = RuleEnforcement {
+                    conj_id: rule.conj_id,
+                    entries: rule.flows,
+                    entries_expanded: rule.without_conjunction,
+                    texts: flows_behind(&texts, rule.conj_id, &rule.counted),
+                    packets: counted.packets,
+                    bytes: counted.bytes,
+                };
+                (id.clone(), enforcement)
+            })
+            .collect())
+    }
+}
+
+/// The flows carrying a rule (of `flows`, each with its key and text): its counted flows and,
+/// for a conjunctive rule, every flow that adds to or acts on its conjunction.
+fn flows_behind(flows: &[(FlowKey, String)], conj_id: u32, counted: &[FlowKey]) -> Vec<String> {
+    let conjunction = format!("conjunction({conj_id},");
+    let conj_match = format!("conj_id={conj_id},");
+    flows
+        .iter()
+        .filter(|(key, text)| {
+            counted.contains(key)
+                || (conj_id != 0 && (text.contains(&conjunction) || text.contains(&conj_match)))
+        })
+        .map(|(_, text)| text.clone())
+        .collect()
+}
