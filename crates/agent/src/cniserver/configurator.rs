@@ -17,8 +17,9 @@ use cni::spec::{CniError, CniResult, code};
 use hostnet::naming::endpoint_name;
 use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
 use ipam::{Ipam, IpamConfig};
+use ipnet::Ipv4Net;
 use pipeline::FlowOwner;
-use pipeline::model::{LocalPod, MacAddr, NodeNetwork, PodKey};
+use pipeline::model::{LocalPod, NodeNetwork, PodKey};
 use pipeline::render::pod_flows;
 
 use super::ipam_conf::ipam_config;
@@ -224,8 +225,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
             netns: req.netns.clone(),
             ifname: req.ifname.clone(),
             host_ifname: host_ifname.to_owned(),
-            address: hostnet::Ipv4Cidr::new(ip, prefix_len)
-                .ok_or_else(|| ipam_failure("bad prefix length"))?,
+            address: Ipv4Net::new(ip, prefix_len).map_err(|_| ipam_failure("bad prefix length"))?,
             gateway,
             mtu: req.conf.mtu.unwrap_or(self.pod_mtu),
             dns: pod_dns(&req.conf),
@@ -274,7 +274,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
         let pod = LocalPod {
             key: key.clone(),
             ip,
-            mac: MacAddr(created.container_mac.octets()),
+            mac: created.container_mac,
             ofport,
         };
         self.flows
@@ -398,7 +398,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
             netns: req.netns.clone(),
             ifname: req.ifname.clone(),
             host_ifname: host_if.name.clone(),
-            address: hostnet::Ipv4Cidr::new(ip, prefix_len).ok_or_else(mismatch)?,
+            address: Ipv4Net::new(ip, prefix_len).map_err(|_| mismatch())?,
             gateway,
             mtu: req.conf.mtu.unwrap_or(self.pod_mtu),
             dns: pod_dns(&req.conf),

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use hostnet::{HostNetwork, Outcome, PodSnat, RouteChanges};
+use ipnet::Ipv4Net;
 use pipeline::FlowOwner;
 use pipeline::model::{NodeNetwork, PeerNode};
 use pipeline::render::peer_flows;
@@ -14,7 +15,7 @@ use tokio::sync::mpsc;
 use crate::cluster::{ClusterEvent, Store};
 use crate::error::AgentError;
 use crate::flows::Flows;
-use crate::node::{NodeInfo, host_cidr, peer_node, peer_route};
+use crate::node::{NodeInfo, peer_node, peer_route};
 
 /// What one reconciliation changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -122,12 +123,12 @@ impl<H: HostNetwork> PeerController<H> {
             .collect();
         changes.routes = self.host.reconcile_peer_routes(&routes).await?;
         changes.snat = Some(if self.snat {
-            let mut cluster_cidrs: Vec<hostnet::Ipv4Cidr> =
-                peers.iter().map(|p| subnet(p.pod_cidr)).collect();
-            cluster_cidrs.push(subnet(self.node.pod_cidr));
+            let mut cluster_cidrs: Vec<Ipv4Net> =
+                peers.iter().map(|p| p.pod_cidr.trunc()).collect();
+            cluster_cidrs.push(self.node.pod_cidr.trunc());
             cluster_cidrs.sort_by_key(|c| (c.addr(), c.prefix_len()));
             let snat = PodSnat {
-                pod_cidr: subnet(self.node.pod_cidr),
+                pod_cidr: self.node.pod_cidr.trunc(),
                 cluster_cidrs,
                 egress_interface: self.bridge.clone(),
             };
@@ -185,9 +186,4 @@ pub fn log_changes(changes: &PeerChanges) {
     if changes.snat == Some(Outcome::Changed) {
         tracing::info!("Pod SNAT rule updated");
     }
-}
-
-/// A subnet of the pipeline's model in the host network's type.
-fn subnet(c: pipeline::model::Ipv4Cidr) -> hostnet::Ipv4Cidr {
-    host_cidr(c.network(), c.prefix_len())
 }
