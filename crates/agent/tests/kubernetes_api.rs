@@ -21,6 +21,7 @@ use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::{Api, Client};
+use model::MacAddr;
 use objects::{node, pod};
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -110,7 +111,7 @@ async fn annotations_are_patched_once_and_removed_when_they_no_longer_apply() {
     fake.insert(&node("n1", "10.10.0.11", Some("10.244.1.0/24")))
         .unwrap();
     let api = Api::<Node>::all(client(&fake));
-    let mac = [2, 0, 0x0a, 0x0a, 0, 0x0b];
+    let mac = MacAddr([2, 0, 0x0a, 0x0a, 0, 0x0b]);
     let ip = "10.10.0.11".parse().unwrap();
     let no_encap = wanted_annotations(
         &config("trafficEncapMode: noEncap\ntransportInterface: eth0\n"),
@@ -441,7 +442,7 @@ async fn the_cluster_role_grants_exactly_the_calls_the_agent_makes() {
     let api = Api::<Node>::all(client(&fake));
     let wanted = wanted_annotations(
         &config("trafficEncapMode: hybrid\n"),
-        [2, 0, 0, 0, 0, 1],
+        MacAddr([2, 0, 0, 0, 0, 1]),
         "10.10.0.11".parse().unwrap(),
     );
     publish_annotations(&api, "n1", &wanted).await.unwrap();

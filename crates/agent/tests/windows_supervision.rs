@@ -22,12 +22,14 @@ use hostnet::naming::endpoint_name;
 use hostnet::windows::heal::EndpointIntent;
 use hostnet::windows::watchdog::ScriptedProbe;
 use hostnet::windows::{FakeWindows, HNS_NETWORK, WindowsHost, WindowsSettings};
-use hostnet::{HostNetwork, Ipv4Cidr, Outcome, PodInterfaceSpec, TransportSelector};
+use hostnet::{HostNetwork, Outcome, PodInterfaceSpec, TransportSelector};
+use ipnet::Ipv4Net;
+use model::MacAddr;
 use prometheus_client::registry::Registry;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use winos::firewall::FakeFirewall;
-use winos::model::{Adapter, InterfaceType, Luid, MacAddr, OperStatus};
+use winos::model::{Adapter, InterfaceType, Luid, OperStatus};
 use winos::netnat::FakeNetNat;
 use winos::{FakeIpHelper, IpHelper};
 
@@ -124,7 +126,7 @@ impl Node {
             netns: namespace.id.to_string(),
             ifname: "eth0".into(),
             host_ifname: endpoint_name(pod, "0123456789abcdef"),
-            address: format!("{ip}/24").parse::<Ipv4Cidr>().unwrap(),
+            address: format!("{ip}/24").parse::<Ipv4Net>().unwrap(),
             gateway: Ipv4Addr::new(10, 244, 1, 1),
             mtu: 1450,
             dns: None,

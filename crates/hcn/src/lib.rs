@@ -43,7 +43,6 @@ mod error;
 pub mod fake;
 mod guid;
 mod hresult;
-mod mac;
 pub mod schema;
 
 #[cfg(windows)]
@@ -55,4 +54,3 @@ pub use error::{HcnError, Operation, Result};
 pub use ffi::HcnClient;
 pub use guid::{Guid, GuidParseError};
 pub use hresult::Hresult;
-pub use mac::{MacAddress, MacParseError};

@@ -16,14 +16,15 @@ use hcn::schema::{
     ModifyRequestType, NamespaceResourceType, NetworkPolicy, NetworkResourceType, NetworkType,
     QueryFilter, Route, Subnet,
 };
-use hcn::{Guid, HcnApi, HcnError, Hresult, MacAddress, Operation};
+use hcn::{Guid, HcnApi, HcnError, Hresult, Operation};
 use ipnet::Ipv4Net;
+use model::MacAddr;
 use support::transparent;
 
 const NIC: &str = "Ethernet0";
 const NETWORK: &str = "antrea-hnsnetwork";
 
-fn mac(text: &str) -> MacAddress {
+fn mac(text: &str) -> MacAddr {
     text.parse().expect("test MAC")
 }
 
@@ -347,7 +348,7 @@ fn attaching_an_endpoint_creates_its_vnic_and_detaching_removes_it() {
     let vnic = host
         .adapter("vEthernet (pod-a)")
         .expect("the endpoint's vNIC");
-    assert_eq!(vnic.mac.to_string(), ep.mac_address);
+    assert_eq!(vnic.mac.windows().to_string(), ep.mac_address);
     assert_eq!(vnic.ipv4, vec![net("10.10.1.5/24")]);
     assert_eq!(vnic.routes, vec![route("0.0.0.0/0", "10.10.1.1")]);
     assert_eq!(vnic.owner, Some(ep.id));

@@ -17,7 +17,7 @@ fn host() -> HostModel {
     let nic = |name: &str, last: u8| {
         HostAdapter::physical(
             name,
-            hcn::MacAddress([0, 0x15, 0x5D, 0xAA, 0, last]),
+            model::MacAddr([0, 0x15, 0x5D, 0xAA, 0, last]),
             vec![format!("192.168.{last}.10/24").parse().unwrap()],
             vec![AdapterRoute {
                 destination: "0.0.0.0/0".parse().unwrap(),

@@ -16,7 +16,8 @@
 
 use std::future::Future;
 
-use crate::addr::MacAddr;
+use model::MacAddr;
+
 use crate::error::Result;
 use crate::model::{
     GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat,

@@ -13,7 +13,6 @@
 //! firewall (`winos`) through their traits, so it compiles and is tested on every platform with
 //! the fakes of those crates.
 
-mod addr;
 mod error;
 mod host_network;
 mod model;
@@ -23,7 +22,6 @@ pub mod naming;
 pub mod linux;
 pub mod windows;
 
-pub use addr::{AddrParseError, Ipv4Cidr, MacAddr};
 pub use error::{Error, Result};
 pub use host_network::HostNetwork;
 

@@ -3,7 +3,8 @@
 
 use std::net::Ipv4Addr;
 
-use crate::addr::{Ipv4Cidr, MacAddr};
+use ipnet::Ipv4Net;
+use model::MacAddr;
 
 /// How the agent finds the Node's transport interface (Antrea's `transportInterface` option,
 /// then `transportInterfaceCIDRs`, then the Node's IP).
@@ -15,7 +16,7 @@ pub enum TransportSelector {
     /// now holds its configuration (the bridge's LOCAL interface) is the answer.
     InterfaceName(String),
     /// The first interface with an IPv4 address inside one of these networks.
-    Cidrs(Vec<Ipv4Cidr>),
+    Cidrs(Vec<Ipv4Net>),
 }
 
 impl std::fmt::Display for TransportSelector {
@@ -24,7 +25,7 @@ impl std::fmt::Display for TransportSelector {
             TransportSelector::NodeIp(ip) => write!(f, "the interface holding Node IP {ip}"),
             TransportSelector::InterfaceName(name) => write!(f, "the interface named {name:?}"),
             TransportSelector::Cidrs(cidrs) => {
-                let list: Vec<String> = cidrs.iter().map(Ipv4Cidr::to_string).collect();
+                let list: Vec<String> = cidrs.iter().map(Ipv4Net::to_string).collect();
                 write!(f, "an interface with an address in [{}]", list.join(", "))
             }
         }
@@ -35,7 +36,7 @@ impl std::fmt::Display for TransportSelector {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostRoute {
     /// Destination network (`0.0.0.0/0` for the default route).
-    pub destination: Ipv4Cidr,
+    pub destination: Ipv4Net,
     /// Next hop, `None` for a directly connected destination.
     pub gateway: Option<Ipv4Addr>,
     /// Route metric (Linux priority, Windows metric).
@@ -64,7 +65,7 @@ pub struct NicConfig {
     /// MTU.
     pub mtu: u32,
     /// IPv4 addresses with prefix length, in the order the OS lists them.
-    pub addresses: Vec<Ipv4Cidr>,
+    pub addresses: Vec<Ipv4Net>,
     /// Routes through this interface, connected routes made by the OS for its addresses excluded.
     pub routes: Vec<HostRoute>,
 }
@@ -104,7 +105,7 @@ pub struct GatewayConfig {
     /// Interface name.
     pub name: String,
     /// The gateway address: first IP of the Pod CIDR with the Pod CIDR's prefix length.
-    pub address: Ipv4Cidr,
+    pub address: Ipv4Net,
     /// Hardware address to set; `None` keeps the interface's own.
     pub mac: Option<MacAddr>,
     /// MTU.
@@ -115,7 +116,7 @@ pub struct GatewayConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeerRoute {
     /// The peer's Pod CIDR.
-    pub destination: Ipv4Cidr,
+    pub destination: Ipv4Net,
     /// Next hop: the peer's gateway IP (encap, `onlink` through the gateway interface) or the
     /// peer Node's IP (noEncap, through the bridge's LOCAL interface).
     pub gateway: Ipv4Addr,
@@ -129,11 +130,11 @@ pub struct PeerRoute {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RouteChanges {
     /// Destinations that had no route of ours.
-    pub added: Vec<Ipv4Cidr>,
+    pub added: Vec<Ipv4Net>,
     /// Destinations whose route of ours had another next hop, interface or flag.
-    pub replaced: Vec<Ipv4Cidr>,
+    pub replaced: Vec<Ipv4Net>,
     /// Destinations whose route of ours is no longer wanted.
-    pub deleted: Vec<Ipv4Cidr>,
+    pub deleted: Vec<Ipv4Net>,
 }
 
 impl RouteChanges {
@@ -148,9 +149,9 @@ impl RouteChanges {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PodSnat {
     /// This Node's Pod CIDR.
-    pub pod_cidr: Ipv4Cidr,
+    pub pod_cidr: Ipv4Net,
     /// The cluster's Pod CIDRs (never translated).
-    pub cluster_cidrs: Vec<Ipv4Cidr>,
+    pub cluster_cidrs: Vec<Ipv4Net>,
     /// The interface holding the Node IP (`br-int`).
     pub egress_interface: String,
 }
@@ -166,7 +167,7 @@ pub struct PodInterfaceSpec {
     /// Host-side name ([`crate::naming::endpoint_name`]); also the OVS port name.
     pub host_ifname: String,
     /// The Pod's address with the Pod CIDR's prefix length.
-    pub address: Ipv4Cidr,
+    pub address: Ipv4Net,
     /// The default gateway (the local gateway interface's address).
     pub gateway: Ipv4Addr,
     /// MTU of both ends.

@@ -11,9 +11,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use hostnet::linux::{LinuxHost, Netns, ROUTE_PROTOCOL};
 use hostnet::naming::endpoint_name;
 use hostnet::{
-    Error, GatewayConfig, HostNetwork, Ipv4Cidr, MacAddr, Outcome, PeerRoute, PodInterfaceSpec,
-    PodSnat, TransportSelector,
+    Error, GatewayConfig, HostNetwork, Outcome, PeerRoute, PodInterfaceSpec, PodSnat,
+    TransportSelector,
 };
+use ipnet::Ipv4Net;
+use model::MacAddr;
 use ovstest::{Daemons, Ovs};
 use serde_json::Value;
 
@@ -43,7 +45,7 @@ fn succeeds(args: &[&str]) -> bool {
         .success()
 }
 
-fn cidr(s: &str) -> Ipv4Cidr {
+fn cidr(s: &str) -> Ipv4Net {
     s.parse().unwrap()
 }
 

@@ -20,12 +20,14 @@ use hostnet::windows::{
     FakeWindows, HNS_NETWORK, PEER_ROUTE_METRIC, TakeoverGuard, WindowsHost, WindowsSettings,
 };
 use hostnet::{
-    Error, GatewayConfig, HostNetwork, Ipv4Cidr, Outcome, PeerRoute, PodDns, PodInterfaceSpec,
-    PodSnat, RouteChanges, TransportSelector,
+    Error, GatewayConfig, HostNetwork, Outcome, PeerRoute, PodDns, PodInterfaceSpec, PodSnat,
+    RouteChanges, TransportSelector,
 };
+use ipnet::Ipv4Net;
+use model::MacAddr;
 use winos::firewall::FakeFirewall;
 use winos::iphelper::{IpHelperCall, IpHelperOp};
-use winos::model::{Adapter, InterfaceType, IpFamily, Luid, MacAddr, OperStatus, Route};
+use winos::model::{Adapter, InterfaceType, IpFamily, Luid, OperStatus, Route};
 use winos::netnat::FakeNetNat;
 use winos::{FakeIpHelper, IpHelper, WinOsError};
 
@@ -40,7 +42,7 @@ fn ip(s: &str) -> Ipv4Addr {
     s.parse().unwrap()
 }
 
-fn cidr(s: &str) -> Ipv4Cidr {
+fn cidr(s: &str) -> Ipv4Net {
     s.parse().unwrap()
 }
 
@@ -712,7 +714,7 @@ async fn pod_endpoint_add_repeat_check_delete() {
         .await
         .unwrap();
     let wrong_mac = hostnet::PodInterface {
-        container_mac: hostnet::MacAddr([2, 0, 0, 0, 0, 1]),
+        container_mac: MacAddr([2, 0, 0, 0, 0, 1]),
         ..created.clone()
     };
     let error = node

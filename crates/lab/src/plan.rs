@@ -4,6 +4,7 @@
 use std::fmt;
 use std::net::Ipv4Addr;
 
+use model::MacAddr;
 use serde::{Deserialize, Serialize};
 
 /// Every network namespace the lab creates starts with this.
@@ -208,8 +209,14 @@ impl NodePlan {
     }
 
     /// The NIC's fixed MAC (also br-int's): 02:00:0a:0a:00:(10+K).
-    pub fn mac(self) -> Mac {
-        Mac([0x02, 0x00, 0x0a, 0x0a, 0x00, 10 + self.index])
+    pub fn mac(self) -> MacAddr {
+        MacAddr([0x02, 0x00, 0x0a, 0x0a, 0x00, 10 + self.index])
+    }
+
+    /// br-int's OVS datapath ID, derived from the NIC's MAC: `0000` followed by its 12 hex
+    /// digits.
+    pub fn datapath_id(self) -> String {
+        format!("0000{:012x}", self.mac().to_u64())
     }
 
     /// The underlay-side end of the NIC's veth, attached to the LAN bridge.
@@ -264,27 +271,8 @@ impl PodPlan {
     }
 
     /// The Pod's MAC in `normal` wiring: 02:00:0a:f4:K:J.
-    pub fn mac(self) -> Mac {
-        Mac([0x02, 0x00, 0x0a, 0xf4, self.node, self.index])
-    }
-}
-
-/// An Ethernet address, shown as `02:00:0a:0a:00:0b`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Mac(pub [u8; 6]);
-
-impl Mac {
-    /// The OVS datapath ID derived from the MAC: `0000` followed by the 12 hex digits.
-    pub fn datapath_id(self) -> String {
-        let hex: String = self.0.iter().map(|b| format!("{b:02x}")).collect();
-        format!("0000{hex}")
-    }
-}
-
-impl fmt::Display for Mac {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let [a, b, c, d, e, g] = self.0;
-        write!(f, "{a:02x}:{b:02x}:{c:02x}:{d:02x}:{e:02x}:{g:02x}")
+    pub fn mac(self) -> MacAddr {
+        MacAddr([0x02, 0x00, 0x0a, 0xf4, self.node, self.index])
     }
 }
 
@@ -298,7 +286,7 @@ mod tests {
         assert_eq!(n2.name(), "lab-n2");
         assert_eq!(n2.ip(), Ipv4Addr::new(10, 10, 0, 12));
         assert_eq!(n2.mac().to_string(), "02:00:0a:0a:00:0c");
-        assert_eq!(n2.mac().datapath_id(), "000002000a0a000c");
+        assert_eq!(n2.datapath_id(), "000002000a0a000c");
         assert_eq!(n2.pod_cidr(), "10.244.2.0/24");
         assert_eq!(n2.pod_gateway(), Ipv4Addr::new(10, 244, 2, 1));
         assert_eq!(n2.underlay_veth(), "u-n2");

@@ -143,7 +143,16 @@ pub fn install_round(round: Round, flows: &[FlowMod]) -> Vec<FlowMod> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        #[test]
+        fn external_id_parser_never_panics(s in "\\PC{0,24}|[0-9 +-]{0,8}") {
+            let _ = Round::parse_external_id(&s);
+        }
+    }
 
     #[test]
     fn cookie_layout() {

@@ -6,10 +6,6 @@ use openflow::conn::ConnError;
 /// Malformed input to the model.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ModelError {
-    #[error("invalid MAC address {0:?} (expected six hex bytes like 02:00:0a:f4:01:0a)")]
-    BadMac(String),
-    #[error("invalid IPv4 prefix {0:?} (expected a.b.c.d/len with len at most 32)")]
-    BadPrefix(String),
     #[error("invalid round number {0:?} in the bridge's external_ids (expected 1..65535)")]
     BadRound(String),
 }

@@ -5,9 +5,10 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use ipnet::{IpNet, Ipv4Net};
+use model::MacAddr;
 use winos::iphelper::{IpHelperCall, IpHelperOp};
 use winos::model::{
-    Adapter, InterfaceType, IpFamily, IpInterface, IpInterfaceChange, Luid, MacAddr, NeighborState,
+    Adapter, InterfaceType, IpFamily, IpInterface, IpInterfaceChange, Luid, NeighborState,
     OperStatus, Route, RouteProtocol, UnicastAddress,
 };
 use winos::{Ensured, FakeIpHelper, IpHelper, WinOsError};
@@ -280,7 +281,7 @@ fn permanent_neighbors_are_per_interface_and_per_family() {
     fake.create_permanent_neighbor(4, ip("fd00::1"), mac)
         .unwrap();
     assert!(
-        fake.create_permanent_neighbor(4, ip("10.0.0.1"), MacAddr::default())
+        fake.create_permanent_neighbor(4, ip("10.0.0.1"), MacAddr([0; 6]))
             .unwrap_err()
             .is_already_exists()
     );

@@ -8,8 +8,8 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use ipnet::{IpNet, Ipv4Net};
-
-use winos::model::{IpFamily, IpInterfaceChange, MacAddr, Route, UnicastAddress};
+use model::MacAddr;
+use winos::model::{IpFamily, IpInterfaceChange, Route, UnicastAddress};
 use winos::netnat::ANTREA_NAT;
 use winos::{
     ComFirewall, Firewall, FirewallRule, IpHelper, NativeIpHelper, NetNat, WinOsError, WmiNetNat,

@@ -15,6 +15,7 @@ use cni::spec::{CniError, CniResult, code};
 use hostnet::naming::endpoint_name;
 use hostnet::{PodInterface, PodInterfaceSpec};
 use ipam::{Ipam, IpamConfig};
+use ipnet::Ipv4Net;
 use pipeline::model::PodKey;
 
 use super::ipam_conf::ipam_config;
@@ -201,8 +202,7 @@ impl<D: Datapath> PodConfigurator<D> {
             netns: req.netns.clone(),
             ifname: req.ifname.clone(),
             host_ifname: host_ifname.to_owned(),
-            address: hostnet::Ipv4Cidr::new(ip, prefix_len)
-                .ok_or_else(|| ipam_failure("bad prefix length"))?,
+            address: Ipv4Net::new(ip, prefix_len).map_err(|_| ipam_failure("bad prefix length"))?,
             gateway,
             mtu: req.conf.mtu.unwrap_or(self.pod_mtu),
             dns: pod_dns(&req.conf),
@@ -324,7 +324,7 @@ impl<D: Datapath> PodConfigurator<D> {
             netns: req.netns.clone(),
             ifname: req.ifname.clone(),
             host_ifname: host_if.name.clone(),
-            address: hostnet::Ipv4Cidr::new(ip, prefix_len).ok_or_else(mismatch)?,
+            address: Ipv4Net::new(ip, prefix_len).map_err(|_| mismatch())?,
             gateway,
             mtu: req.conf.mtu.unwrap_or(self.pod_mtu),
             dns: pod_dns(&req.conf),

@@ -30,7 +30,8 @@ pub fn ipam_config(raw_conf: &[u8], node: &NodeNetwork) -> Result<IpamConfig, Cn
 mod tests {
     use std::net::Ipv4Addr;
 
-    use pipeline::model::{MacAddr, NodePorts, TrafficMode};
+    use model::MacAddr;
+    use pipeline::model::{NodePorts, TrafficMode};
 
     use super::*;
 

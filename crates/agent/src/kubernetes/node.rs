@@ -12,6 +12,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
+use model::MacAddr;
 use serde_json::{Map, Value, json};
 
 use super::error::KubernetesError;
@@ -81,7 +82,7 @@ pub type Annotations = BTreeMap<&'static str, Option<String>>;
 /// transport address when `transportInterface` or `transportInterfaceCIDRs` is configured.
 pub fn wanted_annotations(
     config: &AgentConfig,
-    mac: [u8; 6],
+    mac: MacAddr,
     transport_ip: Ipv4Addr,
 ) -> Annotations {
     let direct = matches!(
@@ -90,13 +91,8 @@ pub fn wanted_annotations(
     );
     let transport_configured =
         config.transport_interface.is_some() || !config.transport_interface_cidrs.is_empty();
-    let mac_text = mac
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(":");
     BTreeMap::from([
-        (MAC_ANNOTATION, direct.then_some(mac_text)),
+        (MAC_ANNOTATION, direct.then(|| mac.to_string())),
         (
             TRANSPORT_ADDRESSES_ANNOTATION,
             transport_configured.then(|| transport_ip.to_string()),
@@ -181,7 +177,7 @@ mod tests {
         }
     }
 
-    const MAC: [u8; 6] = [2, 0, 0x0a, 0x0a, 0, 0x0b];
+    const MAC: MacAddr = MacAddr([2, 0, 0x0a, 0x0a, 0, 0x0b]);
     const IP: Ipv4Addr = Ipv4Addr::new(10, 10, 0, 11);
 
     #[test]

@@ -120,7 +120,7 @@ impl KubernetesSession {
         config: &AgentConfig,
         network: &NodeNetwork,
     ) -> Result<bool, KubernetesError> {
-        let wanted = wanted_annotations(config, network.node_mac.0, network.node_ip.addr());
+        let wanted = wanted_annotations(config, network.node_mac, network.node_ip.addr());
         publish_annotations(
             &Api::<Node>::all(self.client.clone()),
             &self.node_name,

@@ -4,6 +4,7 @@ use std::net::Ipv4Addr;
 
 use ipnet::Ipv4Net;
 use k8s_openapi::api::core::v1::Node;
+use model::MacAddr;
 
 /// The annotation carrying a Node's transport NIC MAC (Antrea's key), used by peers to send
 /// Pod traffic to it directly in noEncap and hybrid modes.
@@ -31,7 +32,7 @@ pub struct NodeInfo {
     /// `spec.podCIDR` (IPv4), host bits cleared.
     pub pod_cidr: Ipv4Net,
     /// The [`MAC_ANNOTATION`], when present.
-    pub mac: Option<[u8; 6]>,
+    pub mac: Option<MacAddr>,
 }
 
 impl NodeInfo {
@@ -61,7 +62,10 @@ impl NodeInfo {
             .as_ref()
             .and_then(|a| a.get(MAC_ANNOTATION))
         {
-            Some(text) => Some(parse_mac(text).ok_or_else(|| NodeInfoError::BadMac(text.clone()))?),
+            Some(text) => Some(
+                text.parse()
+                    .map_err(|_| NodeInfoError::BadMac(text.clone()))?,
+            ),
             None => None,
         };
         Ok(NodeInfo {
@@ -76,20 +80,6 @@ impl NodeInfo {
     pub fn gateway_ip(&self) -> Ipv4Addr {
         Ipv4Addr::from(u32::from(self.pod_cidr.network()).wrapping_add(1))
     }
-}
-
-/// `aa:bb:cc:dd:ee:ff` → bytes.
-fn parse_mac(text: &str) -> Option<[u8; 6]> {
-    let mut out = [0u8; 6];
-    let mut parts = text.split(':');
-    for byte in &mut out {
-        let part = parts.next()?;
-        if part.len() != 2 {
-            return None;
-        }
-        *byte = u8::from_str_radix(part, 16).ok()?;
-    }
-    parts.next().is_none().then_some(out)
 }
 
 #[cfg(test)]
@@ -112,7 +102,7 @@ mod tests {
         assert_eq!(info.ip, Ipv4Addr::new(10, 10, 0, 11));
         assert_eq!(info.pod_cidr.to_string(), "10.244.1.0/24");
         assert_eq!(info.gateway_ip(), Ipv4Addr::new(10, 244, 1, 1));
-        assert_eq!(info.mac, Some([2, 0, 0x0a, 0x0a, 0, 0x0b]));
+        assert_eq!(info.mac, Some(MacAddr([2, 0, 0x0a, 0x0a, 0, 0x0b])));
     }
 
     #[test]

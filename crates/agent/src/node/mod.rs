@@ -6,4 +6,4 @@ mod info;
 mod network;
 
 pub use info::{MAC_ANNOTATION, NodeInfo, NodeInfoError};
-pub use network::{gateway_mac, host_cidr, peer_node, peer_route, pipeline_cidr};
+pub use network::{gateway_mac, peer_node, peer_route};

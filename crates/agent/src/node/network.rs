@@ -2,20 +2,10 @@
 
 use std::net::Ipv4Addr;
 
-use ipnet::Ipv4Net;
-use pipeline::model::{Ipv4Cidr, MacAddr, NodeNetwork, PeerNode, TrafficMode};
+use model::MacAddr;
+use pipeline::model::{NodeNetwork, PeerNode, TrafficMode};
 
 use super::info::NodeInfo;
-
-/// A CIDR in the pipeline's type.
-pub fn pipeline_cidr(net: Ipv4Net) -> Ipv4Cidr {
-    Ipv4Cidr::new(net.addr(), net.prefix_len()).expect("an Ipv4Net prefix is at most 32")
-}
-
-/// `addr/prefix_len` in the host network's type (both types bound the prefix to 32).
-pub fn host_cidr(addr: Ipv4Addr, prefix_len: u8) -> hostnet::Ipv4Cidr {
-    hostnet::Ipv4Cidr::new(addr, prefix_len).expect("a pipeline prefix is at most 32")
-}
 
 /// The gateway's MAC: locally administered `02:00` followed by the gateway IP. It is derived,
 /// not random, so a restarted agent asks for the same MAC, and it is unique in the cluster
@@ -30,9 +20,9 @@ pub fn peer_node(peer: &NodeInfo) -> PeerNode {
     PeerNode {
         name: peer.name.clone(),
         node_ip: peer.ip,
-        pod_cidr: pipeline_cidr(peer.pod_cidr),
+        pod_cidr: peer.pod_cidr,
         gateway_ip: peer.gateway_ip(),
-        mac: peer.mac.map(MacAddr),
+        mac: peer.mac,
     }
 }
 
@@ -45,11 +35,11 @@ pub fn peer_route(
     gateway_if: &str,
     bridge: &str,
 ) -> hostnet::PeerRoute {
-    let destination = host_cidr(peer.pod_cidr.network(), peer.pod_cidr.prefix_len());
+    let destination = peer.pod_cidr.trunc();
     let tunnelled = match node.mode {
         TrafficMode::Encap(_) => true,
         TrafficMode::NoEncap => false,
-        TrafficMode::Hybrid(_) => !node.node_ip.contains(peer.node_ip),
+        TrafficMode::Hybrid(_) => !node.node_ip.contains(&peer.node_ip),
     };
     if tunnelled {
         hostnet::PeerRoute {

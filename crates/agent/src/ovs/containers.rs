@@ -3,8 +3,9 @@
 
 use std::net::Ipv4Addr;
 
+use model::MacAddr;
 use ovsdb::vswitch::{InterfaceRow, PortRow};
-use pipeline::model::{LocalPod, MacAddr, PodKey};
+use pipeline::model::{LocalPod, PodKey};
 
 use super::OvsBridge;
 use super::want::antrea_type;

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use model::MacAddr;
 use ovsdb::vswitch::{BridgeRow, InterfaceRow, PortRow};
 
 /// The `antrea-type` values of the Port `external_ids`, as Antrea writes them.
@@ -26,23 +27,24 @@ pub struct BridgeWant {
     pub datapath_type: String,
     /// The NIC's MAC: the datapath id is `0000` followed by it (so attaching the NIC does not
     /// change the id) and the LOCAL port carries it (`other_config:hwaddr`).
-    pub mac: [u8; 6],
+    pub mac: MacAddr,
 }
 
 impl BridgeWant {
     /// The `other_config` entries the agent owns.
     pub fn other_config(&self) -> BTreeMap<String, String> {
-        let hex: String = self.mac.iter().map(|b| format!("{b:02x}")).collect();
-        let colons: Vec<String> = self.mac.iter().map(|b| format!("{b:02x}")).collect();
         BTreeMap::from([
-            ("datapath-id".to_owned(), format!("0000{hex}")),
-            ("hwaddr".to_owned(), colons.join(":")),
+            (
+                "datapath-id".to_owned(),
+                format!("{:016x}", self.datapath_id()),
+            ),
+            ("hwaddr".to_owned(), self.mac.to_string()),
         ])
     }
 
     /// The datapath id as a number.
     pub fn datapath_id(&self) -> u64 {
-        self.mac.iter().fold(0, |acc, b| (acc << 8) | u64::from(*b))
+        self.mac.to_u64()
     }
 
     /// Whether `row` already is what the agent wants.
@@ -110,7 +112,7 @@ mod tests {
         let want = BridgeWant {
             name: "br-int".into(),
             datapath_type: "netdev".into(),
-            mac: [2, 0, 0x0a, 0x0a, 0, 0x0b],
+            mac: MacAddr([2, 0, 0x0a, 0x0a, 0, 0x0b]),
         };
         let oc = want.other_config();
         assert_eq!(oc["datapath-id"], "000002000a0a000b");

@@ -5,9 +5,10 @@
 use std::net::Ipv4Addr;
 
 use ipnet::Ipv4Net;
+use model::MacAddr;
 
+use crate::Guid;
 use crate::schema::OVS_EXTENSION_ID;
-use crate::{Guid, MacAddress};
 
 /// The adapters and switch extensions of the fake host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +59,7 @@ pub struct HostAdapter {
     /// The adapter's name (interface alias), e.g. `Ethernet0` or `vEthernet (antrea-hnsnetwork)`.
     pub name: String,
     /// Its MAC address.
-    pub mac: MacAddress,
+    pub mac: MacAddr,
     /// Its IPv4 addresses with prefix length.
     pub ipv4: Vec<Ipv4Net>,
     /// Routes through it.
@@ -74,7 +75,7 @@ impl HostAdapter {
     /// A physical NIC.
     pub fn physical(
         name: impl Into<String>,
-        mac: MacAddress,
+        mac: MacAddr,
         ipv4: Vec<Ipv4Net>,
         routes: Vec<AdapterRoute>,
     ) -> Self {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 use ipnet::Ipv4Net;
+use model::MacAddr;
 
 use super::host::{AdapterRoute, HostAdapter, HostModel};
 use super::{Call, vnic_name};
@@ -15,7 +16,7 @@ use crate::schema::{
     NamespaceResource, NamespaceResourceData, NamespaceResourceType, NamespaceType, NetworkPolicy,
     NetworkResourceType, NetworkType, SchemaVersion,
 };
-use crate::{Guid, Hresult, MacAddress};
+use crate::{Guid, Hresult};
 
 /// The range endpoint MACs come from when the network has no `MacPool`: the Hyper-V OUI
 /// 00-15-5D, as HNS uses.
@@ -145,11 +146,11 @@ impl State {
             .ranges
             .iter()
             .map(|r| {
-                let start: MacAddress = r
+                let start: MacAddr = r
                     .start_mac_address
                     .parse()
                     .map_err(|_| Hresult::INVALID_NETWORK)?;
-                let end: MacAddress = r
+                let end: MacAddr = r
                     .end_mac_address
                     .parse()
                     .map_err(|_| Hresult::INVALID_NETWORK)?;
@@ -371,7 +372,7 @@ impl State {
             self.free_mac(network)?
         } else {
             doc.mac_address
-                .parse::<MacAddress>()
+                .parse::<MacAddr>()
                 .map_err(|_| Hresult::INVALID_ENDPOINT)?
         };
         let id = self.assign_id(
@@ -383,7 +384,7 @@ impl State {
             id,
             host_compute_network: network_id,
             host_compute_namespace: None,
-            mac_address: mac.to_string(),
+            mac_address: mac.windows().to_string(),
             schema_version: SchemaVersion::V2,
             ..doc.clone()
         };
@@ -392,12 +393,12 @@ impl State {
     }
 
     /// The lowest MAC of the network's pool (or the default pool) no endpoint uses.
-    fn free_mac(&self, network: &Network) -> Rule<MacAddress> {
+    fn free_mac(&self, network: &Network) -> Rule<MacAddr> {
         let used: Vec<u64> = self
             .endpoints
             .values()
-            .filter_map(|e| e.mac_address.parse::<MacAddress>().ok())
-            .map(MacAddress::to_u64)
+            .filter_map(|e| e.mac_address.parse::<MacAddr>().ok())
+            .map(MacAddr::to_u64)
             .collect();
         let default = [DEFAULT_MAC_POOL];
         let ranges = if network.mac_ranges.is_empty() {
@@ -409,7 +410,7 @@ impl State {
             .iter()
             .flat_map(|&(start, end)| start..=end)
             .find(|mac| !used.contains(mac))
-            .map(MacAddress::from_u64)
+            .map(MacAddr::from_u64)
             .ok_or(Hresult::ADDR_INVALID_OR_RESERVED)
     }
 
@@ -582,7 +583,7 @@ fn vnic_for_endpoint(
     endpoint: &HostComputeEndpoint,
     network: Option<&Network>,
 ) -> Rule<HostAdapter> {
-    let mac: MacAddress = endpoint
+    let mac: MacAddr = endpoint
         .mac_address
         .parse()
         .map_err(|_| Hresult::INVALID_ENDPOINT)?;

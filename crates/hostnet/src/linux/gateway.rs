@@ -1,7 +1,8 @@
 //! The gateway interface (`antrea-gw0`): one IPv4 address (the first of the Pod CIDR), MAC,
 //! MTU, transmit checksum offload off, up.
 
-use crate::addr::MacAddr;
+use model::MacAddr;
+
 use crate::error::{Error, Result};
 use crate::model::{GatewayConfig, Outcome};
 

@@ -25,7 +25,8 @@ pub use netns::Netns;
 pub use routes::ROUTE_PROTOCOL;
 pub use uplink::UPLINK_ALIAS_PREFIX;
 
-use crate::addr::MacAddr;
+use model::MacAddr;
+
 use crate::error::{Error, Result};
 use crate::host_network::HostNetwork;
 use crate::model::{

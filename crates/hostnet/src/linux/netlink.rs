@@ -12,7 +12,9 @@ use netlink_packet_route::route::{
 use rtnetlink::{Handle, LinkUnspec, RouteMessageBuilder};
 use std::net::{IpAddr, Ipv4Addr};
 
-use crate::addr::{Ipv4Cidr, MacAddr};
+use ipnet::Ipv4Net;
+use model::MacAddr;
+
 use crate::error::{Error, Result};
 use crate::model::{HostRoute, NicConfig};
 
@@ -138,7 +140,7 @@ impl Kernel {
     }
 
     /// Every IPv4 address with the index of its link.
-    pub async fn addresses(&self) -> Result<Vec<(u32, Ipv4Cidr)>> {
+    pub async fn addresses(&self) -> Result<Vec<(u32, Ipv4Net)>> {
         let messages: Vec<AddressMessage> = self
             .handle
             .address()
@@ -150,7 +152,7 @@ impl Kernel {
         Ok(messages.iter().filter_map(parse_address).collect())
     }
 
-    pub async fn link_addresses(&self, index: u32) -> Result<Vec<Ipv4Cidr>> {
+    pub async fn link_addresses(&self, index: u32) -> Result<Vec<Ipv4Net>> {
         Ok(self
             .addresses()
             .await?
@@ -254,7 +256,7 @@ impl Kernel {
             .map_err(netlink_error(format!("delete link {:?}", link.name)))
     }
 
-    pub async fn add_address(&self, link: &Link, address: Ipv4Cidr) -> Result<()> {
+    pub async fn add_address(&self, link: &Link, address: Ipv4Net) -> Result<()> {
         self.count_write();
         self.handle
             .address()
@@ -267,7 +269,7 @@ impl Kernel {
             )))
     }
 
-    pub async fn delete_address(&self, link: &Link, address: Ipv4Cidr) -> Result<()> {
+    pub async fn delete_address(&self, link: &Link, address: Ipv4Net) -> Result<()> {
         self.count_write();
         let message = rtnetlink::AddressMessageBuilder::<Ipv4Addr>::new()
             .index(link.index)
@@ -325,7 +327,7 @@ pub fn describe(route: &HostRoute) -> String {
 }
 
 fn route_message(route: &HostRoute, oif: u32) -> RouteMessage {
-    let dst = route.destination.network();
+    let dst = route.destination.trunc();
     let mut builder = RouteMessageBuilder::<Ipv4Addr>::new()
         .destination_prefix(dst.addr(), dst.prefix_len())
         .output_interface(oif)
@@ -360,7 +362,9 @@ fn parse_link(message: &LinkMessage) -> Link {
     for attribute in &message.attributes {
         match attribute {
             LinkAttribute::IfName(name) => link.name = name.clone(),
-            LinkAttribute::Address(bytes) => link.mac = MacAddr::from_slice(bytes),
+            LinkAttribute::Address(bytes) => {
+                link.mac = <[u8; 6]>::try_from(bytes.as_slice()).ok().map(MacAddr);
+            }
             LinkAttribute::Mtu(mtu) => link.mtu = *mtu,
             LinkAttribute::IfAlias(alias) => link.alias = Some(alias.clone()),
             LinkAttribute::Group(group) => link.group = *group,
@@ -377,7 +381,7 @@ fn parse_link(message: &LinkMessage) -> Link {
     link
 }
 
-fn parse_address(message: &AddressMessage) -> Option<(u32, Ipv4Cidr)> {
+fn parse_address(message: &AddressMessage) -> Option<(u32, Ipv4Net)> {
     if message.header.family != AddressFamily::Inet {
         return None;
     }
@@ -393,7 +397,7 @@ fn parse_address(message: &AddressMessage) -> Option<(u32, Ipv4Cidr)> {
     })?;
     Some((
         message.header.index,
-        Ipv4Cidr::new(address, message.header.prefix_len)?,
+        Ipv4Net::new(address, message.header.prefix_len).ok()?,
     ))
 }
 
@@ -404,7 +408,7 @@ fn parse_route(message: &RouteMessage) -> Option<KernelRoute> {
     }
     let mut destination = Ipv4Addr::UNSPECIFIED;
     let mut route = HostRoute {
-        destination: Ipv4Cidr::ANY,
+        destination: Ipv4Net::default(), // 0.0.0.0/0
         gateway: None,
         metric: 0,
         table: u32::from(header.table),
@@ -425,6 +429,6 @@ fn parse_route(message: &RouteMessage) -> Option<KernelRoute> {
             _ => {}
         }
     }
-    route.destination = Ipv4Cidr::new(destination, header.destination_prefix_length)?;
+    route.destination = Ipv4Net::new(destination, header.destination_prefix_length).ok()?;
     Some(KernelRoute { route, oif })
 }

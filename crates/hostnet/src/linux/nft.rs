@@ -94,11 +94,11 @@ pub fn snat_comment(snat: &PodSnat) -> String {
     let cluster: Vec<String> = snat
         .cluster_cidrs
         .iter()
-        .map(|c| c.network().to_string())
+        .map(|c| c.trunc().to_string())
         .collect();
     format!(
         "antrea pod snat {} not {} oif {}",
-        snat.pod_cidr.network(),
+        snat.pod_cidr.trunc(),
         cluster.join(","),
         snat.egress_interface
     )
@@ -106,12 +106,12 @@ pub fn snat_comment(snat: &PodSnat) -> String {
 
 /// The transaction that makes `pod-snat` hold exactly the rule for `snat`.
 pub fn snat_script(snat: &PodSnat) -> String {
-    let mut rule = format!("ip saddr {}", snat.pod_cidr.network());
+    let mut rule = format!("ip saddr {}", snat.pod_cidr.trunc());
     if !snat.cluster_cidrs.is_empty() {
         let cluster: Vec<String> = snat
             .cluster_cidrs
             .iter()
-            .map(|c| c.network().to_string())
+            .map(|c| c.trunc().to_string())
             .collect();
         rule.push_str(&format!(" ip daddr != {{ {} }}", cluster.join(", ")));
     }

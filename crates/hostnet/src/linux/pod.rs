@@ -14,7 +14,9 @@ use netlink_packet_route::link::{InfoData, InfoKind, InfoVeth, LinkAttribute};
 use rtnetlink::{LinkMessageBuilder, LinkUnspec, LinkVeth};
 
 use crate::POD_INTERFACE_GROUP;
-use crate::addr::{Ipv4Cidr, MacAddr};
+use ipnet::Ipv4Net;
+use model::MacAddr;
+
 use crate::error::{Error, Result};
 use crate::model::{HostRoute, Outcome, PodInterface, PodInterfaceSpec};
 
@@ -27,7 +29,7 @@ const RTPROT_STATIC: u8 = 4;
 #[derive(Debug)]
 struct ContainerEnd {
     link: Link,
-    addresses: Vec<Ipv4Cidr>,
+    addresses: Vec<Ipv4Net>,
     default_gateway: Option<Ipv4Addr>,
     tx_checksum: bool,
 }
@@ -48,13 +50,13 @@ fn mismatch(
 
 fn default_route(spec: &PodInterfaceSpec) -> HostRoute {
     HostRoute {
-        destination: Ipv4Cidr::ANY,
+        destination: Ipv4Net::default(), // 0.0.0.0/0
         gateway: Some(spec.gateway),
         metric: 0,
         table: MAIN_TABLE,
         protocol: RTPROT_STATIC,
         scope: 0,
-        onlink: !spec.address.contains(spec.gateway),
+        onlink: !spec.address.contains(&spec.gateway),
         pref_source: None,
     }
 }
@@ -228,11 +230,7 @@ impl LinuxHost {
             return Err(mismatch(&pod_if, "MTU", spec.mtu, container.link.mtu));
         }
         if !container.addresses.contains(&spec.address) {
-            let found: Vec<String> = container
-                .addresses
-                .iter()
-                .map(Ipv4Cidr::to_string)
-                .collect();
+            let found: Vec<String> = container.addresses.iter().map(Ipv4Net::to_string).collect();
             return Err(mismatch(
                 &pod_if,
                 "IPv4 address",

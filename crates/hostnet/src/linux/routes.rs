@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::addr::Ipv4Cidr;
+use ipnet::Ipv4Net;
+
 use crate::error::{Error, Result};
 use crate::model::{HostRoute, PeerRoute, RouteChanges};
 
@@ -23,7 +24,7 @@ pub const ROUTE_PROTOCOL: u8 = 164;
 
 fn host_route(peer: &PeerRoute) -> HostRoute {
     HostRoute {
-        destination: peer.destination.network(),
+        destination: peer.destination.trunc(),
         gateway: Some(peer.gateway),
         metric: 0,
         table: MAIN_TABLE,
@@ -36,9 +37,9 @@ fn host_route(peer: &PeerRoute) -> HostRoute {
 
 impl LinuxHost {
     pub(super) async fn peer_routes(&self, desired: &[PeerRoute]) -> Result<RouteChanges> {
-        let mut wanted: HashMap<Ipv4Cidr, &PeerRoute> = HashMap::new();
+        let mut wanted: HashMap<Ipv4Net, &PeerRoute> = HashMap::new();
         for peer in desired {
-            if wanted.insert(peer.destination.network(), peer).is_some() {
+            if wanted.insert(peer.destination.trunc(), peer).is_some() {
                 return Err(Error::Invalid {
                     what: "peer routes",
                     value: peer.destination.to_string(),

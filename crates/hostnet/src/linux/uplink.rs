@@ -8,7 +8,8 @@
 //! re-read from the bridge. The same move in the other direction is the rollback and
 //! [`crate::HostNetwork::restore_uplink`].
 
-use crate::addr::Ipv4Cidr;
+use ipnet::Ipv4Net;
+
 use crate::error::{Error, Result};
 use crate::model::{HostRoute, NicConfig, Outcome, TransportSelector, Uplink};
 
@@ -20,7 +21,7 @@ use super::{LinuxHost, ethtool};
 pub const UPLINK_ALIAS_PREFIX: &str = "antrea-uplink-of:";
 
 fn same_route(a: &HostRoute, b: &HostRoute) -> bool {
-    a.destination.network() == b.destination.network()
+    a.destination.trunc() == b.destination.trunc()
         && a.gateway == b.gateway
         && a.table == b.table
         && a.metric == b.metric
@@ -43,7 +44,7 @@ impl LinuxHost {
                 .map(|(i, _)| *i),
             TransportSelector::Cidrs(cidrs) => addresses
                 .iter()
-                .find(|(_, a)| cidrs.iter().any(|c| c.contains(a.addr())))
+                .find(|(_, a)| cidrs.iter().any(|c| c.contains(&a.addr())))
                 .map(|(i, _)| *i),
             TransportSelector::InterfaceName(name) => {
                 links.iter().find(|l| &l.name == name).map(|link| {
@@ -192,7 +193,7 @@ impl LinuxHost {
         kernel: &Kernel,
         bridge: &Link,
         nic: &Link,
-        addresses: &[Ipv4Cidr],
+        addresses: &[Ipv4Net],
         routes: &[HostRoute],
     ) -> Result<()> {
         if !nic.up {
@@ -214,7 +215,7 @@ impl LinuxHost {
         kernel: &Kernel,
         from: &Link,
         to: &Link,
-        addresses: &[Ipv4Cidr],
+        addresses: &[Ipv4Net],
         routes: &[HostRoute],
     ) -> Result<()> {
         let present = kernel.addresses().await?;

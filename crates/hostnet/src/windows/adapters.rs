@@ -5,23 +5,20 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::time::Instant;
 
 use ipnet::IpNet;
+use model::MacAddr;
 use winos::model::{Adapter, Route, RouteProtocol};
 
 use super::{Backend, os};
-use crate::addr::{Ipv4Cidr, MacAddr};
 use crate::error::{Error, Result};
 use crate::model::{HostRoute, NicConfig, TransportSelector};
 
 /// The adapter's MAC; adapters without a 6-byte one cannot be used.
 pub(super) fn mac_of(adapter: &Adapter) -> Result<MacAddr> {
-    adapter
-        .mac
-        .map(|m| MacAddr(m.0))
-        .ok_or_else(|| Error::Invalid {
-            what: "adapter",
-            value: adapter.alias.clone(),
-            reason: "it has no Ethernet address",
-        })
+    adapter.mac.ok_or_else(|| Error::Invalid {
+        what: "adapter",
+        value: adapter.alias.clone(),
+        reason: "it has no Ethernet address",
+    })
 }
 
 /// The IPv4 next hop of a route, `None` for on-link.
@@ -46,7 +43,7 @@ pub(super) fn nic_config(adapter: &Adapter, routes: &[Route]) -> Result<NicConfi
     let routes = routes_of(routes, adapter.index)
         .filter_map(|r| match r.destination {
             IpNet::V4(destination) => Some(HostRoute {
-                destination: destination.into(),
+                destination,
                 gateway: next_hop_v4(r),
                 metric: r.metric,
                 table: 0,
@@ -63,11 +60,7 @@ pub(super) fn nic_config(adapter: &Adapter, routes: &[Route]) -> Result<NicConfi
         index: adapter.index,
         mac: mac_of(adapter)?,
         mtu: adapter.mtu,
-        addresses: adapter
-            .ipv4
-            .iter()
-            .map(|net| Ipv4Cidr::from(*net))
-            .collect(),
+        addresses: adapter.ipv4.clone(),
         routes,
     })
 }
@@ -144,7 +137,7 @@ where
             TransportSelector::Cidrs(cidrs) => adapters.iter().find(|a| {
                 a.ipv4
                     .iter()
-                    .any(|net| cidrs.iter().any(|c| c.contains(net.addr())))
+                    .any(|net| cidrs.iter().any(|c| c.contains(&net.addr())))
             }),
             TransportSelector::InterfaceName(name) => match adapters
                 .iter()

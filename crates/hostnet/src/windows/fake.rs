@@ -21,9 +21,10 @@ use hcn::schema::{
     HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork, HostComputeQuery,
     ModifyNamespaceSettingRequest, ModifyNetworkSettingRequest,
 };
-use hcn::{Guid, HcnApi, MacAddress};
+use hcn::{Guid, HcnApi};
 use ipnet::IpNet;
-use winos::model::{Adapter, InterfaceType, Luid, MacAddr, OperStatus, Route};
+use model::MacAddr;
+use winos::model::{Adapter, InterfaceType, Luid, OperStatus, Route};
 use winos::{FakeIpHelper, IpHelper};
 
 /// How a replayed adapter is recognised across HNS calls.
@@ -55,7 +56,7 @@ struct Replay {
     /// IP Helper interface index of each replayed adapter.
     indexes: BTreeMap<AdapterId, u32>,
     next_index: u32,
-    nics: BTreeMap<MacAddress, NicTraits>,
+    nics: BTreeMap<MacAddr, NicTraits>,
     /// Windows does not move the NIC's configuration to a new network's vNIC (DHCP failure).
     ip_move_fails: bool,
 }
@@ -121,7 +122,7 @@ impl FakeWindows {
     /// Adds a NIC (physical unless its description or alias says virtual) with its IPv4 routes
     /// to both fakes. Its interface index is the adapter's.
     pub fn add_nic(&self, adapter: Adapter, routes: &[AdapterRoute]) -> winos::Result<()> {
-        let mac = adapter.mac.map(|m| MacAddress(m.0)).unwrap_or_default();
+        let mac = adapter.mac.unwrap_or(MacAddr([0; 6]));
         let hns_view = HostAdapter {
             name: adapter.alias.clone(),
             mac,
@@ -229,7 +230,7 @@ impl FakeWindows {
         self.ip.add_adapter(vnic(
             &adapter.name,
             index,
-            Some(MacAddr(adapter.mac.0)),
+            Some(adapter.mac),
             mtu,
             ipv4,
             dns,

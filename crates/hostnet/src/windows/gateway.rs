@@ -2,12 +2,12 @@
 //! forwarding and MTU through IP Helper, and the firewall rules that let the host and its Pods
 //! talk.
 
-use ipnet::{IpNet, Ipv4Net};
+use ipnet::IpNet;
+use model::MacAddr;
 use winos::model::{IpFamily, IpInterfaceChange, UnicastAddress};
 
 use super::adapters::mac_of;
 use super::{Backend, os, outcome};
-use crate::addr::MacAddr;
 use crate::error::Result;
 use crate::model::{GatewayConfig, Outcome};
 
@@ -25,7 +25,7 @@ where
     pub(super) fn gateway(&self, gateway: &GatewayConfig) -> Result<(MacAddr, Outcome)> {
         let name = gateway.name.as_str();
         let adapter = self.wait_for_adapter(name)?;
-        let want = Ipv4Net::from(gateway.address);
+        let want = gateway.address;
         let mut changed = false;
         let current = self
             .ip

@@ -40,7 +40,9 @@ pub use guards::TakeoverGuard;
 /// the caller's own error.
 pub type CallbackError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
-use crate::addr::{Ipv4Cidr, MacAddr};
+use ipnet::Ipv4Net;
+use model::MacAddr;
+
 use crate::error::{Error, Result};
 use crate::host_network::HostNetwork;
 use crate::model::{
@@ -60,7 +62,7 @@ pub const PEER_ROUTE_METRIC: u32 = 164;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WindowsSettings {
     /// The Node's Pod CIDR: the subnet of the HNS network (endpoints take their IPs from it).
-    pub pod_cidr: Ipv4Cidr,
+    pub pod_cidr: Ipv4Net,
     /// How long Windows may take to show a vNIC HNS created (the network's, with the Node IP,
     /// and a Pod endpoint's). Antrea waits 6 s for the Node IP.
     pub settle_wait: Duration,
@@ -72,7 +74,7 @@ pub struct WindowsSettings {
 
 impl WindowsSettings {
     /// Antrea's waits: 6 s for a vNIC (polled every second), 5 s for an endpoint deletion.
-    pub fn new(pod_cidr: Ipv4Cidr) -> WindowsSettings {
+    pub fn new(pod_cidr: Ipv4Net) -> WindowsSettings {
         WindowsSettings {
             pod_cidr,
             settle_wait: Duration::from_secs(6),

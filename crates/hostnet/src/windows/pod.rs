@@ -2,15 +2,15 @@
 //! (the GUID containerd passes as the netns), with the Pod's IP, default route, DNS settings,
 //! and the MTU set on its vNIC `vEthernet (<endpoint>)`.
 
+use hcn::Guid;
 use hcn::fake::vnic_name;
 use hcn::schema::{
     Dns, HostComputeEndpoint, HostComputeNetwork, HostComputeQuery, IpConfig, QueryFilter,
 };
-use hcn::{Guid, MacAddress};
+use model::MacAddr;
 use winos::model::{IpFamily, IpInterfaceChange};
 
 use super::{Backend, HNS_NETWORK, hns, os, outcome};
-use crate::addr::MacAddr;
 use crate::error::{Error, Result};
 use crate::model::{Outcome, PodInterface, PodInterfaceSpec};
 use crate::naming::is_endpoint_name;
@@ -70,8 +70,7 @@ fn matches(existing: &HostComputeEndpoint, want: &HostComputeEndpoint, namespace
 fn mac_of(endpoint: &HostComputeEndpoint) -> Result<MacAddr> {
     endpoint
         .mac_address
-        .parse::<MacAddress>()
-        .map(|m| MacAddr(m.0))
+        .parse::<MacAddr>()
         .map_err(|_| Error::Invalid {
             what: "HNS endpoint MAC",
             value: endpoint.mac_address.clone(),

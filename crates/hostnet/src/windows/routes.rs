@@ -6,11 +6,10 @@
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
-use ipnet::IpNet;
+use ipnet::{IpNet, Ipv4Net};
 use winos::model::{Route, RouteProtocol};
 
 use super::{Backend, PEER_ROUTE_METRIC, os};
-use crate::addr::Ipv4Cidr;
 use crate::error::{Error, Result};
 use crate::model::{PeerRoute, RouteChanges};
 
@@ -30,7 +29,7 @@ where
     /// keeps its first route.
     pub(super) fn peer_routes(&self, desired: &[PeerRoute]) -> Result<RouteChanges> {
         let adapters = self.adapters()?;
-        let mut wanted: BTreeMap<Ipv4Cidr, Route> = BTreeMap::new();
+        let mut wanted: BTreeMap<Ipv4Net, Route> = BTreeMap::new();
         for peer in desired {
             let index = adapters
                 .iter()
@@ -40,10 +39,10 @@ where
                     name: peer.interface.clone(),
                     purpose: "peer route",
                 })?;
-            let destination = peer.destination.network();
+            let destination = peer.destination.trunc();
             wanted.entry(destination).or_insert_with(|| {
                 Route::new(
-                    IpNet::V4(destination.into()),
+                    IpNet::V4(destination),
                     IpAddr::V4(peer.gateway),
                     index,
                     PEER_ROUTE_METRIC,
@@ -53,10 +52,9 @@ where
         let ours: Vec<Route> = self.routes()?.into_iter().filter(is_ours).collect();
         let mut changes = RouteChanges::default();
         for existing in &ours {
-            let IpNet::V4(net) = existing.destination else {
+            let IpNet::V4(destination) = existing.destination else {
                 continue;
             };
-            let destination = Ipv4Cidr::from(net);
             let keep = wanted
                 .get(&destination)
                 .is_some_and(|w| w.key() == existing.key());

@@ -6,7 +6,6 @@ use ipnet::{IpNet, Ipv4Net};
 use winos::netnat::ANTREA_NAT;
 
 use super::{Backend, os, outcome};
-use crate::addr::Ipv4Cidr;
 use crate::error::Result;
 use crate::model::Outcome;
 
@@ -15,8 +14,8 @@ where
     N: winos::NetNat,
 {
     /// `antrea-nat` on `pod_cidr`, replaced when its prefix differs.
-    pub(super) fn snat(&self, pod_cidr: Ipv4Cidr) -> Result<Outcome> {
-        let prefix = IpNet::V4(Ipv4Net::from(pod_cidr.network()));
+    pub(super) fn snat(&self, pod_cidr: Ipv4Net) -> Result<Outcome> {
+        let prefix = IpNet::V4(pod_cidr.trunc());
         let ensured = self
             .nat
             .ensure(ANTREA_NAT, prefix)

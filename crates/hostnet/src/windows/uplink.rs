@@ -7,12 +7,12 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Instant;
 
-use hcn::MacAddress;
 use hcn::fake::vnic_name;
 use hcn::schema::{
     HostComputeNetwork, Ipam, NetworkPolicy, NetworkType, OVS_EXTENSION_ID, QueryFilter, Subnet,
 };
 use ipnet::{IpNet, Ipv4Net};
+use model::MacAddr;
 use winos::model::{Adapter, IpFamily, IpInterfaceChange, Route, UnicastAddress};
 
 use super::adapters::{mac_of, next_hop_v4, nic_config, routes_of};
@@ -56,7 +56,7 @@ impl Saved {
 /// The document of the HNS network on `nic` with the Pod subnet.
 fn network_document(
     nic: &Adapter,
-    mac: MacAddress,
+    mac: MacAddr,
     pod_cidr: Ipv4Net,
     gateway: Ipv4Addr,
 ) -> HostComputeNetwork {
@@ -68,7 +68,7 @@ fn network_document(
                 network_adapter_name: nic.alias.clone(),
             },
             NetworkPolicy::SourceMacAddress {
-                source_mac_address: mac.to_string(),
+                source_mac_address: mac.windows().to_string(),
             },
         ],
         ipams: vec![Ipam::static_subnets(vec![Subnet {
@@ -201,7 +201,7 @@ where
                 reason: "it has no IPv4 address to move",
             });
         }
-        let mac = MacAddress(mac_of(adapter)?.octets());
+        let mac = mac_of(adapter)?;
         let network = match self.network()? {
             Some(network) if network.adapter_name() == Some(adapter.alias.as_str()) => {
                 tracing::info!(
@@ -221,12 +221,10 @@ where
                 });
             }
             None => {
-                let pod_cidr = Ipv4Net::from(self.settings.pod_cidr);
-                let gateway = self
-                    .settings
-                    .pod_cidr
-                    .first_host()
-                    .map_or(pod_cidr.network(), |g| g.addr());
+                let pod_cidr = self.settings.pod_cidr;
+                // The first usable address (`.1` of a /24); a /31 or /32 has no room for a
+                // gateway, and `hosts()` then starts at the network address.
+                let gateway = pod_cidr.hosts().next().unwrap_or(pod_cidr.network());
                 let document = network_document(adapter, mac, pod_cidr, gateway);
                 let network = self.hcn.create_network(&document).map_err(hns(format!(
                     "creating HNS network {HNS_NETWORK} on {}",

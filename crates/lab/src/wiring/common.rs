@@ -7,6 +7,8 @@ use std::path::Path;
 use std::process::Child;
 use std::time::Duration;
 
+use model::MacAddr;
+
 use crate::error::{LabError, Result};
 use crate::host::command::{in_netns, ip, wait_until};
 use crate::host::netns::{self, sysctl, tx_off};
@@ -14,7 +16,7 @@ use crate::host::ovs::NodeOvs;
 use crate::host::process::spawn_detached;
 use crate::layout::Layout;
 use crate::plan::{
-    EXT_IP, EXT_NETNS, FLAT_POD_PREFIX_LEN, LAN_BRIDGE, LAN_PREFIX_LEN, Mac, NODE_NIC, NodePlan,
+    EXT_IP, EXT_NETNS, FLAT_POD_PREFIX_LEN, LAN_BRIDGE, LAN_PREFIX_LEN, NODE_NIC, NodePlan,
     SERVE_PORT, UNDERLAY_NETNS, Wiring,
 };
 
@@ -39,7 +41,7 @@ pub fn underlay() -> Result<()> {
 pub(crate) fn attach_to_lan(
     netns: &str,
     lan_side: &str,
-    mac: Option<Mac>,
+    mac: Option<MacAddr>,
     addr: Ipv4Addr,
 ) -> Result<()> {
     ip(&[

@@ -23,7 +23,7 @@ pub fn bridge(layout: &Layout, node: NodePlan) -> Result<()> {
     let name = node.name();
     let ovs = NodeOvs::new(layout, &name);
     let hwaddr = format!("other_config:hwaddr=\"{}\"", node.mac());
-    let dpid = format!("other_config:datapath-id={}", node.mac().datapath_id());
+    let dpid = format!("other_config:datapath-id={}", node.datapath_id());
     ovs.vsctl(&[
         "add-br",
         BRIDGE,

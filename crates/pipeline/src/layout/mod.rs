@@ -7,7 +7,7 @@ pub mod tables;
 
 pub use tables::Table;
 
-use crate::model::MacAddr;
+use model::MacAddr;
 
 /// The conntrack zone of all Pod traffic (Antrea's `CtZone`).
 pub const CT_ZONE: u16 = 0xfff0;

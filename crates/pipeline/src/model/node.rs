@@ -3,7 +3,7 @@
 
 use std::net::Ipv4Addr;
 
-use super::addr::{Ipv4Cidr, MacAddr};
+use model::{Ipv4Net, MacAddr};
 
 /// Which tunnel protocol the tunnel port speaks. The flows are the same for both; only the
 /// port's `type` differs.
@@ -85,11 +85,11 @@ impl Default for NodePorts {
 pub struct NodeNetwork {
     /// The Node (transport) IP with its subnet's prefix length; it sits on the bridge's LOCAL
     /// port. The prefix decides which peers are "same subnet" in hybrid mode.
-    pub node_ip: Ipv4Cidr,
+    pub node_ip: Ipv4Net,
     /// The NIC's MAC, which LOCAL carries too.
     pub node_mac: MacAddr,
     /// This Node's Pod CIDR.
-    pub pod_cidr: Ipv4Cidr,
+    pub pod_cidr: Ipv4Net,
     /// `antrea-gw0`'s IP: the first address of the Pod CIDR.
     pub gateway_ip: Ipv4Addr,
     pub gateway_mac: MacAddr,

@@ -2,7 +2,8 @@
 
 use std::net::Ipv4Addr;
 
-use super::addr::{Ipv4Cidr, MacAddr};
+use model::{Ipv4Net, MacAddr};
+
 use super::node::{NodeNetwork, TrafficMode};
 
 /// A peer Node.
@@ -12,7 +13,7 @@ pub struct PeerNode {
     pub name: String,
     /// Its transport IP (tunnel destination, or next hop in noEncap).
     pub node_ip: Ipv4Addr,
-    pub pod_cidr: Ipv4Cidr,
+    pub pod_cidr: Ipv4Net,
     /// Its gateway IP: the first address of its Pod CIDR.
     pub gateway_ip: Ipv4Addr,
     /// Its NIC's MAC, needed to send to it directly over the uplink. Without it a direct peer is
@@ -37,7 +38,7 @@ impl NodeNetwork {
         let direct = match self.mode {
             TrafficMode::Encap(_) => false,
             TrafficMode::NoEncap => true,
-            TrafficMode::Hybrid(_) => self.node_ip.contains(peer.node_ip),
+            TrafficMode::Hybrid(_) => self.node_ip.contains(&peer.node_ip),
         };
         match (direct, peer.mac) {
             (false, _) => PeerRoute::Tunnel,

@@ -2,7 +2,7 @@
 
 use std::net::Ipv4Addr;
 
-use super::addr::MacAddr;
+use model::MacAddr;
 
 /// A Pod's identity: `namespace/name` (the same type NetworkPolicy uses).
 pub use netpol::PodKey;

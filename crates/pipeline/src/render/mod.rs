@@ -15,12 +15,12 @@ pub use policy::{PolicyFlows, PolicyRenderer, RuleFlows};
 
 use std::net::Ipv4Addr;
 
+use model::{Ipv4Net, MacAddr};
 use openflow::action::{Action, Instructions};
 use openflow::msg::flow_mod::{FlowMod, FlowModCommand};
 use openflow::oxm::{Field, Match, PortNo};
 
 use crate::layout::Table;
-use crate::model::{Ipv4Cidr, MacAddr};
 
 const ETH_TYPE_IPV4: u128 = 0x0800;
 
@@ -70,11 +70,11 @@ pub(crate) fn ipv4(field: Field, m: Match, ip: Ipv4Addr) -> Match {
     m.with(field, u128::from(u32::from(ip)))
 }
 
-pub(crate) fn ipv4_cidr(field: Field, m: Match, cidr: Ipv4Cidr) -> Match {
+pub(crate) fn ipv4_cidr(field: Field, m: Match, cidr: Ipv4Net) -> Match {
     m.with_masked(
         field,
         u128::from(u32::from(cidr.network())),
-        u128::from(cidr.mask()),
+        u128::from(u32::from(cidr.netmask())),
     )
 }
 

@@ -2,6 +2,7 @@
 //! gateway (tunnel peers, for the host's route via that gateway), and for direct peers the
 //! uplink output and the reply path of connections the peer's host opened.
 
+use model::MacAddr;
 use openflow::action::Action;
 use openflow::msg::flow_mod::FlowMod;
 use openflow::oxm::{Field, Match, PortNo, Subfield};
@@ -10,7 +11,7 @@ use super::{arp, flow, ip, ipv4, ipv4_cidr, mac, set_ipv4, set_mac};
 use crate::layout::priority::{HIGH, NORMAL};
 use crate::layout::regs::set_target_ofport;
 use crate::layout::{GLOBAL_VIRTUAL_MAC, Table};
-use crate::model::{MacAddr, NodeNetwork, PeerNode, PeerRoute};
+use crate::model::{NodeNetwork, PeerNode, PeerRoute};
 
 const ARP_REQUEST: u128 = 1;
 const ARP_REPLY: u128 = 2;

@@ -19,11 +19,12 @@ use std::net::IpAddr;
 use std::sync::{Mutex, MutexGuard};
 
 use ipnet::IpNet;
+use model::MacAddr;
 
 use super::IpHelper;
 use crate::model::{
-    Adapter, IpFamily, IpInterface, IpInterfaceChange, MacAddr, Neighbor, NeighborState, Route,
-    RouteKey, RouteOrigin, RouteProtocol, UnicastAddress,
+    Adapter, IpFamily, IpInterface, IpInterfaceChange, Neighbor, NeighborState, Route, RouteKey,
+    RouteOrigin, RouteProtocol, UnicastAddress,
 };
 use crate::model::{check_dns_family, same_family};
 use crate::recorder::{Recorder, lock};

@@ -14,13 +14,14 @@ mod native;
 
 use std::net::IpAddr;
 
+use model::MacAddr;
+
 pub use fake::{FakeIpHelper, IpHelperCall, IpHelperOp};
 #[cfg(windows)]
 pub use native::NativeIpHelper;
 
 use crate::model::{
-    Adapter, IpFamily, IpInterface, IpInterfaceChange, MacAddr, Neighbor, Route, RouteKey,
-    UnicastAddress,
+    Adapter, IpFamily, IpInterface, IpInterfaceChange, Neighbor, Route, RouteKey, UnicastAddress,
 };
 use crate::{Ensured, Result};
 

@@ -3,8 +3,7 @@
 use std::net::IpAddr;
 
 use ipnet::Ipv4Net;
-
-use super::MacAddr;
+use model::MacAddr;
 
 /// The 64-bit locally unique identifier Windows gives each interface (`NET_LUID`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]

@@ -1,12 +1,13 @@
 //! Plain, platform-neutral value types for what the IP Helper API reads and writes: adapters,
 //! routes, unicast addresses, neighbors and per-interface IP settings. Native code converts the
-//! Windows rows to and from these; fakes store them directly.
+//! Windows rows to and from these; fakes store them directly. MAC addresses are the workspace's
+//! [`model::MacAddr`] (IP Helper's rows carry six bytes; Windows prints them with
+//! [`model::MacAddr::windows`]).
 
 mod adapter;
 mod address;
 mod family;
 mod interface;
-mod mac;
 mod neighbor;
 mod route;
 
@@ -15,6 +16,5 @@ pub use address::UnicastAddress;
 pub use family::IpFamily;
 pub(crate) use family::{check_dns_family, same_family};
 pub use interface::{IpInterface, IpInterfaceChange};
-pub use mac::{MacAddr, MacParseError};
 pub use neighbor::{Neighbor, NeighborState};
 pub use route::{Route, RouteKey, RouteOrigin, RouteProtocol};

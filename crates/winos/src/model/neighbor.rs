@@ -2,7 +2,7 @@
 
 use std::net::IpAddr;
 
-use super::MacAddr;
+use model::MacAddr;
 
 /// The state of a neighbor entry (`NL_NEIGHBOR_STATE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -14,8 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hostnet::{GatewayConfig, HostNetwork, NicConfig, Outcome, TransportSelector};
+use ipnet::Ipv4Net;
 use netpol::Snapshot;
-use pipeline::model::{MacAddr, NodeNetwork, NodePorts, PeerNode, TrafficMode, TunnelType};
+use pipeline::model::{NodeNetwork, NodePorts, PeerNode, TrafficMode, TunnelType};
 
 use super::{OvsDatapath, OvsOptions};
 use crate::config::{self, AgentConfig, DatapathType, TrafficEncapMode};
@@ -23,7 +24,7 @@ use crate::controller::log_changes;
 use crate::datapath::{Datapath, PeerChanges};
 use crate::error::AgentError;
 use crate::flows::{Flows, RoundOutcome};
-use crate::node::{NodeInfo, gateway_mac, host_cidr, pipeline_cidr};
+use crate::node::{NodeInfo, gateway_mac};
 use crate::ovs::{BridgeWant, OvsBridge, PortWant, antrea_type};
 use crate::supervise::Takeover;
 
@@ -86,11 +87,11 @@ pub fn transport_selector(config: &AgentConfig, node: &NodeInfo) -> TransportSel
     if let Some(name) = &config.transport_interface {
         return TransportSelector::InterfaceName(name.clone());
     }
-    let cidrs: Vec<hostnet::Ipv4Cidr> = config
+    let cidrs: Vec<Ipv4Net> = config
         .transport_interface_cidrs
         .iter()
         .filter_map(|net| match net {
-            ipnet::IpNet::V4(v4) => hostnet::Ipv4Cidr::new(v4.addr(), v4.prefix_len()),
+            ipnet::IpNet::V4(v4) => Some(*v4),
             ipnet::IpNet::V6(_) => None,
         })
         .collect();
@@ -199,7 +200,7 @@ pub async fn bring_up<H: HostNetwork + 'static>(
         let want = BridgeWant {
             name: bridge_name.to_owned(),
             datapath_type: datapath_type.to_owned(),
-            mac: nic.mac.octets(),
+            mac: nic.mac,
         };
         log_ovs(
             &format!("bridge {bridge_name}"),
@@ -215,13 +216,9 @@ pub async fn bring_up<H: HostNetwork + 'static>(
         //    in place before the NIC joins the bridge: in secure mode an empty table cuts the Node off.
         let gateway_ip = info.gateway_ip();
         let network = NodeNetwork {
-            node_ip: pipeline::model::Ipv4Cidr::new(node_ip.addr(), node_ip.prefix_len()).map_err(
-                |_| AgentError::NoTransportAddress {
-                    nic: nic_name.clone(),
-                },
-            )?,
-            node_mac: MacAddr(nic.mac.octets()),
-            pod_cidr: pipeline_cidr(info.pod_cidr),
+            node_ip,
+            node_mac: nic.mac,
+            pod_cidr: info.pod_cidr,
             gateway_ip,
             gateway_mac: gateway_mac(gateway_ip),
             ports: NodePorts::default(),
@@ -308,7 +305,7 @@ pub async fn bring_up<H: HostNetwork + 'static>(
 }
 
 /// The NIC's address holding `ip`, else its first one.
-fn node_address(nic: &NicConfig, ip: Ipv4Addr) -> Option<hostnet::Ipv4Cidr> {
+fn node_address(nic: &NicConfig, ip: Ipv4Addr) -> Option<Ipv4Net> {
     nic.addresses
         .iter()
         .find(|a| a.addr() == ip)
@@ -429,14 +426,15 @@ impl<'a, H: HostNetwork + 'static> Steps<'a, H> {
             self.bridge().ensure_port(&gateway).await?,
         );
         wait_for_device(gw).await?;
-        let address = host_cidr(
+        // The prefix length is an Ipv4Net's, so at most 32.
+        let address = Ipv4Net::new_assert(
             self.network().gateway_ip,
             self.network().pod_cidr.prefix_len(),
         );
         let config = GatewayConfig {
             name: gw.to_owned(),
             address,
-            mac: Some(hostnet::MacAddr(self.network().gateway_mac.0)),
+            mac: Some(self.network().gateway_mac),
             mtu: self.pod_mtu,
         };
         let (_, outcome) = self.host().configure_gateway(&config).await?;

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use hostnet::{HostNetwork, Outcome, PodSnat};
+use ipnet::Ipv4Net;
 use pipeline::FlowOwner;
 use pipeline::model::PeerNode;
 use pipeline::render::peer_flows;
@@ -12,7 +13,7 @@ use pipeline::render::peer_flows;
 use super::OvsDatapath;
 use crate::datapath::PeerChanges;
 use crate::error::AgentError;
-use crate::node::{host_cidr, peer_route};
+use crate::node::peer_route;
 
 impl<H: HostNetwork> OvsDatapath<H> {
     pub(super) async fn reconcile_peers(
@@ -47,14 +48,13 @@ impl<H: HostNetwork> OvsDatapath<H> {
             .map(|p| peer_route(&self.network, p, &self.gateway_if, bridge))
             .collect();
         changes.routes = self.host.reconcile_peer_routes(&routes).await?;
-        let subnet = |c: pipeline::model::Ipv4Cidr| host_cidr(c.network(), c.prefix_len());
         let snat = if self.snat {
-            let mut cluster_cidrs: Vec<hostnet::Ipv4Cidr> =
-                peers.iter().map(|p| subnet(p.pod_cidr)).collect();
-            cluster_cidrs.push(subnet(self.network.pod_cidr));
+            let mut cluster_cidrs: Vec<Ipv4Net> =
+                peers.iter().map(|p| p.pod_cidr.trunc()).collect();
+            cluster_cidrs.push(self.network.pod_cidr.trunc());
             cluster_cidrs.sort_by_key(|c| (c.addr(), c.prefix_len()));
             let snat = PodSnat {
-                pod_cidr: subnet(self.network.pod_cidr),
+                pod_cidr: self.network.pod_cidr.trunc(),
                 cluster_cidrs,
                 egress_interface: bridge.to_owned(),
             };

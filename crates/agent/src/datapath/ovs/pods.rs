@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
 use pipeline::FlowOwner;
-use pipeline::model::{LocalPod, MacAddr, PodKey};
+use pipeline::model::{LocalPod, PodKey};
 use pipeline::render::pod_flows;
 
 use super::OvsDatapath;
@@ -56,7 +56,7 @@ impl<H: HostNetwork> OvsDatapath<H> {
         let local = |ofport| LocalPod {
             key: pod.key.clone(),
             ip: spec.address.addr(),
-            mac: MacAddr(created.container_mac.octets()),
+            mac: created.container_mac,
             ofport,
         };
         let owner = FlowOwner::Pod(pod.key.clone());

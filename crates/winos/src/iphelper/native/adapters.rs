@@ -3,6 +3,7 @@
 use std::net::IpAddr;
 
 use ipnet::Ipv4Net;
+use model::MacAddr;
 use windows::Win32::Foundation::{ERROR_BUFFER_OVERFLOW, ERROR_NO_DATA, NO_ERROR, WIN32_ERROR};
 use windows::Win32::NetworkManagement::IpHelper::{
     GAA_FLAG_INCLUDE_ALL_COMPARTMENTS, GAA_FLAG_INCLUDE_ALL_INTERFACES, GAA_FLAG_INCLUDE_PREFIX,
@@ -12,7 +13,7 @@ use windows::Win32::Networking::WinSock::AF_UNSPEC;
 
 use super::sockaddr::from_socket_address;
 use crate::Result;
-use crate::model::{Adapter, InterfaceType, Luid, MacAddr, OperStatus};
+use crate::model::{Adapter, InterfaceType, Luid, OperStatus};
 use crate::native::errors::check_win32;
 
 /// The first buffer size tried, as Microsoft recommends (grown when the call says so).

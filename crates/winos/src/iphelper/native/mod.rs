@@ -20,6 +20,7 @@ mod table;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
+use model::MacAddr;
 use windows::Win32::Foundation::WIN32_ERROR;
 use windows::Win32::NetworkManagement::IpHelper::{
     GetIpForwardTable2, GetIpNetTable2, GetUnicastIpAddressTable, IP_ADDRESS_PREFIX,
@@ -36,8 +37,8 @@ use self::table::MibTable;
 use super::IpHelper;
 use crate::Result;
 use crate::model::{
-    Adapter, IpFamily, IpInterface, IpInterfaceChange, MacAddr, Neighbor, NeighborState, Route,
-    RouteKey, RouteOrigin, RouteProtocol, UnicastAddress, same_family,
+    Adapter, IpFamily, IpInterface, IpInterfaceChange, Neighbor, NeighborState, Route, RouteKey,
+    RouteOrigin, RouteProtocol, UnicastAddress, same_family,
 };
 use crate::native::dynamic;
 use crate::native::errors::check_win32;

@@ -1,0 +1,20 @@
+//! The datapath-neutral model of the agent: the values controllers hand to a datapath and a
+//! control plane may ship to agents, free of OVS and OpenFlow notions, all (de)serializable with
+//! serde. It will hold Node and NodeNetwork, local Pods, peer Nodes, policy rules and Services.
+//!
+//! Today it holds the project's address types, the only ones any crate may use:
+//!
+//! - [`MacAddr`]: an Ethernet address. It prints `02:00:0a:f4:01:0a`; Windows' upper-case dash
+//!   form (`00-15-5D-01-02-03`, as HNS and IP Helper write it) is [`MacAddr::windows`], a
+//!   formatting choice on the same type. [`mac`] states the one text rule every parser follows.
+//! - [`Ipv4Net`] (re-exported from `ipnet`): an IPv4 address with a prefix length, both a subnet
+//!   (`10.244.1.0/24`) and an interface address with its subnet (`10.10.0.11/24`): it keeps host
+//!   bits ([`Ipv4Net::addr`]); [`Ipv4Net::network`] and [`Ipv4Net::trunc`] clear them. It
+//!   (de)serializes as its text form.
+//!
+//! `tests/one_address_type.rs` fails when any other crate defines its own MAC or CIDR type.
+
+pub mod mac;
+
+pub use ipnet::Ipv4Net;
+pub use mac::{MacAddr, MacParseError};
