@@ -7,8 +7,10 @@
 //! - `HcnClient` (Windows only): the real implementation, loading `computenetwork.dll` at run time
 //!   so hosts without HCN (old Windows, Wine) get [`HcnError::Unavailable`] instead of a loader
 //!   failure.
-//! - [`fake::FakeHcn`] (every platform): a stateful stand-in that behaves like HNS where the agent
-//!   depends on it, including what a Transparent network does to the host's adapters.
+//! - [`vnic_name`]: the name HNS gives the host virtual adapter of a network or endpoint.
+//! - `fake::FakeHcn` (every platform, cargo feature `fake`, for tests): a stateful stand-in that
+//!   behaves like HNS where the agent depends on it, including what a Transparent network does to
+//!   the host's adapters. The shipped binaries are built without it.
 //!
 //! See docs/hcn.md.
 //!
@@ -40,11 +42,13 @@
 
 mod api;
 mod error;
+#[cfg(feature = "fake")]
 pub mod fake;
 mod guid;
 mod hresult;
 mod mac;
 pub mod schema;
+mod vnic;
 
 #[cfg(windows)]
 mod ffi;
@@ -56,3 +60,4 @@ pub use ffi::HcnClient;
 pub use guid::{Guid, GuidParseError};
 pub use hresult::Hresult;
 pub use mac::{MacAddress, MacParseError};
+pub use vnic::vnic_name;
