@@ -1,5 +1,5 @@
 //! [`HcnApi`]: the HCN operations the agent uses, implemented by the FFI client on Windows and by
-//! [`FakeHcn`](crate::fake::FakeHcn) everywhere.
+//! `fake::FakeHcn` (feature `fake`, for tests) everywhere.
 
 use crate::Guid;
 use crate::error::Result;

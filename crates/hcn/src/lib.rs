@@ -7,8 +7,10 @@
 //! - `HcnClient` (Windows only): the real implementation, loading `computenetwork.dll` at run time
 //!   so hosts without HCN (old Windows, Wine) get [`HcnError::Unavailable`] instead of a loader
 //!   failure.
-//! - [`fake::FakeHcn`] (every platform): a stateful stand-in that behaves like HNS where the agent
-//!   depends on it, including what a Transparent network does to the host's adapters.
+//! - [`vnic_name`]: the name HNS gives the host virtual adapter of a network or endpoint.
+//! - `fake::FakeHcn` (every platform, cargo feature `fake`, for tests): a stateful stand-in that
+//!   behaves like HNS where the agent depends on it, including what a Transparent network does to
+//!   the host's adapters. The shipped binaries are built without it.
 //!
 //! See docs/hcn.md.
 //!
@@ -40,10 +42,12 @@
 
 mod api;
 mod error;
+#[cfg(feature = "fake")]
 pub mod fake;
 mod guid;
 mod hresult;
 pub mod schema;
+mod vnic;
 
 #[cfg(windows)]
 mod ffi;
@@ -54,3 +58,4 @@ pub use error::{HcnError, Operation, Result};
 pub use ffi::HcnClient;
 pub use guid::{Guid, GuidParseError};
 pub use hresult::Hresult;
+pub use vnic::vnic_name;

@@ -11,7 +11,7 @@
 //! everywhere; the Linux backend ([`linux::LinuxHost`]) uses rtnetlink, `nft` and ethtool. The
 //! Windows backend ([`windows::WindowsHost`]) uses HNS (`hcn`) and IP Helper, NetNat and the
 //! firewall (`winos`) through their traits, so it compiles and is tested on every platform with
-//! the fakes of those crates.
+//! the fakes of those crates (cargo feature `fake`, for tests only).
 
 mod error;
 mod host_network;

@@ -9,9 +9,10 @@
 //! implementations (`NativeIpHelper`, `WmiNetNat`, `ComFirewall`) exist on Windows only.
 //! Functions an older Windows or Wine lacks are resolved at run time, so a missing one yields
 //! [`WinOsError::Unsupported`] instead of stopping the executable from loading. The fakes
-//! ([`FakeIpHelper`], [`FakeNetNat`], [`FakeFirewall`]) answer like Windows (same typed errors
-//! for duplicates and missing objects), log calls and take injected failures; other crates'
-//! tests use them. `docs/winos.md` says which call is verified how.
+//! (`FakeIpHelper`, `FakeNetNat`, `FakeFirewall`, behind the cargo feature `fake`, off in the
+//! shipped binaries) answer like Windows (same typed errors for duplicates and missing objects),
+//! log calls and take injected failures; this crate's and other crates' tests use them.
+//! `docs/winos.md` says which call is verified how.
 
 mod ensure;
 mod error;
@@ -21,6 +22,7 @@ pub mod model;
 #[cfg(windows)]
 mod native;
 pub mod netnat;
+#[cfg(feature = "fake")]
 mod recorder;
 
 pub use ensure::Ensured;
@@ -29,12 +31,18 @@ pub use error::{
 };
 #[cfg(windows)]
 pub use firewall::ComFirewall;
-pub use firewall::{FakeFirewall, Firewall, FirewallRule};
+#[cfg(feature = "fake")]
+pub use firewall::FakeFirewall;
+pub use firewall::{Firewall, FirewallRule};
+#[cfg(feature = "fake")]
+pub use iphelper::FakeIpHelper;
+pub use iphelper::IpHelper;
 #[cfg(windows)]
 pub use iphelper::NativeIpHelper;
-pub use iphelper::{FakeIpHelper, IpHelper};
 #[cfg(windows)]
 pub use native::under_wine;
+#[cfg(feature = "fake")]
+pub use netnat::FakeNetNat;
 #[cfg(windows)]
 pub use netnat::WmiNetNat;
-pub use netnat::{FakeNetNat, NatInstance, NetNat};
+pub use netnat::{NatInstance, NetNat};

@@ -23,10 +23,7 @@ use crate::schema::{
 };
 use crate::{Guid, Hresult};
 
-/// The name HNS gives the host virtual adapter of a network or endpoint named `name`.
-pub fn vnic_name(name: &str) -> String {
-    format!("vEthernet ({name})")
-}
+pub use crate::vnic_name;
 
 /// One call made to the fake, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,9 +5,10 @@
 //!
 //! It is generic over the four OS interfaces (`hcn::HcnApi`, `winos::IpHelper`,
 //! `winos::NetNat`, `winos::Firewall`), so it compiles everywhere and its tests run on Linux
-//! and under Wine with the fakes; [`FakeWindows`] joins the HNS fake and the IP Helper fake into
-//! one host. Every OS call blocks, so each operation runs on a blocking thread. docs/hostnet.md
-//! and docs/windows.md describe each step.
+//! and under Wine with the fakes; `FakeWindows` (cargo feature `fake`, off in the shipped
+//! binaries) joins the HNS fake and the IP Helper fake into one host for tests. Every OS call
+//! blocks, so each operation runs on a blocking thread. docs/hostnet.md and docs/windows.md
+//! describe each step.
 //!
 //! Beside the backend, two parts that need only [`hcn::HcnApi`] and small traits of their own:
 //!
@@ -20,6 +21,7 @@
 //! over again, and rolling the takeover back.
 
 mod adapters;
+#[cfg(feature = "fake")]
 mod fake;
 mod gateway;
 mod guards;
@@ -33,6 +35,7 @@ pub mod watchdog;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(feature = "fake")]
 pub use fake::FakeWindows;
 pub use guards::TakeoverGuard;
 

@@ -2,11 +2,10 @@
 //! (the GUID containerd passes as the netns), with the Pod's IP, default route, DNS settings,
 //! and the MTU set on its vNIC `vEthernet (<endpoint>)`.
 
-use hcn::Guid;
-use hcn::fake::vnic_name;
 use hcn::schema::{
     Dns, HostComputeEndpoint, HostComputeNetwork, HostComputeQuery, IpConfig, QueryFilter,
 };
+use hcn::{Guid, vnic_name};
 use model::MacAddr;
 use winos::model::{IpFamily, IpInterfaceChange};
 

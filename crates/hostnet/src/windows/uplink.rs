@@ -7,10 +7,10 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Instant;
 
-use hcn::fake::vnic_name;
 use hcn::schema::{
     HostComputeNetwork, Ipam, NetworkPolicy, NetworkType, OVS_EXTENSION_ID, QueryFilter, Subnet,
 };
+use hcn::vnic_name;
 use ipnet::{IpNet, Ipv4Net};
 use model::MacAddr;
 use winos::model::{Adapter, IpFamily, IpInterfaceChange, Route, UnicastAddress};

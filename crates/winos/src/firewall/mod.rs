@@ -1,12 +1,14 @@
 //! Windows Firewall allow rules for Pod traffic: [`Firewall`] is what the agent calls,
-//! [`FakeFirewall`] a stateful stand-in and `ComFirewall` (Windows only) uses the firewall COM
-//! API (`INetFwPolicy2` / `INetFwRule`).
+//! `FakeFirewall` (feature `fake`) a stateful stand-in for tests and `ComFirewall` (Windows only)
+//! uses the firewall COM API (`INetFwPolicy2` / `INetFwRule`).
 
+#[cfg(feature = "fake")]
 mod fake;
 #[cfg(windows)]
 mod native;
 mod rule;
 
+#[cfg(feature = "fake")]
 pub use fake::{FakeFirewall, FirewallCall};
 #[cfg(windows)]
 pub use native::ComFirewall;

@@ -1,13 +1,14 @@
 //! The IP Helper side of the host: adapters, routes, unicast addresses, neighbors, per-interface
-//! IP settings and adapter renames. [`IpHelper`] is what the agent calls; [`FakeIpHelper`] is a
-//! stateful stand-in for tests and `NativeIpHelper` (Windows only) calls `iphlpapi.dll` (and WMI
-//! for the rename).
+//! IP settings and adapter renames. [`IpHelper`] is what the agent calls; `FakeIpHelper`
+//! (feature `fake`) is a stateful stand-in for tests and `NativeIpHelper` (Windows only) calls
+//! `iphlpapi.dll` (and WMI for the rename).
 //!
 //! Calls mirror Windows: a create of something that exists fails with
 //! [`WinOsError::AlreadyExists`](crate::WinOsError::AlreadyExists), a delete of something missing
 //! with [`WinOsError::NotFound`](crate::WinOsError::NotFound). Callers build idempotency on those
 //! (or use the `ensure_*` helpers here, which do exactly that).
 
+#[cfg(feature = "fake")]
 mod fake;
 #[cfg(windows)]
 mod native;
@@ -16,6 +17,7 @@ use std::net::IpAddr;
 
 use model::MacAddr;
 
+#[cfg(feature = "fake")]
 pub use fake::{FakeIpHelper, IpHelperCall, IpHelperOp};
 #[cfg(windows)]
 pub use native::NativeIpHelper;

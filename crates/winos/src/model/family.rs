@@ -22,6 +22,8 @@ impl IpFamily {
 }
 
 /// `Ok` when `a` and `b` are of one family, else the `InvalidArgument` error of `function`.
+/// The native IP Helper and its fake refuse the same inputs with it.
+#[cfg(any(windows, feature = "fake"))]
 pub(crate) fn same_family(function: &'static str, a: IpAddr, b: IpAddr) -> crate::Result<()> {
     if IpFamily::of(a) == IpFamily::of(b) {
         Ok(())
@@ -34,6 +36,7 @@ pub(crate) fn same_family(function: &'static str, a: IpAddr, b: IpAddr) -> crate
 }
 
 /// `Ok` when every DNS server is of `family`, else the `InvalidArgument` error of `function`.
+#[cfg(any(windows, feature = "fake"))]
 pub(crate) fn check_dns_family(
     function: &'static str,
     family: IpFamily,

@@ -14,6 +14,7 @@ mod route;
 pub use adapter::{Adapter, InterfaceType, Luid, OperStatus};
 pub use address::UnicastAddress;
 pub use family::IpFamily;
+#[cfg(any(windows, feature = "fake"))]
 pub(crate) use family::{check_dns_family, same_family};
 pub use interface::{IpInterface, IpInterfaceChange};
 pub use neighbor::{Neighbor, NeighborState};

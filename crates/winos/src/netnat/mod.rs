@@ -1,13 +1,16 @@
 //! The host NAT (`MSFT_NetNat`, what `New-NetNat` creates) that masquerades Pod traffic leaving
-//! the Node in noEncap/hybrid setups: [`NetNat`] is what the agent calls, [`FakeNetNat`] a
-//! stateful stand-in and `WmiNetNat` (Windows only) talks to WMI `root\StandardCimv2`.
+//! the Node in noEncap/hybrid setups: [`NetNat`] is what the agent calls, `FakeNetNat` (feature
+//! `fake`) a stateful stand-in for tests and `WmiNetNat` (Windows only) talks to WMI
+//! `root\StandardCimv2`.
 
+#[cfg(feature = "fake")]
 mod fake;
 #[cfg(windows)]
 mod native;
 
 use ipnet::IpNet;
 
+#[cfg(feature = "fake")]
 pub use fake::{FakeNetNat, NetNatCall};
 #[cfg(windows)]
 pub use native::WmiNetNat;

@@ -12,11 +12,12 @@
 //!
 //! Probes: [`TcpProbe`] on every platform (the API server; the gateway with
 //! [`TcpAnswer::AcceptedOrRefused`]), `IcmpEchoProbe` on Windows (the gateway), and
-//! [`ScriptedProbe`] for tests.
+//! `ScriptedProbe` for tests (cargo feature `fake`).
 
 #[cfg(windows)]
 mod icmp;
 mod probe;
+#[cfg(feature = "fake")]
 mod scripted;
 
 use std::future::Future;
@@ -27,6 +28,7 @@ use tokio::time::Instant;
 #[cfg(windows)]
 pub use icmp::IcmpEchoProbe;
 pub use probe::{ProbeError, Reachability, TcpAnswer, TcpProbe};
+#[cfg(feature = "fake")]
 pub use scripted::ScriptedProbe;
 
 use crate::windows::CallbackError;
