@@ -14,9 +14,9 @@ use std::time::Instant;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
+use model::PodKey;
 use pipeline::FlowOwner;
 use pipeline::cookie::{CATEGORY_MASK, Category};
-use pipeline::model::PodKey;
 use serde_json::{Value, json};
 use support::{Lan, TestNode, nodes_yaml, pods_yaml, run, succeeds, wait_until};
 

@@ -324,12 +324,12 @@ async fn add_outcomes_become_pod_events() {
     writer.apply_pod(p1.clone());
     let (services, adds) = session.start_services(writer.store());
     adds.send(AddOutcome {
-        pod: pipeline::model::PodKey::new("default", "p1"),
+        pod: model::PodKey::new("default", "p1"),
         error: None,
     })
     .unwrap();
     adds.send(AddOutcome {
-        pod: pipeline::model::PodKey::new("default", "p1"),
+        pod: model::PodKey::new("default", "p1"),
         error: Some("OVS port did not get an OpenFlow port".into()),
     })
     .unwrap();
@@ -452,7 +452,7 @@ async fn the_cluster_role_grants_exactly_the_calls_the_agent_makes() {
         .unwrap();
     for _ in 0..2 {
         adds.send(AddOutcome {
-            pod: pipeline::model::PodKey::new("default", "p1"),
+            pod: model::PodKey::new("default", "p1"),
             error: Some("no address left".into()),
         })
         .unwrap();

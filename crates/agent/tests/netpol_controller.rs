@@ -12,9 +12,9 @@ use agent::datapath::Datapath;
 use agent::datapath::ovs::{OvsDatapath, OvsOptions};
 use agent::flows::Flows;
 use agent::ovs::OvsBridge;
+use model::{NodeNetwork, TrafficMode, TunnelType};
 use ovstest::Ovs;
 use pipeline::FlowOwner;
-use pipeline::model::{NodeNetwork, NodePorts, TrafficMode, TunnelType};
 use serde_json::{Value, json};
 
 fn pod(ns: &str, name: &str, node: &str, ip: &str, labels: Value) -> PolicyInput {
@@ -78,7 +78,6 @@ async fn controller_installs_policy_flows_in_bursts() {
         pod_cidr: "10.244.1.0/24".parse().unwrap(),
         gateway_ip: "10.244.1.1".parse().unwrap(),
         gateway_mac: "02:00:0a:f4:01:01".parse().unwrap(),
-        ports: NodePorts::default(),
         mode: TrafficMode::Encap(TunnelType::Geneve),
     };
     let options = OvsOptions {

@@ -1,8 +1,14 @@
 //! The datapath-neutral model of the agent: the values controllers hand to a datapath and a
 //! control plane may ship to agents, free of OVS and OpenFlow notions, all (de)serializable with
-//! serde. It will hold Node and NodeNetwork, local Pods, peer Nodes, policy rules and Services.
+//! serde.
 //!
-//! Today it holds the project's address types, the only ones any crate may use:
+//! - [`node`]: this Node's network ([`NodeNetwork`]) and how it carries traffic to others.
+//! - [`peer`]: the other Nodes ([`PeerNode`]) and the route to each ([`PeerRoute`]).
+//! - [`pod`]: a Pod on this Node ([`LocalPod`]).
+//! - [`policy`]: NetworkPolicy as rules over address and port sets ([`Snapshot`]), computed by
+//!   the `netpol` crate.
+//!
+//! The project's address types live here too, the only ones any crate may use:
 //!
 //! - [`MacAddr`]: an Ethernet address. It prints `02:00:0a:f4:01:0a`; Windows' upper-case dash
 //!   form (`00-15-5D-01-02-03`, as HNS and IP Helper write it) is [`MacAddr::windows`], a
@@ -15,6 +21,17 @@
 //! `tests/one_address_type.rs` fails when any other crate defines its own MAC or CIDR type.
 
 pub mod mac;
+pub mod node;
+pub mod peer;
+pub mod pod;
+pub mod policy;
 
 pub use ipnet::Ipv4Net;
 pub use mac::{MacAddr, MacParseError};
+pub use node::{NodeNetwork, TrafficMode, TunnelType};
+pub use peer::{PeerNode, PeerRoute};
+pub use pod::LocalPod;
+pub use policy::{
+    AddressSet, Direction, Isolation, Peers, PodKey, PolicyKey, PortMatch, Ports, Protocol, Rule,
+    RuleId, RulePart, Snapshot,
+};

@@ -19,11 +19,11 @@ use crate::error::PolicyError;
 use crate::input::{
     CompiledPolicy, CompiledRule, GroupKey, Peer, PodInfo, PortSpec, Scope, namespace_labels,
 };
-use crate::model::{
+use crate::selector::Labels;
+use model::policy::{
     AddressSet, Direction, Peers, PodKey, PolicyKey, PortMatch, Ports, Protocol, Rule, RuleId,
     RulePart, Snapshot,
 };
-use crate::selector::Labels;
 
 #[derive(Debug, Default)]
 struct Group {

@@ -13,8 +13,8 @@ use k8s_openapi::api::networking::v1::{
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::error::PolicyError;
-use crate::model::{Direction, PodKey, PolicyKey, PortMatch, Protocol};
 use crate::selector::{Labels, Selector};
+use model::policy::{Direction, PodKey, PolicyKey, PortMatch, Protocol};
 
 /// A container port with a name, which named NetworkPolicy ports resolve to.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

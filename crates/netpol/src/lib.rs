@@ -2,8 +2,8 @@
 //!
 //! - [`selector`]: label selectors (`matchLabels`, `matchExpressions`).
 //! - [`input`]: what the computation reads from Pods, Namespaces and NetworkPolicies.
-//! - [`model`]: the platform-neutral result — rules as applied-to Pods × peer addresses × ports,
-//!   and the Pods isolated per direction (default deny).
+//! - the result is the model crate's [`model::policy`]: rules as applied-to Pods × peer
+//!   addresses × ports, and the Pods isolated per direction (default deny).
 //! - [`engine`]: [`PolicyEngine`], which keeps the result up to date incrementally: a change
 //!   recomputes only the policies whose selector groups it touches.
 //!
@@ -12,12 +12,11 @@
 pub mod engine;
 pub mod error;
 pub mod input;
-pub mod model;
 pub mod selector;
 
 pub use engine::{PolicyEngine, SyncReport};
 pub use error::PolicyError;
-pub use model::{
+pub use model::policy::{
     AddressSet, Direction, Isolation, Peers, PodKey, PolicyKey, PortMatch, Ports, Protocol, Rule,
     RuleId, RulePart, Snapshot,
 };

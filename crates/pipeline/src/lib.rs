@@ -1,8 +1,8 @@
 //! The agent's OpenFlow pipeline.
 //!
-//! - [`model`]: the datapath-neutral input — the Node's network, its Pods, the peer Nodes.
 //! - [`layout`]: tables, register marks, priorities and shared constants.
-//! - [`render`]: pure functions from the model to flow mods, per owner.
+//! - [`render`]: pure functions from the `model` crate's values (the Node's network, its Pods,
+//!   the peer Nodes, NetworkPolicy) to flow mods, per owner.
 //! - [`cookie`]: cookie layout and agent rounds (gap-free replacement of all flows on restart).
 //! - [`cache`]: desired flows per owner, the diff of each update, and the installer that sends
 //!   diffs to the switch as atomic bundles.
@@ -13,7 +13,6 @@ pub mod cache;
 pub mod cookie;
 pub mod error;
 pub mod layout;
-pub mod model;
 pub mod render;
 
 pub use cache::{FlowCache, FlowDiff, FlowInstaller, FlowOwner};

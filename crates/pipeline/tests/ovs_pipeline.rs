@@ -4,8 +4,8 @@
 
 mod support;
 
+use model::{TrafficMode, TunnelType};
 use pipeline::Round;
-use pipeline::model::{TrafficMode, TunnelType};
 use support::switch::{Switch, install_all, texts};
 
 const P1: &str =

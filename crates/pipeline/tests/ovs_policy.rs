@@ -8,10 +8,10 @@ mod support;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
+use model::{TrafficMode, TunnelType};
 use netpol::{PolicyEngine, PolicyKey};
 use pipeline::Round;
 use pipeline::cache::{FlowInstaller, FlowOwner};
-use pipeline::model::{TrafficMode, TunnelType};
 use pipeline::render::{PolicyFlows, PolicyRenderer};
 use serde_json::{Value, json};
 use support::switch::{Switch, install_all, texts};

@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex};
 
 use openflow::conn::{ConnEvent, ConnOptions};
 
+use model::{PodKey, TrafficMode, TunnelType};
 use openflow::msg::flow_mod::{FlowMod, FlowModCommand};
 use pipeline::cache::{FlowCache, FlowInstaller, FlowOwner, SharedCache, replay};
 use pipeline::cookie::ROUND_MASK;
-use pipeline::model::{PodKey, TrafficMode, TunnelType};
 use pipeline::render::{node_flows, peer_flows, pod_flows};
 use pipeline::{ApplyError, FlowDiff, Round};
 use support::switch::{Switch, install_all, texts};
@@ -53,7 +53,10 @@ async fn new_round_replaces_old_without_gap() {
         cache.replace(FlowOwner::Node, node_flows(&node)).unwrap();
         let p1 = support::pods().remove(0);
         cache
-            .replace(FlowOwner::Pod(p1.key.clone()), pod_flows(&node, &p1))
+            .replace(
+                FlowOwner::Pod(p1.key.clone()),
+                pod_flows(&node, &p1, p1.ofport),
+            )
             .unwrap();
         let mut peer = support::peer();
         peer.node_ip = Ipv4Addr::new(10, 10, 0, 13);
@@ -93,7 +96,7 @@ async fn new_round_replaces_old_without_gap() {
     // The leftovers are exactly p3's flows, still with round 1's cookie.
     let leftovers: Vec<&String> = between.iter().filter(|f| !desired2.contains(f)).collect();
     let p3 = support::pods().remove(1);
-    let p3_flows = without_cookie(&texts(&pod_flows(&node, &p3)));
+    let p3_flows = without_cookie(&texts(&pod_flows(&node, &p3, p3.ofport)));
     assert_eq!(leftovers.len(), p3_flows.len());
     for f in &leftovers {
         let fm: FlowMod = f.parse().unwrap();
@@ -137,7 +140,7 @@ async fn owner_update_changes_only_its_flows() {
     let p1 = support::pods().remove(0);
     let owner = FlowOwner::Pod(p1.key.clone());
     let diff = installer
-        .replace(owner.clone(), pod_flows(&node, &p1))
+        .replace(owner.clone(), pod_flows(&node, &p1, p1.ofport))
         .await
         .unwrap();
     assert_eq!(diff, FlowDiff::default());
@@ -148,7 +151,7 @@ async fn owner_update_changes_only_its_flows() {
     moved.mac = "02:00:0a:f4:01:7f".parse().unwrap();
     let old_p1 = texts(&installer.cache().lock().unwrap().flows_of(&owner));
     let diff = installer
-        .replace(owner.clone(), pod_flows(&node, &moved))
+        .replace(owner.clone(), pod_flows(&node, &moved, moved.ofport))
         .await
         .unwrap();
     assert_eq!(diff.adds.len(), 3);
@@ -169,7 +172,7 @@ async fn owner_update_changes_only_its_flows() {
     assert!(after.iter().any(|f| f.contains("dl_dst=02:00:0a:f4:01:7f")));
 
     // An update the switch rejects changes neither the switch nor the cache.
-    let mut bad = pod_flows(&node, &p1);
+    let mut bad = pod_flows(&node, &p1, p1.ofport);
     bad.push(
         "table=5,priority=7,ip actions=goto_table:1"
             .parse()
@@ -198,7 +201,7 @@ async fn owner_update_changes_only_its_flows() {
     let p3 = support::pods().remove(1);
     assert!(
         installer
-            .replace(thief, pod_flows(&node, &p3))
+            .replace(thief, pod_flows(&node, &p3, p3.ofport))
             .await
             .is_err()
     );

@@ -10,12 +10,14 @@ mod support;
 
 use std::collections::BTreeMap;
 
+use model::{LocalPod, PodKey, TrafficMode, TunnelType};
 use netpol::{PolicyEngine, PolicyKey};
 use ovstest::Ovs;
 use pipeline::Round;
 use pipeline::cache::FlowOwner;
-use pipeline::model::{LocalPod, NodePorts, PodKey, TrafficMode, TunnelType};
+use pipeline::layout::NodePorts;
 use pipeline::render::{PolicyRenderer, node_flows, peer_flows, pod_flows};
+use support::PodOnPort;
 use support::switch::Switch;
 use truthtable::model::{index, ip, node, pods};
 use truthtable::{Cluster, NAMESPACES, Pod, Port, Protocol, Reachability, scenarios};
@@ -84,13 +86,15 @@ fn allowed(ovs: &Ovs, s: Pod, d: Pod, port: Port) -> bool {
 
 #[tokio::test]
 async fn truth_tables() {
-    let local_pods: Vec<LocalPod> = pods()
+    let local_pods: Vec<PodOnPort> = pods()
         .into_iter()
         .filter(|p| local(*p))
-        .map(|p| LocalPod {
-            key: PodKey::new(p.0, p.1),
-            ip: ip(p),
-            mac: mac(p).parse().unwrap(),
+        .map(|p| PodOnPort {
+            pod: LocalPod {
+                key: PodKey::new(p.0, p.1),
+                ip: ip(p),
+                mac: mac(p).parse().unwrap(),
+            },
             ofport: ofport(p),
         })
         .collect();
@@ -103,7 +107,10 @@ async fn truth_tables() {
         .unwrap();
     for pod in &local_pods {
         installer
-            .replace(FlowOwner::Pod(pod.key.clone()), pod_flows(&node, pod))
+            .replace(
+                FlowOwner::Pod(pod.key.clone()),
+                pod_flows(&node, pod, pod.ofport),
+            )
             .await
             .unwrap();
     }

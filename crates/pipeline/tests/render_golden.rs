@@ -6,8 +6,8 @@ mod support;
 
 use std::path::PathBuf;
 
+use model::{TrafficMode, TunnelType};
 use openflow::msg::flow_mod::FlowMod;
-use pipeline::model::{TrafficMode, TunnelType};
 
 fn check(flows: &[FlowMod], name: &str) {
     let text = support::listing(flows);

@@ -16,7 +16,7 @@ use hostnet::naming::endpoint_name;
 use hostnet::{PodInterface, PodInterfaceSpec};
 use ipam::{Ipam, IpamConfig};
 use ipnet::Ipv4Net;
-use pipeline::model::PodKey;
+use model::PodKey;
 
 use super::ipam_conf::ipam_config;
 use super::locks::ContainerLocks;

@@ -3,7 +3,7 @@
 
 use cni::spec::{CniError, code};
 use ipam::IpamConfig;
-use pipeline::model::NodeNetwork;
+use model::NodeNetwork;
 use serde_json::{Value, json};
 
 /// Builds the configuration for `raw_conf` (the request's stdin) on Node `node`.
@@ -31,7 +31,7 @@ mod tests {
     use std::net::Ipv4Addr;
 
     use model::MacAddr;
-    use pipeline::model::{NodePorts, TrafficMode};
+    use model::TrafficMode;
 
     use super::*;
 
@@ -42,7 +42,6 @@ mod tests {
             pod_cidr: "10.244.1.0/24".parse().unwrap(),
             gateway_ip: Ipv4Addr::new(10, 244, 1, 1),
             gateway_mac: MacAddr([2, 0, 10, 244, 1, 1]),
-            ports: NodePorts::default(),
             mode: TrafficMode::NoEncap,
         }
     }

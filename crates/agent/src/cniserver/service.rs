@@ -7,7 +7,7 @@ use cni::rpc::lifecycle::cni_lifecycle_server::CniLifecycle;
 use cni::rpc::pb::cni_server::Cni;
 use cni::rpc::{CmdRequest, error_response, pb, result_response};
 use cni::spec::CniError;
-use pipeline::model::PodKey;
+use model::PodKey;
 use tokio::sync::mpsc;
 use tonic::{Request, Response, Status};
 

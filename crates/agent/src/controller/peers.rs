@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use pipeline::model::PeerNode;
+use model::PeerNode;
 use tokio::sync::mpsc;
 
 use crate::cluster::{ClusterEvent, Store};

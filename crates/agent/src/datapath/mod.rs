@@ -18,8 +18,8 @@ use std::future::Future;
 use std::net::Ipv4Addr;
 
 use hostnet::{PodInterface, PodInterfaceSpec, RouteChanges};
+use model::{NodeNetwork, PeerNode, PodKey};
 use netpol::{RuleId, Snapshot};
-use pipeline::model::{NodeNetwork, PeerNode, PodKey};
 
 use crate::error::AgentError;
 use step_clock::StepClock;

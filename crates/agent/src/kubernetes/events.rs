@@ -93,7 +93,7 @@ pub async fn report_pod_events(
 
 #[cfg(test)]
 mod tests {
-    use pipeline::model::PodKey;
+    use model::PodKey;
 
     use super::*;
 

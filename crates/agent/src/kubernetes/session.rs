@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Node;
 use kube::{Api, Client};
-use pipeline::model::NodeNetwork;
+use model::NodeNetwork;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 

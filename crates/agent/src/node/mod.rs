@@ -1,6 +1,6 @@
 //! What the agent needs to know about a Node of the cluster ([`NodeInfo`]: Node IP, Pod CIDR,
 //! NIC MAC) and how that turns into the inputs of the pipeline and of the host network (this
-//! Node's [`pipeline::model::NodeNetwork`], peers, routes).
+//! Node's [`model::NodeNetwork`], peers, routes).
 
 mod info;
 mod network;

@@ -3,7 +3,7 @@
 use std::net::Ipv4Addr;
 
 use model::MacAddr;
-use pipeline::model::{NodeNetwork, PeerNode, TrafficMode};
+use model::{NodeNetwork, PeerNode, TrafficMode};
 
 use super::info::NodeInfo;
 
@@ -60,7 +60,7 @@ pub fn peer_route(
 
 #[cfg(test)]
 mod tests {
-    use pipeline::model::{NodePorts, TunnelType};
+    use model::TunnelType;
 
     use super::*;
 
@@ -71,7 +71,6 @@ mod tests {
             pod_cidr: "10.244.1.0/24".parse().unwrap(),
             gateway_ip: Ipv4Addr::new(10, 244, 1, 1),
             gateway_mac: gateway_mac(Ipv4Addr::new(10, 244, 1, 1)),
-            ports: NodePorts::default(),
             mode,
         }
     }

@@ -4,8 +4,8 @@
 use std::net::Ipv4Addr;
 
 use model::MacAddr;
+use model::{LocalPod, PodKey};
 use ovsdb::vswitch::{InterfaceRow, PortRow};
-use pipeline::model::{LocalPod, PodKey};
 
 use super::OvsBridge;
 use super::want::antrea_type;
@@ -42,7 +42,7 @@ pub struct ContainerPort {
     pub ipam_store: Option<String>,
     /// Its OpenFlow port, once OVS gave it one.
     pub ofport: Option<u32>,
-    /// The Pod, when the port's records are complete and OVS gave it an OpenFlow port.
+    /// The Pod, when the port's records are complete.
     pub pod: Option<LocalPod>,
 }
 
@@ -74,13 +74,7 @@ fn container_port(port: &PortRow, iface: &InterfaceRow) -> ContainerPort {
         let key = key.clone()?;
         let ip = ip?;
         let mac: MacAddr = id(container_id::ATTACHED_MAC)?.parse().ok()?;
-        let ofport = ofport?;
-        Some(LocalPod {
-            key,
-            ip,
-            mac,
-            ofport,
-        })
+        Some(LocalPod { key, ip, mac })
     })();
     ContainerPort {
         port: port.name.clone(),

@@ -291,8 +291,8 @@ mod tests {
     #[test]
     fn conflicts_between_owners() {
         let mut cache = FlowCache::new(round(1));
-        let a = FlowOwner::Pod(crate::model::PodKey::new("ns", "a"));
-        let b = FlowOwner::Pod(crate::model::PodKey::new("ns", "b"));
+        let a = FlowOwner::Pod(model::PodKey::new("ns", "a"));
+        let b = FlowOwner::Pod(model::PodKey::new("ns", "b"));
         cache
             .replace(
                 a.clone(),
@@ -336,7 +336,7 @@ mod tests {
     #[test]
     fn cookies_follow_round_and_owner() {
         let mut cache = FlowCache::new(round(4));
-        let pod = FlowOwner::Pod(crate::model::PodKey::new("default", "p1"));
+        let pod = FlowOwner::Pod(model::PodKey::new("default", "p1"));
         cache
             .replace(pod.clone(), vec![fm("table=1,priority=5,ip actions=drop")])
             .unwrap();

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use crate::cookie::{Category, Round, cookie, owner_id};
-use crate::model::PodKey;
+use model::PodKey;
 
 /// The owner of a set of desired flows.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -1,10 +1,12 @@
-//! The pipeline's fixed layout: its tables, the register and mark bits the flows share, the
+//! The pipeline's fixed layout: its tables, the fixed ports' numbers, the register and mark bits the flows share, the
 //! priorities, and the constants every flow agrees on (conntrack zone, virtual MAC).
 
+pub mod ports;
 pub mod priority;
 pub mod regs;
 pub mod tables;
 
+pub use ports::NodePorts;
 pub use tables::Table;
 
 use model::MacAddr;

@@ -13,8 +13,8 @@ use crate::layout::priority::{HIGH, LOW, MISS, NORMAL};
 use crate::layout::regs::{
     FROM_GATEWAY, FROM_POD, FROM_TUNNEL, FROM_UPLINK, output_to_target, set_target_ofport,
 };
-use crate::layout::{CT_ZONE, GLOBAL_VIRTUAL_MAC, Table};
-use crate::model::{NodeNetwork, NodePorts};
+use crate::layout::{CT_ZONE, GLOBAL_VIRTUAL_MAC, NodePorts, Table};
+use model::NodeNetwork;
 
 /// Every flow the Node itself owns.
 pub fn node_flows(node: &NodeNetwork) -> Vec<FlowMod> {
@@ -32,7 +32,7 @@ pub fn node_flows(node: &NodeNetwork) -> Vec<FlowMod> {
 /// traffic and for ARP. This also carries the encapsulated tunnel traffic (to and from the Node
 /// IP) and OVS's own ARP for tunnel neighbours.
 fn host_flows(node: &NodeNetwork) -> Vec<FlowMod> {
-    let uplink = node.ports.uplink;
+    let uplink = NodePorts::UPLINK;
     vec![
         flow(
             Table::Classifier,
@@ -60,7 +60,7 @@ fn host_flows(node: &NodeNetwork) -> Vec<FlowMod> {
 
 /// Classification of the Node's own ports and the table defaults of the early tables.
 fn classifier_flows(node: &NodeNetwork) -> Vec<FlowMod> {
-    let ports = node.ports;
+    let ports = NodePorts::default();
     let mut flows = vec![
         flow(
             Table::Classifier,
@@ -173,7 +173,7 @@ fn conntrack_flows() -> Vec<FlowMod> {
 /// Forwarding to the gateway (its own IP, and Pod traffic to anything that is not a Pod), TTL,
 /// the output port of the gateway and tunnel MACs, and the final output.
 fn forwarding_flows(node: &NodeNetwork) -> Vec<FlowMod> {
-    let ports = node.ports;
+    let ports = NodePorts::default();
     let to_gateway = vec![set_mac(Field::EthDst, node.gateway_mac)];
     let mut flows = vec![
         flow(

@@ -10,8 +10,8 @@ use openflow::oxm::{Field, Match, PortNo, Subfield};
 use super::{arp, flow, ip, ipv4, ipv4_cidr, mac, set_ipv4, set_mac};
 use crate::layout::priority::{HIGH, NORMAL};
 use crate::layout::regs::set_target_ofport;
-use crate::layout::{GLOBAL_VIRTUAL_MAC, Table};
-use crate::model::{NodeNetwork, PeerNode, PeerRoute};
+use crate::layout::{GLOBAL_VIRTUAL_MAC, NodePorts, Table};
+use model::{NodeNetwork, PeerNode, PeerRoute};
 
 const ARP_REQUEST: u128 = 1;
 const ARP_REPLY: u128 = 2;
@@ -84,7 +84,7 @@ fn direct_flows(node: &NodeNetwork, peer: &PeerNode, peer_mac: MacAddr) -> Vec<F
             Table::L2ForwardingCalc,
             NORMAL,
             mac(Field::EthDst, Match::new(), peer_mac),
-            vec![set_target_ofport(node.ports.uplink)],
+            vec![set_target_ofport(NodePorts::UPLINK)],
             Some(Table::IngressRule),
         ),
     ]

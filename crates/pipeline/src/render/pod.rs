@@ -8,11 +8,10 @@ use super::{arp, flow, in_port, ip, ipv4, mac, output, set_mac};
 use crate::layout::Table;
 use crate::layout::priority::{LOW, NORMAL};
 use crate::layout::regs::{FROM_POD, set_target_ofport};
-use crate::model::{LocalPod, NodeNetwork};
+use model::{LocalPod, NodeNetwork};
 
-/// Every flow `pod` owns.
-pub fn pod_flows(node: &NodeNetwork, pod: &LocalPod) -> Vec<FlowMod> {
-    let port = pod.ofport;
+/// Every flow `pod` owns, its interface being on OpenFlow port `port`.
+pub fn pod_flows(node: &NodeNetwork, pod: &LocalPod, port: u32) -> Vec<FlowMod> {
     vec![
         flow(
             Table::Classifier,

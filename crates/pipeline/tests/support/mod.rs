@@ -6,9 +6,9 @@ pub mod switch;
 
 use std::net::Ipv4Addr;
 
+use model::{LocalPod, NodeNetwork, PeerNode, PodKey, TrafficMode};
 use openflow::msg::flow_mod::FlowMod;
 use pipeline::layout::Table;
-use pipeline::model::{LocalPod, NodeNetwork, NodePorts, PeerNode, PodKey, TrafficMode};
 use pipeline::render::{node_flows, peer_flows, pod_flows};
 
 pub fn node(mode: TrafficMode) -> NodeNetwork {
@@ -18,23 +18,47 @@ pub fn node(mode: TrafficMode) -> NodeNetwork {
         pod_cidr: "10.244.1.0/24".parse().unwrap(),
         gateway_ip: Ipv4Addr::new(10, 244, 1, 1),
         gateway_mac: "02:00:0a:f4:01:01".parse().unwrap(),
-        ports: NodePorts::default(),
         mode,
     }
 }
 
-pub fn pods() -> Vec<LocalPod> {
+/// A local Pod and the OpenFlow port of its interface.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodOnPort {
+    pub pod: LocalPod,
+    pub ofport: u32,
+}
+
+impl std::ops::Deref for PodOnPort {
+    type Target = LocalPod;
+
+    fn deref(&self) -> &LocalPod {
+        &self.pod
+    }
+}
+
+impl std::ops::DerefMut for PodOnPort {
+    fn deref_mut(&mut self) -> &mut LocalPod {
+        &mut self.pod
+    }
+}
+
+pub fn pods() -> Vec<PodOnPort> {
     vec![
-        LocalPod {
-            key: PodKey::new("default", "p1"),
-            ip: Ipv4Addr::new(10, 244, 1, 10),
-            mac: "02:00:0a:f4:01:0a".parse().unwrap(),
+        PodOnPort {
+            pod: LocalPod {
+                key: PodKey::new("default", "p1"),
+                ip: Ipv4Addr::new(10, 244, 1, 10),
+                mac: "02:00:0a:f4:01:0a".parse().unwrap(),
+            },
             ofport: 10,
         },
-        LocalPod {
-            key: PodKey::new("default", "p3"),
-            ip: Ipv4Addr::new(10, 244, 1, 11),
-            mac: "02:00:0a:f4:01:0b".parse().unwrap(),
+        PodOnPort {
+            pod: LocalPod {
+                key: PodKey::new("default", "p3"),
+                ip: Ipv4Addr::new(10, 244, 1, 11),
+                mac: "02:00:0a:f4:01:0b".parse().unwrap(),
+            },
             ofport: 11,
         },
     ]
@@ -71,7 +95,7 @@ pub fn flows_with_peers(mode: TrafficMode, peers: &[PeerNode]) -> Vec<FlowMod> {
     let node = node(mode);
     let mut flows = node_flows(&node);
     for pod in pods() {
-        flows.extend(pod_flows(&node, &pod));
+        flows.extend(pod_flows(&node, &pod, pod.ofport));
     }
     for peer in peers {
         flows.extend(peer_flows(&node, peer));

@@ -9,7 +9,10 @@ use openflow::msg::flow_mod::FlowMod;
 use ovstest::Ovs;
 use pipeline::Round;
 use pipeline::cache::{FlowCache, FlowInstaller, FlowOwner};
-use pipeline::model::{LocalPod, NodeNetwork, NodePorts};
+use pipeline::layout::NodePorts;
+
+use super::PodOnPort;
+use model::NodeNetwork;
 use pipeline::render::{node_flows, peer_flows, pod_flows};
 
 pub struct Switch {
@@ -32,7 +35,7 @@ impl Switch {
     pub async fn with_pods(
         tunnel: Option<&str>,
         options: ConnOptions,
-        pods: &[LocalPod],
+        pods: &[PodOnPort],
     ) -> Switch {
         let ovs = Ovs::start().expect("start OVS");
         ovs.add_bridge("br0").expect("add br0");
@@ -132,7 +135,10 @@ pub async fn install_all(installer: &FlowInstaller, node: &NodeNetwork) {
         .expect("node flows");
     for pod in super::pods() {
         installer
-            .replace(FlowOwner::Pod(pod.key.clone()), pod_flows(node, &pod))
+            .replace(
+                FlowOwner::Pod(pod.key.clone()),
+                pod_flows(node, &pod, pod.ofport),
+            )
             .await
             .expect("pod flows");
     }

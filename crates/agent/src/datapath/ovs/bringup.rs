@@ -15,8 +15,9 @@ use std::time::Duration;
 
 use hostnet::{GatewayConfig, HostNetwork, NicConfig, Outcome, TransportSelector};
 use ipnet::Ipv4Net;
+use model::{NodeNetwork, PeerNode, TrafficMode, TunnelType};
 use netpol::Snapshot;
-use pipeline::model::{NodeNetwork, NodePorts, PeerNode, TrafficMode, TunnelType};
+use pipeline::layout::NodePorts;
 
 use super::{OvsDatapath, OvsOptions};
 use crate::config::{self, AgentConfig, DatapathType, TrafficEncapMode};
@@ -221,7 +222,6 @@ pub async fn bring_up<H: HostNetwork + 'static>(
             pod_cidr: info.pod_cidr,
             gateway_ip,
             gateway_mac: gateway_mac(gateway_ip),
-            ports: NodePorts::default(),
             mode: traffic_mode(config),
         };
         let recorded = Flows::recorded_round(&bridge).await?;
@@ -453,15 +453,23 @@ impl<'a, H: HostNetwork + 'static> Steps<'a, H> {
             return Ok(());
         };
         let mut port = PortWant::new(TUNNEL_PORT, antrea_type::TUNNEL);
-        port.interface_type = tunnel.ovs_type().to_owned();
+        port.interface_type = ovs_tunnel_type(tunnel).to_owned();
         port.ofport_request = Some(NodePorts::TUNNEL as u16);
         port.options = tunnel_options(self.config, self.network().node_ip.addr());
         log_ovs(
-            &format!("tunnel port {TUNNEL_PORT} ({})", tunnel.ovs_type()),
+            &format!("tunnel port {TUNNEL_PORT} ({})", ovs_tunnel_type(tunnel)),
             self.bridge().ensure_port(&port).await?,
         );
         self.bridge().wait_for_ofport(TUNNEL_PORT, OVS_WAIT).await?;
         Ok(())
+    }
+}
+
+/// The OVS interface type of a tunnel port speaking `tunnel`.
+fn ovs_tunnel_type(tunnel: TunnelType) -> &'static str {
+    match tunnel {
+        TunnelType::Geneve => "geneve",
+        TunnelType::Vxlan => "vxlan",
     }
 }
 

@@ -20,10 +20,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
+use model::{NodeNetwork, PeerNode, PodKey};
 use netpol::{RuleId, Snapshot};
 use openflow::msg::flow_mod::FlowMod;
 use pipeline::FlowOwner;
-use pipeline::model::{NodeNetwork, PeerNode, PodKey};
 use pipeline::render::{node_flows, peer_flows, pod_flows};
 
 use super::step_clock::StepClock;
@@ -107,11 +107,12 @@ impl<H> OvsDatapath<H> {
             if let Some(ofport) = port.ofport {
                 self.ofports.record(&port.port, ofport);
             }
-            match &port.pod {
-                Some(pod) => {
-                    desired.push((FlowOwner::Pod(pod.key.clone()), pod_flows(network, pod)))
-                }
-                None => tracing::warn!(
+            match (&port.pod, port.ofport) {
+                (Some(pod), Some(ofport)) => desired.push((
+                    FlowOwner::Pod(pod.key.clone()),
+                    pod_flows(network, pod, ofport),
+                )),
+                _ => tracing::warn!(
                     "container port {} has incomplete records or no OpenFlow port; its flows wait for the CNI server",
                     port.port
                 ),

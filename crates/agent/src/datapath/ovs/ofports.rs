@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
-use pipeline::model::NodePorts;
+use pipeline::layout::NodePorts;
 
 /// The numbers of the Pods' ports, by port name. Numbers below [`NodePorts::TUNNEL`], the first
 /// of the Node's fixed ports.

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 
 use hostnet::{HostNetwork, Outcome, PodSnat};
 use ipnet::Ipv4Net;
+use model::PeerNode;
 use pipeline::FlowOwner;
-use pipeline::model::PeerNode;
 use pipeline::render::peer_flows;
 
 use super::OvsDatapath;

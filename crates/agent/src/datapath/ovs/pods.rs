@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
+use model::{LocalPod, PodKey};
 use pipeline::FlowOwner;
-use pipeline::model::{LocalPod, PodKey};
 use pipeline::render::pod_flows;
 
 use super::OvsDatapath;
@@ -53,11 +53,10 @@ impl<H: HostNetwork> OvsDatapath<H> {
             port.external_ids
                 .insert(ids::IF_DEV.to_owned(), spec.ifname.clone());
         }
-        let local = |ofport| LocalPod {
+        let local = LocalPod {
             key: pod.key.clone(),
             ip: spec.address.addr(),
             mac: created.container_mac,
-            ofport,
         };
         let owner = FlowOwner::Pod(pod.key.clone());
         let port_ready = async {
@@ -66,7 +65,7 @@ impl<H: HostNetwork> OvsDatapath<H> {
         };
         let flows_ready = self
             .flows
-            .set(owner.clone(), pod_flows(&self.network, &local(requested)));
+            .set(owner.clone(), pod_flows(&self.network, &local, requested));
         let blocked = async {
             if self.netdev {
                 self.host.block_kernel_ingress(host_ifname).await?;
@@ -82,7 +81,7 @@ impl<H: HostNetwork> OvsDatapath<H> {
             );
             self.ofports.record(host_ifname, ofport);
             self.flows
-                .set(owner, pod_flows(&self.network, &local(ofport)))
+                .set(owner, pod_flows(&self.network, &local, ofport))
                 .await?;
             clock.lap("flows again");
         }

@@ -35,8 +35,8 @@ use crate::cache::FlowKey;
 use crate::layout::Table;
 use crate::layout::priority::{HIGH, MISS, NORMAL, POLICY_BYPASS};
 use crate::layout::regs::FROM_GATEWAY;
-use crate::model::NodeNetwork;
 use conj_ids::ConjIds;
+use model::NodeNetwork;
 use ports::port_matches;
 
 /// The tables of one direction: rules, default drops, and where allowed traffic continues.

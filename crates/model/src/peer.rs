@@ -2,12 +2,14 @@
 
 use std::net::Ipv4Addr;
 
-use model::{Ipv4Net, MacAddr};
+use serde::{Deserialize, Serialize};
 
-use super::node::{NodeNetwork, TrafficMode};
+use crate::{Ipv4Net, MacAddr};
+
+use crate::node::{NodeNetwork, TrafficMode};
 
 /// A peer Node.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct PeerNode {
     /// The Node's name.
     pub name: String,
@@ -51,7 +53,7 @@ impl NodeNetwork {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{NodePorts, TunnelType};
+    use crate::node::TunnelType;
 
     fn node(mode: TrafficMode) -> NodeNetwork {
         NodeNetwork {
@@ -60,7 +62,6 @@ mod tests {
             pod_cidr: "10.244.1.0/24".parse().unwrap(),
             gateway_ip: Ipv4Addr::new(10, 244, 1, 1),
             gateway_mac: "02:00:0a:f4:01:01".parse().unwrap(),
-            ports: NodePorts::default(),
             mode,
         }
     }

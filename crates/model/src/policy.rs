@@ -1,15 +1,18 @@
-//! The platform-neutral result: allow rules as applied-to Pods × peer addresses × ports, and the
-//! Pods each direction isolates. A renderer (OpenFlow conjunctions, or anything else) turns a
-//! [`Snapshot`] into datapath state; nothing here knows about a datapath.
+//! NetworkPolicy as a datapath enforces it: allow rules as applied-to Pods × peer addresses ×
+//! ports, and the Pods each direction isolates (computed by the `netpol` crate). A datapath
+//! (OpenFlow conjunctions, HNS ACLs, or anything else) turns a [`Snapshot`] into its own state;
+//! nothing here knows about a datapath.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::Ipv4Addr;
 
-use ipnet::Ipv4Net;
+use serde::{Deserialize, Serialize};
+
+use crate::Ipv4Net;
 
 /// A Pod's identity: `namespace/name`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct PodKey {
     pub namespace: String,
     pub name: String,
@@ -34,7 +37,7 @@ impl fmt::Display for PodKey {
 pub type PolicyKey = PodKey;
 
 /// Which traffic a rule is about, seen from the applied-to Pod.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Direction {
     /// Traffic to the Pod; peers are sources.
     Ingress,
@@ -52,7 +55,7 @@ impl fmt::Display for Direction {
 }
 
 /// An L4 protocol a NetworkPolicy port can name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Protocol {
     Tcp,
     Udp,
@@ -91,7 +94,7 @@ impl fmt::Display for Protocol {
 }
 
 /// Destination ports `start..=end` of one protocol; `0..=65535` is every port.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct PortMatch {
     pub protocol: Protocol,
     pub start: u16,
@@ -142,7 +145,7 @@ impl fmt::Display for PortMatch {
 
 /// Peer addresses: Pod IPs and CIDRs (an ipBlock's `except`s already cut out, so the CIDRs
 /// need no exceptions of their own).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct AddressSet {
     pub ips: BTreeSet<Ipv4Addr>,
     pub cidrs: BTreeSet<Ipv4Net>,
@@ -165,7 +168,7 @@ impl AddressSet {
 }
 
 /// The peers of a rule.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Peers {
     /// Any address (an empty or absent `from`/`to`).
     Any,
@@ -182,7 +185,7 @@ impl Peers {
 }
 
 /// The destination ports of a rule.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Ports {
     /// Any protocol and port (an empty or absent `ports`).
     Any,
@@ -201,7 +204,7 @@ impl Ports {
 /// Which part of a NetworkPolicy rule a [`Rule`] carries. Named ports resolve per Pod, so one
 /// rule of the policy becomes one [`Rule`] for its numeric ports and one per distinct set of
 /// resolved named ports.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum RulePart {
     /// The numeric ports (or every port).
     Numeric,
@@ -211,7 +214,7 @@ pub enum RulePart {
 
 /// A rule's stable identity: the policy, the direction, the rule's index in the policy's list,
 /// and the part.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct RuleId {
     pub policy: PolicyKey,
     pub direction: Direction,
@@ -233,7 +236,7 @@ impl fmt::Display for RuleId {
 
 /// An allow rule: traffic in `direction` between a Pod of `applied_to` (by IP; always local
 /// Pods) and a peer of `peers`, to a destination port of `ports`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Rule {
     pub id: RuleId,
     pub applied_to: BTreeSet<Ipv4Addr>,
@@ -261,7 +264,7 @@ impl Rule {
 
 /// The local Pods a direction isolates: any policy selecting the Pod that covers the direction
 /// makes all traffic in that direction denied unless a rule allows it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Isolation {
     pub ingress: BTreeSet<Ipv4Addr>,
     pub egress: BTreeSet<Ipv4Addr>,
@@ -277,8 +280,10 @@ impl Isolation {
 }
 
 /// The complete result for the Node at one moment.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
+    /// Each rule by its id; (de)serialized as the list of rules (ids are not text keys).
+    #[serde(with = "rules_as_list")]
     pub rules: BTreeMap<RuleId, Rule>,
     pub isolation: Isolation,
 }
@@ -301,5 +306,28 @@ impl Snapshot {
                         .values()
                         .any(|r| r.direction() == direction && r.allows(src, dst, protocol, port))
             })
+    }
+}
+
+/// A rule map as the list of its rules: each rule carries its id.
+mod rules_as_list {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::{Rule, RuleId};
+
+    pub fn serialize<S: Serializer>(
+        rules: &BTreeMap<RuleId, Rule>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(rules.values())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<RuleId, Rule>, D::Error> {
+        let rules = Vec::<Rule>::deserialize(d)?;
+        Ok(rules.into_iter().map(|r| (r.id.clone(), r)).collect())
     }
 }
