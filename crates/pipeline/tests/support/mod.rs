@@ -2,6 +2,8 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 #[cfg(target_os = "linux")]
+pub mod scenarios;
+#[cfg(target_os = "linux")]
 pub mod switch;
 
 use std::net::Ipv4Addr;
@@ -99,4 +101,14 @@ pub fn listing(flows: &[FlowMod]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The NetworkPolicy flows of every truth-table scenario, each a `## <scenario>` line and its
+/// [`listing`].
+#[cfg(target_os = "linux")]
+pub fn policy_listing() -> String {
+    scenarios::policy_flows()
+        .iter()
+        .map(|(name, flows)| format!("## {name}\n{}", listing(flows)))
+        .collect()
 }
