@@ -1,11 +1,12 @@
-//! The pipeline's fixed layout: its tables, the register and mark bits the flows share, the
-//! priorities, and the constants every flow agrees on (conntrack zone, virtual MAC).
+//! The pipeline's layout: its tables (declared per feature, numbered by the table graph), the
+//! register and mark bits the flows share, the priorities, and the constants every flow agrees
+//! on (conntrack zone, virtual MAC).
 
 pub mod priority;
 pub mod regs;
 pub mod tables;
 
-pub use tables::Table;
+pub use tables::{Stage, Table, TableGraph};
 
 use crate::model::MacAddr;
 

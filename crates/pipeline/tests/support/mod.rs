@@ -9,7 +9,7 @@ pub mod switch;
 use std::net::Ipv4Addr;
 
 use openflow::msg::flow_mod::FlowMod;
-use pipeline::layout::Table;
+use pipeline::layout::TableGraph;
 use pipeline::model::{LocalPod, NodeNetwork, NodePorts, PeerNode, PodKey, TrafficMode};
 use pipeline::render::{node_flows, peer_flows, pod_flows};
 
@@ -93,7 +93,10 @@ pub fn listing(flows: &[FlowMod]) -> String {
     let mut table = None;
     for (t, _, text) in sorted {
         if table != Some(t) {
-            let name = Table::from_id(t).map(|t| t.name()).unwrap_or("?");
+            let name = TableGraph::standard()
+                .table(t)
+                .map(|t| t.name())
+                .unwrap_or("?");
             out.push_str(&format!("# {t} {name}\n"));
             table = Some(t);
         }
