@@ -329,6 +329,7 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
     let peer_task = tokio::spawn(peers.run(store.clone(), peer_rx));
     let (queries_tx, queries_rx) = mpsc::channel(8);
     agent_api.answer_policy_with(queries_tx);
+    agent_api.read_pipeline_from(datapath.flows().connection().clone());
     let policy_task = tokio::spawn(policy.run(datapath.clone(), policy_rx, queries_rx));
     let mut service = CniService::new(pods);
     // NetworkPolicy's objects come from the API server's reflectors when there is one, else

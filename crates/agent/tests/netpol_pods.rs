@@ -3,11 +3,15 @@
 //! server Pod off, an allow rule for the client's labels lets it in again, removing the policies
 //! opens the Pod, and an agent restart with a policy in place keeps the Pod isolated. `antctl`
 //! shows the rules applied to the server, the flows behind them and their counters, and the
-//! agent API's metrics count the same packets.
+//! agent API's metrics count the same packets; `antctl get pipeline` shows every declared table
+//! with as many flows as `ovs-ofctl` dumps in it.
 #![cfg(target_os = "linux")]
 
 mod support;
 
+use std::collections::BTreeMap;
+
+use pipeline::layout::TableGraph;
 use support::{Lan, TestNode, nodes_yaml, run, succeeds, wait_until};
 
 const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
@@ -74,6 +78,64 @@ fn counter(line: &str, name: &str) -> u64 {
         .next()
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no {name} in {line}"))
+}
+
+/// The flows `ovs-ofctl dump-flows` shows in each table of the Node's bridge (no `table=` before
+/// the actions means table 0).
+fn flows_per_table(node: &TestNode) -> BTreeMap<u8, usize> {
+    let mut counts = BTreeMap::new();
+    for flow in node.flows() {
+        let head = flow.split("actions=").next().unwrap_or_default();
+        let table = head
+            .split(", ")
+            .find_map(|field| field.strip_prefix("table="))
+            .map_or(0, |id| id.parse().unwrap_or_else(|_| panic!("{flow}")));
+        *counts.entry(table).or_default() += 1;
+    }
+    counts
+}
+
+/// `antctl get pipeline`, as JSON and as text, against the agent's table graph and the bridge's
+/// flows counted by `ovs-ofctl`.
+fn check_pipeline(node: &TestNode, node_netns: &str) {
+    let json = antctl(node_netns, &["get", "pipeline", "-o", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let shown: BTreeMap<u64, &serde_json::Value> = report["tables"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tables in {json}"))
+        .iter()
+        .map(|t| (t["id"].as_u64().unwrap(), t))
+        .collect();
+    let graph = TableGraph::standard();
+    for (id, table) in graph.tables() {
+        let entry = shown
+            .get(&u64::from(id))
+            .unwrap_or_else(|| panic!("table {id} {table} missing from {json}"));
+        assert_eq!(entry["name"], table.name(), "{json}");
+        assert_eq!(entry["stage"], table.stage().name(), "{json}");
+    }
+    let counted = flows_per_table(node);
+    let reported: BTreeMap<u8, usize> = shown
+        .iter()
+        .map(|(id, t)| (*id as u8, t["flows"].as_u64().unwrap() as usize))
+        .filter(|(_, flows)| *flows > 0)
+        .collect();
+    assert_eq!(reported, counted, "{json}");
+    let text = antctl(node_netns, &["get", "pipeline"]);
+    println!("{text}");
+    for (id, table) in graph.tables() {
+        let row = [
+            id.to_string(),
+            table.name().to_owned(),
+            table.stage().name().to_owned(),
+            counted.get(&id).copied().unwrap_or(0).to_string(),
+        ];
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().eq(row.iter().map(String::as_str))),
+            "no row {row:?} in:\n{text}"
+        );
+    }
 }
 
 /// Replaces the cluster directory file `name` atomically.
@@ -168,6 +230,7 @@ fn policies_from_the_cluster_directory_isolate_and_open_a_pod() {
         "{metrics}"
     );
     assert_eq!(antctl(&ns1, &["get", "readiness"]), "ok\n");
+    check_pipeline(&n1, &ns1);
 
     // The allow policy goes: isolated again; both go: open.
     std::fs::remove_file(n1.cluster_dir().join("allow.yaml")).unwrap();

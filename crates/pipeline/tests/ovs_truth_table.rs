@@ -8,19 +8,17 @@
 
 mod support;
 
-use std::collections::BTreeMap;
-
 use model::{LocalPod, PodKey, TrafficMode, TunnelType};
-use netpol::{PolicyEngine, PolicyKey};
 use ovstest::Ovs;
 use pipeline::Round;
 use pipeline::cache::FlowOwner;
 use pipeline::layout::NodePorts;
 use pipeline::render::{PolicyRenderer, node_flows, peer_flows, pod_flows};
 use support::PodOnPort;
+use support::scenarios::ScenarioRun;
 use support::switch::Switch;
 use truthtable::model::{index, ip, node, pods};
-use truthtable::{Cluster, NAMESPACES, Pod, Port, Protocol, Reachability, scenarios};
+use truthtable::{Pod, Port, Protocol, Reachability, scenarios};
 
 const GW_MAC: &str = "02:00:0a:f4:01:01";
 
@@ -34,20 +32,6 @@ fn mac(p: Pod) -> String {
 
 fn ofport(p: Pod) -> u32 {
     10 + index(p) as u32
-}
-
-/// Feeds the engine the lab's Namespaces and Pods as `cluster` labels them.
-fn upsert_cluster(engine: &mut PolicyEngine, cluster: &Cluster) {
-    for ns in NAMESPACES {
-        engine
-            .upsert_namespace(&serde_json::from_value(cluster.namespace_object(ns)).unwrap())
-            .unwrap();
-    }
-    for p in pods() {
-        engine
-            .upsert_pod(&serde_json::from_value(cluster.pod_object(p, Some(ip(p)))).unwrap())
-            .unwrap();
-    }
 }
 
 /// The packet from `s` to `d` as it enters this Node, in `ofproto/trace` syntax.
@@ -122,29 +106,13 @@ async fn truth_tables() {
         .await
         .unwrap();
 
-    let mut engine = PolicyEngine::new("n1");
+    let mut run = ScenarioRun::new();
     let mut renderer = PolicyRenderer::new();
-    let mut installed: BTreeMap<PolicyKey, serde_json::Value> = BTreeMap::new();
     let mut failures = Vec::new();
     let scenarios = scenarios();
     assert!(scenarios.len() >= 25);
     for scenario in scenarios {
-        upsert_cluster(&mut engine, &scenario.cluster());
-        let wanted: BTreeMap<PolicyKey, serde_json::Value> = scenario
-            .policies
-            .iter()
-            .map(|p| (PolicyKey::new(p.namespace, p.name), p.object()))
-            .collect();
-        for key in installed.keys().filter(|k| !wanted.contains_key(*k)) {
-            engine.remove_policy(key);
-        }
-        for object in wanted.values() {
-            engine
-                .upsert_policy(&serde_json::from_value(object.clone()).unwrap())
-                .unwrap();
-        }
-        installed = wanted;
-        let flows = renderer.render(engine.snapshot());
+        let flows = renderer.render(run.apply(&scenario));
         installer
             .replace(FlowOwner::NetworkPolicy, flows.flows)
             .await

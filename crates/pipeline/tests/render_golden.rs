@@ -1,5 +1,6 @@
 //! Golden tests: the rendered flows of the lab's Node n1 in each traffic mode, in `ovs-ofctl`
-//! syntax, must equal `tests/golden/<mode>.txt`. Set `UPDATE_GOLDEN=1` to rewrite the files after
+//! syntax, must equal `tests/golden/<mode>.txt`, and the NetworkPolicy flows of every
+//! truth-table scenario `tests/golden/policy.txt`. Set `UPDATE_GOLDEN=1` to rewrite the files after
 //! an intended change, and review the diff.
 
 mod support;
@@ -10,12 +11,15 @@ use model::{TrafficMode, TunnelType};
 use openflow::msg::flow_mod::FlowMod;
 
 fn check(flows: &[FlowMod], name: &str) {
-    let text = support::listing(flows);
+    check_text(&support::listing(flows), name);
+}
+
+fn check_text(text: &str, name: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(format!("{name}.txt"));
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &text).expect("write golden file");
+        std::fs::write(&path, text).expect("write golden file");
     }
     let golden =
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -63,4 +67,10 @@ fn hybrid() {
         &[support::peer(), support::far_peer()],
     );
     check(&flows, "hybrid");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn policy() {
+    check_text(&support::policy_listing(), "policy");
 }

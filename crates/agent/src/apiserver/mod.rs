@@ -2,10 +2,12 @@
 //! answers), `/readyz` (200 once every [`Readiness`] condition holds, else 503 naming those
 //! that do not — what a DaemonSet's readiness probe reads), `/metrics` (Prometheus text: the
 //! registries the agent's parts add — the HNS healing metrics on Windows — and the per-rule
-//! NetworkPolicy metrics) and `/v1/networkpolicies`
-//! (`?pod=namespace/name` for one Pod; a JSON [`PolicyReport`], what `antctl` shows). It
+//! NetworkPolicy metrics), `/v1/networkpolicies`
+//! (`?pod=namespace/name` for one Pod; a JSON [`PolicyReport`], what `antctl` shows) and
+//! `/v1/pipeline` (a JSON [`PipelineReport`]: the bridge's tables and their flow counts). It
 //! starts before the agent waits for its Node, so a probe gets an answer from the first moment.
 
+mod pipeline_report;
 mod policy_metrics;
 mod readiness;
 
@@ -19,12 +21,14 @@ use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use openflow::conn::OfConnection;
 use prometheus_client::encoding::text;
 use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+pub use pipeline_report::{PipelineReport, TableReport};
 pub use policy_metrics::PolicyRuleMetrics;
 pub use readiness::Readiness;
 
@@ -41,6 +45,8 @@ pub const READY_REFLECTORS: &str = "reflectors";
 
 /// How long a request waits for the NetworkPolicy controller (busy installing a large bundle).
 const POLICY_ANSWER: Duration = Duration::from_secs(10);
+/// How long a request waits for the switch's flow dump.
+const SWITCH_ANSWER: Duration = Duration::from_secs(10);
 
 /// What the API serves; shared by the agent's stages, which report into it.
 #[derive(Debug)]
@@ -49,6 +55,7 @@ pub struct AgentApi {
     registries: Mutex<Vec<Registry>>,
     rules: Arc<PolicyRuleMetrics>,
     policy: OnceLock<mpsc::Sender<PolicyQuery>>,
+    switch: OnceLock<OfConnection>,
 }
 
 impl Default for AgentApi {
@@ -61,6 +68,7 @@ impl Default for AgentApi {
             registries: Mutex::new(vec![registry]),
             rules,
             policy: OnceLock::new(),
+            switch: OnceLock::new(),
         }
     }
 }
@@ -83,6 +91,26 @@ impl AgentApi {
     /// From now on NetworkPolicy questions go to the controller behind `queries`.
     pub fn answer_policy_with(&self, queries: mpsc::Sender<PolicyQuery>) {
         let _ = self.policy.set(queries);
+    }
+
+    /// From now on `/v1/pipeline` reads the bridge through `conn`.
+    pub fn read_pipeline_from(&self, conn: OfConnection) {
+        let _ = self.switch.set(conn);
+    }
+
+    /// The bridge's tables and their flows, read from the switch.
+    pub async fn pipeline_report(&self) -> Result<PipelineReport, String> {
+        let conn = self
+            .switch
+            .get()
+            .ok_or("the bridge's OpenFlow connection is not up yet")?;
+        match tokio::time::timeout(SWITCH_ANSWER, PipelineReport::read(conn)).await {
+            Ok(Ok(report)) => Ok(report),
+            Ok(Err(error)) => Err(format!("the bridge's flows not read: {error}")),
+            Err(_) => Err(format!(
+                "the switch did not answer the flow dump within {SWITCH_ANSWER:?}"
+            )),
+        }
     }
 
     /// The NetworkPolicy controller's report.
@@ -155,26 +183,15 @@ impl AgentApi {
                     Ok(pod) => pod,
                     Err(reason) => return reply(StatusCode::BAD_REQUEST, "text/plain", reason),
                 };
-                match self.policy_report(pod).await {
-                    Ok(report) => match serde_json::to_string_pretty(&report) {
-                        Ok(json) => reply(StatusCode::OK, "application/json", json),
-                        Err(error) => reply(
-                            StatusCode::INTERNAL_SERVER_ERROR,
-                            "text/plain",
-                            format!("{error}\n"),
-                        ),
-                    },
-                    Err(reason) => reply(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "text/plain",
-                        format!("{reason}\n"),
-                    ),
-                }
+                json_reply(self.policy_report(pod).await)
             }
+            "/v1/pipeline" => json_reply(self.pipeline_report().await),
             other => reply(
                 StatusCode::NOT_FOUND,
                 "text/plain",
-                format!("no {other} here: /livez, /readyz, /metrics, /v1/networkpolicies\n"),
+                format!(
+                    "no {other} here: /livez, /readyz, /metrics, /v1/networkpolicies, /v1/pipeline\n"
+                ),
             ),
         }
     }
@@ -194,6 +211,25 @@ fn pod_parameter(query: Option<&str>) -> Result<Option<ObjectKey>, String> {
         }
     }
     Ok(None)
+}
+
+/// `document` as JSON, or 503 with why there is none.
+fn json_reply<T: serde::Serialize>(document: Result<T, String>) -> Response<Full<Bytes>> {
+    match document {
+        Ok(document) => match serde_json::to_string_pretty(&document) {
+            Ok(json) => reply(StatusCode::OK, "application/json", json),
+            Err(error) => reply(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "text/plain",
+                format!("{error}\n"),
+            ),
+        },
+        Err(reason) => reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain",
+            format!("{reason}\n"),
+        ),
+    }
 }
 
 fn reply(status: StatusCode, content_type: &str, body: String) -> Response<Full<Bytes>> {

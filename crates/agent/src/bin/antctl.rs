@@ -3,15 +3,16 @@
 //! `antctl get networkpolicies [--pod <namespace/name>] [--server <host:port>] [-o json]` prints
 //! the NetworkPolicy rules the agent enforces on its Node (or applies to one Pod), the flows
 //! behind each and their packet and byte counters. The server defaults to the agent API on this
-//! host (`127.0.0.1:10350`). `antctl get metrics` prints the agent's metrics, `antctl get
-//! readiness` whether it is ready (or, exit status 1, what it waits for). Exit status 1 with one
-//! line on stderr when the agent cannot answer.
+//! host (`127.0.0.1:10350`). `antctl get pipeline [-o json]` prints the bridge's tables as the
+//! switch holds them: id, name, stage and the number of flows in each. `antctl get metrics`
+//! prints the agent's metrics, `antctl get readiness` whether it is ready (or, exit status 1,
+//! what it waits for). Exit status 1 with one line on stderr when the agent cannot answer.
 
 use std::process::ExitCode;
 
-use agent::antctl::{get, policy_table};
-use agent::controller::PolicyReport;
+use agent::antctl::{get, pipeline_table, policy_table};
 use clap::{Parser, Subcommand, ValueEnum};
+use serde::de::DeserializeOwned;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -47,6 +48,12 @@ enum Get {
         #[arg(short, long, value_enum, default_value_t = Output::Table)]
         output: Output,
     },
+    /// The bridge's tables: id, name, stage and the flows the switch holds in each.
+    Pipeline {
+        /// Output format.
+        #[arg(short, long, value_enum, default_value_t = Output::Table)]
+        output: Output,
+    },
     /// The agent's metrics (Prometheus text).
     Metrics,
     /// Whether the agent is ready, and what it still waits for.
@@ -62,18 +69,22 @@ enum Output {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let Command::Get { what } = cli.command;
-    // The NetworkPolicy report is JSON, shown as a table unless JSON is asked for; the other
-    // documents are printed as they come.
-    let (path, as_table) = match &what {
+    // The NetworkPolicy and pipeline reports are JSON, shown as a table unless JSON is asked
+    // for; the other documents are printed as they come.
+    let (path, shown) = match &what {
         Get::Networkpolicies { pod, output } => (
             match pod {
                 Some(pod) => format!("/v1/networkpolicies?pod={pod}"),
                 None => "/v1/networkpolicies".to_owned(),
             },
-            *output == Output::Table,
+            (*output == Output::Table).then_some(Shown::Policy),
         ),
-        Get::Metrics => ("/metrics".to_owned(), false),
-        Get::Readiness => ("/readyz".to_owned(), false),
+        Get::Pipeline { output } => (
+            "/v1/pipeline".to_owned(),
+            (*output == Output::Table).then_some(Shown::Pipeline),
+        ),
+        Get::Metrics => ("/metrics".to_owned(), None),
+        Get::Readiness => ("/readyz".to_owned(), None),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -86,16 +97,30 @@ fn main() -> ExitCode {
         Ok(body) => body,
         Err(error) => return fail(&error.to_string()),
     };
-    if !as_table {
-        print!("{body}");
-        return ExitCode::SUCCESS;
-    }
-    match serde_json::from_str::<PolicyReport>(&body) {
-        Ok(report) => {
-            print!("{}", policy_table(&report));
+    match shown {
+        None => {
+            print!("{body}");
             ExitCode::SUCCESS
         }
-        Err(error) => fail(&format!("not a NetworkPolicy report: {error}")),
+        Some(Shown::Policy) => print_table(&body, "NetworkPolicy report", policy_table),
+        Some(Shown::Pipeline) => print_table(&body, "pipeline report", pipeline_table),
+    }
+}
+
+/// The JSON reports shown as tables.
+enum Shown {
+    Policy,
+    Pipeline,
+}
+
+/// Prints `body`, a JSON `what`, as `table` formats it.
+fn print_table<T: DeserializeOwned>(body: &str, what: &str, table: fn(&T) -> String) -> ExitCode {
+    match serde_json::from_str::<T>(body) {
+        Ok(report) => {
+            print!("{}", table(&report));
+            ExitCode::SUCCESS
+        }
+        Err(error) => fail(&format!("not a {what}: {error}")),
     }
 }
 

@@ -1,5 +1,6 @@
-//! The pipeline's fixed layout: its tables, the fixed ports' numbers, the register and mark bits the flows share, the
-//! priorities, and the constants every flow agrees on (conntrack zone, virtual MAC).
+//! The pipeline's layout: its tables (declared per feature, numbered by the table graph), the
+//! fixed ports' numbers, the register and mark bits the flows share, the priorities, and the constants every flow agrees
+//! on (conntrack zone, virtual MAC).
 
 pub mod ports;
 pub mod priority;
@@ -7,7 +8,7 @@ pub mod regs;
 pub mod tables;
 
 pub use ports::NodePorts;
-pub use tables::Table;
+pub use tables::{Stage, Table, TableGraph};
 
 use model::MacAddr;
 

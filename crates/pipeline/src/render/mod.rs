@@ -1,6 +1,7 @@
 //! The renderer: pure functions from the model to OpenFlow flow mods, one function per owner
 //! kind. Flows come out as `add` flow mods with cookie 0; the flow cache stamps each owner's
-//! cookie (round, category, owner id) on them.
+//! cookie (round, category, owner id) on them. Flows name their tables and goto targets; the
+//! agent's [`TableGraph`] gives the ids.
 
 pub mod node;
 pub mod peer;
@@ -20,7 +21,7 @@ use openflow::action::{Action, Instructions};
 use openflow::msg::flow_mod::{FlowMod, FlowModCommand};
 use openflow::oxm::{Field, Match, PortNo};
 
-use crate::layout::Table;
+use crate::layout::{Table, TableGraph};
 
 const ETH_TYPE_IPV4: u128 = 0x0800;
 
@@ -32,8 +33,9 @@ pub(crate) const CT_INV: u128 = 0x10;
 pub(crate) const CT_TRK: u128 = 0x20;
 const ETH_TYPE_ARP: u128 = 0x0806;
 
-/// An `add` of a flow in `table` at `priority`.
+/// An `add` of a flow in `table` at `priority`, with the ids of `graph`.
 pub(crate) fn flow(
+    graph: &TableGraph,
     table: Table,
     priority: u16,
     flow_match: Match,
@@ -41,12 +43,12 @@ pub(crate) fn flow(
     goto: Option<Table>,
 ) -> FlowMod {
     let mut fm = FlowMod::new(FlowModCommand::Add);
-    fm.table_id = table.id();
+    fm.table_id = graph.id(table);
     fm.priority = priority;
     fm.flow_match = flow_match;
     fm.instructions = Instructions {
         apply,
-        goto_table: goto.map(Table::id),
+        goto_table: goto.map(|target| graph.id(target)),
         ..Instructions::default()
     };
     fm

@@ -13,17 +13,26 @@ use crate::layout::priority::{HIGH, LOW, MISS, NORMAL};
 use crate::layout::regs::{
     FROM_GATEWAY, FROM_POD, FROM_TUNNEL, FROM_UPLINK, output_to_target, set_target_ofport,
 };
-use crate::layout::{CT_ZONE, GLOBAL_VIRTUAL_MAC, NodePorts, Table};
+use crate::layout::tables::{
+    ARP_RESPONDER, CLASSIFIER, CONNTRACK_COMMIT, CONNTRACK_STATE, CONNTRACK_ZONE,
+    L2_FORWARDING_CALC, L3_DEC_TTL, L3_FORWARDING, OUTPUT, SPOOF_GUARD,
+};
+use crate::layout::{CT_ZONE, GLOBAL_VIRTUAL_MAC, NodePorts, Stage, Table, TableGraph};
 use model::NodeNetwork;
 
 /// Every flow the Node itself owns.
 pub fn node_flows(node: &NodeNetwork) -> Vec<FlowMod> {
+    render_node(TableGraph::standard(), node)
+}
+
+/// [`node_flows`] with the ids of `g`.
+pub(crate) fn render_node(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
     let mut flows = Vec::new();
-    flows.extend(host_flows(node));
-    flows.extend(classifier_flows(node));
-    flows.extend(conntrack_flows());
-    flows.extend(forwarding_flows(node));
-    flows.extend(policy_table_flows(node));
+    flows.extend(host_flows(g, node));
+    flows.extend(classifier_flows(g, node));
+    flows.extend(conntrack_flows(g));
+    flows.extend(forwarding_flows(g, node));
+    flows.extend(policy_table_flows(g, node));
     flows
 }
 
@@ -31,25 +40,28 @@ pub fn node_flows(node: &NodeNetwork) -> Vec<FlowMod> {
 /// (LOCAL, which carries the Node IP and the NIC's MAC) are patched together for the Node IP's
 /// traffic and for ARP. This also carries the encapsulated tunnel traffic (to and from the Node
 /// IP) and OVS's own ARP for tunnel neighbours.
-fn host_flows(node: &NodeNetwork) -> Vec<FlowMod> {
+fn host_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
     let uplink = NodePorts::UPLINK;
     vec![
         flow(
-            Table::Classifier,
+            g,
+            CLASSIFIER,
             NORMAL,
             ipv4(Field::Ipv4Dst, in_port(ip(), uplink), node.node_ip.addr()),
             vec![output(NodePorts::LOCAL)],
             None,
         ),
         flow(
-            Table::Classifier,
+            g,
+            CLASSIFIER,
             NORMAL,
             in_port(arp(), uplink),
             vec![output(NodePorts::LOCAL)],
             None,
         ),
         flow(
-            Table::Classifier,
+            g,
+            CLASSIFIER,
             NORMAL,
             in_port(Match::new(), NodePorts::LOCAL),
             vec![output(uplink)],
@@ -59,27 +71,30 @@ fn host_flows(node: &NodeNetwork) -> Vec<FlowMod> {
 }
 
 /// Classification of the Node's own ports and the table defaults of the early tables.
-fn classifier_flows(node: &NodeNetwork) -> Vec<FlowMod> {
+fn classifier_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
     let ports = NodePorts::default();
     let mut flows = vec![
         flow(
-            Table::Classifier,
+            g,
+            CLASSIFIER,
             NORMAL,
             in_port(ip(), ports.gateway),
             vec![FROM_GATEWAY.set()],
-            Some(Table::ConntrackZone),
+            Some(g.first(Stage::ConntrackState)),
         ),
         flow(
-            Table::Classifier,
+            g,
+            CLASSIFIER,
             NORMAL,
             in_port(arp(), ports.gateway),
             vec![],
-            Some(Table::ArpResponder),
+            Some(ARP_RESPONDER),
         ),
-        flow(Table::Classifier, MISS, Match::new(), vec![], None),
-        flow(Table::SpoofGuard, MISS, Match::new(), vec![], None),
+        flow(g, CLASSIFIER, MISS, Match::new(), vec![], None),
+        flow(g, SPOOF_GUARD, MISS, Match::new(), vec![], None),
         flow(
-            Table::ArpResponder,
+            g,
+            ARP_RESPONDER,
             LOW,
             ipv4(Field::ArpTpa, arp(), node.gateway_ip),
             vec![output(ports.gateway)],
@@ -89,43 +104,46 @@ fn classifier_flows(node: &NodeNetwork) -> Vec<FlowMod> {
         // it is sending, so a reply from the Node IP (e.g. an ICMP echo reply) makes it ask with
         // the Node IP as sender: the Pod's ARP reply then targets the Node IP, not the gateway IP.
         flow(
-            Table::ArpResponder,
+            g,
+            ARP_RESPONDER,
             LOW,
             ipv4(Field::ArpTpa, arp(), node.node_ip.addr()),
             vec![output(ports.gateway)],
             None,
         ),
-        flow(Table::ArpResponder, MISS, Match::new(), vec![], None),
+        flow(g, ARP_RESPONDER, MISS, Match::new(), vec![], None),
     ];
     if node.mode.tunnel().is_some() {
         flows.push(flow(
-            Table::Classifier,
+            g,
+            CLASSIFIER,
             NORMAL,
             in_port(ip(), ports.tunnel),
             vec![FROM_TUNNEL.set()],
-            Some(Table::ConntrackZone),
+            Some(g.first(Stage::ConntrackState)),
         ));
     }
     if node.mode.receives_direct() {
         // Pod traffic from direct peers. It never matches the Node-IP pass-through; the higher
         // priority only states which of the uplink's flows is the exception.
         flows.push(flow(
-            Table::Classifier,
+            g,
+            CLASSIFIER,
             HIGH,
             ipv4_cidr(Field::Ipv4Dst, in_port(ip(), ports.uplink), node.pod_cidr),
             vec![FROM_UPLINK.set()],
-            Some(Table::ConntrackZone),
+            Some(g.first(Stage::ConntrackState)),
         ));
     }
     flows
 }
 
 /// Conntrack in zone 65520: track, drop invalid, commit new connections just before output.
-fn conntrack_flows() -> Vec<FlowMod> {
+fn conntrack_flows(g: &TableGraph) -> Vec<FlowMod> {
     let ct = |commit: bool, table: Option<Table>| {
         Action::Ct(Ct {
             commit,
-            table: table.map(Table::id),
+            table: table.map(|t| g.id(t)),
             zone: CtZone::Imm(CT_ZONE),
             ..Ct::default()
         })
@@ -133,88 +151,99 @@ fn conntrack_flows() -> Vec<FlowMod> {
     let ct_state = |value: u128, mask: u128| ip().with_masked(Field::CtState, value, mask);
     vec![
         flow(
-            Table::ConntrackZone,
+            g,
+            CONNTRACK_ZONE,
             NORMAL,
             ip(),
-            vec![ct(false, Some(Table::ConntrackState))],
+            vec![ct(false, Some(g.next(CONNTRACK_ZONE)))],
             None,
         ),
         flow(
-            Table::ConntrackState,
+            g,
+            CONNTRACK_STATE,
             NORMAL,
             ct_state(CT_INV | CT_TRK, CT_INV | CT_TRK),
             vec![],
             None,
         ),
         flow(
-            Table::ConntrackState,
+            g,
+            CONNTRACK_STATE,
             MISS,
             Match::new(),
             vec![],
-            Some(Table::EgressRule),
+            Some(g.next(CONNTRACK_STATE)),
         ),
         flow(
-            Table::ConntrackCommit,
+            g,
+            CONNTRACK_COMMIT,
             NORMAL,
             ct_state(CT_NEW | CT_TRK, CT_NEW | CT_TRK),
             vec![ct(true, None)],
-            Some(Table::Output),
+            Some(g.next(CONNTRACK_COMMIT)),
         ),
         flow(
-            Table::ConntrackCommit,
+            g,
+            CONNTRACK_COMMIT,
             MISS,
             Match::new(),
             vec![],
-            Some(Table::Output),
+            Some(g.next(CONNTRACK_COMMIT)),
         ),
     ]
 }
 
 /// Forwarding to the gateway (its own IP, and Pod traffic to anything that is not a Pod), TTL,
 /// the output port of the gateway and tunnel MACs, and the final output.
-fn forwarding_flows(node: &NodeNetwork) -> Vec<FlowMod> {
+fn forwarding_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
     let ports = NodePorts::default();
     let to_gateway = vec![set_mac(Field::EthDst, node.gateway_mac)];
     let mut flows = vec![
         flow(
-            Table::L3Forwarding,
+            g,
+            L3_FORWARDING,
             HIGH,
             ipv4(Field::Ipv4Dst, ip(), node.gateway_ip),
             to_gateway.clone(),
-            Some(Table::L2ForwardingCalc),
+            Some(g.first(Stage::Switching)),
         ),
         flow(
-            Table::L3Forwarding,
+            g,
+            L3_FORWARDING,
             LOW,
             FROM_POD.match_on(ip()),
             to_gateway,
-            Some(Table::L2ForwardingCalc),
+            Some(g.first(Stage::Switching)),
         ),
-        flow(Table::L3Forwarding, MISS, Match::new(), vec![], None),
+        flow(g, L3_FORWARDING, MISS, Match::new(), vec![], None),
         flow(
-            Table::L3DecTtl,
+            g,
+            L3_DEC_TTL,
             HIGH,
             FROM_GATEWAY.match_on(ip()),
             vec![],
-            Some(Table::L2ForwardingCalc),
+            Some(g.next(L3_DEC_TTL)),
         ),
         flow(
-            Table::L3DecTtl,
+            g,
+            L3_DEC_TTL,
             NORMAL,
             ip(),
             vec![Action::DecTtl],
-            Some(Table::L2ForwardingCalc),
+            Some(g.next(L3_DEC_TTL)),
         ),
         flow(
-            Table::L2ForwardingCalc,
+            g,
+            L2_FORWARDING_CALC,
             NORMAL,
             mac(Field::EthDst, Match::new(), node.gateway_mac),
             vec![set_target_ofport(ports.gateway)],
-            Some(Table::IngressRule),
+            Some(g.next(L2_FORWARDING_CALC)),
         ),
-        flow(Table::L2ForwardingCalc, MISS, Match::new(), vec![], None),
+        flow(g, L2_FORWARDING_CALC, MISS, Match::new(), vec![], None),
         flow(
-            Table::Output,
+            g,
+            OUTPUT,
             MISS,
             Match::new(),
             vec![output_to_target()],
@@ -223,11 +252,12 @@ fn forwarding_flows(node: &NodeNetwork) -> Vec<FlowMod> {
     ];
     if node.mode.tunnel().is_some() {
         flows.push(flow(
-            Table::L2ForwardingCalc,
+            g,
+            L2_FORWARDING_CALC,
             NORMAL,
             mac(Field::EthDst, Match::new(), GLOBAL_VIRTUAL_MAC),
             vec![set_target_ofport(ports.tunnel)],
-            Some(Table::IngressRule),
+            Some(g.next(L2_FORWARDING_CALC)),
         ));
     }
     flows

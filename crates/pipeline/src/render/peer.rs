@@ -10,7 +10,8 @@ use openflow::oxm::{Field, Match, PortNo, Subfield};
 use super::{arp, flow, ip, ipv4, ipv4_cidr, mac, set_ipv4, set_mac};
 use crate::layout::priority::{HIGH, NORMAL};
 use crate::layout::regs::set_target_ofport;
-use crate::layout::{GLOBAL_VIRTUAL_MAC, NodePorts, Table};
+use crate::layout::tables::{ARP_RESPONDER, L2_FORWARDING_CALC, L3_FORWARDING};
+use crate::layout::{GLOBAL_VIRTUAL_MAC, NodePorts, TableGraph};
 use model::{NodeNetwork, PeerNode, PeerRoute};
 
 const ARP_REQUEST: u128 = 1;
@@ -20,17 +21,23 @@ const CT_RPL_TRK: u128 = 0x28;
 
 /// Every flow `peer` owns on `node`.
 pub fn peer_flows(node: &NodeNetwork, peer: &PeerNode) -> Vec<FlowMod> {
+    render_peer(TableGraph::standard(), node, peer)
+}
+
+/// [`peer_flows`] with the ids of `g`.
+pub(crate) fn render_peer(g: &TableGraph, node: &NodeNetwork, peer: &PeerNode) -> Vec<FlowMod> {
     match node.route_to(peer) {
-        PeerRoute::Tunnel => tunnel_flows(node, peer),
-        PeerRoute::Direct(peer_mac) => direct_flows(node, peer, peer_mac),
+        PeerRoute::Tunnel => tunnel_flows(g, node, peer),
+        PeerRoute::Direct(peer_mac) => direct_flows(g, node, peer, peer_mac),
         PeerRoute::ViaHost => Vec::new(),
     }
 }
 
-fn tunnel_flows(node: &NodeNetwork, peer: &PeerNode) -> Vec<FlowMod> {
+fn tunnel_flows(g: &TableGraph, node: &NodeNetwork, peer: &PeerNode) -> Vec<FlowMod> {
     vec![
         flow(
-            Table::ArpResponder,
+            g,
+            ARP_RESPONDER,
             NORMAL,
             ipv4(
                 Field::ArpTpa,
@@ -41,7 +48,8 @@ fn tunnel_flows(node: &NodeNetwork, peer: &PeerNode) -> Vec<FlowMod> {
             None,
         ),
         flow(
-            Table::L3Forwarding,
+            g,
+            L3_FORWARDING,
             NORMAL,
             ipv4_cidr(Field::Ipv4Dst, ip(), peer.pod_cidr),
             vec![
@@ -49,28 +57,35 @@ fn tunnel_flows(node: &NodeNetwork, peer: &PeerNode) -> Vec<FlowMod> {
                 set_mac(Field::EthDst, GLOBAL_VIRTUAL_MAC),
                 set_ipv4(Field::TunDst, peer.node_ip),
             ],
-            Some(Table::L3DecTtl),
+            Some(g.next(L3_FORWARDING)),
         ),
     ]
 }
 
-fn direct_flows(node: &NodeNetwork, peer: &PeerNode, peer_mac: MacAddr) -> Vec<FlowMod> {
+fn direct_flows(
+    g: &TableGraph,
+    node: &NodeNetwork,
+    peer: &PeerNode,
+    peer_mac: MacAddr,
+) -> Vec<FlowMod> {
     let rewrite = vec![
         set_mac(Field::EthSrc, node.node_mac),
         set_mac(Field::EthDst, peer_mac),
     ];
     vec![
         flow(
-            Table::L3Forwarding,
+            g,
+            L3_FORWARDING,
             NORMAL,
             ipv4_cidr(Field::Ipv4Dst, ip(), peer.pod_cidr),
             rewrite.clone(),
-            Some(Table::L3DecTtl),
+            Some(g.next(L3_FORWARDING)),
         ),
         // Replies to connections the peer's host opened to a local Pod leave directly too:
         // through the gateway the host would masquerade them to the Node IP.
         flow(
-            Table::L3Forwarding,
+            g,
+            L3_FORWARDING,
             HIGH,
             ipv4(
                 Field::Ipv4Dst,
@@ -78,14 +93,15 @@ fn direct_flows(node: &NodeNetwork, peer: &PeerNode, peer_mac: MacAddr) -> Vec<F
                 peer.node_ip,
             ),
             rewrite,
-            Some(Table::L3DecTtl),
+            Some(g.next(L3_FORWARDING)),
         ),
         flow(
-            Table::L2ForwardingCalc,
+            g,
+            L2_FORWARDING_CALC,
             NORMAL,
             mac(Field::EthDst, Match::new(), peer_mac),
             vec![set_target_ofport(NodePorts::UPLINK)],
-            Some(Table::IngressRule),
+            Some(g.next(L2_FORWARDING_CALC)),
         ),
     ]
 }

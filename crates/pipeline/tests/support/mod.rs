@@ -2,13 +2,15 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 #[cfg(target_os = "linux")]
+pub mod scenarios;
+#[cfg(target_os = "linux")]
 pub mod switch;
 
 use std::net::Ipv4Addr;
 
 use model::{LocalPod, NodeNetwork, PeerNode, PodKey, TrafficMode};
 use openflow::msg::flow_mod::FlowMod;
-use pipeline::layout::Table;
+use pipeline::layout::TableGraph;
 use pipeline::render::{node_flows, peer_flows, pod_flows};
 
 pub fn node(mode: TrafficMode) -> NodeNetwork {
@@ -115,7 +117,10 @@ pub fn listing(flows: &[FlowMod]) -> String {
     let mut table = None;
     for (t, _, text) in sorted {
         if table != Some(t) {
-            let name = Table::from_id(t).map(|t| t.name()).unwrap_or("?");
+            let name = TableGraph::standard()
+                .table(t)
+                .map(|t| t.name())
+                .unwrap_or("?");
             out.push_str(&format!("# {t} {name}\n"));
             table = Some(t);
         }
@@ -123,4 +128,14 @@ pub fn listing(flows: &[FlowMod]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The NetworkPolicy flows of every truth-table scenario, each a `## <scenario>` line and its
+/// [`listing`].
+#[cfg(target_os = "linux")]
+pub fn policy_listing() -> String {
+    scenarios::policy_flows()
+        .iter()
+        .map(|(name, flows)| format!("## {name}\n{}", listing(flows)))
+        .collect()
 }

@@ -32,44 +32,47 @@ use openflow::oxm::{Field, Match};
 
 use super::{CT_EST, CT_NEW, CT_REL, CT_TRK, flow, ip, ipv4};
 use crate::cache::FlowKey;
-use crate::layout::Table;
 use crate::layout::priority::{HIGH, MISS, NORMAL, POLICY_BYPASS};
 use crate::layout::regs::FROM_GATEWAY;
+use crate::layout::tables::{EGRESS_DEFAULT_RULE, EGRESS_RULE, INGRESS_DEFAULT_RULE, INGRESS_RULE};
+use crate::layout::{Stage, Table, TableGraph};
 use conj_ids::ConjIds;
 use model::NodeNetwork;
 use ports::port_matches;
 
-/// The tables of one direction: rules, default drops, and where allowed traffic continues.
+/// The tables of one direction: rules, default drops, and where allowed traffic continues (the
+/// first table of the stage after the direction's security stage).
 struct Tables {
     rule: Table,
     default: Table,
     next: Table,
 }
 
-fn tables(direction: Direction) -> Tables {
+fn tables(g: &TableGraph, direction: Direction) -> Tables {
     match direction {
         Direction::Egress => Tables {
-            rule: Table::EgressRule,
-            default: Table::EgressDefaultRule,
-            next: Table::L3Forwarding,
+            rule: EGRESS_RULE,
+            default: EGRESS_DEFAULT_RULE,
+            next: g.first(Stage::Routing),
         },
         Direction::Ingress => Tables {
-            rule: Table::IngressRule,
-            default: Table::IngressDefaultRule,
-            next: Table::ConntrackCommit,
+            rule: INGRESS_RULE,
+            default: INGRESS_DEFAULT_RULE,
+            next: g.first(Stage::Conntrack),
         },
     }
 }
 
 /// The policy tables' flows that do not depend on any policy: the bypasses and the defaults.
-pub fn policy_table_flows(node: &NodeNetwork) -> Vec<FlowMod> {
+pub fn policy_table_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
     let mut flows = Vec::new();
     for direction in [Direction::Egress, Direction::Ingress] {
-        let t = tables(direction);
+        let t = tables(g, direction);
         // Packets of connections conntrack already knows: replies and later packets of
         // connections a rule allowed when they started, and traffic related to them.
         for state in [CT_EST, CT_REL] {
             flows.push(flow(
+                g,
                 t.rule,
                 POLICY_BYPASS,
                 ip().with_masked(Field::CtState, state | CT_TRK, state | CT_NEW | CT_TRK),
@@ -77,17 +80,19 @@ pub fn policy_table_flows(node: &NodeNetwork) -> Vec<FlowMod> {
                 Some(t.next),
             ));
         }
-        flows.push(flow(t.rule, MISS, Match::new(), vec![], Some(t.default)));
-        flows.push(flow(t.default, MISS, Match::new(), vec![], Some(t.next)));
+        flows.push(flow(g, t.rule, MISS, Match::new(), vec![], Some(t.default)));
+        flows.push(flow(g, t.default, MISS, Match::new(), vec![], Some(t.next)));
     }
+    let ingress = tables(g, Direction::Ingress);
     // The Node's own traffic to its Pods (kubelet probes) is always allowed.
     for host_ip in [node.gateway_ip, node.node_ip.addr()] {
         flows.push(flow(
-            Table::IngressRule,
+            g,
+            ingress.rule,
             POLICY_BYPASS,
             ipv4(Field::Ipv4Src, FROM_GATEWAY.match_on(ip()), host_ip),
             vec![],
-            Some(Table::ConntrackCommit),
+            Some(ingress.next),
         ));
     }
     flows
@@ -169,6 +174,16 @@ impl PolicyRenderer {
 
     /// Every flow of the NetworkPolicy owner for `snapshot`.
     pub fn render(&mut self, snapshot: &Snapshot) -> PolicyFlows {
+        self.render_in(TableGraph::standard(), snapshot)
+    }
+
+    /// [`PolicyRenderer::render`] with the ids of `g`.
+    pub(crate) fn render_in(&mut self, g: &TableGraph, snapshot: &Snapshot) -> PolicyFlows {
+        let (egress, ingress) = (tables(g, Direction::Egress), tables(g, Direction::Ingress));
+        let tables = |direction| match direction {
+            Direction::Egress => &egress,
+            Direction::Ingress => &ingress,
+        };
         self.ids.retain(|id| snapshot.rules.contains_key(id));
         let mut conj: BTreeMap<FlowKey, (FlowMod, BTreeSet<Clause>)> = BTreeMap::new();
         let mut plain: BTreeMap<FlowKey, FlowMod> = BTreeMap::new();
@@ -188,7 +203,7 @@ impl PolicyRenderer {
             if n == 1 {
                 let mut counted = Vec::new();
                 for m in dims.into_iter().flatten() {
-                    let fm = flow(t.rule, HIGH, m, vec![], Some(t.next));
+                    let fm = flow(g, t.rule, HIGH, m, vec![], Some(t.next));
                     counted.push(FlowKey::of(&fm));
                     add_plain(fm);
                 }
@@ -203,6 +218,7 @@ impl PolicyRenderer {
             }
             let conj_id = self.ids.id(id);
             let decision = flow(
+                g,
                 t.rule,
                 NORMAL,
                 ip().with(Field::ConjId, u128::from(conj_id)),
@@ -213,7 +229,7 @@ impl PolicyRenderer {
             add_plain(decision);
             for (k, dim) in dims.into_iter().enumerate() {
                 for m in dim {
-                    let fm = flow(t.rule, NORMAL, m, vec![], None);
+                    let fm = flow(g, t.rule, NORMAL, m, vec![], None);
                     let entry = conj
                         .entry(FlowKey::of(&fm))
                         .or_insert((fm, BTreeSet::new()));
@@ -238,6 +254,7 @@ impl PolicyRenderer {
             };
             for pod in snapshot.isolation.of(direction) {
                 add_plain(flow(
+                    g,
                     t.default,
                     NORMAL,
                     ipv4(field, ip(), *pod),
@@ -267,6 +284,7 @@ mod tests {
     use netpol::{AddressSet, Isolation, PolicyKey, PortMatch, Protocol, RulePart};
 
     use super::*;
+    use crate::layout::tables::named_text::named_text;
 
     fn addr(s: &str) -> Ipv4Addr {
         s.parse().unwrap()
@@ -319,10 +337,16 @@ mod tests {
         }
     }
 
+    /// The flows by table name, in table order, then by text.
     fn texts(flows: &PolicyFlows) -> Vec<String> {
-        let mut t: Vec<String> = flows.flows.iter().map(ToString::to_string).collect();
-        t.sort();
-        t
+        let g = TableGraph::standard();
+        let mut sorted: Vec<(u8, String)> = flows
+            .flows
+            .iter()
+            .map(|f| (f.table_id, named_text(g, f)))
+            .collect();
+        sorted.sort();
+        sorted.into_iter().map(|(_, text)| text).collect()
     }
 
     #[test]
@@ -347,12 +371,12 @@ mod tests {
         assert_eq!(
             texts(&flows),
             [
-                "table=10,priority=200,conj_id=1,ip actions=goto_table:12",
-                "table=10,priority=200,ip,nw_dst=10.244.1.10 actions=conjunction(1,2/3)",
-                "table=10,priority=200,ip,nw_src=10.244.2.10 actions=conjunction(1,1/3)",
-                "table=10,priority=200,ip,nw_src=192.168.0.0/16 actions=conjunction(1,1/3)",
-                "table=10,priority=200,tcp,tp_dst=0x50/0xfffe actions=conjunction(1,3/3)",
-                "table=11,priority=200,ip,nw_dst=10.244.1.10 actions=drop",
+                "table=IngressRule,priority=200,conj_id=1,ip actions=goto_table:ConntrackCommit",
+                "table=IngressRule,priority=200,ip,nw_dst=10.244.1.10 actions=conjunction(1,2/3)",
+                "table=IngressRule,priority=200,ip,nw_src=10.244.2.10 actions=conjunction(1,1/3)",
+                "table=IngressRule,priority=200,ip,nw_src=192.168.0.0/16 actions=conjunction(1,1/3)",
+                "table=IngressRule,priority=200,tcp,tp_dst=0x50/0xfffe actions=conjunction(1,3/3)",
+                "table=IngressDefaultRule,priority=200,ip,nw_dst=10.244.1.10 actions=drop",
             ]
         );
         let cost = flows.rules.values().next().unwrap();
@@ -382,12 +406,12 @@ mod tests {
         assert_eq!(
             texts(&flows),
             [
-                "table=5,priority=200,conj_id=1,ip actions=goto_table:7",
-                "table=5,priority=200,ip,nw_dst=10.244.2.10 actions=conjunction(1,2/2)",
-                "table=5,priority=200,ip,nw_src=10.244.1.10 actions=conjunction(1,1/2)",
-                "table=5,priority=210,ip,nw_src=10.244.1.11 actions=goto_table:7",
-                "table=6,priority=200,ip,nw_src=10.244.1.10 actions=drop",
-                "table=6,priority=200,ip,nw_src=10.244.1.11 actions=drop",
+                "table=EgressRule,priority=200,conj_id=1,ip actions=goto_table:L3Forwarding",
+                "table=EgressRule,priority=200,ip,nw_dst=10.244.2.10 actions=conjunction(1,2/2)",
+                "table=EgressRule,priority=200,ip,nw_src=10.244.1.10 actions=conjunction(1,1/2)",
+                "table=EgressRule,priority=210,ip,nw_src=10.244.1.11 actions=goto_table:L3Forwarding",
+                "table=EgressDefaultRule,priority=200,ip,nw_src=10.244.1.10 actions=drop",
+                "table=EgressDefaultRule,priority=200,ip,nw_src=10.244.1.11 actions=drop",
             ]
         );
     }
@@ -448,9 +472,9 @@ mod tests {
             .find(|f| f.to_string().contains("nw_dst=10.244.1.10"))
             .unwrap();
         assert_eq!(
-            shared.to_string(),
+            named_text(TableGraph::standard(), shared),
             format!(
-                "table=10,priority=200,ip,nw_dst=10.244.1.10 actions=conjunction({b_id},2/2),conjunction({a_id},2/2)"
+                "table=IngressRule,priority=200,ip,nw_dst=10.244.1.10 actions=conjunction({b_id},2/2),conjunction({a_id},2/2)"
             )
         );
         assert_eq!(both.flows.len(), 2 + 2 + 1);
@@ -463,7 +487,7 @@ mod tests {
         let flows = PolicyRenderer::new().render(&snapshot(vec![r], &["10.244.1.10"], &[]));
         assert_eq!(
             texts(&flows),
-            ["table=11,priority=200,ip,nw_dst=10.244.1.10 actions=drop"]
+            ["table=IngressDefaultRule,priority=200,ip,nw_dst=10.244.1.10 actions=drop"]
         );
         assert!(flows.rules.is_empty());
     }

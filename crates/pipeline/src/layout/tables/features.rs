@@ -1,0 +1,113 @@
+//! Every feature's tables. A feature declares each of its tables once, as a constant naming it
+//! and its stage, and lists them in its entry of [`FEATURES`]; adding a table is one constant and
+//! one list entry here, plus the table's own flows. The renderers name these constants; the
+//! graph gives their ids.
+
+use super::{Feature, Stage, Table};
+
+// The classifier.
+
+/// By ingress port: host↔uplink pass-through, then tunnel, gateway, uplink (direct peers) and
+/// Pods, each marked with its source.
+pub const CLASSIFIER: Table = Table::new("Classifier", Stage::Classifier);
+
+// The spoof guard.
+
+/// Pod packets must carry the Pod's MAC and IP (IP and ARP).
+pub const SPOOF_GUARD: Table = Table::new("SpoofGuard", Stage::Validation);
+
+// Conntrack.
+
+/// Sends IP packets through conntrack (zone 65520).
+pub const CONNTRACK_ZONE: Table = Table::new("ConntrackZone", Stage::ConntrackState);
+/// Drops invalid connections.
+pub const CONNTRACK_STATE: Table = Table::new("ConntrackState", Stage::ConntrackState);
+/// Commits new connections.
+pub const CONNTRACK_COMMIT: Table = Table::new("ConntrackCommit", Stage::Conntrack);
+
+// NetworkPolicy egress.
+
+/// NetworkPolicy egress allow rules of local Pods (conjunctive flows); established and related
+/// traffic passes.
+pub const EGRESS_RULE: Table = Table::new("EgressRule", Stage::EgressSecurity);
+/// Drops what egress-isolated Pods send that no rule allowed.
+pub const EGRESS_DEFAULT_RULE: Table = Table::new("EgressDefaultRule", Stage::EgressSecurity);
+
+// L3 forwarding.
+
+/// Chooses the next hop: local Pod, gateway, tunnel or uplink; rewrites the MACs.
+pub const L3_FORWARDING: Table = Table::new("L3Forwarding", Stage::Routing);
+
+// TTL.
+
+/// Decrements the TTL of routed packets.
+pub const L3_DEC_TTL: Table = Table::new("L3DecTTL", Stage::Routing);
+
+// L2 forwarding.
+
+/// Maps the destination MAC to the output port.
+pub const L2_FORWARDING_CALC: Table = Table::new("L2ForwardingCalc", Stage::Switching);
+
+// NetworkPolicy ingress.
+
+/// NetworkPolicy ingress allow rules of local Pods; established and related traffic and the
+/// Node's own traffic to its Pods pass.
+pub const INGRESS_RULE: Table = Table::new("IngressRule", Stage::IngressSecurity);
+/// Drops what ingress-isolated Pods would receive that no rule allowed.
+pub const INGRESS_DEFAULT_RULE: Table = Table::new("IngressDefaultRule", Stage::IngressSecurity);
+
+// Output.
+
+/// Outputs to the port chosen by `L2ForwardingCalc`.
+pub const OUTPUT: Table = Table::new("Output", Stage::Output);
+
+// ARP. Antrea's ARP pipeline ends in its responder, in the output stage: ARP leaves the bridge
+// there. The feature comes after the output feature, so the IP path's `Output` stays the table
+// right after `ConntrackCommit`.
+
+/// Answers ARP for peer gateways; forwards other ARP by target IP.
+pub const ARP_RESPONDER: Table = Table::new("ARPResponder", Stage::Output);
+
+/// The agent's features, in the order their tables come within a stage.
+pub const FEATURES: &[Feature<'static>] = &[
+    Feature {
+        name: "classifier",
+        tables: &[CLASSIFIER],
+    },
+    Feature {
+        name: "spoof guard",
+        tables: &[SPOOF_GUARD],
+    },
+    Feature {
+        name: "conntrack",
+        tables: &[CONNTRACK_ZONE, CONNTRACK_STATE, CONNTRACK_COMMIT],
+    },
+    Feature {
+        name: "NetworkPolicy egress",
+        tables: &[EGRESS_RULE, EGRESS_DEFAULT_RULE],
+    },
+    Feature {
+        name: "L3 forwarding",
+        tables: &[L3_FORWARDING],
+    },
+    Feature {
+        name: "TTL",
+        tables: &[L3_DEC_TTL],
+    },
+    Feature {
+        name: "L2 forwarding",
+        tables: &[L2_FORWARDING_CALC],
+    },
+    Feature {
+        name: "NetworkPolicy ingress",
+        tables: &[INGRESS_RULE, INGRESS_DEFAULT_RULE],
+    },
+    Feature {
+        name: "output",
+        tables: &[OUTPUT],
+    },
+    Feature {
+        name: "ARP",
+        tables: &[ARP_RESPONDER],
+    },
+];

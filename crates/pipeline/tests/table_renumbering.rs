@@ -1,0 +1,188 @@
+//! The table graph renumbered the tables and changed nothing else. The flows rendered before it
+//! (`tests/fixtures/before/`: the goldens of that time, n1's flows per traffic mode and the
+//! NetworkPolicy flows of every truth-table scenario, with that layout's id→name map in
+//! `tables.txt`) and the flows rendered now, each with every table id — `table=N`,
+//! `goto_table:N`, `ct(table=N)`, `resubmit(,N)`, `table_id=N` — replaced by the table's name,
+//! are the same flows.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use model::{TrafficMode, TunnelType};
+use pipeline::layout::TableGraph;
+
+/// Where a table id follows in `ovs-ofctl` flow text. After `resubmit(` the id is the second
+/// argument.
+const TABLE_IDS: [&str; 4] = ["table=", "goto_table:", "table_id=", "resubmit("];
+
+fn fixture(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/before")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The id→name map of the layout before the graph.
+fn names_before() -> BTreeMap<u8, String> {
+    fixture("tables.txt")
+        .lines()
+        .map(|line| {
+            let (id, name) = line.split_once(' ').expect("`<id> <name>` lines");
+            (id.parse().expect("a table id"), name.to_owned())
+        })
+        .collect()
+}
+
+fn names_now() -> BTreeMap<u8, String> {
+    TableGraph::standard()
+        .tables()
+        .map(|(id, t)| (id, t.name().to_owned()))
+        .collect()
+}
+
+/// `line` (a flow in `ovs-ofctl` syntax; no `table=` means table 0) with its table ids
+/// replaced by their names in `names`.
+fn named(line: &str, names: &BTreeMap<u8, String>) -> String {
+    let name = |id: u8| {
+        names
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| format!("<no table {id}>"))
+    };
+    let line = if line.starts_with("table=") {
+        line.to_owned()
+    } else {
+        format!("table=0,{line}")
+    };
+    let mut out = String::new();
+    let mut rest = line.as_str();
+    while let Some((at, marker)) = TABLE_IDS
+        .iter()
+        .filter_map(|m| rest.find(m).map(|at| (at, *m)))
+        .min()
+    {
+        out.push_str(&rest[..at + marker.len()]);
+        rest = &rest[at + marker.len()..];
+        if marker == "resubmit(" {
+            let port = rest.find(',').map_or(rest.len(), |comma| comma + 1);
+            out.push_str(&rest[..port]);
+            rest = &rest[port..];
+        }
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 {
+            out.push_str(&name(rest[..digits].parse().expect("a table id")));
+            rest = &rest[digits..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A listing's sections (`## <title>` lines; one untitled section when there are none), each
+/// its flows named with `names`, sorted. The `# <id> <name>` headers must agree with `names`.
+fn sections(listing: &str, names: &BTreeMap<u8, String>) -> Vec<(String, Vec<String>)> {
+    let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+    for line in listing.lines() {
+        if let Some(title) = line.strip_prefix("## ") {
+            sections.push((title.to_owned(), Vec::new()));
+        } else if let Some(header) = line.strip_prefix("# ") {
+            let (id, name) = header.split_once(' ').expect("`# <id> <name>` headers");
+            let id: u8 = id.parse().expect("a table id");
+            assert_eq!(names.get(&id).map(String::as_str), Some(name), "{line}");
+        } else {
+            if sections.is_empty() {
+                sections.push((String::new(), Vec::new()));
+            }
+            let flows = &mut sections.last_mut().expect("a section").1;
+            flows.push(named(line, names));
+        }
+    }
+    for (_, flows) in &mut sections {
+        flows.sort();
+    }
+    sections
+}
+
+/// The fixture `before` and the listing `now` hold the same flows, by table name.
+fn same_flows_by_name(before: &str, now: &str) {
+    let (before, now) = (
+        sections(&fixture(before), &names_before()),
+        sections(now, &names_now()),
+    );
+    assert!(
+        before.iter().any(|(_, flows)| !flows.is_empty()),
+        "no flows before"
+    );
+    let titles = |s: &[(String, Vec<String>)]| s.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>();
+    assert_eq!(titles(&before), titles(&now));
+    let mut changed = Vec::new();
+    for ((title, was), (_, is)) in before.iter().zip(&now) {
+        if was != is {
+            let gone = was.iter().filter(|f| !is.contains(f));
+            let new = is.iter().filter(|f| !was.contains(f));
+            changed.push(format!(
+                "{title}\n{}{}",
+                gone.map(|f| format!("- {f}\n")).collect::<String>(),
+                new.map(|f| format!("+ {f}\n")).collect::<String>()
+            ));
+        }
+    }
+    assert!(
+        changed.is_empty(),
+        "flows changed beyond their table ids:\n{}",
+        changed.concat()
+    );
+}
+
+#[test]
+fn the_name_mapping_covers_every_kind_of_table_id() {
+    let names: BTreeMap<u8, String> = [(0, "A".into()), (3, "B".into()), (7, "C".into())].into();
+    assert_eq!(
+        named("priority=0 actions=goto_table:3", &names),
+        "table=A,priority=0 actions=goto_table:B"
+    );
+    assert_eq!(
+        named(
+            "table=3,ip actions=ct(table=7,zone=65520),resubmit(,7),resubmit(1,3,ct),learn(table_id=0)",
+            &names
+        ),
+        "table=B,ip actions=ct(table=C,zone=65520),resubmit(,C),resubmit(1,B,ct),learn(table_id=A)"
+    );
+    assert_eq!(
+        named("table=9,ip actions=drop", &names),
+        "table=<no table 9>,ip actions=drop"
+    );
+}
+
+#[test]
+fn geneve() {
+    same_flows_by_name(
+        "geneve.txt",
+        &support::listing(&support::all_flows(TrafficMode::Encap(TunnelType::Geneve))),
+    );
+}
+
+#[test]
+fn no_encap() {
+    same_flows_by_name(
+        "noencap.txt",
+        &support::listing(&support::all_flows(TrafficMode::NoEncap)),
+    );
+}
+
+#[test]
+fn hybrid() {
+    let flows = support::flows_with_peers(
+        TrafficMode::Hybrid(TunnelType::Geneve),
+        &[support::peer(), support::far_peer()],
+    );
+    same_flows_by_name("hybrid.txt", &support::listing(&flows));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn policies_of_every_truth_table_scenario() {
+    same_flows_by_name("policy.txt", &support::policy_listing());
+}
