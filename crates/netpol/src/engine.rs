@@ -8,6 +8,11 @@
 //! for that Namespace's Pods. A membership change — or a member's IP, Node or named ports
 //! changing — marks the group's policies dirty; [`PolicyEngine::sync`] recomputes just those
 //! policies from their groups' members and updates the [`Snapshot`].
+//!
+//! Each sync also says what changed, as a [`PolicyDelta`]: putting a policy's new output in
+//! place compares it with the policy's old output rule by rule, and the isolation counts say
+//! when a Pod IP becomes or stops being isolated, so the delta costs what the recomputed
+//! policies cost, not a comparison of whole snapshots.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::Ipv4Addr;
@@ -15,6 +20,7 @@ use std::net::Ipv4Addr;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 
+use crate::delta::PolicyDelta;
 use crate::error::PolicyError;
 use crate::input::{
     CompiledPolicy, CompiledRule, GroupKey, Peer, PodInfo, PortSpec, Scope, namespace_labels,
@@ -42,12 +48,20 @@ struct PolicyOutput {
 }
 
 /// What a [`PolicyEngine::sync`] did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SyncReport {
     /// Policies recomputed.
     pub policies: usize,
+    /// How the snapshot changed since the previous `sync` (a [`PolicyEngine::snapshot`] in
+    /// between syncs too, and its changes are in here).
+    pub delta: PolicyDelta,
+}
+
+impl SyncReport {
     /// Whether the snapshot changed.
-    pub changed: bool,
+    pub fn changed(&self) -> bool {
+        !self.delta.is_empty()
+    }
 }
 
 /// NetworkPolicy state for the Pods of one Node.
@@ -67,6 +81,8 @@ pub struct PolicyEngine {
     /// How many policies isolate each local Pod IP, per direction.
     isolating: [BTreeMap<Ipv4Addr, usize>; 2],
     dirty: BTreeSet<PolicyKey>,
+    /// How the snapshot changed since the last [`PolicyEngine::sync`] returned.
+    delta: PolicyDelta,
     recomputed: u64,
 }
 
@@ -85,6 +101,7 @@ impl PolicyEngine {
             snapshot: Snapshot::default(),
             isolating: [BTreeMap::new(), BTreeMap::new()],
             dirty: BTreeSet::new(),
+            delta: PolicyDelta::default(),
             recomputed: 0,
         }
     }
@@ -213,27 +230,37 @@ impl PolicyEngine {
         self.dirty.insert(key.clone());
     }
 
-    /// Recomputes the policies changes made dirty.
+    /// Recomputes the policies changes made dirty; reports how many, and how the snapshot
+    /// changed since the previous `sync`.
     pub fn sync(&mut self) -> SyncReport {
+        let policies = self.recompute();
+        SyncReport {
+            policies,
+            delta: std::mem::take(&mut self.delta),
+        }
+    }
+
+    /// The current result (recomputing first; what changed is still reported by the next
+    /// [`PolicyEngine::sync`]).
+    pub fn snapshot(&mut self) -> &Snapshot {
+        self.recompute();
+        &self.snapshot
+    }
+
+    /// Recomputes the dirty policies, adding what changed to the pending delta; returns how
+    /// many policies it recomputed.
+    fn recompute(&mut self) -> usize {
         let dirty = std::mem::take(&mut self.dirty);
-        let mut report = SyncReport::default();
-        for key in dirty {
-            report.policies += 1;
+        for key in &dirty {
             self.recomputed += 1;
             let output = self
                 .policies
-                .get(&key)
+                .get(key)
                 .map(|p| self.compute(p))
                 .unwrap_or_default();
-            report.changed |= self.replace_output(&key, output);
+            self.replace_output(key, output);
         }
-        report
-    }
-
-    /// The current result (syncing first).
-    pub fn snapshot(&mut self) -> &Snapshot {
-        self.sync();
-        &self.snapshot
+        dirty.len()
     }
 
     /// What the engine knows of a Pod.
@@ -502,18 +529,18 @@ impl PolicyEngine {
         }
     }
 
-    /// Puts a policy's new output into the snapshot; says whether anything changed.
+    /// Puts a policy's new output into the snapshot, recording what changed in the pending
+    /// delta.
     fn replace_output(
         &mut self,
         key: &PolicyKey,
         (rules, isolation): (Vec<Rule>, [BTreeSet<Ipv4Addr>; 2]),
-    ) -> bool {
+    ) {
         let old = self.outputs.remove(key).unwrap_or_default();
-        let mut changed = false;
         let new_ids: BTreeSet<&RuleId> = rules.iter().map(|r| &r.id).collect();
         for id in &old.rules {
-            if !new_ids.contains(id) {
-                changed |= self.snapshot.rules.remove(id).is_some();
+            if !new_ids.contains(id) && self.snapshot.rules.remove(id).is_some() {
+                self.delta.remove_rule(id.clone());
             }
         }
         let mut output = PolicyOutput {
@@ -521,41 +548,43 @@ impl PolicyEngine {
             ..PolicyOutput::default()
         };
         for rule in rules {
-            if self.snapshot.rules.get(&rule.id) != Some(&rule) {
-                changed = true;
-                self.snapshot.rules.insert(rule.id.clone(), rule);
+            match self.snapshot.rules.get(&rule.id) {
+                Some(current) if *current == rule => continue,
+                Some(_) => self.delta.change_rule(rule.clone()),
+                None => self.delta.add_rule(rule.clone()),
             }
+            self.snapshot.rules.insert(rule.id.clone(), rule);
         }
         let [ingress, egress] = isolation;
-        changed |= self.isolate(Direction::Ingress, &old.ingress, &ingress);
-        changed |= self.isolate(Direction::Egress, &old.egress, &egress);
+        self.isolate(Direction::Ingress, &old.ingress, &ingress);
+        self.isolate(Direction::Egress, &old.egress, &egress);
         output.ingress = ingress;
         output.egress = egress;
         if !output.rules.is_empty() || !output.ingress.is_empty() || !output.egress.is_empty() {
             self.outputs.insert(key.clone(), output);
         }
-        changed
     }
 
+    /// Moves one policy's isolated IPs of `direction` from `old` to `new`; an IP is isolated
+    /// while at least one policy isolates it.
     fn isolate(
         &mut self,
         direction: Direction,
         old: &BTreeSet<Ipv4Addr>,
         new: &BTreeSet<Ipv4Addr>,
-    ) -> bool {
+    ) {
         let counts = &mut self.isolating[direction as usize];
         let set = match direction {
             Direction::Ingress => &mut self.snapshot.isolation.ingress,
             Direction::Egress => &mut self.snapshot.isolation.egress,
         };
-        let mut changed = false;
         for ip in old.difference(new) {
             if let Some(n) = counts.get_mut(ip) {
                 *n -= 1;
                 if *n == 0 {
                     counts.remove(ip);
                     set.remove(ip);
-                    changed = true;
+                    self.delta.release(direction, *ip);
                 }
             }
         }
@@ -564,9 +593,8 @@ impl PolicyEngine {
             *n += 1;
             if *n == 1 {
                 set.insert(*ip);
-                changed = true;
+                self.delta.isolate(direction, *ip);
             }
         }
-        changed
     }
 }
