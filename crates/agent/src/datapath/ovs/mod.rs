@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
-use netpol::{RuleId, Snapshot};
+use netpol::{PolicyDelta, RuleId, Snapshot};
 use openflow::msg::flow_mod::FlowMod;
 use pipeline::FlowOwner;
 use pipeline::model::{NodeNetwork, PeerNode, PodKey};
@@ -85,7 +85,8 @@ impl<H> OvsDatapath<H> {
 
     /// Every owner's flows for a new round: the Node's, `peers`', `policy`'s and those of the
     /// Pods already attached (their ports' records), without installing anything. The Pods'
-    /// OpenFlow port numbers are noted, so new Pods get other ones.
+    /// OpenFlow port numbers are noted, so new Pods get other ones. `policy` is rendered whole
+    /// and becomes what [`Datapath::update_policy`]'s deltas change.
     pub async fn first_round(
         &self,
         peers: &[PeerNode],
@@ -189,8 +190,8 @@ impl<H: HostNetwork + 'static> Datapath for OvsDatapath<H> {
         self.reconcile_peers(peers).await
     }
 
-    async fn set_policy(&self, policy: &Snapshot) -> Result<PolicyChanges, AgentError> {
-        self.install_policy(policy).await
+    async fn update_policy(&self, delta: &PolicyDelta) -> Result<PolicyChanges, AgentError> {
+        self.install_policy(delta).await
     }
 
     async fn policy_enforcement(&self) -> Result<BTreeMap<RuleId, RuleEnforcement>, AgentError> {
