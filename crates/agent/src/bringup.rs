@@ -14,8 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hostnet::{GatewayConfig, HostNetwork, NicConfig, Outcome, TransportSelector};
-use pipeline::FlowOwner;
+use pipeline::Owner;
 use pipeline::model::{MacAddr, NodeNetwork, NodePorts, TrafficMode, TunnelType};
+use pipeline::owners::{NETWORK_POLICY, NODE, PEER, POD};
 use pipeline::render::{node_flows, pod_flows};
 
 use crate::cluster::Store;
@@ -242,21 +243,21 @@ pub async fn bring_up<H: HostNetwork + 'static>(
             bridge_name,
             !config.no_snat,
         );
-        let mut desired = vec![(FlowOwner::Node, node_flows(&network))];
+        let mut desired = vec![(Owner::from(NODE), node_flows(&network).into())];
         for peer in peers.peers(store) {
             desired.push((
-                FlowOwner::Peer(peer.name.clone()),
-                pipeline::render::peer_flows(&network, &peer),
+                Owner::new(PEER, &peer.name),
+                pipeline::render::peer_flows(&network, &peer).into(),
             ));
         }
         let mut policy = NetworkPolicyController::new(&info.name, flows.clone());
         for input in policy_inputs {
             policy.apply(input);
         }
-        desired.push((FlowOwner::NetworkPolicy, policy.desired_flows()));
+        desired.push((Owner::from(NETWORK_POLICY), policy.desired_flows().into()));
         for port in bridge.container_ports().await? {
             match &port.pod {
-                Some(pod) => desired.push((FlowOwner::Pod(pod.key.clone()), pod_flows(&network, pod))),
+                Some(pod) => desired.push((Owner::new(POD, &pod.key), pod_flows(&network, pod).into())),
                 None => tracing::warn!(
                     "container port {} has incomplete records or no OpenFlow port; its flows wait for the CNI server",
                     port.port

@@ -10,7 +10,8 @@ use agent::cluster::ObjectKey;
 use agent::controller::{NetworkPolicyController, PolicyInput};
 use agent::flows::Flows;
 use ovstest::Ovs;
-use pipeline::FlowOwner;
+use pipeline::Owner;
+use pipeline::owners::NETWORK_POLICY;
 use serde_json::{Value, json};
 
 fn pod(ns: &str, name: &str, node: &str, ip: &str, labels: Value) -> PolicyInput {
@@ -96,7 +97,7 @@ async fn controller_installs_policy_flows_in_bursts() {
     let diff = controller.install().await.unwrap();
     // Three peers + one applied-to + one port + the conj_id flow + one default drop.
     assert_eq!(diff.adds.len(), 7, "{diff:?}");
-    assert!(flows.owners().contains(&FlowOwner::NetworkPolicy));
+    assert!(flows.owners().contains(&Owner::from(NETWORK_POLICY)));
     assert_eq!(dump(&ovs).len(), 7);
     let costs = controller.rule_flows();
     assert_eq!(costs.len(), 1);

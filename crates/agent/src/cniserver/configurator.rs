@@ -17,8 +17,9 @@ use cni::spec::{CniError, CniResult, code};
 use hostnet::naming::endpoint_name;
 use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
 use ipam::{Ipam, IpamConfig};
-use pipeline::FlowOwner;
+use pipeline::Owner;
 use pipeline::model::{LocalPod, MacAddr, NodeNetwork, PodKey};
+use pipeline::owners::POD;
 use pipeline::render::pod_flows;
 
 use super::ipam_conf::ipam_config;
@@ -278,7 +279,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
             ofport,
         };
         self.flows
-            .set(FlowOwner::Pod(key.clone()), pod_flows(&self.network, &pod))
+            .set(Owner::new(POD, key), pod_flows(&self.network, &pod))
             .await
             .map_err(interface_failure)?;
         clock.lap("flows");
@@ -299,7 +300,7 @@ impl<H: HostNetwork> PodConfigurator<H> {
         host_ifname: Option<&str>,
     ) -> Result<(), AgentError> {
         if let Some(key) = key {
-            self.flows.remove(FlowOwner::Pod(key.clone())).await?;
+            self.flows.remove(Owner::new(POD, key)).await?;
         }
         if let Some(name) = host_ifname {
             self.bridge.delete_port(name).await?;

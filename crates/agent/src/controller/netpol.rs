@@ -12,8 +12,9 @@ use k8s_openapi::api::networking::v1::NetworkPolicy;
 use netpol::{PolicyEngine, PolicyKey, RuleId};
 use openflow::msg::flow_mod::FlowMod;
 use openflow::msg::flow_stats::FlowDescRequest;
+use pipeline::owners::NETWORK_POLICY;
 use pipeline::render::{PolicyFlows, PolicyRenderer, RuleCounters, RuleFlows};
-use pipeline::{FlowDiff, FlowOwner};
+use pipeline::{FlowDiff, Owner};
 use tokio::sync::{mpsc, oneshot};
 
 use super::policy_report::PolicyReport;
@@ -132,7 +133,7 @@ impl NetworkPolicyController {
     pub async fn install(&mut self) -> Result<FlowDiff, AgentError> {
         let report = self.engine.sync();
         let flows = self.desired_flows();
-        let diff = self.flows.set(FlowOwner::NetworkPolicy, flows).await?;
+        let diff = self.flows.set(Owner::from(NETWORK_POLICY), flows).await?;
         tracing::info!(
             "NetworkPolicy: {} policies recomputed, {} rules, {} flow mods",
             report.policies,

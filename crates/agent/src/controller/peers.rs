@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use hostnet::{HostNetwork, Outcome, PodSnat, RouteChanges};
-use pipeline::FlowOwner;
+use pipeline::Owner;
 use pipeline::model::{NodeNetwork, PeerNode};
+use pipeline::owners::PEER;
 use pipeline::render::peer_flows;
 use tokio::sync::mpsc;
 
@@ -99,21 +100,20 @@ impl<H: HostNetwork> PeerController<H> {
         for peer in &peers {
             let diff = self
                 .flows
-                .set(
-                    FlowOwner::Peer(peer.name.clone()),
-                    peer_flows(&self.node, peer),
-                )
+                .set(Owner::new(PEER, &peer.name), peer_flows(&self.node, peer))
                 .await?;
             if !diff.is_empty() {
                 changes.flows_set.push(peer.name.clone());
             }
         }
         for owner in self.flows.owners() {
-            if let FlowOwner::Peer(name) = &owner
-                && !wanted.contains(name.as_str())
+            if owner.kind() == PEER
+                && let Some(name) = owner.id()
+                && !wanted.contains(name)
             {
+                let name = name.to_string();
                 self.flows.remove(owner.clone()).await?;
-                changes.flows_removed.push(name.clone());
+                changes.flows_removed.push(name);
             }
         }
         let routes: Vec<hostnet::PeerRoute> = peers
