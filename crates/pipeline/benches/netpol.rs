@@ -6,7 +6,7 @@
 //! - the resident memory (`VmRSS`) of this process before the engine is built and once the
 //!   engine, the renderer and the rendered flows are held: the agent's NetworkPolicy state, not
 //!   a whole agent process (no runtime, stores or connections at that point);
-//! - the first install of the whole flow set as the agent does it (`FlowInstaller::replace` of
+//! - the first install of the whole flow set as the agent does it (`Installer::replace` of
 //!   the NetworkPolicy owner from an empty cache: one bundle, confirmed), against
 //!   `ovs-ofctl --bundle add-flows` of the same flows from a file, in the same run; after each
 //!   the switch's flows are read back and must equal the cache's;
@@ -42,7 +42,8 @@ mod bench {
     use netpol::{PolicyEngine, PolicyError};
     use openflow::conn::ConnOptions;
     use pipeline::Round;
-    use pipeline::cache::{FlowCache, FlowInstaller, FlowOwner, SharedCache};
+    use pipeline::cache::{Change, DesiredCache, Installer, Owner, SharedCache};
+    use pipeline::owners::NETWORK_POLICY;
     use pipeline::render::{PolicyFlows, PolicyRenderer};
     use serde_json::json;
 
@@ -136,16 +137,16 @@ mod bench {
     }
 
     /// An installer with an empty cache, as the agent's at its first NetworkPolicy install.
-    fn installer(sw: &Switch) -> (FlowInstaller, SharedCache) {
-        let cache = Arc::new(Mutex::new(FlowCache::new(Round::FIRST)));
-        (FlowInstaller::new(sw.conn.clone(), cache.clone()), cache)
+    fn installer(sw: &Switch) -> (Installer, SharedCache) {
+        let cache = Arc::new(Mutex::new(DesiredCache::new(Round::FIRST)));
+        (Installer::new(sw.conn.clone(), cache.clone()), cache)
     }
 
     /// The agent's NetworkPolicy state and the switch it installs into.
     struct Agent {
         engine: PolicyEngine,
         renderer: PolicyRenderer,
-        installer: FlowInstaller,
+        installer: Installer,
         cache: SharedCache,
         flows: usize,
     }
@@ -171,17 +172,18 @@ mod bench {
                 .cache
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .prepare(FlowOwner::NetworkPolicy, rendered.flows.clone())
+                .prepare(Change::new().replace(Owner::from(NETWORK_POLICY), rendered.flows.clone()))
                 .expect("no conflicting flows");
             let diff = start.elapsed();
             let start = Instant::now();
             let sent = self
                 .installer
-                .replace(FlowOwner::NetworkPolicy, rendered.flows.clone())
+                .replace(Owner::from(NETWORK_POLICY), rendered.flows.clone())
                 .await
-                .expect("install the update");
+                .expect("install the update")
+                .flows;
             let install = start.elapsed();
-            assert_eq!(sent, update.diff, "the installer sent another diff");
+            assert_eq!(sent, update.diff.flows, "the installer sent another diff");
             let now = check_switch(sw, &self.cache, what);
             println!(
                 "| {what} | {} | {:.2} | {:.2} | {:.2} | {:.2} | **{:.2}** | {} ({} add, {} modify, {} delete) | {} → {now} |",
@@ -273,7 +275,7 @@ mod bench {
             flows.flows.len()
         );
         println!(
-            "| rep | ours: FlowInstaller::replace, one bundle (ms) | ovs-ofctl --bundle add-flows FILE (ms) | ours / ovs-ofctl |"
+            "| rep | ours: Installer::replace, one bundle (ms) | ovs-ofctl --bundle add-flows FILE (ms) | ours / ovs-ofctl |"
         );
         println!("|---:|---:|---:|---:|");
         let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
@@ -284,15 +286,17 @@ mod bench {
                 let (installer, cache) = installer(&sw);
                 if contender == 0 {
                     let start = Instant::now();
-                    rt.block_on(installer.replace(FlowOwner::NetworkPolicy, flows.flows.clone()))
-                        .expect("first install");
+                    rt.block_on(
+                        installer.replace(Owner::from(NETWORK_POLICY), flows.flows.clone()),
+                    )
+                    .expect("first install");
                     mine = start.elapsed();
                 } else {
                     // The same flows as the installer stamps them (cookie of the owner's round).
                     cache
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
-                        .replace(FlowOwner::NetworkPolicy, flows.flows.clone())
+                        .replace(Owner::from(NETWORK_POLICY), flows.flows.clone())
                         .expect("no conflicting flows");
                     let text: String = texts(
                         &cache
@@ -340,7 +344,7 @@ mod bench {
 
         clear(&sw);
         let (installer, cache) = installer(&sw);
-        rt.block_on(installer.replace(FlowOwner::NetworkPolicy, flows.flows.clone()))
+        rt.block_on(installer.replace(Owner::from(NETWORK_POLICY), flows.flows.clone()))
             .expect("install");
         let installed = check_switch(&sw, &cache, "install before the updates");
         let mut agent = Agent {

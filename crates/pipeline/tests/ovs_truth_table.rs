@@ -13,8 +13,9 @@ use std::collections::BTreeMap;
 use netpol::{PolicyEngine, PolicyKey};
 use ovstest::Ovs;
 use pipeline::Round;
-use pipeline::cache::FlowOwner;
+use pipeline::cache::Owner;
 use pipeline::model::{LocalPod, NodePorts, PodKey, TrafficMode, TunnelType};
+use pipeline::owners::{NETWORK_POLICY, NODE, PEER, POD};
 use pipeline::render::{PolicyRenderer, node_flows, peer_flows, pod_flows};
 use support::switch::Switch;
 use truthtable::model::{index, ip, node, pods};
@@ -98,20 +99,17 @@ async fn truth_tables() {
     let installer = sw.installer(Round::FIRST);
     let node = support::node(TrafficMode::Encap(TunnelType::Geneve));
     installer
-        .replace(FlowOwner::Node, node_flows(&node))
+        .replace(Owner::from(NODE), node_flows(&node))
         .await
         .unwrap();
     for pod in &local_pods {
         installer
-            .replace(FlowOwner::Pod(pod.key.clone()), pod_flows(&node, pod))
+            .replace(Owner::new(POD, &pod.key), pod_flows(&node, pod))
             .await
             .unwrap();
     }
     installer
-        .replace(
-            FlowOwner::Peer("n2".into()),
-            peer_flows(&node, &support::peer()),
-        )
+        .replace(Owner::new(PEER, "n2"), peer_flows(&node, &support::peer()))
         .await
         .unwrap();
 
@@ -139,7 +137,7 @@ async fn truth_tables() {
         installed = wanted;
         let flows = renderer.render(engine.snapshot());
         installer
-            .replace(FlowOwner::NetworkPolicy, flows.flows)
+            .replace(Owner::from(NETWORK_POLICY), flows.flows)
             .await
             .unwrap();
         // Only pairs this Node forwards: z to z never crosses it.

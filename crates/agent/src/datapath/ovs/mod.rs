@@ -21,10 +21,10 @@ use std::sync::Arc;
 
 use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
 use netpol::{PolicyDelta, RuleId, Snapshot};
-use openflow::msg::flow_mod::FlowMod;
-use pipeline::FlowOwner;
 use pipeline::model::{NodeNetwork, PeerNode, PodKey};
+use pipeline::owners::{NETWORK_POLICY, NODE, PEER, POD};
 use pipeline::render::{node_flows, peer_flows, pod_flows};
+use pipeline::{Objects, Owner};
 
 use super::step_clock::StepClock;
 use super::{AttachedPod, Datapath, PeerChanges, PodAttach, PolicyChanges, RuleEnforcement};
@@ -91,18 +91,18 @@ impl<H> OvsDatapath<H> {
         &self,
         peers: &[PeerNode],
         policy: &Snapshot,
-    ) -> Result<Vec<(FlowOwner, Vec<FlowMod>)>, AgentError> {
+    ) -> Result<Vec<(Owner, Objects)>, AgentError> {
         let network = &self.network;
-        let mut desired = vec![(FlowOwner::Node, node_flows(network))];
+        let mut desired = vec![(Owner::from(NODE), node_flows(network).into())];
         for peer in peers {
             desired.push((
-                FlowOwner::Peer(peer.name.clone()),
-                peer_flows(network, peer),
+                Owner::new(PEER, &peer.name),
+                peer_flows(network, peer).into(),
             ));
         }
         desired.push((
-            FlowOwner::NetworkPolicy,
-            self.policy.lock().await.render(policy),
+            Owner::from(NETWORK_POLICY),
+            self.policy.lock().await.render(policy).into(),
         ));
         for port in self.bridge.container_ports().await? {
             if let Some(ofport) = port.ofport {
@@ -110,7 +110,7 @@ impl<H> OvsDatapath<H> {
             }
             match &port.pod {
                 Some(pod) => {
-                    desired.push((FlowOwner::Pod(pod.key.clone()), pod_flows(network, pod)))
+                    desired.push((Owner::new(POD, &pod.key), pod_flows(network, pod).into()))
                 }
                 None => tracing::warn!(
                     "container port {} has incomplete records or no OpenFlow port; its flows wait for the CNI server",

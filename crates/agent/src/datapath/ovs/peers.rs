@@ -5,8 +5,9 @@
 use std::collections::BTreeSet;
 
 use hostnet::{HostNetwork, Outcome, PodSnat};
-use pipeline::FlowOwner;
+use pipeline::Owner;
 use pipeline::model::PeerNode;
+use pipeline::owners::PEER;
 use pipeline::render::peer_flows;
 
 use super::OvsDatapath;
@@ -25,7 +26,7 @@ impl<H: HostNetwork> OvsDatapath<H> {
             let diff = self
                 .flows
                 .set(
-                    FlowOwner::Peer(peer.name.clone()),
+                    Owner::new(PEER, &peer.name),
                     peer_flows(&self.network, peer),
                 )
                 .await?;
@@ -34,11 +35,13 @@ impl<H: HostNetwork> OvsDatapath<H> {
             }
         }
         for owner in self.flows.owners() {
-            if let FlowOwner::Peer(name) = &owner
-                && !wanted.contains(name.as_str())
+            if owner.kind() == PEER
+                && let Some(name) = owner.id()
+                && !wanted.contains(name)
             {
+                let name = name.to_string();
                 self.flows.remove(owner.clone()).await?;
-                changes.removed.push(name.clone());
+                changes.removed.push(name);
             }
         }
         let bridge = self.bridge.name();

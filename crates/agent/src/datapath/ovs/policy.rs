@@ -1,17 +1,19 @@
 //! NetworkPolicy on the OVS datapath: the rules rendered as conjunctive flows (owner
 //! `networkpolicy`, one bundle per change), and each rule's flows and counters read back for
 //! reports and metrics. The renderer keeps the owner's flows between changes: a delta renders
-//! only the rules it names, and a refused install is undone in the renderer, so it always
-//! matches the switch.
+//! only the rules it names, its patch (the flows that changed) goes to the cache as a patch of
+//! the owner, costing the size of the patch, and a refused install is undone in the renderer,
+//! so it always matches the cache and the switch.
 
 use std::collections::BTreeMap;
 
 use netpol::{PolicyDelta, RuleId, Snapshot};
 use openflow::msg::flow_mod::FlowMod;
 use openflow::msg::flow_stats::FlowDescRequest;
-use pipeline::FlowOwner;
 use pipeline::cache::FlowKey;
+use pipeline::owners::NETWORK_POLICY;
 use pipeline::render::PolicyRenderer;
+use pipeline::{Change, Owner, Patch};
 
 use super::OvsDatapath;
 use crate::datapath::{PolicyChanges, RuleEnforcement};
@@ -45,8 +47,13 @@ impl<H> OvsDatapath<H> {
         if update.patch.is_empty() {
             return Ok(changes);
         }
-        let flows = state.renderer.flows().flows;
-        match self.flows.set(FlowOwner::NetworkPolicy, flows).await {
+        let patch = Patch {
+            upsert: update.patch.upsert.into(),
+            remove_flows: update.patch.remove,
+            ..Patch::default()
+        };
+        let change = Change::new().patch(Owner::from(NETWORK_POLICY), patch);
+        match self.flows.apply(change).await {
             Ok(diff) => {
                 changes.changed = diff.len();
                 Ok(changes)
