@@ -33,8 +33,9 @@ use crate::selector::Labels;
 
 #[derive(Debug, Default)]
 struct Group {
-    /// Member Pods (only Pods with an IP).
-    members: BTreeSet<PodKey>,
+    /// Member Pods (only Pods with an IP), with their IP: a rule's peers are read from here,
+    /// without a lookup per member.
+    members: BTreeMap<PodKey, Ipv4Addr>,
     /// Policies reading this group.
     users: BTreeSet<PolicyKey>,
 }
@@ -135,12 +136,13 @@ impl PolicyEngine {
             let Some(group) = self.groups.get_mut(&g) else {
                 continue;
             };
-            let was = group.members.contains(&key);
-            let changed = match (was, now) {
-                (false, true) => group.members.insert(key.clone()),
-                (true, false) => group.members.remove(&key),
-                (true, true) => details_changed,
-                (false, false) => false,
+            let was = group.members.contains_key(&key);
+            let changed = match (was, new.ip.filter(|_| now)) {
+                (_, Some(ip)) => {
+                    group.members.insert(key.clone(), ip) != Some(ip) || details_changed
+                }
+                (true, None) => group.members.remove(&key).is_some(),
+                (false, None) => false,
             };
             if changed {
                 self.dirty.extend(group.users.iter().cloned());
@@ -155,7 +157,7 @@ impl PolicyEngine {
         }
         for g in self.candidate_groups(&key.namespace) {
             if let Some(group) = self.groups.get_mut(&g)
-                && group.members.remove(key)
+                && group.members.remove(key).is_some()
             {
                 self.dirty.extend(group.users.iter().cloned());
             }
@@ -188,13 +190,13 @@ impl PolicyEngine {
         for g in self.cluster_wide.clone() {
             for key in &pods {
                 let now = self.group_matches(&g, key);
+                let ip = self.pods.get(key).and_then(|p| p.ip);
                 let Some(group) = self.groups.get_mut(&g) else {
                     continue;
                 };
-                let changed = if now {
-                    group.members.insert(key.clone())
-                } else {
-                    group.members.remove(key)
+                let changed = match ip.filter(|_| now) {
+                    Some(ip) => group.members.insert(key.clone(), ip) != Some(ip),
+                    None => group.members.remove(key).is_some(),
                 };
                 if changed {
                     self.dirty.extend(group.users.iter().cloned());
@@ -311,12 +313,16 @@ impl PolicyEngine {
 
     fn use_group(&mut self, g: GroupKey, user: &PolicyKey) {
         if !self.groups.contains_key(&g) {
-            let members: BTreeSet<PodKey> = match &g.scope {
+            let members: BTreeMap<PodKey, Ipv4Addr> = match &g.scope {
                 Scope::Namespace(ns) => self.pods_of(ns).cloned().collect::<Vec<_>>(),
                 Scope::Namespaces(_) => self.pods.keys().cloned().collect(),
             }
             .into_iter()
             .filter(|k| self.group_matches(&g, k))
+            .filter_map(|k| {
+                let ip = self.pods.get(&k)?.ip?;
+                Some((k, ip))
+            })
             .collect();
             match &g.scope {
                 Scope::Namespace(ns) => {
@@ -374,7 +380,7 @@ impl PolicyEngine {
         self.groups
             .get(g)
             .into_iter()
-            .flat_map(|group| group.members.iter())
+            .flat_map(|group| group.members.keys())
             .filter_map(|k| self.pods.get(k))
     }
 
@@ -421,12 +427,18 @@ impl PolicyEngine {
             None => Peers::Any,
             Some(list) => {
                 let mut set = AddressSet::default();
+                let mut ips = Vec::new();
                 for peer in list {
                     match peer {
-                        Peer::Pods(g) => set.ips.extend(self.members(g).filter_map(|p| p.ip)),
+                        Peer::Pods(g) => {
+                            let group = self.groups.get(g).into_iter();
+                            ips.extend(group.flat_map(|group| group.members.values()));
+                        }
                         Peer::Block(cidrs) => set.cidrs.extend(cidrs.iter().copied()),
                     }
                 }
+                // Collected, then built at once (sorted in bulk, not inserted one by one).
+                set.ips = ips.into_iter().collect();
                 Peers::Set(set)
             }
         };
