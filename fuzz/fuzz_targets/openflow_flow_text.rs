@@ -1,4 +1,4 @@
-//! The `ovs-ofctl` text syntax: `FlowMod`, `Match` and `GroupMod` `FromStr` on arbitrary UTF-8
+//! The `ovs-ofctl` text syntax: `FlowMod`, `Match`, `GroupMod` and `MeterMod` `FromStr` on arbitrary UTF-8
 //! never panic, and what parses prints (`Display`) to text that parses to the same value.
 #![no_main]
 
@@ -8,6 +8,7 @@ use std::str::FromStr;
 use libfuzzer_sys::fuzz_target;
 use openflow::msg::flow_mod::FlowMod;
 use openflow::msg::group_mod::GroupMod;
+use openflow::msg::meter_mod::MeterMod;
 use openflow::oxm::Match;
 
 fn round_trip<T: FromStr + Display + PartialEq + std::fmt::Debug>(text: &str)
@@ -25,4 +26,5 @@ fuzz_target!(|data: &[u8]| {
     round_trip::<FlowMod>(text);
     round_trip::<Match>(text);
     round_trip::<GroupMod>(text);
+    round_trip::<MeterMod>(text);
 });

@@ -52,7 +52,7 @@ pub enum AgentError {
     #[error("flows: {0}")]
     Flows(#[from] pipeline::ApplyError),
     #[error("flows: {0}")]
-    FlowConflict(#[from] pipeline::FlowConflict),
+    Cache(#[from] pipeline::CacheError),
     #[error("the bridge's recorded round: {0}")]
     Round(#[from] pipeline::ModelError),
     #[error(

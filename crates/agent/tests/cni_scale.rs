@@ -15,8 +15,9 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
 use model::PodKey;
-use pipeline::FlowOwner;
-use pipeline::cookie::{CATEGORY_MASK, Category};
+use pipeline::Owner;
+use pipeline::cookie::CATEGORY_MASK;
+use pipeline::owners::POD;
 use serde_json::{Value, json};
 use support::{Lan, TestNode, nodes_yaml, pods_yaml, run, succeeds, wait_until};
 
@@ -102,7 +103,7 @@ impl PodState {
                 .find_map(|f| f.trim().strip_prefix("cookie=0x"))
                 .and_then(|c| u64::from_str_radix(c, 16).ok())
                 .unwrap_or(0);
-            if cookie & CATEGORY_MASK == Category::Pod.cookie_bits() {
+            if cookie & CATEGORY_MASK == POD.category().cookie_bits() {
                 *pod_flows.entry(cookie as u32).or_default() += 1;
             }
         }
@@ -141,7 +142,7 @@ impl PodState {
             .iter()
             .map(|(_, p)| {
                 pipeline::cookie::owner_id(
-                    &FlowOwner::Pod(PodKey::new("default", p.as_str())).to_string(),
+                    &Owner::new(POD, PodKey::new("default", p.as_str())).to_string(),
                 )
             })
             .collect();

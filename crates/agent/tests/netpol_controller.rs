@@ -14,7 +14,8 @@ use agent::flows::Flows;
 use agent::ovs::OvsBridge;
 use model::{NodeNetwork, TrafficMode, TunnelType};
 use ovstest::Ovs;
-use pipeline::FlowOwner;
+use pipeline::Owner;
+use pipeline::owners::NETWORK_POLICY;
 use serde_json::{Value, json};
 
 fn pod(ns: &str, name: &str, node: &str, ip: &str, labels: Value) -> PolicyInput {
@@ -129,7 +130,7 @@ async fn controller_installs_policy_flows_in_bursts() {
     let changes = controller.install(&*datapath).await.unwrap();
     // Three peers + one applied-to + one port + the conj_id flow + one default drop.
     assert_eq!((changes.rules, changes.changed), (1, 7), "{changes:?}");
-    assert!(flows.owners().contains(&FlowOwner::NetworkPolicy));
+    assert!(flows.owners().contains(&Owner::from(NETWORK_POLICY)));
     assert_eq!(dump(&ovs).len(), 7);
     let enforced = datapath.policy_enforcement().await.unwrap();
     assert_eq!(enforced.len(), 1);

@@ -8,6 +8,11 @@
 //! for that Namespace's Pods. A membership change — or a member's IP, Node or named ports
 //! changing — marks the group's policies dirty; [`PolicyEngine::sync`] recomputes just those
 //! policies from their groups' members and updates the [`Snapshot`].
+//!
+//! Each sync also says what changed, as a [`PolicyDelta`]: putting a policy's new output in
+//! place compares it with the policy's old output rule by rule, and the isolation counts say
+//! when a Pod IP becomes or stops being isolated, so the delta costs what the recomputed
+//! policies cost, not a comparison of whole snapshots.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::Ipv4Addr;
@@ -15,6 +20,7 @@ use std::net::Ipv4Addr;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 
+use crate::delta::PolicyDelta;
 use crate::error::PolicyError;
 use crate::input::{
     CompiledPolicy, CompiledRule, GroupKey, Peer, PodInfo, PortSpec, Scope, namespace_labels,
@@ -27,8 +33,9 @@ use model::policy::{
 
 #[derive(Debug, Default)]
 struct Group {
-    /// Member Pods (only Pods with an IP).
-    members: BTreeSet<PodKey>,
+    /// Member Pods (only Pods with an IP), with their IP: a rule's peers are read from here,
+    /// without a lookup per member.
+    members: BTreeMap<PodKey, Ipv4Addr>,
     /// Policies reading this group.
     users: BTreeSet<PolicyKey>,
 }
@@ -42,12 +49,20 @@ struct PolicyOutput {
 }
 
 /// What a [`PolicyEngine::sync`] did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SyncReport {
     /// Policies recomputed.
     pub policies: usize,
+    /// How the snapshot changed since the previous `sync` (a [`PolicyEngine::snapshot`] in
+    /// between syncs too, and its changes are in here).
+    pub delta: PolicyDelta,
+}
+
+impl SyncReport {
     /// Whether the snapshot changed.
-    pub changed: bool,
+    pub fn changed(&self) -> bool {
+        !self.delta.is_empty()
+    }
 }
 
 /// NetworkPolicy state for the Pods of one Node.
@@ -67,6 +82,8 @@ pub struct PolicyEngine {
     /// How many policies isolate each local Pod IP, per direction.
     isolating: [BTreeMap<Ipv4Addr, usize>; 2],
     dirty: BTreeSet<PolicyKey>,
+    /// How the snapshot changed since the last [`PolicyEngine::sync`] returned.
+    delta: PolicyDelta,
     recomputed: u64,
 }
 
@@ -85,6 +102,7 @@ impl PolicyEngine {
             snapshot: Snapshot::default(),
             isolating: [BTreeMap::new(), BTreeMap::new()],
             dirty: BTreeSet::new(),
+            delta: PolicyDelta::default(),
             recomputed: 0,
         }
     }
@@ -118,12 +136,13 @@ impl PolicyEngine {
             let Some(group) = self.groups.get_mut(&g) else {
                 continue;
             };
-            let was = group.members.contains(&key);
-            let changed = match (was, now) {
-                (false, true) => group.members.insert(key.clone()),
-                (true, false) => group.members.remove(&key),
-                (true, true) => details_changed,
-                (false, false) => false,
+            let was = group.members.contains_key(&key);
+            let changed = match (was, new.ip.filter(|_| now)) {
+                (_, Some(ip)) => {
+                    group.members.insert(key.clone(), ip) != Some(ip) || details_changed
+                }
+                (true, None) => group.members.remove(&key).is_some(),
+                (false, None) => false,
             };
             if changed {
                 self.dirty.extend(group.users.iter().cloned());
@@ -138,7 +157,7 @@ impl PolicyEngine {
         }
         for g in self.candidate_groups(&key.namespace) {
             if let Some(group) = self.groups.get_mut(&g)
-                && group.members.remove(key)
+                && group.members.remove(key).is_some()
             {
                 self.dirty.extend(group.users.iter().cloned());
             }
@@ -171,13 +190,13 @@ impl PolicyEngine {
         for g in self.cluster_wide.clone() {
             for key in &pods {
                 let now = self.group_matches(&g, key);
+                let ip = self.pods.get(key).and_then(|p| p.ip);
                 let Some(group) = self.groups.get_mut(&g) else {
                     continue;
                 };
-                let changed = if now {
-                    group.members.insert(key.clone())
-                } else {
-                    group.members.remove(key)
+                let changed = match ip.filter(|_| now) {
+                    Some(ip) => group.members.insert(key.clone(), ip) != Some(ip),
+                    None => group.members.remove(key).is_some(),
                 };
                 if changed {
                     self.dirty.extend(group.users.iter().cloned());
@@ -213,27 +232,37 @@ impl PolicyEngine {
         self.dirty.insert(key.clone());
     }
 
-    /// Recomputes the policies changes made dirty.
+    /// Recomputes the policies changes made dirty; reports how many, and how the snapshot
+    /// changed since the previous `sync`.
     pub fn sync(&mut self) -> SyncReport {
+        let policies = self.recompute();
+        SyncReport {
+            policies,
+            delta: std::mem::take(&mut self.delta),
+        }
+    }
+
+    /// The current result (recomputing first; what changed is still reported by the next
+    /// [`PolicyEngine::sync`]).
+    pub fn snapshot(&mut self) -> &Snapshot {
+        self.recompute();
+        &self.snapshot
+    }
+
+    /// Recomputes the dirty policies, adding what changed to the pending delta; returns how
+    /// many policies it recomputed.
+    fn recompute(&mut self) -> usize {
         let dirty = std::mem::take(&mut self.dirty);
-        let mut report = SyncReport::default();
-        for key in dirty {
-            report.policies += 1;
+        for key in &dirty {
             self.recomputed += 1;
             let output = self
                 .policies
-                .get(&key)
+                .get(key)
                 .map(|p| self.compute(p))
                 .unwrap_or_default();
-            report.changed |= self.replace_output(&key, output);
+            self.replace_output(key, output);
         }
-        report
-    }
-
-    /// The current result (syncing first).
-    pub fn snapshot(&mut self) -> &Snapshot {
-        self.sync();
-        &self.snapshot
+        dirty.len()
     }
 
     /// What the engine knows of a Pod.
@@ -284,12 +313,16 @@ impl PolicyEngine {
 
     fn use_group(&mut self, g: GroupKey, user: &PolicyKey) {
         if !self.groups.contains_key(&g) {
-            let members: BTreeSet<PodKey> = match &g.scope {
+            let members: BTreeMap<PodKey, Ipv4Addr> = match &g.scope {
                 Scope::Namespace(ns) => self.pods_of(ns).cloned().collect::<Vec<_>>(),
                 Scope::Namespaces(_) => self.pods.keys().cloned().collect(),
             }
             .into_iter()
             .filter(|k| self.group_matches(&g, k))
+            .filter_map(|k| {
+                let ip = self.pods.get(&k)?.ip?;
+                Some((k, ip))
+            })
             .collect();
             match &g.scope {
                 Scope::Namespace(ns) => {
@@ -347,7 +380,7 @@ impl PolicyEngine {
         self.groups
             .get(g)
             .into_iter()
-            .flat_map(|group| group.members.iter())
+            .flat_map(|group| group.members.keys())
             .filter_map(|k| self.pods.get(k))
     }
 
@@ -394,12 +427,18 @@ impl PolicyEngine {
             None => Peers::Any,
             Some(list) => {
                 let mut set = AddressSet::default();
+                let mut ips = Vec::new();
                 for peer in list {
                     match peer {
-                        Peer::Pods(g) => set.ips.extend(self.members(g).filter_map(|p| p.ip)),
+                        Peer::Pods(g) => {
+                            let group = self.groups.get(g).into_iter();
+                            ips.extend(group.flat_map(|group| group.members.values()));
+                        }
                         Peer::Block(cidrs) => set.cidrs.extend(cidrs.iter().copied()),
                     }
                 }
+                // Collected, then built at once (sorted in bulk, not inserted one by one).
+                set.ips = ips.into_iter().collect();
                 Peers::Set(set)
             }
         };
@@ -502,18 +541,18 @@ impl PolicyEngine {
         }
     }
 
-    /// Puts a policy's new output into the snapshot; says whether anything changed.
+    /// Puts a policy's new output into the snapshot, recording what changed in the pending
+    /// delta.
     fn replace_output(
         &mut self,
         key: &PolicyKey,
         (rules, isolation): (Vec<Rule>, [BTreeSet<Ipv4Addr>; 2]),
-    ) -> bool {
+    ) {
         let old = self.outputs.remove(key).unwrap_or_default();
-        let mut changed = false;
         let new_ids: BTreeSet<&RuleId> = rules.iter().map(|r| &r.id).collect();
         for id in &old.rules {
-            if !new_ids.contains(id) {
-                changed |= self.snapshot.rules.remove(id).is_some();
+            if !new_ids.contains(id) && self.snapshot.rules.remove(id).is_some() {
+                self.delta.remove_rule(id.clone());
             }
         }
         let mut output = PolicyOutput {
@@ -521,41 +560,43 @@ impl PolicyEngine {
             ..PolicyOutput::default()
         };
         for rule in rules {
-            if self.snapshot.rules.get(&rule.id) != Some(&rule) {
-                changed = true;
-                self.snapshot.rules.insert(rule.id.clone(), rule);
+            match self.snapshot.rules.get(&rule.id) {
+                Some(current) if *current == rule => continue,
+                Some(_) => self.delta.change_rule(rule.clone()),
+                None => self.delta.add_rule(rule.clone()),
             }
+            self.snapshot.rules.insert(rule.id.clone(), rule);
         }
         let [ingress, egress] = isolation;
-        changed |= self.isolate(Direction::Ingress, &old.ingress, &ingress);
-        changed |= self.isolate(Direction::Egress, &old.egress, &egress);
+        self.isolate(Direction::Ingress, &old.ingress, &ingress);
+        self.isolate(Direction::Egress, &old.egress, &egress);
         output.ingress = ingress;
         output.egress = egress;
         if !output.rules.is_empty() || !output.ingress.is_empty() || !output.egress.is_empty() {
             self.outputs.insert(key.clone(), output);
         }
-        changed
     }
 
+    /// Moves one policy's isolated IPs of `direction` from `old` to `new`; an IP is isolated
+    /// while at least one policy isolates it.
     fn isolate(
         &mut self,
         direction: Direction,
         old: &BTreeSet<Ipv4Addr>,
         new: &BTreeSet<Ipv4Addr>,
-    ) -> bool {
+    ) {
         let counts = &mut self.isolating[direction as usize];
         let set = match direction {
             Direction::Ingress => &mut self.snapshot.isolation.ingress,
             Direction::Egress => &mut self.snapshot.isolation.egress,
         };
-        let mut changed = false;
         for ip in old.difference(new) {
             if let Some(n) = counts.get_mut(ip) {
                 *n -= 1;
                 if *n == 0 {
                     counts.remove(ip);
                     set.remove(ip);
-                    changed = true;
+                    self.delta.release(direction, *ip);
                 }
             }
         }
@@ -564,9 +605,8 @@ impl PolicyEngine {
             *n += 1;
             if *n == 1 {
                 set.insert(*ip);
-                changed = true;
+                self.delta.isolate(direction, *ip);
             }
         }
-        changed
     }
 }

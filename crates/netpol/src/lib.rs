@@ -6,14 +6,18 @@
 //!   addresses × ports, and the Pods isolated per direction (default deny).
 //! - [`engine`]: [`PolicyEngine`], which keeps the result up to date incrementally: a change
 //!   recomputes only the policies whose selector groups it touches.
+//! - [`delta`]: [`PolicyDelta`], what a sync changed (rules added, changed, removed; isolation
+//!   gained and lost), for datapaths that apply changes rather than whole results.
 //!
 //! `docs/netpol.md` states the semantics and how the pipeline renders them.
 
+pub mod delta;
 pub mod engine;
 pub mod error;
 pub mod input;
 pub mod selector;
 
+pub use delta::PolicyDelta;
 pub use engine::{PolicyEngine, SyncReport};
 pub use error::PolicyError;
 pub use model::policy::{

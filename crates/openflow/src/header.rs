@@ -37,6 +37,7 @@ pub mod msg_type {
     pub const BARRIER_REPLY: u8 = 21;
     pub const ROLE_REQUEST: u8 = 24;
     pub const ROLE_REPLY: u8 = 25;
+    pub const METER_MOD: u8 = 29;
     pub const BUNDLE_CONTROL: u8 = 33;
     pub const BUNDLE_ADD_MESSAGE: u8 = 34;
 }

@@ -1,5 +1,5 @@
 //! Oracle tests: `ovs-ofctl ofp-print` decodes the bytes this crate emits and prints the same
-//! flow, action and group text as our `Display`.
+//! flow, action, group and meter text as our `Display`.
 #![cfg(target_os = "linux")]
 
 use std::process::Command;
@@ -45,6 +45,8 @@ const FLOWS: &[&str] = &[
     "in_port=LOCAL,vlan_tci=0x0000/0x1fff actions=output:1",
     "arp,arp_spa=1.2.3.0/24,arp_op=1,arp_sha=00:11:22:33:44:55,arp_tha=00:00:00:00:00:00 actions=output:1",
     "dl_type=0x1234 actions=output:1",
+    "ip actions=meter:7,output:1",
+    "ip actions=meter:4294901760,goto_table:3",
 ];
 
 /// The `MATCH actions=...` part of an `OFPT_FLOW_MOD` print.
@@ -100,6 +102,7 @@ fn ofp_print_decodes_delete() {
 use openflow::msg::flow_mod::NO_BUFFER;
 use openflow::msg::flow_stats::FlowDescRequest;
 use openflow::msg::group_mod::{GROUP_ALL, GroupDescRequest, GroupMod};
+use openflow::msg::meter_mod::{METER_ALL, MeterDescRequest, MeterMod};
 use openflow::msg::packet_in::{PacketIn, PacketIn2, reason};
 use openflow::msg::packet_out::PacketOut;
 use openflow::oxm::{Field, Match};
@@ -124,9 +127,64 @@ fn ofp_print_decodes_our_group_mods() {
             "{printed}"
         );
     }
+    let g: GroupMod = GROUPS[0].parse().unwrap();
+    let printed = ofp_print(&GroupMod::add_or_modify(g.group).to_bytes(1).unwrap());
+    assert_eq!(
+        printed.lines().nth(1).map(str::trim),
+        Some(format!("ADD_OR_MOD {}", GROUPS[0]).as_str()),
+        "{printed}"
+    );
     let printed = ofp_print(&GroupMod::delete(GROUP_ALL).to_bytes(1).unwrap());
     assert!(
         printed.contains("DEL group_id=4294967292,type=all"),
+        "{printed}"
+    );
+}
+
+const METERS: &[&str] = &[
+    "meter=1 kbps bands=type=drop rate=1000",
+    "meter=2 pktps burst stats bands=type=drop rate=10 burst_size=5",
+    "meter=3 kbps bands=type=dscp_remark rate=300 prec_level=2 type=drop rate=500",
+    "meter=4 pktps burst bands=type=dscp_remark rate=1 burst_size=2 prec_level=3",
+];
+
+/// `ofp-print` shows a meter mod as `COMMAND meter=… bands=` and one line per band; joined
+/// like our `Display` (see `MeterDesc`'s doc) they must equal our text.
+fn meter_part(printed: &str) -> String {
+    let mut lines = printed.lines().map(str::trim);
+    let head = lines
+        .next()
+        .and_then(|l| l.split_once("): "))
+        .map(|(_, r)| r)
+        .unwrap_or_default();
+    head.to_string() + &lines.collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn ofp_print_decodes_our_meter_mods() {
+    for text in METERS {
+        let m: MeterMod = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        let printed = ofp_print(&m.to_bytes(1).unwrap());
+        assert!(printed.starts_with("OFPT_METER_MOD (OF1.5)"), "{printed}");
+        assert_eq!(meter_part(&printed), format!("ADD {text}"), "{printed}");
+        assert_eq!(m.to_string(), *text);
+        let modify = MeterMod::modify(m.meter.clone());
+        assert_eq!(
+            meter_part(&ofp_print(&modify.to_bytes(1).unwrap())),
+            format!("MOD {text}")
+        );
+    }
+    let printed = ofp_print(&MeterMod::delete(METER_ALL).to_bytes(1).unwrap());
+    assert_eq!(meter_part(&printed), "DEL meter=all bands=", "{printed}");
+    let printed = ofp_print(
+        &MeterDescRequest {
+            meter_id: METER_ALL,
+        }
+        .to_bytes(1)
+        .unwrap(),
+    );
+    assert!(
+        printed.starts_with("OFPST_METER_CONFIG request (OF1.5) (xid=0x1): meter=all"),
         "{printed}"
     );
 }

@@ -1,8 +1,9 @@
-//! Install-and-dump tests against a real `ovs-vswitchd`: Antrea-like flows and groups written as
-//! text are parsed, encoded and installed through our `OfConnection` (groups in a batch, flows in
-//! a bundle); `ovs-ofctl -O OpenFlow15 dump-flows` / `dump-groups` must print them exactly as our
-//! `Display` does, and our own `dump_flows` / `dump_groups` (decoding the switch's flow-desc and
-//! group-desc replies) must give back the same flows and print the same text.
+//! Install-and-dump tests against a real `ovs-vswitchd`: Antrea-like flows, groups and meters
+//! written as text are parsed, encoded and installed through our `OfConnection` (meters and
+//! groups in batches, flows in a bundle); `ovs-ofctl -O OpenFlow15 dump-flows` / `dump-groups` /
+//! `dump-meters` must print them exactly as our `Display` does, and our own `dump_flows` /
+//! `dump_groups` / `dump_meters` (decoding the switch's desc replies) must give back the same
+//! objects and print the same text.
 #![cfg(target_os = "linux")]
 
 use std::future::Future;
@@ -13,6 +14,7 @@ use openflow::conn::{ConnError, ConnOptions, Encoded, OfConnection};
 use openflow::msg::flow_mod::{FlowMod, FlowModCommand};
 use openflow::msg::flow_stats::{FlowDescRequest, FlowStats};
 use openflow::msg::group_mod::GroupMod;
+use openflow::msg::meter_mod::MeterMod;
 use ovstest::Ovs;
 
 const GROUPS: &[&str] = &[
@@ -21,6 +23,14 @@ const GROUPS: &[&str] = &[
     "group_id=3,type=all,bucket=bucket_id:0,actions=output:1,bucket=bucket_id:1,actions=output:2",
     "group_id=4,type=indirect,bucket=bucket_id:0,actions=set_field:0x1->reg1,group:3",
     "group_id=5,type=ff,bucket=bucket_id:0,watch_port:1,actions=output:1,bucket=bucket_id:1,watch_port:2,actions=output:2",
+];
+
+/// Meters as `dump-meters` prints them (joined on one line). The userspace datapath has drop
+/// bands only (`OFPMMFC_BAD_BAND` for DSCP remark; `tests/codec_ofp_print.rs` covers those).
+const METERS: &[&str] = &[
+    "meter=1 kbps bands=type=drop rate=1000",
+    "meter=2 pktps burst stats bands=type=drop rate=100 burst_size=10",
+    "meter=3 kbps stats bands=type=drop rate=500 type=drop rate=2000",
 ];
 
 /// An Antrea-style pipeline, written in the text `ovs-ofctl -O OpenFlow15 dump-flows` prints.
@@ -80,6 +90,9 @@ const FLOWS: &[&str] = &[
     "table=29,priority=100,ip,nw_tos=8,nw_ecn=1 actions=set_field:0x1->reg2",
     "table=29,priority=90,icmp,icmp_type=8,icmp_code=0 actions=LOCAL",
     "table=30,priority=100,ct_label=0x1/0x1,ip actions=move:NXM_NX_CT_LABEL[0..31]->NXM_NX_REG2[],output:1",
+    // Rate limiting through meters.
+    "table=31,priority=100,ip actions=meter:1,output:1",
+    "table=31,priority=90,ip actions=meter:2,goto_table:32",
 ];
 
 /// Removes the volatile statistics (`duration`, `n_packets`, `n_bytes`, `idle_age`,
@@ -133,9 +146,15 @@ fn encoded<M: openflow::Message>(msgs: &[M]) -> Vec<Encoded> {
         .collect()
 }
 
-/// Starts a switch with `br0`, connects, installs the groups (one batch) and the flows (one
-/// bundle) through our connection.
-async fn install() -> (Ovs, OfConnection, Vec<FlowMod>, Vec<GroupMod>) {
+/// Starts a switch with `br0`, connects, installs the meters and the groups (a batch each) and
+/// the flows (one bundle) through our connection.
+async fn install() -> (
+    Ovs,
+    OfConnection,
+    Vec<FlowMod>,
+    Vec<GroupMod>,
+    Vec<MeterMod>,
+) {
     let ovs = Ovs::start().expect("start ovs");
     ovs.add_bridge("br0").expect("add br0");
     let conn = OfConnection::connect(
@@ -144,6 +163,13 @@ async fn install() -> (Ovs, OfConnection, Vec<FlowMod>, Vec<GroupMod>) {
     )
     .await
     .expect("connect");
+    let meters: Vec<MeterMod> = METERS
+        .iter()
+        .map(|m| m.parse().unwrap_or_else(|e| panic!("{m}: {e}")))
+        .collect();
+    within("meters", conn.batch(&encoded(&meters)))
+        .await
+        .expect("install meters");
     let groups: Vec<GroupMod> = GROUPS
         .iter()
         .map(|g| g.parse().unwrap_or_else(|e| panic!("{g}: {e}")))
@@ -158,7 +184,7 @@ async fn install() -> (Ovs, OfConnection, Vec<FlowMod>, Vec<GroupMod>) {
     within("flows", conn.bundle(&encoded(&flows)))
         .await
         .expect("install flows");
-    (ovs, conn, flows, groups)
+    (ovs, conn, flows, groups, meters)
 }
 
 fn dump_flows(ovs: &Ovs) -> String {
@@ -168,7 +194,7 @@ fn dump_flows(ovs: &Ovs) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn installed_flows_dump_as_we_print_them() {
-    let (ovs, conn, flows, _) = install().await;
+    let (ovs, conn, flows, _, _) = install().await;
 
     // The flow texts above are canonical: parsing and printing them gives them back (table 0
     // is the default and not printed).
@@ -226,7 +252,7 @@ async fn installed_flows_dump_as_we_print_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn installed_groups_dump_as_we_print_them() {
-    let (ovs, conn, _, groups) = install().await;
+    let (ovs, conn, _, groups, _) = install().await;
     let dump = ovs
         .ofctl(&["-O", "OpenFlow15", "dump-groups", "{mgmt:br0}"])
         .expect("dump-groups");
@@ -255,8 +281,59 @@ async fn installed_groups_dump_as_we_print_them() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn installed_meters_dump_as_we_print_them() {
+    let (ovs, conn, _, _, meters) = install().await;
+    let dump = ovs
+        .ofctl(&["-O", "OpenFlow15", "dump-meters", "{mgmt:br0}"])
+        .expect("dump-meters");
+    // Entries are a `meter=` line followed by one line per band, separated by blank lines.
+    let mut ovs_entries: Vec<String> = Vec::new();
+    for line in dump.lines().skip(1).map(str::trim) {
+        if line.starts_with("meter=") {
+            ovs_entries.push(line.to_string());
+        } else if let Some(entry) = ovs_entries.last_mut().filter(|_| !line.is_empty()) {
+            if !entry.ends_with('=') {
+                entry.push(' ');
+            }
+            entry.push_str(line);
+        }
+    }
+    ovs_entries.sort();
+    let mut ours: Vec<String> = meters.iter().map(|m| m.to_string()).collect();
+    ours.sort();
+    assert_eq!(ovs_entries, ours, "\n{dump}");
+    for (text, m) in METERS.iter().zip(&meters) {
+        assert_eq!(m.to_string(), *text);
+    }
+
+    let decoded = within("dump_meters", conn.dump_meters())
+        .await
+        .expect("dump_meters");
+    let mut decoded_lines: Vec<String> = decoded.iter().map(|m| m.to_string()).collect();
+    decoded_lines.sort();
+    assert_eq!(decoded_lines, ours);
+    // The switch reports each band's rate as its burst size when the meter has no `burst`
+    // flag: equal once normalised.
+    let decoded: Vec<_> = decoded.iter().map(|m| m.normalized()).collect();
+    for m in &meters {
+        assert!(
+            decoded.contains(&m.meter),
+            "meter not found in our dump: {m}"
+        );
+    }
+
+    // Deleting a meter deletes the flows that use it.
+    within("delete meter", conn.batch(&encoded(&[MeterMod::delete(1)])))
+        .await
+        .expect("delete meter 1");
+    let flows = dump_flows(&ovs);
+    assert!(!flows.contains("meter:1,"), "{flows}");
+    assert!(flows.contains("meter:2,"), "{flows}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_strict_and_modify_reach_the_switch() {
-    let (ovs, conn, _, _) = install().await;
+    let (ovs, conn, _, _, _) = install().await;
     let del = FlowMod::from_text(
         FlowModCommand::DeleteStrict,
         "table=10,priority=200,tcp,tp_dst=8080",

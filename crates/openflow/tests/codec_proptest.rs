@@ -1,5 +1,5 @@
-//! Property tests: `parse(emit(x)) == x` for matches, action lists, flow mods, group mods and
-//! packet messages; `parse(display(x)) == x` for the text forms; and every decoder and text
+//! Property tests: `parse(emit(x)) == x` for matches, action lists, flow mods, group mods, meter
+//! mods and packet messages; `parse(display(x)) == x` for the text forms; and every decoder and text
 //! parser returns an error instead of panicking on arbitrary input.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -13,6 +13,9 @@ use openflow::msg::flow_mod::{FlowMod, FlowModCommand};
 use openflow::msg::flow_stats::{Duration, FlowDescReply, FlowStats, FlowStatsCounters};
 use openflow::msg::group_mod::{
     Bucket, GroupDesc, GroupDescReply, GroupMod, GroupModCommand, GroupType, SelectionMethod,
+};
+use openflow::msg::meter_mod::{
+    BandAction, MeterBand, MeterDesc, MeterDescReply, MeterMod, MeterModCommand, meter_flags,
 };
 use openflow::msg::packet_in::{PacketIn, PacketIn2};
 use openflow::msg::packet_out::PacketOut;
@@ -230,6 +233,7 @@ fn text_action() -> BoxedStrategy<Action> {
             max_len: 0xffff
         }),
         any::<u32>().prop_map(Action::Group),
+        any::<u32>().prop_map(Action::Meter),
         set_field(),
         (reg_subfield(), reg()).prop_map(|(src, f)| Action::Move {
             src,
@@ -418,6 +422,44 @@ fn group_desc() -> impl Strategy<Value = GroupDesc> {
         })
 }
 
+/// A meter the text form can carry: a unit, burst sizes only with the burst flag.
+fn meter_desc() -> impl Strategy<Value = MeterDesc> {
+    let band = (any::<bool>(), any::<u8>(), any::<u32>(), any::<u32>()).prop_map(
+        |(drop, prec_level, rate, burst_size)| MeterBand {
+            action: if drop {
+                BandAction::Drop
+            } else {
+                BandAction::DscpRemark { prec_level }
+            },
+            rate,
+            burst_size,
+        },
+    );
+    (
+        any::<u32>(),
+        select(&[meter_flags::KBPS, meter_flags::PKTPS][..]),
+        any::<bool>(),
+        any::<bool>(),
+        prop::collection::vec(band, 0..4),
+    )
+        .prop_map(|(meter_id, unit, burst, stats, mut bands)| {
+            let mut flags = unit;
+            if burst {
+                flags |= meter_flags::BURST;
+            } else {
+                bands.iter_mut().for_each(|b| b.burst_size = 0);
+            }
+            if stats {
+                flags |= meter_flags::STATS;
+            }
+            MeterDesc {
+                meter_id,
+                flags,
+                bands,
+            }
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
 
@@ -465,6 +507,16 @@ proptest! {
     }
 
     #[test]
+    fn meter_mod_wire_round_trip(meter in meter_desc(), flags in any::<u16>(), delete in any::<bool>()) {
+        let command = if delete { MeterModCommand::Delete } else { MeterModCommand::Modify };
+        let mm = MeterMod { command, meter: MeterDesc { flags, ..meter } };
+        let b = mm.to_bytes(1).unwrap();
+        prop_assert_eq!(MeterMod::decode(&b), Ok((mm.clone(), 1)));
+        let reply = MeterDescReply { more: delete, meters: vec![mm.meter] };
+        prop_assert_eq!(MeterDescReply::decode(&reply.to_bytes(2).unwrap()), Ok((reply, 2)));
+    }
+
+    #[test]
     fn flow_desc_reply_round_trip(fm in flow_mod(), counts in any::<[u64; 2]>(), secs in any::<[u32; 3]>()) {
         let fs = FlowStats {
             stats: FlowStatsCounters {
@@ -500,6 +552,8 @@ proptest! {
         let _ = PacketOut::decode(&bytes);
         let _ = FlowDescReply::decode(&bytes);
         let _ = GroupDescReply::decode(&bytes);
+        let _ = MeterMod::decode(&bytes);
+        let _ = MeterDescReply::decode(&bytes);
         let _ = Match::parse(&bytes);
         let _ = Match::parse_oxms(&bytes);
         let _ = parse_actions(&bytes);
@@ -529,6 +583,7 @@ proptest! {
         let _ = s.parse::<FlowMod>();
         let _ = s.parse::<Match>();
         let _ = s.parse::<GroupMod>();
+        let _ = s.parse::<MeterMod>();
         let _ = parse_action_list(&s);
         let _ = s.parse::<Subfield>();
     }
@@ -690,5 +745,11 @@ proptest! {
         }
         let text = group.to_string();
         prop_assert_eq!(GroupDesc::from_text(&text), Ok(group), "{}", text);
+    }
+
+    #[test]
+    fn meter_text_round_trip(meter in meter_desc()) {
+        let text = meter.to_string();
+        prop_assert_eq!(MeterDesc::from_text(&text), Ok(meter), "{}", text);
     }
 }

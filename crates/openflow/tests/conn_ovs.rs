@@ -13,6 +13,8 @@ use openflow::conn::{ConnError, ConnEvent, ConnOptions, Encoded, OfConnection, P
 use openflow::msg::bundle::{BundleControl, BundleCtrlType, bundle_flags};
 use openflow::msg::echo::EchoReply;
 use openflow::msg::flow_mod::FlowMod;
+use openflow::msg::group_mod::GroupMod;
+use openflow::msg::meter_mod::MeterMod;
 use openflow::msg::port::PortReason;
 use ovstest::Ovs;
 
@@ -182,6 +184,79 @@ async fn bundle_applies_all_or_nothing() {
         "{}",
         flows(&ovs)
     );
+}
+
+fn groups(ovs: &Ovs) -> String {
+    ovs.ofctl(&["-O", "OpenFlow15", "dump-groups", "{mgmt:br0}"])
+        .expect("dump-groups")
+}
+
+/// What Open vSwitch 3.1 takes inside a bundle: group mods (add-or-modify included), and a group
+/// before the flows that forward to it, but no meter mods.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bundles_take_group_mods_in_order_but_no_meter_mods() {
+    let ovs = bridge();
+    let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default())
+        .await
+        .unwrap();
+    let group = |text: &str| -> GroupMod { text.parse().unwrap() };
+    let enc = |g: &GroupMod| Encoded::new(g).unwrap();
+
+    let meter: MeterMod = "meter=1 kbps bands=type=drop rate=10".parse().unwrap();
+    let err = within(
+        "meter bundle",
+        conn.bundle(&[Encoded::new(&meter).unwrap()]),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.error_names(), ["OFPBFC_MSG_UNSUP"], "{err}");
+
+    // The flow before the group it uses: refused, nothing installed.
+    let g1 = group("group_id=1,type=all,bucket=bucket_id:0,actions=output:1");
+    let uses_g1 = Encoded::new(&flow("priority=700 actions=group:1")).unwrap();
+    let err = within(
+        "flow before group",
+        conn.bundle(&[uses_g1.clone(), enc(&g1)]),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err.error_names(),
+        ["OFPBAC_BAD_OUT_GROUP", "OFPBFC_MSG_FAILED"],
+        "{err}"
+    );
+    assert!(!groups(&ovs).contains("group_id=1,"), "{}", groups(&ovs));
+    // The group first: applied.
+    within("group then flow", conn.bundle(&[enc(&g1), uses_g1]))
+        .await
+        .unwrap();
+    assert!(has_flow(&ovs, 700), "{}", flows(&ovs));
+
+    // Add-or-modify replaces group 1 in place (the flow stays) and creates group 2.
+    let g1_new = GroupMod::add_or_modify(
+        group("group_id=1,type=select,bucket=bucket_id:0,actions=output:2").group,
+    );
+    let g2 = GroupMod::add_or_modify(
+        group("group_id=2,type=all,bucket=bucket_id:0,actions=output:3").group,
+    );
+    within("add or modify", conn.bundle(&[enc(&g1_new), enc(&g2)]))
+        .await
+        .unwrap();
+    let dump = groups(&ovs);
+    assert!(dump.contains(&g1_new.to_string()), "{dump}");
+    assert!(dump.contains(&g2.to_string()), "{dump}");
+    assert!(has_flow(&ovs, 700), "{}", flows(&ovs));
+    // Plain add of an existing group is refused.
+    let err = within("add existing", conn.bundle(&[enc(&g1)]))
+        .await
+        .unwrap_err();
+    assert!(err.error_names().contains(&"OFPGMFC_GROUP_EXISTS"), "{err}");
+
+    // Deleting a group deletes the flows that forward to it.
+    within("delete group", conn.bundle(&[enc(&GroupMod::delete(1))]))
+        .await
+        .unwrap();
+    assert!(!has_flow(&ovs, 700), "{}", flows(&ovs));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

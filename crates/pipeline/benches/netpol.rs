@@ -6,17 +6,22 @@
 //! - the resident memory (`VmRSS`) of this process before the engine is built and once the
 //!   engine, the renderer and the rendered flows are held: the agent's NetworkPolicy state, not
 //!   a whole agent process (no runtime, stores or connections at that point);
-//! - the first install of the whole flow set as the agent does it (`FlowInstaller::replace` of
+//! - the first install of the whole flow set as the agent does it (`Installer::replace` of
 //!   the NetworkPolicy owner from an empty cache: one bundle, confirmed), against
 //!   `ovs-ofctl --bundle add-flows` of the same flows from a file, in the same run; after each
 //!   the switch's flows are read back and must equal the cache's;
-//! - the end-to-end latency of a Pod label change and of a policy change, step by step: engine
-//!   update (upsert + sync), render, diff against the installed flows, install (the installer's
-//!   own diff, one bundle, commit), and the flow mods sent; the switch is checked again after.
+//! - the end-to-end latency of a peer Pod's label change and of a policy change, both ways,
+//!   `REPS` times each, along two paths in the same run, each into its own ovs-vswitchd that
+//!   holds the same flows: the **old** path renders the whole snapshot and replaces the owner's
+//!   flows (the cache diffs all of them); the **new** path renders the sync's `PolicyDelta`
+//!   (`PolicyRenderer::update`) and sends its patch (`Change::patch`, costing the patch's
+//!   size). Step by step: engine (upsert + sync, shared), render, the cache's diff alone,
+//!   install (diff, one bundle, commit), rules rendered, flow mods sent. The two paths must send
+//!   the same flow mods, and both switches must hold their caches' flows, the same for both.
 //!
 //! Linux only; needs root and Open vSwitch (the `ovstest` crate starts a private ovsdb-server
 //! and ovs-vswitchd, userspace datapath). Not run in CI. Run with
-//! `cargo bench -p pipeline --bench netpol`; `REPS` sets the install repetitions (default 5).
+//! `cargo bench -p pipeline --bench netpol`; `REPS` sets the repetitions (default 5).
 
 #[cfg(target_os = "linux")]
 #[path = "../tests/support/mod.rs"]
@@ -42,7 +47,8 @@ mod bench {
     use netpol::{PolicyEngine, PolicyError};
     use openflow::conn::ConnOptions;
     use pipeline::Round;
-    use pipeline::cache::{FlowCache, FlowInstaller, FlowOwner, SharedCache};
+    use pipeline::cache::{Change, DesiredCache, FlowDiff, Installer, Owner, Patch, SharedCache};
+    use pipeline::owners::NETWORK_POLICY;
     use pipeline::render::{PolicyFlows, PolicyRenderer};
     use serde_json::json;
 
@@ -136,68 +142,166 @@ mod bench {
     }
 
     /// An installer with an empty cache, as the agent's at its first NetworkPolicy install.
-    fn installer(sw: &Switch) -> (FlowInstaller, SharedCache) {
-        let cache = Arc::new(Mutex::new(FlowCache::new(Round::FIRST)));
-        (FlowInstaller::new(sw.conn.clone(), cache.clone()), cache)
+    fn installer(sw: &Switch) -> (Installer, SharedCache) {
+        let cache = Arc::new(Mutex::new(DesiredCache::new(Round::FIRST)));
+        (Installer::new(sw.conn.clone(), cache.clone()), cache)
     }
 
-    /// The agent's NetworkPolicy state and the switch it installs into.
-    struct Agent {
-        engine: PolicyEngine,
+    /// One way from the engine's result to a switch: its renderer, its cache and installer,
+    /// its own ovs-vswitchd.
+    struct Path {
         renderer: PolicyRenderer,
-        installer: FlowInstaller,
+        installer: Installer,
         cache: SharedCache,
-        flows: usize,
+        sw: Switch,
     }
 
-    impl Agent {
-        /// Applies `change` to the engine and installs the result, timing each step; checks
-        /// the switch afterwards.
-        async fn update(
-            &mut self,
-            sw: &Switch,
-            what: &str,
-            change: impl FnOnce(&mut PolicyEngine) -> Result<(), PolicyError>,
-        ) {
+    /// How the two paths took one change.
+    #[derive(Default)]
+    struct Times {
+        engine: Vec<f64>,
+        /// Per path (0: whole render + whole-owner replace, 1: delta + update + patch).
+        render: [Vec<f64>; 2],
+        diff: [Vec<f64>; 2],
+        install: [Vec<f64>; 2],
+        end_to_end: [Vec<f64>; 2],
+        rules_rendered: [usize; 2],
+        entries_rendered: usize,
+        policies: usize,
+        /// Flow mods sent (the same for both, checked): total, add, modify, delete.
+        sent: (usize, usize, usize, usize),
+        flows: (usize, usize),
+    }
+
+    /// The flow mods of a diff as sorted texts (the paths may list them in another order).
+    fn mod_texts(diff: &FlowDiff) -> Vec<String> {
+        let mut all: Vec<String> = diff.messages().map(ToString::to_string).collect();
+        all.sort();
+        all
+    }
+
+    /// Applies `change` to the engine, then takes the result to both switches: the old path
+    /// renders the whole snapshot and replaces the owner's flows (the cache diffs all of
+    /// them); the new path renders the sync's delta and sends its patch. Times each step;
+    /// checks that both send the same flow mods and that each switch holds its cache's flows,
+    /// the two caches holding the same.
+    async fn update(
+        engine: &mut PolicyEngine,
+        paths: &mut [Path; 2],
+        times: &mut Times,
+        change: impl FnOnce(&mut PolicyEngine) -> Result<(), PolicyError>,
+    ) {
+        let owner = Owner::from(NETWORK_POLICY);
+        let start = Instant::now();
+        change(engine).expect("engine input");
+        let report = engine.sync();
+        let engine_time = start.elapsed();
+        times.engine.push(ms(engine_time));
+        times.policies = report.policies;
+        let mut sent = Vec::new();
+        for (i, path) in paths.iter_mut().enumerate() {
+            let before = path.renderer.rules_rendered();
             let start = Instant::now();
-            change(&mut self.engine).expect("engine input");
-            let report = self.engine.sync();
-            let engine = start.elapsed();
-            let start = Instant::now();
-            let rendered = self.renderer.render(self.engine.snapshot());
+            let change = if i == 0 {
+                let rendered = path.renderer.render(engine.snapshot());
+                Change::new().replace(owner.clone(), rendered.flows)
+            } else {
+                let update = path.renderer.update(&report.delta);
+                times.entries_rendered = update.entries_rendered;
+                let patch = Patch {
+                    upsert: update.patch.upsert.into(),
+                    remove_flows: update.patch.remove,
+                    ..Patch::default()
+                };
+                Change::new().patch(owner.clone(), patch)
+            };
             let render = start.elapsed();
+            times.rules_rendered[i] = (path.renderer.rules_rendered() - before) as usize;
             let start = Instant::now();
-            let update = self
+            let prepared = path
                 .cache
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .prepare(FlowOwner::NetworkPolicy, rendered.flows.clone())
+                .prepare(change.clone())
                 .expect("no conflicting flows");
             let diff = start.elapsed();
             let start = Instant::now();
-            let sent = self
+            let diff_sent = path
                 .installer
-                .replace(FlowOwner::NetworkPolicy, rendered.flows.clone())
+                .apply(change)
                 .await
-                .expect("install the update");
+                .expect("install the update")
+                .flows;
             let install = start.elapsed();
-            assert_eq!(sent, update.diff, "the installer sent another diff");
-            let now = check_switch(sw, &self.cache, what);
-            println!(
-                "| {what} | {} | {:.2} | {:.2} | {:.2} | {:.2} | **{:.2}** | {} ({} add, {} modify, {} delete) | {} → {now} |",
-                report.policies,
-                ms(engine),
-                ms(render),
-                ms(diff),
-                ms(install),
-                ms(engine + render + install),
-                sent.len(),
-                sent.adds.len(),
-                sent.modifies.len(),
-                sent.deletes.len(),
-                self.flows,
+            assert_eq!(
+                diff_sent, prepared.diff.flows,
+                "the installer sent another diff"
             );
-            self.flows = now;
+            times.render[i].push(ms(render));
+            times.diff[i].push(ms(diff));
+            times.install[i].push(ms(install));
+            times.end_to_end[i].push(ms(engine_time + render + install));
+            sent.push(diff_sent);
+        }
+        assert_eq!(
+            mod_texts(&sent[0]),
+            mod_texts(&sent[1]),
+            "the two paths sent other flow mods"
+        );
+        let [old, new] = &*paths;
+        let now = check_switch(&old.sw, &old.cache, "old path");
+        assert_eq!(check_switch(&new.sw, &new.cache, "new path"), now);
+        assert_eq!(
+            texts(&lock_flows(&old.cache)),
+            texts(&lock_flows(&new.cache)),
+            "the two caches differ"
+        );
+        let d = &sent[1];
+        times.sent = (d.len(), d.adds.len(), d.modifies.len(), d.deletes.len());
+        times.flows.1 = now;
+    }
+
+    fn lock_flows(cache: &SharedCache) -> Vec<openflow::msg::flow_mod::FlowMod> {
+        cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .all_flows()
+    }
+
+    fn spread(v: &[f64]) -> String {
+        let mut sorted = v.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        format!(
+            "{:.2} ({:.2}–{:.2})",
+            median(v.to_vec()),
+            sorted[0],
+            sorted[sorted.len() - 1]
+        )
+    }
+
+    /// One change's rows: the old path and the new one.
+    fn print_rows(what: &str, t: &Times) {
+        let (total, add, modify, delete) = t.sent;
+        for (i, name) in ["old: whole render + replace", "new: delta + update + patch"]
+            .iter()
+            .enumerate()
+        {
+            println!(
+                "| {what} | {name} | {} | {} | {} | {} | {} | {} | **{}** | {total} ({add} add, {modify} modify, {delete} delete) | {} → {} |",
+                t.policies,
+                if i == 0 {
+                    t.rules_rendered[0].to_string()
+                } else {
+                    format!("{} ({} entries)", t.rules_rendered[1], t.entries_rendered)
+                },
+                spread(&t.engine),
+                spread(&t.render[i]),
+                spread(&t.diff[i]),
+                spread(&t.install[i]),
+                spread(&t.end_to_end[i]),
+                t.flows.0,
+                t.flows.1,
+            );
         }
     }
 
@@ -273,7 +377,7 @@ mod bench {
             flows.flows.len()
         );
         println!(
-            "| rep | ours: FlowInstaller::replace, one bundle (ms) | ovs-ofctl --bundle add-flows FILE (ms) | ours / ovs-ofctl |"
+            "| rep | ours: Installer::replace, one bundle (ms) | ovs-ofctl --bundle add-flows FILE (ms) | ours / ovs-ofctl |"
         );
         println!("|---:|---:|---:|---:|");
         let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
@@ -284,15 +388,17 @@ mod bench {
                 let (installer, cache) = installer(&sw);
                 if contender == 0 {
                     let start = Instant::now();
-                    rt.block_on(installer.replace(FlowOwner::NetworkPolicy, flows.flows.clone()))
-                        .expect("first install");
+                    rt.block_on(
+                        installer.replace(Owner::from(NETWORK_POLICY), flows.flows.clone()),
+                    )
+                    .expect("first install");
                     mine = start.elapsed();
                 } else {
                     // The same flows as the installer stamps them (cookie of the owner's round).
                     cache
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
-                        .replace(FlowOwner::NetworkPolicy, flows.flows.clone())
+                        .replace(Owner::from(NETWORK_POLICY), flows.flows.clone())
                         .expect("no conflicting flows");
                     let text: String = texts(
                         &cache
@@ -338,43 +444,64 @@ mod bench {
             median(ratios)
         );
 
+        // Both paths start from the same installed flows, each in its own ovs-vswitchd; the new
+        // path's renderer holds the state the whole render built (same conjunction ids).
         clear(&sw);
-        let (installer, cache) = installer(&sw);
-        rt.block_on(installer.replace(FlowOwner::NetworkPolicy, flows.flows.clone()))
-            .expect("install");
-        let installed = check_switch(&sw, &cache, "install before the updates");
-        let mut agent = Agent {
-            engine,
-            renderer,
-            installer,
-            cache,
-            flows: installed,
-        };
-        println!("\nIncremental updates, end to end (engine + render + install)\n");
+        let second = rt.block_on(Switch::with_pods(None, ConnOptions::default(), &[]));
+        let mut paths = [(sw, renderer.clone()), (second, renderer)].map(|(sw, renderer)| {
+            let (installer, cache) = installer(&sw);
+            rt.block_on(installer.replace(Owner::from(NETWORK_POLICY), flows.flows.clone()))
+                .expect("install");
+            check_switch(&sw, &cache, "install before the updates");
+            Path {
+                renderer,
+                installer,
+                cache,
+                sw,
+            }
+        });
         println!(
-            "| change | policies recomputed | engine (ms) | render (ms) | diff (ms) | install: diff + bundle + commit (ms) | end to end (ms) | flow mods sent | flows in the switch |"
+            "\nIncremental updates, end to end (engine + render + install), both paths on the same change, {reps} repetitions (median (min–max), ms)\n"
         );
-        println!("|---|---:|---:|---:|---:|---:|---:|---|---|");
+        println!(
+            "| change | path | policies recomputed | rules rendered | engine | render | diff | install: diff + bundle + commit | end to end | flow mods sent | flows in the switch |"
+        );
+        println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|");
+        let flows_now = |paths: &[Path; 2]| lock_flows(&paths[0].cache).len();
         rt.block_on(async {
             // A front-end of a team-t0 Namespace becomes a back-end: it leaves the peers of
-            // every rule of team t0, among them the rules of this Node's Pods.
-            agent
-                .update(&sw, "peer Pod label tier fe → be", |e| {
+            // every rule of team t0, among them the rules of this Node's Pods; then back.
+            let (mut away, mut back) = (Times::default(), Times::default());
+            for _ in 0..reps {
+                away.flows.0 = flows_now(&paths);
+                update(&mut engine, &mut paths, &mut away, |e| {
                     e.upsert_pod(&pod(10, 2, "be"))
                 })
                 .await;
-            // And back: it joins those peers again.
-            agent
-                .update(&sw, "peer Pod label tier be → fe", |e| {
+                back.flows.0 = flows_now(&paths);
+                update(&mut engine, &mut paths, &mut back, |e| {
                     e.upsert_pod(&pod(10, 2, "fe"))
                 })
                 .await;
-            // A policy of a local Pod changes its port range.
-            agent
-                .update(&sw, "policy port range 8000-8100 → 8000-8200", |e| {
+            }
+            print_rows("peer Pod label tier fe → be", &away);
+            print_rows("peer Pod label tier be → fe", &back);
+            // A policy of a local Pod changes its port range, and back.
+            let (mut wider, mut narrower) = (Times::default(), Times::default());
+            for _ in 0..reps {
+                wider.flows.0 = flows_now(&paths);
+                update(&mut engine, &mut paths, &mut wider, |e| {
                     e.upsert_policy(&policy(7, 0, 8200))
                 })
                 .await;
+                narrower.flows.0 = flows_now(&paths);
+                update(&mut engine, &mut paths, &mut narrower, |e| {
+                    e.upsert_policy(&policy(7, 0, 8100))
+                })
+                .await;
+            }
+            print_rows("policy port range 8000-8100 → 8000-8200", &wider);
+            print_rows("policy port range 8000-8200 → 8000-8100", &narrower);
         });
     }
 }

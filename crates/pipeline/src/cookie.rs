@@ -3,12 +3,15 @@
 //! `cookie = round << 48 | category << 40 | owner id`: the top 16 bits are the round (one per
 //! agent start), 8 bits say which kind of owner installed the flow, 8 bits are reserved (zero),
 //! and the low 32 bits identify the owner (a stable hash of its name, for reading dumps; the
-//! flow cache, not the cookie, is what decides ownership).
+//! cache, not the cookie, is what decides ownership). A flow several owners share carries the
+//! cookie of the owner that installed it (see `crate::cache`).
 //!
 //! A new round replaces the previous one without a gap: install every desired flow with the new
 //! round in one bundle (an `add` whose table, priority and match equal an existing flow's
 //! replaces that flow, cookie included), then delete what still carries the old round — only
-//! flows that are no longer desired.
+//! flows that are no longer desired. Groups and meters have no cookie: the same bundle replaces
+//! groups in place by id (add-or-modify, before the flows), meters are set before it, and the
+//! ones no longer desired are deleted with the old round's flows (`crate::cache::installer`).
 
 use std::fmt;
 
@@ -99,23 +102,25 @@ impl fmt::Display for Round {
     }
 }
 
-/// What kind of owner installed a flow.
+/// What kind of owner installed a flow: 8 bits of the cookie. Each owner kind picks its own
+/// ([`crate::cache::OwnerKind`]); the pipeline's are in [`crate::owners`] (1 node, 2 pod,
+/// 3 peer, 4 networkpolicy). The cache refuses two kinds that claim the same category.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Category {
-    /// The Node's own flows.
-    Node = 1,
-    /// A local Pod's flows.
-    Pod = 2,
-    /// A peer Node's flows.
-    Peer = 3,
-    /// NetworkPolicy flows.
-    NetworkPolicy = 4,
-}
+pub struct Category(u8);
 
 impl Category {
+    /// Category `n`.
+    pub const fn new(n: u8) -> Category {
+        Category(n)
+    }
+
+    pub fn get(self) -> u8 {
+        self.0
+    }
+
     /// The category bits of the cookie.
     pub fn cookie_bits(self) -> u64 {
-        (self as u64) << CATEGORY_SHIFT
+        u64::from(self.0) << CATEGORY_SHIFT
     }
 }
 
@@ -129,16 +134,6 @@ pub fn owner_id(name: &str) -> u32 {
     name.bytes().fold(0x811c_9dc5u32, |h, b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
     })
-}
-
-/// The messages that install `flows` as `round`: first delete leftovers of an earlier run that
-/// used the same round number (65535 runs ago, or a run that crashed before it recorded its
-/// round), then add every flow. Send them as one bundle; then delete the previous round with
-/// [`Round::delete_all`].
-pub fn install_round(round: Round, flows: &[FlowMod]) -> Vec<FlowMod> {
-    std::iter::once(round.delete_all())
-        .chain(flows.iter().cloned())
-        .collect()
 }
 
 #[cfg(test)]
@@ -157,10 +152,10 @@ mod tests {
     #[test]
     fn cookie_layout() {
         let r = Round::new(3).unwrap();
-        let c = cookie(r, Category::Pod, 0xdead_beef);
+        let c = cookie(r, Category::new(2), 0xdead_beef);
         assert_eq!(c, 0x0003_0200_dead_beef);
         assert_eq!(Round::of_cookie(c), Some(r));
-        assert_eq!(c & CATEGORY_MASK, Category::Pod.cookie_bits());
+        assert_eq!(c & CATEGORY_MASK, Category::new(2).cookie_bits());
         assert_eq!(c & ROUND_MASK, r.cookie_bits());
         assert_eq!(Round::of_cookie(0x1234), None);
     }
@@ -184,12 +179,6 @@ mod tests {
     fn delete_round_text() {
         let del = Round::new(2).unwrap().delete_all();
         assert_eq!(del.to_string(), "cookie=0x2000000000000/0xffff000000000000");
-        let msgs = install_round(
-            Round::new(2).unwrap(),
-            &["table=1,priority=5 actions=drop".parse().unwrap()],
-        );
-        assert_eq!(msgs.len(), 2);
-        assert_eq!(msgs[0], del);
     }
 
     #[test]

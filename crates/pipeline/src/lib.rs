@@ -4,8 +4,10 @@
 //! - [`render`]: pure functions from the `model` crate's values (the Node's network, its Pods,
 //!   the peer Nodes, NetworkPolicy) to flow mods, per owner.
 //! - [`cookie`]: cookie layout and agent rounds (gap-free replacement of all flows on restart).
-//! - [`cache`]: desired flows per owner, the diff of each update, and the installer that sends
-//!   diffs to the switch as atomic bundles.
+//! - [`cache`]: the desired flows, groups and meters of every owner (shared keys counted per
+//!   owner), the diff of each change, and the installer that sends it to the switch in
+//!   dependency order, groups and flows in one atomic bundle.
+//! - [`owners`]: the owner kinds of the features above (node, pod, peer, networkpolicy).
 //!
 //! `docs/pipeline.md` explains the flows and the reasoning behind them.
 
@@ -13,8 +15,11 @@ pub mod cache;
 pub mod cookie;
 pub mod error;
 pub mod layout;
+pub mod owners;
 pub mod render;
 
-pub use cache::{FlowCache, FlowDiff, FlowInstaller, FlowOwner};
+pub use cache::{
+    Change, ChangeDiff, DesiredCache, FlowDiff, Installer, Objects, Owner, OwnerKind, Patch,
+};
 pub use cookie::Round;
-pub use error::{ApplyError, FlowConflict, ModelError};
+pub use error::{ApplyError, CacheError, ModelError};

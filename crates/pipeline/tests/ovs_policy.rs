@@ -11,7 +11,8 @@ use k8s_openapi::api::networking::v1::NetworkPolicy;
 use model::{TrafficMode, TunnelType};
 use netpol::{PolicyEngine, PolicyKey};
 use pipeline::Round;
-use pipeline::cache::{FlowInstaller, FlowOwner};
+use pipeline::cache::{Installer, Owner};
+use pipeline::owners::NETWORK_POLICY;
 use pipeline::render::{PolicyFlows, PolicyRenderer};
 use serde_json::{Value, json};
 use support::switch::{Switch, install_all, texts};
@@ -119,13 +120,13 @@ fn db_egress() -> NetworkPolicy {
 }
 
 async fn install(
-    installer: &FlowInstaller,
+    installer: &Installer,
     renderer: &mut PolicyRenderer,
     engine: &mut PolicyEngine,
 ) -> PolicyFlows {
     let flows = renderer.render(engine.snapshot());
     installer
-        .replace(FlowOwner::NetworkPolicy, flows.flows.clone())
+        .replace(Owner::from(NETWORK_POLICY), flows.flows.clone())
         .await
         .expect("policy flows");
     flows
@@ -354,7 +355,8 @@ async fn policies_allow_and_drop_in_ovs() {
         .cache()
         .lock()
         .unwrap()
-        .flows_of(&FlowOwner::NetworkPolicy)
+        .objects_of(&Owner::from(NETWORK_POLICY))
+        .flows
         .len();
     engine
         .upsert_pod(&pod(
@@ -368,9 +370,10 @@ async fn policies_allow_and_drop_in_ovs() {
         .unwrap();
     let flows = renderer.render(engine.snapshot());
     let diff = installer
-        .replace(FlowOwner::NetworkPolicy, flows.flows)
+        .replace(Owner::from(NETWORK_POLICY), flows.flows)
         .await
-        .unwrap();
+        .unwrap()
+        .flows;
     assert_eq!(
         (diff.adds.len(), diff.modifies.len(), diff.deletes.len()),
         (0, 0, 1),
@@ -381,7 +384,8 @@ async fn policies_allow_and_drop_in_ovs() {
             .cache()
             .lock()
             .unwrap()
-            .flows_of(&FlowOwner::NetworkPolicy)
+            .objects_of(&Owner::from(NETWORK_POLICY))
+            .flows
             .len(),
         before - 1
     );

@@ -11,11 +11,13 @@ use std::sync::{Arc, Mutex};
 use openflow::conn::{ConnEvent, ConnOptions};
 
 use model::{PodKey, TrafficMode, TunnelType};
+use openflow::action::Instructions;
 use openflow::msg::flow_mod::{FlowMod, FlowModCommand};
-use pipeline::cache::{FlowCache, FlowInstaller, FlowOwner, SharedCache, replay};
+use pipeline::cache::{DesiredCache, Installer, Owner, SharedCache, replay};
 use pipeline::cookie::ROUND_MASK;
+use pipeline::owners::{NODE, PEER, POD};
 use pipeline::render::{node_flows, peer_flows, pod_flows};
-use pipeline::{ApplyError, FlowDiff, Round};
+use pipeline::{ApplyError, CacheError, ChangeDiff, Round};
 use support::switch::{Switch, install_all, texts};
 
 const MODE: TrafficMode = TrafficMode::Encap(TunnelType::Geneve);
@@ -50,18 +52,15 @@ async fn new_round_replaces_old_without_gap() {
     let second = sw.installer(round(2));
     {
         let mut cache = second.cache().lock().unwrap();
-        cache.replace(FlowOwner::Node, node_flows(&node)).unwrap();
+        cache.replace(Owner::from(NODE), node_flows(&node)).unwrap();
         let p1 = support::pods().remove(0);
         cache
-            .replace(
-                FlowOwner::Pod(p1.key.clone()),
-                pod_flows(&node, &p1, p1.ofport),
-            )
+            .replace(Owner::new(POD, &p1.key), pod_flows(&node, &p1, p1.ofport))
             .unwrap();
         let mut peer = support::peer();
         peer.node_ip = Ipv4Addr::new(10, 10, 0, 13);
         cache
-            .replace(FlowOwner::Peer(peer.name.clone()), peer_flows(&node, &peer))
+            .replace(Owner::new(PEER, &peer.name), peer_flows(&node, &peer))
             .unwrap();
     }
     second.install_all().await.expect("install round 2");
@@ -138,28 +137,29 @@ async fn owner_update_changes_only_its_flows() {
 
     // The same flows again: nothing to send.
     let p1 = support::pods().remove(0);
-    let owner = FlowOwner::Pod(p1.key.clone());
+    let owner = Owner::new(POD, &p1.key);
     let diff = installer
         .replace(owner.clone(), pod_flows(&node, &p1, p1.ofport))
         .await
         .unwrap();
-    assert_eq!(diff, FlowDiff::default());
+    assert_eq!(diff, ChangeDiff::default());
 
     // p1 gets a new MAC: its spoof-guard and L2 flows change their match (delete + add), its L3
     // flow only its actions (modify_strict); nothing else changes.
     let mut moved = p1.clone();
     moved.mac = "02:00:0a:f4:01:7f".parse().unwrap();
-    let old_p1 = texts(&installer.cache().lock().unwrap().flows_of(&owner));
+    let old_p1 = texts(&installer.cache().lock().unwrap().objects_of(&owner).flows);
     let diff = installer
         .replace(owner.clone(), pod_flows(&node, &moved, moved.ofport))
         .await
-        .unwrap();
+        .unwrap()
+        .flows;
     assert_eq!(diff.adds.len(), 3);
     assert_eq!(diff.deletes.len(), 3);
     assert_eq!(diff.modifies.len(), 1);
     assert_eq!(diff.modifies[0].command, FlowModCommand::ModifyStrict);
     assert!(diff.modifies[0].to_string().contains("nw_dst=10.244.1.10"));
-    let new_p1 = texts(&installer.cache().lock().unwrap().flows_of(&owner));
+    let new_p1 = texts(&installer.cache().lock().unwrap().objects_of(&owner).flows);
 
     let after = sw.dump();
     let expected: BTreeSet<String> = before
@@ -182,12 +182,12 @@ async fn owner_update_changes_only_its_flows() {
     assert!(matches!(err, ApplyError::Switch { .. }), "{err}");
     assert_eq!(sw.dump(), after);
     assert_eq!(
-        texts(&installer.cache().lock().unwrap().flows_of(&owner)),
+        texts(&installer.cache().lock().unwrap().objects_of(&owner).flows),
         new_p1
     );
 
     // Removing the Pod removes exactly its flows.
-    let diff = installer.remove(owner).await.unwrap();
+    let diff = installer.remove(owner).await.unwrap().flows;
     assert_eq!(diff.deletes.len(), 6);
     let gone: BTreeSet<String> = before
         .iter()
@@ -196,14 +196,16 @@ async fn owner_update_changes_only_its_flows() {
         .collect();
     assert_eq!(sw.dump().into_iter().collect::<BTreeSet<_>>(), gone);
 
-    // A conflicting owner is refused before anything reaches the switch.
-    let thief = FlowOwner::Pod(PodKey::new("default", "thief"));
+    // An owner that wants p3's keys with other content is refused before anything reaches the
+    // switch (the same content would be shared).
+    let thief = Owner::new(POD, PodKey::new("default", "thief"));
     let p3 = support::pods().remove(1);
+    let mut stolen = pod_flows(&node, &p3, p3.ofport);
+    stolen[0].instructions = Instructions::default();
+    let err = installer.replace(thief, stolen).await.unwrap_err();
     assert!(
-        installer
-            .replace(thief, pod_flows(&node, &p3, p3.ofport))
-            .await
-            .is_err()
+        matches!(&err, ApplyError::Cache(CacheError::Conflict { holder, .. }) if holder == "pod:default/p3"),
+        "{err}"
     );
     assert_eq!(sw.dump().into_iter().collect::<BTreeSet<_>>(), gone);
 }
@@ -211,14 +213,14 @@ async fn owner_update_changes_only_its_flows() {
 #[tokio::test]
 async fn on_connect_replay_restores_flows_after_vswitchd_restart() {
     let node = support::node(MODE);
-    let cache: SharedCache = Arc::new(Mutex::new(FlowCache::new(round(1))));
+    let cache: SharedCache = Arc::new(Mutex::new(DesiredCache::new(round(1))));
     let hook_cache = cache.clone();
     let options = ConnOptions::default().on_connect(move |conn| {
         let cache = hook_cache.clone();
         async move { replay(&conn, &cache).await }
     });
     let sw = Switch::start_with(Some("geneve"), options).await;
-    let installer = FlowInstaller::new(sw.conn.clone(), cache);
+    let installer = Installer::new(sw.conn.clone(), cache);
     install_all(&installer, &node).await;
     let before = sw.dump();
     assert_eq!(before.len(), support::all_flows(MODE).len());

@@ -11,8 +11,9 @@ mod support;
 use model::{LocalPod, PodKey, TrafficMode, TunnelType};
 use ovstest::Ovs;
 use pipeline::Round;
-use pipeline::cache::FlowOwner;
+use pipeline::cache::Owner;
 use pipeline::layout::NodePorts;
+use pipeline::owners::{NETWORK_POLICY, NODE, PEER, POD};
 use pipeline::render::{PolicyRenderer, node_flows, peer_flows, pod_flows};
 use support::PodOnPort;
 use support::scenarios::ScenarioRun;
@@ -86,23 +87,17 @@ async fn truth_tables() {
     let installer = sw.installer(Round::FIRST);
     let node = support::node(TrafficMode::Encap(TunnelType::Geneve));
     installer
-        .replace(FlowOwner::Node, node_flows(&node))
+        .replace(Owner::from(NODE), node_flows(&node))
         .await
         .unwrap();
     for pod in &local_pods {
         installer
-            .replace(
-                FlowOwner::Pod(pod.key.clone()),
-                pod_flows(&node, pod, pod.ofport),
-            )
+            .replace(Owner::new(POD, &pod.key), pod_flows(&node, pod, pod.ofport))
             .await
             .unwrap();
     }
     installer
-        .replace(
-            FlowOwner::Peer("n2".into()),
-            peer_flows(&node, &support::peer()),
-        )
+        .replace(Owner::new(PEER, "n2"), peer_flows(&node, &support::peer()))
         .await
         .unwrap();
 
@@ -114,7 +109,7 @@ async fn truth_tables() {
     for scenario in scenarios {
         let flows = renderer.render(run.apply(&scenario));
         installer
-            .replace(FlowOwner::NetworkPolicy, flows.flows)
+            .replace(Owner::from(NETWORK_POLICY), flows.flows)
             .await
             .unwrap();
         // Only pairs this Node forwards: z to z never crosses it.

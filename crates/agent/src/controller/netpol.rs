@@ -1,13 +1,14 @@
 //! [`NetworkPolicyController`]: feeds Pods, Namespaces and NetworkPolicies into the `netpol`
 //! engine and keeps the [`Datapath`]'s NetworkPolicy equal to its result. A burst of changes
-//! becomes one recomputation and one datapath update. Where the objects come from — the cluster
-//! directory, the Kubernetes API — is the caller's business: it sends [`PolicyInput`]s.
+//! becomes one recomputation and one datapath update, which carries only what changed (a
+//! [`PolicyDelta`]). Where the objects come from — the cluster directory, the Kubernetes API —
+//! is the caller's business: it sends [`PolicyInput`]s.
 
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
-use netpol::{PolicyEngine, PolicyKey, Snapshot};
+use netpol::{PolicyDelta, PolicyEngine, PolicyKey, Snapshot};
 use tokio::sync::{mpsc, oneshot};
 
 use super::policy_report::PolicyReport;
@@ -74,6 +75,9 @@ fn key(k: &ObjectKey) -> PolicyKey {
 #[derive(Debug)]
 pub struct NetworkPolicyController {
     engine: PolicyEngine,
+    /// Changes the datapath has not taken yet: a failed install's delta, followed by the newer
+    /// ones, until an install succeeds.
+    pending: PolicyDelta,
 }
 
 impl NetworkPolicyController {
@@ -81,6 +85,7 @@ impl NetworkPolicyController {
     pub fn new(node_name: &str) -> NetworkPolicyController {
         NetworkPolicyController {
             engine: PolicyEngine::new(node_name),
+            pending: PolicyDelta::default(),
         }
     }
 
@@ -109,25 +114,32 @@ impl NetworkPolicyController {
         }
     }
 
-    /// The result for the current inputs (for bring-up, which enforces it from the first flow
-    /// on).
+    /// The result for the current inputs, for bring-up, which has the datapath enforce it
+    /// whole from the first flow on: later installs send what changes after it.
     pub fn snapshot(&mut self) -> &Snapshot {
+        self.engine.sync();
+        self.pending = PolicyDelta::default();
         self.engine.snapshot()
     }
 
-    /// Recomputes what the inputs changed and has `datapath` enforce the result.
+    /// Recomputes what the inputs changed and has `datapath` apply the change. A failed install
+    /// keeps its delta, and the next install sends it with what changed since.
     pub async fn install<D: Datapath>(
         &mut self,
         datapath: &D,
     ) -> Result<PolicyChanges, AgentError> {
         let report = self.engine.sync();
-        let changes = datapath.set_policy(self.engine.snapshot()).await?;
+        self.pending.then(report.delta);
+        let changes = datapath.update_policy(&self.pending).await?;
         tracing::info!(
-            "NetworkPolicy: {} policies recomputed, {} rules, {} flow mods",
+            "NetworkPolicy: {} policies recomputed, {} rules changed, {} rules rendered, {} rules, {} flow mods",
             report.policies,
+            self.pending.rules(),
+            changes.rendered,
             changes.rules,
             changes.changed
         );
+        self.pending = PolicyDelta::default();
         Ok(changes)
     }
 

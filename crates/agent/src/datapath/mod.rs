@@ -19,7 +19,7 @@ use std::net::Ipv4Addr;
 
 use hostnet::{PodInterface, PodInterfaceSpec, RouteChanges};
 use model::{NodeNetwork, PeerNode, PodKey};
-use netpol::{RuleId, Snapshot};
+use netpol::{PolicyDelta, RuleId};
 
 use crate::error::AgentError;
 use step_clock::StepClock;
@@ -82,6 +82,8 @@ impl PeerChanges {
 pub struct PolicyChanges {
     /// Rules in force.
     pub rules: usize,
+    /// Rules whose datapath entries were worked out again (those the delta changed).
+    pub rendered: usize,
     /// Datapath objects changed (flow mods for OVS).
     pub changed: usize,
 }
@@ -156,10 +158,14 @@ pub trait Datapath: Send + Sync + 'static {
         peers: &[PeerNode],
     ) -> impl Future<Output = Result<PeerChanges, AgentError>> + Send;
 
-    /// Enforces `policy`, the NetworkPolicy rules and isolation of this Node's Pods.
-    fn set_policy(
+    /// Changes the NetworkPolicy enforced for this Node's Pods by `delta` (rules added, changed
+    /// and removed, Pods isolated and released), touching only what the delta names: the
+    /// datapath already holds the result the delta starts from (bring-up's first round or the
+    /// previous update). On error nothing changed, and the same delta (or it followed by newer
+    /// ones, [`PolicyDelta::then`]) can be sent again.
+    fn update_policy(
         &self,
-        policy: &Snapshot,
+        delta: &PolicyDelta,
     ) -> impl Future<Output = Result<PolicyChanges, AgentError>> + Send;
 
     /// How each enforced rule is realised, with the datapath's counters.

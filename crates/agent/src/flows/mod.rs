@@ -1,6 +1,6 @@
 //! The agent's OpenFlow side: one connection to the bridge whose on-connect hook replays the
-//! desired flows (ovs-vswitchd forgets every flow when it restarts), the agent round on start
-//! ([`Flows::start_round`]), and owner updates, with every flow mod counted.
+//! desired flows, groups and meters (ovs-vswitchd forgets them all when it restarts), the agent
+//! round on start ([`Flows::start_round`]), and changes of owners, with every mod counted.
 
 mod round;
 mod switch;
@@ -14,18 +14,18 @@ use std::time::Duration;
 use localipc::Endpoint;
 use openflow::conn::{ConnOptions, OfConnection};
 use openflow::msg::flow_mod::FlowMod;
-use pipeline::cache::{FlowCache, SharedCache, replay};
-use pipeline::{FlowDiff, FlowInstaller, FlowOwner, Round};
+use pipeline::cache::{DesiredCache, SharedCache, replay};
+use pipeline::{Change, ChangeDiff, FlowDiff, Installer, Objects, Owner, Round};
 
 use crate::error::AgentError;
 
-/// The bridge's flows as the agent keeps them.
+/// The bridge's flows, groups and meters as the agent keeps them.
 #[derive(Debug)]
 pub struct Flows {
     /// The management endpoint, for error messages.
     endpoint: String,
     conn: OfConnection,
-    installer: FlowInstaller,
+    installer: Installer,
     /// Set once the first round is in the switch; from then on every reconnect replays the
     /// cache. Before, the cache is still being filled and a replay would delete what the switch
     /// holds.
@@ -38,7 +38,7 @@ impl Flows {
     /// creates the socket shortly after the bridge). The cache stays empty, and reconnects
     /// replay nothing, until [`Flows::start_round`].
     pub async fn connect(endpoint: Endpoint, timeout: Duration) -> Result<Flows, AgentError> {
-        let cache: SharedCache = Arc::new(std::sync::Mutex::new(FlowCache::new(Round::FIRST)));
+        let cache: SharedCache = Arc::new(std::sync::Mutex::new(DesiredCache::new(Round::FIRST)));
         let armed = Arc::new(AtomicBool::new(false));
         let hook_cache = cache.clone();
         let hook_armed = armed.clone();
@@ -48,7 +48,7 @@ impl Flows {
             async move {
                 if armed {
                     tracing::info!(
-                        "OpenFlow connection (re)established: replaying the desired flows"
+                        "OpenFlow connection (re)established: replaying the desired flows, groups and meters"
                     );
                     replay(&conn, &cache).await?;
                 }
@@ -71,7 +71,7 @@ impl Flows {
                 }
             }
         };
-        let installer = FlowInstaller::new(conn.clone(), cache);
+        let installer = Installer::new(conn.clone(), cache);
         Ok(Flows {
             endpoint: endpoint.to_string(),
             conn,
@@ -81,7 +81,7 @@ impl Flows {
         })
     }
 
-    /// Flow mods sent so far (bundle contents and deletes).
+    /// Flow, group and meter mods sent so far (bundle contents and deletes).
     pub fn mods(&self) -> u64 {
         self.mods.load(Ordering::Relaxed)
     }
@@ -92,11 +92,14 @@ impl Flows {
     }
 
     /// Makes the cache a new one of `round` holding `desired` (nothing is sent).
-    fn fill(&self, round: Round, desired: &[(FlowOwner, Vec<FlowMod>)]) -> Result<(), AgentError> {
-        let mut cache = FlowCache::new(round);
-        for (owner, flows) in desired {
-            cache.replace(owner.clone(), flows.clone())?;
-        }
+    fn fill(&self, round: Round, desired: &[(Owner, Objects)]) -> Result<(), AgentError> {
+        let mut cache = DesiredCache::new(round);
+        let change = desired
+            .iter()
+            .fold(Change::new(), |change, (owner, objects)| {
+                change.replace(owner.clone(), objects.clone())
+            });
+        cache.apply(change)?;
         *self
             .installer
             .cache()
@@ -105,20 +108,26 @@ impl Flows {
         Ok(())
     }
 
-    /// Replaces `owner`'s flows in the switch (one bundle with the difference, confirmed).
-    pub async fn set(&self, owner: FlowOwner, flows: Vec<FlowMod>) -> Result<FlowDiff, AgentError> {
-        let diff = self.installer.replace(owner, flows).await?;
+    /// Applies `change` to the switch (meters first, then one bundle with the groups and flows
+    /// that differ, confirmed).
+    pub async fn apply(&self, change: Change) -> Result<ChangeDiff, AgentError> {
+        let diff = self.installer.apply(change).await?;
         self.mods.fetch_add(diff.len() as u64, Ordering::Relaxed);
         Ok(diff)
     }
 
-    /// Removes every flow of `owner` from the switch.
-    pub async fn remove(&self, owner: FlowOwner) -> Result<FlowDiff, AgentError> {
-        self.set(owner, Vec::new()).await
+    /// Replaces `owner`'s flows in the switch; returns the flow mods sent.
+    pub async fn set(&self, owner: Owner, flows: Vec<FlowMod>) -> Result<FlowDiff, AgentError> {
+        Ok(self.apply(Change::new().replace(owner, flows)).await?.flows)
     }
 
-    /// The owners with flows.
-    pub fn owners(&self) -> Vec<FlowOwner> {
+    /// Removes everything of `owner` from the switch; returns the flow mods sent.
+    pub async fn remove(&self, owner: Owner) -> Result<FlowDiff, AgentError> {
+        Ok(self.apply(Change::new().remove(owner)).await?.flows)
+    }
+
+    /// The owners with objects.
+    pub fn owners(&self) -> Vec<Owner> {
         self.installer
             .cache()
             .lock()

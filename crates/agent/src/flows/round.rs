@@ -1,14 +1,14 @@
-//! The agent round on start: keep the switch's flows when they already are exactly the desired
-//! ones of the recorded round; otherwise install everything under the next round in one bundle
-//! (same-key flows are replaced in place, so existing traffic keeps flowing), delete what is
-//! left of the previous round, and record the new round on the bridge.
+//! The agent round on start: keep the switch's objects when they already are exactly the
+//! desired ones of the recorded round; otherwise install everything under the next round
+//! (meters first, then one bundle that replaces same-id groups and same-key flows in place, so
+//! existing traffic keeps flowing), delete what is left of the previous round — its flows, then
+//! the groups and meters nothing wants — and record the new round on the bridge.
 
 use std::sync::atomic::Ordering;
 
 use hostnet::Outcome;
-use openflow::msg::flow_mod::FlowMod;
 use pipeline::cookie::ROUND_EXTERNAL_ID;
-use pipeline::{FlowOwner, Round};
+use pipeline::{Objects, Owner, Round};
 
 use super::Flows;
 use crate::error::AgentError;
@@ -17,9 +17,9 @@ use crate::ovs::OvsBridge;
 /// What [`Flows::start_round`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RoundOutcome {
-    /// The switch already held exactly the desired flows of this (recorded) round.
+    /// The switch already held exactly the desired objects of this (recorded) round.
     Unchanged(Round),
-    /// The flows were installed as `round`; `previous` (if any) was deleted.
+    /// The objects were installed as `round`; `previous` (if any) was deleted.
     Replaced {
         previous: Option<Round>,
         round: Round,
@@ -35,25 +35,23 @@ impl Flows {
         }
     }
 
-    /// Brings the switch to `desired` (every owner's flows) and arms the replay on reconnect.
+    /// Brings the switch to `desired` (every owner's objects) and arms the replay on reconnect.
     pub async fn start_round(
         &self,
         recorded: Option<Round>,
-        desired: &[(FlowOwner, Vec<FlowMod>)],
+        desired: &[(Owner, Objects)],
         bridge: &OvsBridge,
     ) -> Result<RoundOutcome, AgentError> {
         if let Some(round) = recorded {
             self.fill(round, desired)?;
-            let switch = self.switch_flows().await?;
-            let desired = self.desired_flows();
+            let switch = self.switch_objects().await?;
+            let desired = self.desired_objects();
             if switch == desired {
                 self.armed.store(true, Ordering::Release);
                 return Ok(RoundOutcome::Unchanged(round));
             }
             tracing::info!(
-                "the switch holds {} flows, {} desired in {round}: installing a new round",
-                switch.len(),
-                desired.len()
+                "the switch holds {switch}, {desired} desired in {round}: installing a new round"
             );
         }
         let round = match recorded {
@@ -61,13 +59,12 @@ impl Flows {
             None => Round::FIRST,
         };
         self.fill(round, desired)?;
-        let count: usize = desired.iter().map(|(_, flows)| flows.len()).sum();
-        self.installer.install_all().await?;
+        let sent = self.installer.install_all().await?;
         self.armed.store(true, Ordering::Release);
-        self.mods.fetch_add(count as u64 + 1, Ordering::Relaxed);
+        self.mods.fetch_add(sent as u64, Ordering::Relaxed);
         if let Some(previous) = recorded {
-            self.installer.delete_round(previous).await?;
-            self.mods.fetch_add(1, Ordering::Relaxed);
+            let sent = self.installer.delete_round(previous).await?;
+            self.mods.fetch_add(sent as u64, Ordering::Relaxed);
         }
         if bridge
             .set_external_id(ROUND_EXTERNAL_ID, &round.to_external_id())

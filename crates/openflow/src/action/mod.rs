@@ -26,6 +26,9 @@ pub enum Action {
     OutputReg { src: Subfield, max_len: u16 },
     /// `group:ID`.
     Group(u32),
+    /// `meter:ID` (`OFPAT_METER`, an action since OpenFlow 1.5). Open vSwitch's text parser
+    /// wants it first in the apply actions; the switch takes it anywhere.
+    Meter(u32),
     /// `set_field:VALUE[/MASK]->FIELD` (`OFPAT_SET_FIELD`, masked OXM when masked). `mask` is the
     /// field's full mask when unmasked.
     SetField {

@@ -23,6 +23,7 @@ impl fmt::Display for Action {
             Action::Output { port, .. } => write!(f, "{port}"),
             Action::OutputReg { src, .. } => write!(f, "output:{src}"),
             Action::Group(id) => write!(f, "group:{id}"),
+            Action::Meter(id) => write!(f, "meter:{id}"),
             Action::SetField { field, value, mask } => write!(
                 f,
                 "set_field:{}->{}",
@@ -245,6 +246,7 @@ fn parse_action<'a>(item: &'a str) -> Result<Action, TextError> {
     let action = match key {
         "output" => parse_output(need(value)?)?,
         "group" => Action::Group(parse_num(need(value)?)?),
+        "meter" => Action::Meter(parse_num(need(value)?)?),
         "set_field" => parse_set_field(item, need(value)?)?,
         "load" => parse_load(item, need(value)?)?,
         "move" => parse_move(item, need(value)?)?,

@@ -21,6 +21,7 @@ pub mod action_type {
     pub const DEC_NW_TTL: u16 = 24;
     pub const SET_FIELD: u16 = 25;
     pub const COPY_FIELD: u16 = 28;
+    pub const METER: u16 = 29;
     pub const EXPERIMENTER: u16 = 0xffff;
 }
 
@@ -110,6 +111,10 @@ impl Action {
                 s = begin(out, at::GROUP);
                 out.extend_from_slice(&id.to_be_bytes());
             }
+            Action::Meter(id) => {
+                s = begin(out, at::METER);
+                out.extend_from_slice(&id.to_be_bytes());
+            }
             Action::SetField { field, value, mask } => {
                 s = begin(out, at::SET_FIELD);
                 let mask = (*mask != field.full_mask()).then_some(*mask);
@@ -196,6 +201,7 @@ impl Action {
                 }
             }
             at::GROUP => Action::Group(u32_at(a, 4)),
+            at::METER => Action::Meter(u32_at(a, 4)),
             at::DEC_NW_TTL => Action::DecTtl,
             at::PUSH_VLAN => Action::PushVlan(u16_at(a, 4)),
             at::POP_VLAN => Action::PopVlan,

@@ -44,6 +44,7 @@ use crate::msg::config::MISS_SEND_LEN_NO_BUFFER;
 use crate::msg::features::FeaturesReply;
 use crate::msg::flow_stats::{FlowDescReply, FlowDescRequest, FlowStats};
 use crate::msg::group_mod::{GROUP_ALL, GroupDesc, GroupDescReply, GroupDescRequest};
+use crate::msg::meter_mod::{METER_ALL, MeterDesc, MeterDescReply, MeterDescRequest};
 use crate::msg::packet_in::{PacketIn, PacketIn2, SetPacketInFormat};
 use crate::msg::port::{Port, PortDescReply, PortDescRequest, PortStatus};
 use crate::{DecodeError, EncodeError};
@@ -490,6 +491,20 @@ impl OfConnection {
             groups.extend(part.parse::<GroupDescReply>()?.groups);
         }
         Ok(groups)
+    }
+
+    /// Describes every meter of the bridge, from every part of the reply.
+    pub async fn dump_meters(&self) -> Result<Vec<MeterDesc>, ConnError> {
+        let mut meters = Vec::new();
+        for part in self
+            .multipart(&MeterDescRequest {
+                meter_id: METER_ALL,
+            })
+            .await?
+        {
+            meters.extend(part.parse::<MeterDescReply>()?.meters);
+        }
+        Ok(meters)
     }
 
     /// Chooses the packet-in format the switch uses on this connection (a

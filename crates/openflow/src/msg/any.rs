@@ -3,8 +3,9 @@
 //! bodies. It is the decoding entry point for whatever a switch sends, and the fuzz target for
 //! whole messages: it returns a [`DecodeError`] for every malformed input and never panics.
 //!
-//! Flow, group and packet messages carry matches and actions from an open-ended set (a flow
-//! installed by another controller may use an action this codec lacks). A body of those types
+//! Flow, group, meter and packet messages carry matches, actions and meter bands from an
+//! open-ended set (a flow installed by another controller may use an action this codec lacks, a
+//! meter an experimenter band). A body of those types
 //! that does not decode is therefore not an error of the message stream: it comes back as
 //! [`AnyMessage::Undecoded`] with the reason, and whoever asked for it decides.
 
@@ -20,6 +21,7 @@ use crate::msg::flow_mod::FlowMod;
 use crate::msg::flow_stats::{FlowDescReply, FlowDescRequest};
 use crate::msg::group_mod::{GroupDescReply, GroupDescRequest, GroupMod};
 use crate::msg::hello::Hello;
+use crate::msg::meter_mod::{MeterDescReply, MeterDescRequest, MeterMod};
 use crate::msg::multipart::{self, mp_type};
 use crate::msg::packet_in::{self, PacketIn, PacketIn2, SetPacketInFormat};
 use crate::msg::packet_out::PacketOut;
@@ -54,6 +56,7 @@ pub enum AnyMessage {
     BundleAdd(BundleAdd),
     FlowMod(FlowMod),
     GroupMod(GroupMod),
+    MeterMod(MeterMod),
     PacketIn(PacketIn),
     /// `NXT_PACKET_IN2` (experimenter `0x2320`, subtype 30).
     PacketIn2(PacketIn2),
@@ -64,7 +67,9 @@ pub enum AnyMessage {
     FlowDescReply(FlowDescReply),
     GroupDescRequest(GroupDescRequest),
     GroupDescReply(GroupDescReply),
-    /// A flow, group or packet message (see the module doc) whose body this codec cannot
+    MeterDescRequest(MeterDescRequest),
+    MeterDescReply(MeterDescReply),
+    /// A flow, group, meter or packet message (see the module doc) whose body this codec cannot
     /// decode: the body after the header, and why.
     Undecoded {
         header: Header,
@@ -79,7 +84,7 @@ pub enum AnyMessage {
     },
 }
 
-/// Decodes a flow, group or packet message body as `M`, or keeps it as
+/// Decodes a flow, group, meter or packet message body as `M`, or keeps it as
 /// [`AnyMessage::Undecoded`].
 fn lenient<M: Message>(header: Header, body: &[u8], wrap: fn(M) -> AnyMessage) -> AnyMessage {
     match M::parse_body(body) {
@@ -150,6 +155,7 @@ impl AnyMessage {
             }
             msg_type::FLOW_MOD => lenient(header, body, AnyMessage::FlowMod),
             msg_type::GROUP_MOD => lenient(header, body, AnyMessage::GroupMod),
+            msg_type::METER_MOD => lenient(header, body, AnyMessage::MeterMod),
             msg_type::PACKET_IN => lenient(header, body, AnyMessage::PacketIn),
             msg_type::PACKET_OUT => lenient(header, body, AnyMessage::PacketOut),
             msg_type::EXPERIMENTER => match packet_in::nicira_subtype(body) {
@@ -182,6 +188,12 @@ impl AnyMessage {
                     }
                     (msg_type::MULTIPART_REPLY, mp_type::GROUP_DESC) => {
                         lenient(header, body, AnyMessage::GroupDescReply)
+                    }
+                    (msg_type::MULTIPART_REQUEST, mp_type::METER_DESC) => {
+                        lenient(header, body, AnyMessage::MeterDescRequest)
+                    }
+                    (msg_type::MULTIPART_REPLY, mp_type::METER_DESC) => {
+                        lenient(header, body, AnyMessage::MeterDescReply)
                     }
                     _ => AnyMessage::Other {
                         header,
@@ -228,6 +240,7 @@ impl AnyMessage {
             AnyMessage::BundleAdd(m) => m.emit(xid, out),
             AnyMessage::FlowMod(m) => m.emit(xid, out),
             AnyMessage::GroupMod(m) => m.emit(xid, out),
+            AnyMessage::MeterMod(m) => m.emit(xid, out),
             AnyMessage::PacketIn(m) => m.emit(xid, out),
             AnyMessage::PacketIn2(m) => m.emit(xid, out),
             AnyMessage::SetPacketInFormat(m) => m.emit(xid, out),
@@ -236,6 +249,8 @@ impl AnyMessage {
             AnyMessage::FlowDescReply(m) => m.emit(xid, out),
             AnyMessage::GroupDescRequest(m) => m.emit(xid, out),
             AnyMessage::GroupDescReply(m) => m.emit(xid, out),
+            AnyMessage::MeterDescRequest(m) => m.emit(xid, out),
+            AnyMessage::MeterDescReply(m) => m.emit(xid, out),
             AnyMessage::Undecoded { header, body, .. } | AnyMessage::Other { header, body } => {
                 let len = HEADER_LEN + body.len();
                 let length = u16::try_from(len).map_err(|_| EncodeError {
@@ -379,6 +394,15 @@ mod tests {
             .parse()
             .unwrap();
         assert_eq!(decode(&group, 1), AnyMessage::GroupMod(group.clone()));
+        let meter: MeterMod = "meter=3 kbps bands=type=drop rate=100".parse().unwrap();
+        assert_eq!(decode(&meter, 1), AnyMessage::MeterMod(meter.clone()));
+        let request = MeterDescRequest { meter_id: 3 };
+        assert_eq!(decode(&request, 1), AnyMessage::MeterDescRequest(request));
+        let reply = MeterDescReply {
+            more: false,
+            meters: vec![meter.meter],
+        };
+        assert_eq!(decode(&reply, 1), AnyMessage::MeterDescReply(reply));
         let packet_in = PacketIn {
             buffer_id: 0,
             total_len: 1,

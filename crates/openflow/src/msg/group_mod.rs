@@ -39,6 +39,9 @@ pub enum GroupModCommand {
     Delete = 2,
     InsertBucket = 3,
     RemoveBucket = 5,
+    /// `OFPGC_ADD_OR_MOD` (an Open vSwitch extension, `ovs-ofctl --may-create mod-group`):
+    /// adds the group, or replaces the one with the same id. Accepted inside bundles.
+    AddOrModify = 0x8000,
 }
 
 /// `ofp_group_type`.
@@ -530,7 +533,17 @@ impl GroupMod {
         }
     }
 
-    /// Deletes group `group_id` (`GROUP_ALL` for every group).
+    /// Adds `group`, or replaces the group with the same id.
+    pub fn add_or_modify(group: GroupDesc) -> GroupMod {
+        GroupMod {
+            command: GroupModCommand::AddOrModify,
+            command_bucket_id: BUCKET_ALL,
+            group,
+        }
+    }
+
+    /// Deletes group `group_id` (`GROUP_ALL` for every group), and with it every flow that
+    /// forwards to it.
     pub fn delete(group_id: u32) -> GroupMod {
         GroupMod {
             command: GroupModCommand::Delete,
@@ -574,6 +587,7 @@ impl Message for GroupMod {
             2 => GroupModCommand::Delete,
             3 => GroupModCommand::InsertBucket,
             5 => GroupModCommand::RemoveBucket,
+            0x8000 => GroupModCommand::AddOrModify,
             other => {
                 return Err(DecodeError::Unsupported {
                     what: "group_mod command",
@@ -765,6 +779,10 @@ mod tests {
             GroupDescReply::decode(&reply.to_bytes(4).unwrap()),
             Ok((reply, 4))
         );
+        let add_or_modify = GroupMod::add_or_modify(g.group.clone());
+        let b = add_or_modify.to_bytes(6).unwrap();
+        assert_eq!(&b[8..10], &[0x80, 0]);
+        assert_eq!(GroupMod::decode(&b), Ok((add_or_modify, 6)));
         let req = GroupDescRequest {
             group_id: GROUP_ALL,
         };

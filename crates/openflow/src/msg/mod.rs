@@ -12,6 +12,7 @@ pub mod flow_mod;
 pub mod flow_stats;
 pub mod group_mod;
 pub mod hello;
+pub mod meter_mod;
 pub mod multipart;
 pub mod packet_in;
 pub mod packet_out;

@@ -12,6 +12,7 @@ pub mod mp_type {
     pub const PORT_STATS: u16 = 4;
     pub const GROUP_STATS: u16 = 6;
     pub const GROUP_DESC: u16 = 7;
+    pub const METER_DESC: u16 = 10;
     pub const PORT_DESC: u16 = 13;
     pub const FLOW_STATS: u16 = 17;
     pub const EXPERIMENTER: u16 = 0xffff;

@@ -1,57 +1,45 @@
-//! [`FlowInstaller`]: keeps the switch equal to the [`FlowCache`]. Each owner update goes to the
-//! switch as one atomic bundle and is stored in the cache only once the switch committed it;
-//! [`FlowInstaller::install_all`] and [`replay`] put the whole cache into the switch at once (a
-//! new round, or a new connection).
+//! [`Installer`]: keeps the switch equal to the [`DesiredCache`]. Each [`Change`] goes to the
+//! switch in the steps of [`super::diff`] — meters set and confirmed, one atomic bundle of
+//! groups and flows, meter deletes — and is stored in the cache only once the bundle is
+//! committed; on any error the meters set before are undone, so neither the switch nor the
+//! cache changed. [`Installer::install_all`] and [`replay`] put the whole cache into the switch
+//! at once (a new round, or a new connection).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use openflow::conn::{ConnError, Encoded, OfConnection};
-use openflow::msg::flow_mod::FlowMod;
+use openflow::conn::{ConnError, OfConnection};
 
-use super::diff::FlowDiff;
-use super::flow_cache::FlowCache;
-use super::owner::FlowOwner;
-use crate::cookie::{Round, install_round};
+use super::change::{Change, Objects};
+use super::desired::DesiredCache;
+use super::diff::ChangeDiff;
+use super::owner::Owner;
+use super::sync::{self, Encoded3};
+use crate::cookie::Round;
 use crate::error::ApplyError;
 
 /// The cache shared between the installer and the connection's on-connect hook. It is locked
 /// only briefly and never across an await.
-pub type SharedCache = Arc<Mutex<FlowCache>>;
+pub type SharedCache = Arc<Mutex<DesiredCache>>;
 
-fn lock(cache: &SharedCache) -> MutexGuard<'_, FlowCache> {
+pub(super) fn lock(cache: &SharedCache) -> MutexGuard<'_, DesiredCache> {
     cache.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn encode<'a>(flows: impl IntoIterator<Item = &'a FlowMod>) -> Result<Vec<Encoded>, ConnError> {
-    flows
-        .into_iter()
-        .map(|f| Encoded::new(f).map_err(ConnError::from))
-        .collect()
-}
-
-/// Sends `flows` as one atomic bundle.
-async fn bundle<'a>(
-    conn: &OfConnection,
-    flows: impl IntoIterator<Item = &'a FlowMod>,
-) -> Result<(), ConnError> {
-    conn.bundle(&encode(flows)?).await
-}
-
-/// Applies owner updates to the switch through one connection.
+/// Applies changes to the switch through one connection.
 #[derive(Debug)]
-pub struct FlowInstaller {
+pub struct Installer {
     conn: OfConnection,
     cache: SharedCache,
-    /// Serialises updates, so each diff is computed against what the switch has.
-    updates: tokio::sync::Mutex<()>,
+    /// Serialises changes, so each diff is computed against what the switch has.
+    changes: tokio::sync::Mutex<()>,
 }
 
-impl FlowInstaller {
-    pub fn new(conn: OfConnection, cache: SharedCache) -> FlowInstaller {
-        FlowInstaller {
+impl Installer {
+    pub fn new(conn: OfConnection, cache: SharedCache) -> Installer {
+        Installer {
             conn,
             cache,
-            updates: tokio::sync::Mutex::new(()),
+            changes: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -60,65 +48,84 @@ impl FlowInstaller {
         &self.cache
     }
 
-    /// Replaces `owner`'s flows by `flows`. Sends only the difference, as one bundle, and
-    /// returns once the switch committed it. On error neither the switch nor the cache changed.
-    pub async fn replace(
-        &self,
-        owner: FlowOwner,
-        flows: Vec<FlowMod>,
-    ) -> Result<FlowDiff, ApplyError> {
-        let _serial = self.updates.lock().await;
-        let update = lock(&self.cache).prepare(owner, flows)?;
-        if !update.diff.is_empty() {
-            bundle(&self.conn, update.diff.messages())
-                .await
-                .map_err(|source| ApplyError::Switch {
-                    what: format!("the flows of {}", update.owner),
-                    source,
-                })?;
-        }
-        let diff = update.diff.clone();
-        lock(&self.cache).commit(update);
+    /// Applies `change`: sends only the difference, in dependency order with groups and flows
+    /// in one bundle, and returns once the switch committed it. On error neither the switch nor
+    /// the cache changed. An empty difference sends nothing.
+    pub async fn apply(&self, change: Change) -> Result<ChangeDiff, ApplyError> {
+        let _serial = self.changes.lock().await;
+        let what = change.describe();
+        let prepared = lock(&self.cache).prepare(change)?;
+        let switch_error = |source| ApplyError::Switch {
+            what: what.clone(),
+            source,
+        };
+        let msgs = Encoded3::of_steps(prepared.diff.steps(), &prepared.undo_before)
+            .map_err(|e| switch_error(ConnError::Encode(e)))?;
+        sync::send_before_and_bundle(&self.conn, &msgs)
+            .await
+            .map_err(switch_error)?;
+        let diff = prepared.diff.clone();
+        lock(&self.cache).commit(prepared);
+        sync::send_after(&self.conn, &msgs).await;
         Ok(diff)
     }
 
-    /// Removes every flow of `owner`.
-    pub async fn remove(&self, owner: FlowOwner) -> Result<FlowDiff, ApplyError> {
-        self.replace(owner, Vec::new()).await
+    /// Replaces `owner`'s whole set by `objects` (see [`Installer::apply`]).
+    pub async fn replace(
+        &self,
+        owner: Owner,
+        objects: impl Into<Objects>,
+    ) -> Result<ChangeDiff, ApplyError> {
+        self.apply(Change::new().replace(owner, objects)).await
     }
 
-    /// Installs every cached flow in one bundle, first deleting whatever else carries the
-    /// cache's round (see [`replay`]). With a cache filled for a new round, this replaces the
-    /// previous round's flows in place; the caller then records the new round and deletes the
-    /// previous one with [`FlowInstaller::delete_round`].
-    pub async fn install_all(&self) -> Result<(), ApplyError> {
-        let _serial = self.updates.lock().await;
+    /// Removes everything `owner` has.
+    pub async fn remove(&self, owner: Owner) -> Result<ChangeDiff, ApplyError> {
+        self.apply(Change::new().remove(owner)).await
+    }
+
+    /// Installs the whole cache: meters first, then one bundle that deletes whatever else
+    /// carries the cache's round, adds or modifies every group in place and adds every flow.
+    /// With a cache filled for a new round, this replaces the previous round's objects in
+    /// place; the caller then records the new round and calls [`Installer::delete_round`].
+    /// Returns the number of mods sent.
+    pub async fn install_all(&self) -> Result<usize, ApplyError> {
+        let _serial = self.changes.lock().await;
         let round = lock(&self.cache).round();
-        replay(&self.conn, &self.cache)
+        sync::install_all(&self.conn, &self.cache, false)
             .await
             .map_err(|source| ApplyError::Switch {
-                what: format!("all flows of {round}"),
+                what: format!("all objects of {round}"),
                 source,
             })
     }
 
-    /// Deletes the flows that still carry `round`, and waits until the switch processed it.
-    pub async fn delete_round(&self, round: Round) -> Result<(), ApplyError> {
-        let sent = async { self.conn.batch(&encode([&round.delete_all()])?).await };
-        sent.await.map_err(|source| ApplyError::Switch {
-            what: format!("the deletion of {round}"),
-            source,
-        })
+    /// Deletes the flows that still carry `round`, then the groups and meters the switch holds
+    /// that no owner wants (nothing uses them any more), and waits until the switch processed
+    /// it. Returns the number of mods sent.
+    pub async fn delete_round(&self, round: Round) -> Result<usize, ApplyError> {
+        let _serial = self.changes.lock().await;
+        let switch_error = |what: String| move |source| ApplyError::Switch { what, source };
+        let delete = openflow::conn::Encoded::new(&round.delete_all())
+            .map_err(|e| switch_error(format!("the deletion of {round}"))(ConnError::Encode(e)))?;
+        self.conn
+            .batch(&[delete])
+            .await
+            .map_err(switch_error(format!("the deletion of {round}")))?;
+        let stale = sync::delete_stale(&self.conn, &self.cache)
+            .await
+            .map_err(switch_error(format!(
+                "the deletion of the groups and meters {round} left"
+            )))?;
+        Ok(1 + stale)
     }
 }
 
-/// Makes the switch hold exactly the cache's flows of its current round, atomically: deletes
-/// that round's flows and adds every cached flow in one bundle. Use it in the connection's
-/// on-connect hook (`ovs-vswitchd` forgets all flows when it restarts).
+/// Makes the switch hold exactly the cache's objects of its round, atomically for groups and
+/// flows: sets the meters, then one bundle deletes the round's flows, adds or modifies every
+/// group, adds every flow and deletes the groups no owner wants; then the meters no owner
+/// wants are deleted. Use it in the connection's on-connect hook (`ovs-vswitchd` forgets
+/// everything when it restarts).
 pub async fn replay(conn: &OfConnection, cache: &SharedCache) -> Result<(), ConnError> {
-    let msgs = {
-        let cache = lock(cache);
-        install_round(cache.round(), &cache.all_flows())
-    };
-    bundle(conn, &msgs).await
+    sync::install_all(conn, cache, true).await.map(drop)
 }

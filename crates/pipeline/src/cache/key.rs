@@ -1,7 +1,9 @@
 //! [`FlowKey`]: what identifies a flow in a switch — table, priority and match. An `add` with
 //! an existing key replaces that flow; `modify_strict`/`delete_strict` address exactly one key.
 
-use openflow::msg::flow_mod::FlowMod;
+use std::fmt;
+
+use openflow::msg::flow_mod::{FlowMod, FlowModCommand};
 use openflow::oxm::{Field, Match};
 
 /// Table, priority and match of a flow, in a form that can be sorted and hashed.
@@ -31,5 +33,44 @@ impl FlowKey {
                 .map(|e| (e.field, e.value, e.mask))
                 .collect(),
         }
+    }
+
+    /// `delete_strict` of this key, whatever the flow's cookie.
+    pub fn delete_strict(&self) -> FlowMod {
+        let mut del = FlowMod::new(FlowModCommand::DeleteStrict);
+        del.table_id = self.table_id;
+        del.priority = self.priority;
+        for &(field, value, mask) in &self.fields {
+            del.flow_match.set_masked(field, value, mask);
+        }
+        del
+    }
+}
+
+impl fmt::Display for FlowKey {
+    /// `table=1,priority=5,ip,nw_dst=10.0.0.1`, as `ovs-ofctl del-flows --strict` takes it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.delete_strict())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delete_strict_addresses_the_key() {
+        let fm: FlowMod =
+            "table=3,cookie=0x5,priority=7,ip,reg0=0x1/0xf,nw_dst=10.0.0.0/24 actions=drop"
+                .parse()
+                .unwrap();
+        let key = FlowKey::of(&fm);
+        let del = key.delete_strict();
+        assert_eq!(del.command, FlowModCommand::DeleteStrict);
+        assert_eq!(FlowKey::of(&del), key);
+        assert_eq!(
+            key.to_string(),
+            "table=3,priority=7,ip,reg0=0x1/0xf,nw_dst=10.0.0.0/24"
+        );
     }
 }

@@ -12,7 +12,7 @@ pub use node::node_flows;
 pub use peer::peer_flows;
 pub use pod::pod_flows;
 pub use policy::counters::RuleCounters;
-pub use policy::{PolicyFlows, PolicyRenderer, RuleFlows};
+pub use policy::{PolicyFlows, PolicyPatch, PolicyRenderer, PolicyUndo, PolicyUpdate, RuleFlows};
 
 use std::net::Ipv4Addr;
 

@@ -8,8 +8,9 @@ use openflow::conn::{ConnOptions, OfConnection};
 use openflow::msg::flow_mod::FlowMod;
 use ovstest::Ovs;
 use pipeline::Round;
-use pipeline::cache::{FlowCache, FlowInstaller, FlowOwner};
+use pipeline::cache::{DesiredCache, Installer, Owner};
 use pipeline::layout::NodePorts;
+use pipeline::owners::{NODE, PEER, POD};
 
 use super::PodOnPort;
 use model::NodeNetwork;
@@ -88,10 +89,10 @@ impl Switch {
     }
 
     /// An installer with an empty cache of `round`.
-    pub fn installer(&self, round: Round) -> FlowInstaller {
-        FlowInstaller::new(
+    pub fn installer(&self, round: Round) -> Installer {
+        Installer::new(
             self.conn.clone(),
-            Arc::new(Mutex::new(FlowCache::new(round))),
+            Arc::new(Mutex::new(DesiredCache::new(round))),
         )
     }
 
@@ -128,23 +129,20 @@ impl Switch {
 }
 
 /// Installs n1's flows through `installer`, one owner at a time.
-pub async fn install_all(installer: &FlowInstaller, node: &NodeNetwork) {
+pub async fn install_all(installer: &Installer, node: &NodeNetwork) {
     installer
-        .replace(FlowOwner::Node, node_flows(node))
+        .replace(Owner::from(NODE), node_flows(node))
         .await
         .expect("node flows");
     for pod in super::pods() {
         installer
-            .replace(
-                FlowOwner::Pod(pod.key.clone()),
-                pod_flows(node, &pod, pod.ofport),
-            )
+            .replace(Owner::new(POD, &pod.key), pod_flows(node, &pod, pod.ofport))
             .await
             .expect("pod flows");
     }
     let peer = super::peer();
     installer
-        .replace(FlowOwner::Peer(peer.name.clone()), peer_flows(node, &peer))
+        .replace(Owner::new(PEER, &peer.name), peer_flows(node, &peer))
         .await
         .expect("peer flows");
 }

@@ -21,10 +21,10 @@ use std::sync::Arc;
 
 use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
 use model::{NodeNetwork, PeerNode, PodKey};
-use netpol::{RuleId, Snapshot};
-use openflow::msg::flow_mod::FlowMod;
-use pipeline::FlowOwner;
+use netpol::{PolicyDelta, RuleId, Snapshot};
+use pipeline::owners::{NETWORK_POLICY, NODE, PEER, POD};
 use pipeline::render::{node_flows, peer_flows, pod_flows};
+use pipeline::{Objects, Owner};
 
 use super::step_clock::StepClock;
 use super::{AttachedPod, Datapath, PeerChanges, PodAttach, PolicyChanges, RuleEnforcement};
@@ -85,23 +85,24 @@ impl<H> OvsDatapath<H> {
 
     /// Every owner's flows for a new round: the Node's, `peers`', `policy`'s and those of the
     /// Pods already attached (their ports' records), without installing anything. The Pods'
-    /// OpenFlow port numbers are noted, so new Pods get other ones.
+    /// OpenFlow port numbers are noted, so new Pods get other ones. `policy` is rendered whole
+    /// and becomes what [`Datapath::update_policy`]'s deltas change.
     pub async fn first_round(
         &self,
         peers: &[PeerNode],
         policy: &Snapshot,
-    ) -> Result<Vec<(FlowOwner, Vec<FlowMod>)>, AgentError> {
+    ) -> Result<Vec<(Owner, Objects)>, AgentError> {
         let network = &self.network;
-        let mut desired = vec![(FlowOwner::Node, node_flows(network))];
+        let mut desired = vec![(Owner::from(NODE), node_flows(network).into())];
         for peer in peers {
             desired.push((
-                FlowOwner::Peer(peer.name.clone()),
-                peer_flows(network, peer),
+                Owner::new(PEER, &peer.name),
+                peer_flows(network, peer).into(),
             ));
         }
         desired.push((
-            FlowOwner::NetworkPolicy,
-            self.policy.lock().await.render(policy),
+            Owner::from(NETWORK_POLICY),
+            self.policy.lock().await.render(policy).into(),
         ));
         for port in self.bridge.container_ports().await? {
             if let Some(ofport) = port.ofport {
@@ -109,8 +110,8 @@ impl<H> OvsDatapath<H> {
             }
             match (&port.pod, port.ofport) {
                 (Some(pod), Some(ofport)) => desired.push((
-                    FlowOwner::Pod(pod.key.clone()),
-                    pod_flows(network, pod, ofport),
+                    Owner::new(POD, &pod.key),
+                    pod_flows(network, pod, ofport).into(),
                 )),
                 _ => tracing::warn!(
                     "container port {} has incomplete records or no OpenFlow port; its flows wait for the CNI server",
@@ -190,8 +191,8 @@ impl<H: HostNetwork + 'static> Datapath for OvsDatapath<H> {
         self.reconcile_peers(peers).await
     }
 
-    async fn set_policy(&self, policy: &Snapshot) -> Result<PolicyChanges, AgentError> {
-        self.install_policy(policy).await
+    async fn update_policy(&self, delta: &PolicyDelta) -> Result<PolicyChanges, AgentError> {
+        self.install_policy(delta).await
     }
 
     async fn policy_enforcement(&self) -> Result<BTreeMap<RuleId, RuleEnforcement>, AgentError> {

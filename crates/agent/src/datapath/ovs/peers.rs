@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use hostnet::{HostNetwork, Outcome, PodSnat};
 use ipnet::Ipv4Net;
 use model::PeerNode;
-use pipeline::FlowOwner;
+use pipeline::Owner;
+use pipeline::owners::PEER;
 use pipeline::render::peer_flows;
 
 use super::OvsDatapath;
@@ -26,7 +27,7 @@ impl<H: HostNetwork> OvsDatapath<H> {
             let diff = self
                 .flows
                 .set(
-                    FlowOwner::Peer(peer.name.clone()),
+                    Owner::new(PEER, &peer.name),
                     peer_flows(&self.network, peer),
                 )
                 .await?;
@@ -35,11 +36,13 @@ impl<H: HostNetwork> OvsDatapath<H> {
             }
         }
         for owner in self.flows.owners() {
-            if let FlowOwner::Peer(name) = &owner
-                && !wanted.contains(name.as_str())
+            if owner.kind() == PEER
+                && let Some(name) = owner.id()
+                && !wanted.contains(name)
             {
+                let name = name.to_string();
                 self.flows.remove(owner.clone()).await?;
-                changes.removed.push(name.clone());
+                changes.removed.push(name);
             }
         }
         let bridge = self.bridge.name();

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
 use model::{LocalPod, PodKey};
-use pipeline::FlowOwner;
+use pipeline::Owner;
+use pipeline::owners::POD;
 use pipeline::render::pod_flows;
 
 use super::OvsDatapath;
@@ -58,7 +59,7 @@ impl<H: HostNetwork> OvsDatapath<H> {
             ip: spec.address.addr(),
             mac: created.container_mac,
         };
-        let owner = FlowOwner::Pod(pod.key.clone());
+        let owner = Owner::new(POD, &pod.key);
         let port_ready = async {
             self.bridge.ensure_port(&port).await?;
             self.bridge.wait_for_ofport(host_ifname, OFPORT_WAIT).await
@@ -95,7 +96,7 @@ impl<H: HostNetwork> OvsDatapath<H> {
         name: Option<&str>,
     ) -> Result<(), AgentError> {
         if let Some(key) = key {
-            self.flows.remove(FlowOwner::Pod(key.clone())).await?;
+            self.flows.remove(Owner::new(POD, key)).await?;
         }
         if let Some(name) = name {
             self.bridge.delete_port(name).await?;

@@ -1,47 +1,68 @@
 //! NetworkPolicy on the OVS datapath: the rules rendered as conjunctive flows (owner
 //! `networkpolicy`, one bundle per change), and each rule's flows and counters read back for
-//! reports and metrics.
+//! reports and metrics. The renderer keeps the owner's flows between changes: a delta renders
+//! only the rules it names, its patch (the flows that changed) goes to the cache as a patch of
+//! the owner, costing the size of the patch, and a refused install is undone in the renderer,
+//! so it always matches the cache and the switch.
 
 use std::collections::BTreeMap;
 
-use netpol::{RuleId, Snapshot};
+use netpol::{PolicyDelta, RuleId, Snapshot};
+use openflow::msg::flow_mod::FlowMod;
 use openflow::msg::flow_stats::FlowDescRequest;
-use pipeline::FlowOwner;
 use pipeline::cache::FlowKey;
-use pipeline::render::{PolicyFlows, PolicyRenderer};
+use pipeline::owners::NETWORK_POLICY;
+use pipeline::render::PolicyRenderer;
+use pipeline::{Change, Owner, Patch};
 
 use super::OvsDatapath;
 use crate::datapath::{PolicyChanges, RuleEnforcement};
 use crate::error::AgentError;
 
-/// The renderer (it keeps each rule's conjunction id between renders) and what it rendered
-/// last.
+/// The renderer: each rule's conjunction id and the owner's flows as last installed.
 #[derive(Debug, Default)]
 pub(super) struct PolicyState {
     renderer: PolicyRenderer,
-    rendered: PolicyFlows,
 }
 
 impl PolicyState {
-    /// Renders `policy`, keeping the result; returns the owner's flows.
-    pub(super) fn render(&mut self, policy: &Snapshot) -> Vec<openflow::msg::flow_mod::FlowMod> {
-        self.rendered = self.renderer.render(policy);
-        self.rendered.flows.clone()
+    /// Renders `policy` whole, as the state later deltas change; returns the owner's flows.
+    pub(super) fn render(&mut self, policy: &Snapshot) -> Vec<FlowMod> {
+        self.renderer.render(policy).flows
     }
 }
 
 impl<H> OvsDatapath<H> {
     pub(super) async fn install_policy(
         &self,
-        policy: &Snapshot,
+        delta: &PolicyDelta,
     ) -> Result<PolicyChanges, AgentError> {
         let mut state = self.policy.lock().await;
-        let flows = state.render(policy);
-        let diff = self.flows.set(FlowOwner::NetworkPolicy, flows).await?;
-        Ok(PolicyChanges {
-            rules: state.rendered.rules.len(),
-            changed: diff.len(),
-        })
+        let update = state.renderer.update(delta);
+        let mut changes = PolicyChanges {
+            rules: state.renderer.rules(),
+            rendered: update.rules_rendered,
+            changed: 0,
+        };
+        if update.patch.is_empty() {
+            return Ok(changes);
+        }
+        let patch = Patch {
+            upsert: update.patch.upsert.into(),
+            remove_flows: update.patch.remove,
+            ..Patch::default()
+        };
+        let change = Change::new().patch(Owner::from(NETWORK_POLICY), patch);
+        match self.flows.apply(change).await {
+            Ok(diff) => {
+                changes.changed = diff.len();
+                Ok(changes)
+            }
+            Err(error) => {
+                state.renderer.undo(update.undo);
+                Err(error)
+            }
+        }
     }
 
     pub(super) async fn enforcement(
@@ -56,17 +77,15 @@ impl<H> OvsDatapath<H> {
                 endpoint: self.bridge.name().to_owned(),
                 source,
             })?;
-        let state = self.policy.lock().await;
-        let counters = state.rendered.counters(&stats);
+        let rendered = self.policy.lock().await.renderer.flows();
+        let counters = rendered.counters(&stats);
         // Each flow's key and text once, for every rule's lookup of the flows behind it.
-        let texts: Vec<(FlowKey, String)> = state
-            .rendered
+        let texts: Vec<(FlowKey, String)> = rendered
             .flows
             .iter()
             .map(|flow| (FlowKey::of(flow), flow.to_string()))
             .collect();
-        Ok(state
-            .rendered
+        Ok(rendered
             .rules
             .iter()
             .map(|(id, rule)| {

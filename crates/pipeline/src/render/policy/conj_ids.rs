@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use netpol::RuleId;
 
 /// Conjunction ids by rule.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ConjIds {
     ids: HashMap<RuleId, u32>,
     next: u32,
@@ -30,6 +30,24 @@ impl ConjIds {
         self.free.remove(&id);
         self.ids.insert(rule.clone(), id);
         id
+    }
+
+    /// The id of `rule`, if it has one.
+    pub fn get(&self, rule: &RuleId) -> Option<u32> {
+        self.ids.get(rule).copied()
+    }
+
+    /// Releases the id of `rule` (it is not reused until the space runs out); returns it.
+    pub fn release(&mut self, rule: &RuleId) -> Option<u32> {
+        let id = self.ids.remove(rule)?;
+        self.free.insert(id);
+        Some(id)
+    }
+
+    /// Gives `rule` back the `id` [`ConjIds::release`] took from it.
+    pub fn restore(&mut self, rule: RuleId, id: u32) {
+        self.free.remove(&id);
+        self.ids.insert(rule, id);
     }
 
     /// Releases the ids of rules `keep` does not accept.
@@ -69,6 +87,18 @@ mod tests {
         ids.retain(|r| r.index == 1);
         assert_eq!(ids.id(&rule(2)), 3);
         assert_eq!(ids.id(&rule(0)), 4);
+        assert_eq!(ids.id(&rule(1)), 2);
+    }
+
+    #[test]
+    fn a_released_id_comes_back_only_by_restore() {
+        let mut ids = ConjIds::default();
+        assert_eq!(ids.id(&rule(0)), 1);
+        assert_eq!(ids.release(&rule(0)), Some(1));
+        assert_eq!(ids.get(&rule(0)), None);
+        assert_eq!(ids.release(&rule(0)), None);
+        ids.restore(rule(0), 1);
+        assert_eq!(ids.id(&rule(0)), 1);
         assert_eq!(ids.id(&rule(1)), 2);
     }
 }

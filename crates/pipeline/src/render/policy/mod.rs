@@ -1,5 +1,6 @@
 //! NetworkPolicy in the pipeline: the policy tables' fixed flows (part of the Node's flows) and
-//! [`PolicyRenderer`], which turns a `netpol` [`Snapshot`] into conjunctive flows.
+//! [`PolicyRenderer`], which turns a `netpol` [`Snapshot`] into conjunctive flows once, and
+//! then each [`PolicyDelta`] into a [`PolicyPatch`] of the flows it changes.
 //!
 //! A rule is up to three dimensions — the applied-to Pods, the peers, the ports — and costs one
 //! flow per entry of each dimension plus one `conj_id` flow, instead of one flow per combination:
@@ -16,46 +17,56 @@
 //!
 //! A rule with a single dimension (any peer, any port) needs no conjunction: its flows go to the
 //! next table directly, one priority above the clause flows.
+//!
+//! Incremental: the renderer keeps, per rule, the flows its entries contribute to and, per
+//! shared clause flow, the conjunction actions of the rules using it ([`rendered`]). A delta
+//! renders only the entries the changed rules gained or lost ([`entries`]), and the patch holds
+//! exactly the flows whose content changed: new ones, gone ones, and shared clause flows whose
+//! set of conjunction actions changed. Conjunction ids stay with their rule ([`conj_ids`]);
+//! actions are always in (id, clause) order, so a patched flow equals its whole-render self.
 
 pub mod conj_ids;
 pub mod counters;
+mod entries;
 pub mod ports;
+mod rendered;
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::net::Ipv4Addr;
+use std::collections::BTreeMap;
 
-use ipnet::Ipv4Net;
-use netpol::{Direction, Peers, Ports, Rule, RuleId, Snapshot};
-use openflow::action::Action;
+use netpol::{Direction, PolicyDelta, RuleId, Snapshot};
 use openflow::msg::flow_mod::FlowMod;
 use openflow::oxm::{Field, Match};
 
 use super::{CT_EST, CT_NEW, CT_REL, CT_TRK, flow, ip, ipv4};
 use crate::cache::FlowKey;
-use crate::layout::priority::{HIGH, MISS, NORMAL, POLICY_BYPASS};
+use crate::layout::priority::{MISS, POLICY_BYPASS};
 use crate::layout::regs::FROM_GATEWAY;
 use crate::layout::tables::{EGRESS_DEFAULT_RULE, EGRESS_RULE, INGRESS_DEFAULT_RULE, INGRESS_RULE};
 use crate::layout::{Stage, Table, TableGraph};
-use conj_ids::ConjIds;
 use model::NodeNetwork;
-use ports::port_matches;
+use rendered::{Journal, Rendered};
 
 /// The tables of one direction: rules, default drops, and where allowed traffic continues (the
 /// first table of the stage after the direction's security stage).
-struct Tables {
+#[derive(Debug, Clone)]
+struct Tables<'g> {
+    /// The graph the tables' ids come from.
+    graph: &'g TableGraph,
     rule: Table,
     default: Table,
     next: Table,
 }
 
-fn tables(g: &TableGraph, direction: Direction) -> Tables {
+fn tables(g: &TableGraph, direction: Direction) -> Tables<'_> {
     match direction {
         Direction::Egress => Tables {
+            graph: g,
             rule: EGRESS_RULE,
             default: EGRESS_DEFAULT_RULE,
             next: g.first(Stage::Routing),
         },
         Direction::Ingress => Tables {
+            graph: g,
             rule: INGRESS_RULE,
             default: INGRESS_DEFAULT_RULE,
             next: g.first(Stage::Conntrack),
@@ -120,51 +131,51 @@ pub struct PolicyFlows {
     pub rules: BTreeMap<RuleId, RuleFlows>,
 }
 
-/// One dimension of a rule: the matches of its entries.
-fn addresses(field: Field, ips: &BTreeSet<Ipv4Addr>, cidrs: &BTreeSet<Ipv4Net>) -> Vec<Match> {
-    ips.iter()
-        .map(|a| ipv4(field, ip(), *a))
-        .chain(cidrs.iter().map(|c| {
-            ip().with_masked(
-                field,
-                u128::from(u32::from(c.network())),
-                u128::from(u32::from(c.netmask())),
-            )
-        }))
-        .collect()
+/// What a NetworkPolicy change does to the owner's flows: the flows that are new or whose
+/// content changed (a shared clause flow whose conjunction actions changed), and the keys of
+/// the flows no longer needed. Flows the change leaves alone are in neither.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PolicyPatch {
+    pub upsert: Vec<FlowMod>,
+    pub remove: Vec<FlowKey>,
 }
 
-fn dimensions(rule: &Rule) -> Vec<Vec<Match>> {
-    let (local_field, peer_field) = match rule.direction() {
-        Direction::Ingress => (Field::Ipv4Dst, Field::Ipv4Src),
-        Direction::Egress => (Field::Ipv4Src, Field::Ipv4Dst),
-    };
-    // Clauses in packet-field order: source, destination, ports.
-    let peer = match &rule.peers {
-        Peers::Set(set) => Some(addresses(peer_field, &set.ips, &set.cidrs)),
-        Peers::Any => None,
-    };
-    let local = addresses(local_field, &rule.applied_to, &BTreeSet::new());
-    let mut dims = Vec::new();
-    match rule.direction() {
-        Direction::Ingress => dims.extend(peer.into_iter().chain([local])),
-        Direction::Egress => dims.extend([local].into_iter().chain(peer)),
+impl PolicyPatch {
+    pub fn is_empty(&self) -> bool {
+        self.upsert.is_empty() && self.remove.is_empty()
     }
-    if let Ports::Set(set) = &rule.ports {
-        let mut matches: Vec<Match> = set.iter().flat_map(port_matches).collect();
-        matches.dedup();
-        dims.push(matches);
+
+    /// Flows upserted and removed.
+    pub fn len(&self) -> usize {
+        self.upsert.len() + self.remove.len()
     }
-    dims
 }
 
-/// A flow's part in a conjunction: (id, clause, number of clauses).
-type Clause = (u32, u8, u8);
+/// What [`PolicyRenderer::update`] did.
+#[derive(Debug)]
+pub struct PolicyUpdate {
+    /// The flows to change in the switch.
+    pub patch: PolicyPatch,
+    /// Rules whose flows were rendered (new, changed; not the rules the delta leaves alone).
+    pub rules_rendered: usize,
+    /// Entries (addresses, port ranges) rendered: those the changed rules gained or lost, all
+    /// of a rule that is new or changes shape.
+    pub entries_rendered: usize,
+    /// What takes the renderer back to before the update, should the switch refuse the patch.
+    pub undo: PolicyUndo,
+}
 
-/// Renders snapshots, keeping each rule's conjunction id from one render to the next.
-#[derive(Debug, Default)]
+/// The state an update replaced; see [`PolicyRenderer::undo`].
+#[derive(Debug)]
+pub struct PolicyUndo(Journal);
+
+/// Renders NetworkPolicy: a whole snapshot ([`PolicyRenderer::render`]) or a delta
+/// ([`PolicyRenderer::update`]), keeping each rule's conjunction id and the flows of the last
+/// result between calls.
+#[derive(Debug, Clone, Default)]
 pub struct PolicyRenderer {
-    ids: ConjIds,
+    rendered: Rendered,
+    rules_rendered: u64,
 }
 
 impl PolicyRenderer {
@@ -172,116 +183,67 @@ impl PolicyRenderer {
         PolicyRenderer::default()
     }
 
-    /// Every flow of the NetworkPolicy owner for `snapshot`.
+    /// Every flow of the NetworkPolicy owner for `snapshot`, which becomes the state the next
+    /// [`PolicyRenderer::update`] changes. Rules of the snapshot keep their ids.
     pub fn render(&mut self, snapshot: &Snapshot) -> PolicyFlows {
         self.render_in(TableGraph::standard(), snapshot)
     }
 
-    /// [`PolicyRenderer::render`] with the ids of `g`.
-    pub(crate) fn render_in(&mut self, g: &TableGraph, snapshot: &Snapshot) -> PolicyFlows {
-        let (egress, ingress) = (tables(g, Direction::Egress), tables(g, Direction::Ingress));
-        let tables = |direction| match direction {
-            Direction::Egress => &egress,
-            Direction::Ingress => &ingress,
-        };
-        self.ids.retain(|id| snapshot.rules.contains_key(id));
-        let mut conj: BTreeMap<FlowKey, (FlowMod, BTreeSet<Clause>)> = BTreeMap::new();
-        let mut plain: BTreeMap<FlowKey, FlowMod> = BTreeMap::new();
-        let mut rules = BTreeMap::new();
-        let mut add_plain = |fm: FlowMod| {
-            plain.entry(FlowKey::of(&fm)).or_insert(fm);
-        };
-        for (id, rule) in &snapshot.rules {
-            let t = tables(rule.direction());
-            let dims = dimensions(rule);
-            let entries: usize = dims.iter().map(Vec::len).sum();
-            let without_conjunction = dims.iter().map(Vec::len).product();
-            if dims.iter().any(Vec::is_empty) {
-                continue;
-            }
-            let n = dims.len();
-            if n == 1 {
-                let mut counted = Vec::new();
-                for m in dims.into_iter().flatten() {
-                    let fm = flow(g, t.rule, HIGH, m, vec![], Some(t.next));
-                    counted.push(FlowKey::of(&fm));
-                    add_plain(fm);
-                }
-                let cost = RuleFlows {
-                    conj_id: 0,
-                    flows: entries,
-                    without_conjunction,
-                    counted,
-                };
-                rules.insert(id.clone(), cost);
-                continue;
-            }
-            let conj_id = self.ids.id(id);
-            let decision = flow(
-                g,
-                t.rule,
-                NORMAL,
-                ip().with(Field::ConjId, u128::from(conj_id)),
-                vec![],
-                Some(t.next),
-            );
-            let counted = vec![FlowKey::of(&decision)];
-            add_plain(decision);
-            for (k, dim) in dims.into_iter().enumerate() {
-                for m in dim {
-                    let fm = flow(g, t.rule, NORMAL, m, vec![], None);
-                    let entry = conj
-                        .entry(FlowKey::of(&fm))
-                        .or_insert((fm, BTreeSet::new()));
-                    entry.1.insert((conj_id, k as u8 + 1, n as u8));
-                }
-            }
-            rules.insert(
-                id.clone(),
-                RuleFlows {
-                    conj_id,
-                    flows: entries + 1,
-                    without_conjunction,
-                    counted,
-                },
-            );
+    /// [`PolicyRenderer::render`] with the ids of `g`, which later updates keep.
+    pub(crate) fn render_in(&mut self, g: &'static TableGraph, snapshot: &Snapshot) -> PolicyFlows {
+        self.rendered.set_graph(g);
+        let mut journal = Journal::default();
+        self.rendered.reset(snapshot, &mut journal);
+        self.rules_rendered += journal.rules_rendered as u64;
+        self.rendered.flows()
+    }
+
+    /// Applies `delta` to the state and returns the flows that changed. Rules the delta does
+    /// not name are not rendered; a changed rule renders only the entries it gained or lost.
+    /// Applying a delta the state already reflects changes nothing.
+    pub fn update(&mut self, delta: &PolicyDelta) -> PolicyUpdate {
+        let mut journal = Journal::recording();
+        self.rendered.apply(delta, &mut journal);
+        let patch = self.rendered.patch(&journal);
+        self.rules_rendered += journal.rules_rendered as u64;
+        PolicyUpdate {
+            patch,
+            rules_rendered: journal.rules_rendered,
+            entries_rendered: journal.entries_rendered,
+            undo: PolicyUndo(journal),
         }
-        for direction in [Direction::Egress, Direction::Ingress] {
-            let t = tables(direction);
-            let field = match direction {
-                Direction::Ingress => Field::Ipv4Dst,
-                Direction::Egress => Field::Ipv4Src,
-            };
-            for pod in snapshot.isolation.of(direction) {
-                add_plain(flow(
-                    g,
-                    t.default,
-                    NORMAL,
-                    ipv4(field, ip(), *pod),
-                    vec![],
-                    None,
-                ));
-            }
-        }
-        let mut flows: Vec<FlowMod> = plain.into_values().collect();
-        flows.extend(conj.into_values().map(|(mut fm, actions)| {
-            fm.instructions.apply = actions
-                .into_iter()
-                .map(|(id, clause, n_clauses)| Action::Conjunction {
-                    id,
-                    clause,
-                    n_clauses,
-                })
-                .collect();
-            fm
-        }));
-        PolicyFlows { flows, rules }
+    }
+
+    /// Takes back the update `undo` came from (the switch refused its patch); it must be the
+    /// last update.
+    pub fn undo(&mut self, undo: PolicyUndo) {
+        self.rendered.undo(undo.0);
+    }
+
+    /// The owner's flows and each rule's cost, as they stand.
+    pub fn flows(&self) -> PolicyFlows {
+        self.rendered.flows()
+    }
+
+    /// Rules with flows.
+    pub fn rules(&self) -> usize {
+        self.rendered.rule_count()
+    }
+
+    /// Rules rendered so far, by whole renders and updates (for tests and metrics).
+    pub fn rules_rendered(&self) -> u64 {
+        self.rules_rendered
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use netpol::{AddressSet, Isolation, PolicyKey, PortMatch, Protocol, RulePart};
+    use std::collections::BTreeSet;
+    use std::net::Ipv4Addr;
+
+    use netpol::{
+        AddressSet, Isolation, Peers, PolicyKey, PortMatch, Ports, Protocol, Rule, RulePart,
+    };
 
     use super::*;
     use crate::layout::tables::named_text::named_text;
