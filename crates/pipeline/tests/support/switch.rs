@@ -116,6 +116,43 @@ impl Switch {
         flows
     }
 
+    /// The switch's groups as `dump-groups` prints them, sorted.
+    pub fn dump_groups(&self) -> Vec<String> {
+        let dump = self
+            .ovs
+            .ofctl(&["-O", "OpenFlow15", "dump-groups", "{mgmt:br0}"])
+            .expect("dump-groups");
+        let mut groups: Vec<String> = dump
+            .lines()
+            .filter_map(|l| l.strip_prefix(" group_id="))
+            .map(|l| format!("group_id={l}"))
+            .collect();
+        groups.sort();
+        groups
+    }
+
+    /// The switch's meters as `dump-meters` prints them, each on one line (`meter=…` followed
+    /// by its band lines), sorted.
+    pub fn dump_meters(&self) -> Vec<String> {
+        let dump = self
+            .ovs
+            .ofctl(&["-O", "OpenFlow15", "dump-meters", "{mgmt:br0}"])
+            .expect("dump-meters");
+        let mut meters: Vec<String> = Vec::new();
+        for line in dump.lines().skip(1).map(str::trim) {
+            if line.starts_with("meter=") {
+                meters.push(line.to_string());
+            } else if let Some(meter) = meters.last_mut().filter(|_| !line.is_empty()) {
+                if !meter.ends_with('=') {
+                    meter.push(' ');
+                }
+                meter.push_str(line);
+            }
+        }
+        meters.sort();
+        meters
+    }
+
     /// `ofproto/trace br0 FLOW [--ct-next STATE]...`.
     pub fn trace(&self, flow: &str, ct_next: &[&str]) -> String {
         let mut args = vec!["ofproto/trace", "br0", flow];
