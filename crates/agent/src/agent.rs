@@ -180,7 +180,7 @@ pub fn windows_host(
         Arc::new(winos::NativeIpHelper::new()),
         Arc::new(winos::WmiNetNat::new()),
         Arc::new(winos::ComFirewall::new()),
-        hostnet::windows::WindowsSettings::new(info.pod_cidr.into()),
+        hostnet::windows::WindowsSettings::new(info.pod_cidr),
     ))
 }
 
