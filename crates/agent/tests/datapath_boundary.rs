@@ -45,5 +45,9 @@ fn controllers_and_the_cni_server_see_only_the_datapath_trait() {
             }
         }
     }
-    assert!(found.is_empty(), "behind the Datapath boundary:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "behind the Datapath boundary:\n{}",
+        found.join("\n")
+    );
 }
