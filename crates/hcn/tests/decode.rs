@@ -8,7 +8,12 @@ use hcn::schema::{
     decode,
 };
 use hcn::{Guid, Hresult};
-use serde_json::json;
+use serde_json::{Map, Value, json};
+
+/// `SchemaVersion` 2.0 as HNS writes it.
+fn v2() -> Value {
+    json!({"Major": 2, "Minor": 0})
+}
 
 fn guid(text: &str) -> Guid {
     text.parse().expect("test GUID")
@@ -63,6 +68,7 @@ fn network_properties_with_extra_keys() {
             settings: Some(
                 json!({"InterfaceGuid": "00000000-0000-0000-0000-000000000000", "InterfaceIndex": 7})
             ),
+            fields: Map::new(),
         }
     );
     assert_eq!(
@@ -103,11 +109,13 @@ fn nat_network_without_type_and_other_casing() {
 #[test]
 fn unknown_network_mode_round_trips() {
     let network: HostComputeNetwork =
-        serde_json::from_value(json!({"Name": "m", "Type": "Mirrored"})).expect("decode");
+        serde_json::from_value(json!({"Name": "m", "Type": "Mirrored", "SchemaVersion": v2()}))
+            .expect("decode");
     assert_eq!(network.kind, NetworkType::Other("Mirrored".into()));
     assert_eq!(serde_json::to_value(&network).unwrap()["Type"], "Mirrored");
     let l2: HostComputeNetwork =
-        serde_json::from_value(json!({"Name": "b", "Type": "l2bridge"})).expect("decode");
+        serde_json::from_value(json!({"Name": "b", "Type": "l2bridge", "SchemaVersion": v2()}))
+            .expect("decode");
     assert_eq!(l2.kind, NetworkType::L2Bridge);
 }
 
@@ -116,7 +124,8 @@ fn unknown_network_mode_round_trips() {
 fn malformed_known_policy_is_an_error() {
     let error = serde_json::from_value::<HostComputeNetwork>(json!({
         "Name": "n",
-        "Policies": [{"Type": "VSwitchExtension", "Settings": {"ExtensionID": "not-a-guid", "Enable": true}}]
+        "Policies": [{"Type": "VSwitchExtension", "Settings": {"ExtensionID": "not-a-guid", "Enable": true}}],
+        "SchemaVersion": v2()
     }))
     .unwrap_err();
     assert!(error.to_string().contains("VSwitchExtension"), "{error}");
@@ -164,7 +173,8 @@ fn endpoint_properties() {
         endpoint.policies[1],
         EndpointPolicy::Other {
             kind: "L2Driver".into(),
-            settings: None
+            settings: None,
+            fields: Map::new(),
         }
     );
     assert_eq!(endpoint.ip_configurations[0].prefix_length, 24);
@@ -196,7 +206,7 @@ fn namespace_properties_with_resources() {
     assert_eq!(namespace.namespace_id, 3);
     assert_eq!(namespace.kind, NamespaceType::Host);
     assert_eq!(namespace.resources[3].kind, NamespaceResourceType::Unknown);
-    assert!(namespace.resources[3].data.id.is_nil());
+    assert_eq!(namespace.resources[3].data.id, None);
     assert_eq!(
         namespace.endpoint_ids(),
         vec![
@@ -210,7 +220,7 @@ fn namespace_properties_with_resources() {
 #[test]
 fn unknown_namespace_type() {
     let namespace: HostComputeNamespace =
-        serde_json::from_value(json!({"Type": "Silo"})).expect("decode");
+        serde_json::from_value(json!({"Type": "Silo", "SchemaVersion": v2()})).expect("decode");
     assert_eq!(namespace.kind, NamespaceType::Unknown);
 }
 
@@ -259,7 +269,7 @@ fn enumeration_output() {
 #[test]
 fn null_members_are_absent() {
     let network: HostComputeNetwork = decode(
-        r#"{"Name":"n","Type":null,"Policies":null,"MacPool":{"Ranges":null},"Dns":null,"Ipams":[{"Type":"Static","Subnets":null}],"Flags":null}"#,
+        r#"{"Name":"n","Type":null,"Policies":null,"MacPool":{"Ranges":null},"Dns":null,"Ipams":[{"Type":"Static","Subnets":null}],"Flags":null,"SchemaVersion":{"Major":2,"Minor":0}}"#,
     )
     .expect("decode");
     assert_eq!(network.kind, NetworkType::Nat);
@@ -269,7 +279,7 @@ fn null_members_are_absent() {
             && network.ipams[0].subnets.is_empty()
     );
     let endpoint: HostComputeEndpoint =
-        decode(r#"{"Name":"e","HostComputeNamespace":null,"IpConfigurations":null}"#)
+        decode(r#"{"Name":"e","HostComputeNamespace":null,"IpConfigurations":null,"SchemaVersion":{"Major":2,"Minor":0}}"#)
             .expect("decode");
     assert_eq!(endpoint.host_compute_namespace, None);
     assert!(decode::<Vec<Guid>>("[null]").is_err());
