@@ -7,12 +7,9 @@ use crate::Guid;
 
 /// `SchemaVersion`: present on every object and query we send. We speak 2.0.
 ///
-/// Decoding refuses a major version below 2, and a document whose `SchemaVersion` is absent
-/// (see [`HostComputeNetwork`](super::HostComputeNetwork)): both are v1 documents (the
-/// `HNSCall` API, `hnsdiag`, a query asking for schema 1.0), whose keys differ from schema 2's
-/// (`Subnets`/`AddressPrefix` instead of `Ipams`, `VirtualNetwork` instead of
-/// `HostComputeNetwork`, ...). Read as schema 2, such a document would come out empty.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// A network, endpoint or namespace document from HNS must carry one with a major version of 2
+/// or more; anything else is a v1 document and is refused ([`decode`](super::decode())).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct SchemaVersion {
     /// `Major`.
@@ -24,66 +21,6 @@ pub struct SchemaVersion {
 impl SchemaVersion {
     /// Schema 2.0, the version every document of this crate declares.
     pub const V2: SchemaVersion = SchemaVersion { major: 2, minor: 0 };
-}
-
-/// The wire form of `SchemaVersion`, before its major version is checked.
-#[derive(Deserialize)]
-#[serde(rename_all = "PascalCase")]
-struct SchemaVersionFields {
-    #[serde(default)]
-    major: u32,
-    #[serde(default)]
-    minor: u32,
-}
-
-impl<'de> Deserialize<'de> for SchemaVersion {
-    /// Reads `{"Major", "Minor"}` and refuses a v1 document: a major version below 2, or no
-    /// `SchemaVersion` at all. A required struct field that is absent is deserialized through
-    /// `deserialize_option` as "none" (how serde gives an absent `Option` field `None`), which
-    /// is where the absent case is told apart and named.
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct SchemaVersionVisitor;
-
-        impl<'de> serde::de::Visitor<'de> for SchemaVersionVisitor {
-            type Value = SchemaVersion;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a SchemaVersion object {\"Major\", \"Minor\"}")
-            }
-
-            fn visit_none<E: serde::de::Error>(self) -> Result<SchemaVersion, E> {
-                Err(E::custom(
-                    "no SchemaVersion: this is a v1 HNS document (HNSCall, hnsdiag, or a query \
-                     for schema 1.0), not a schema 2 document; its keys differ and would decode \
-                     as an empty object",
-                ))
-            }
-
-            fn visit_unit<E: serde::de::Error>(self) -> Result<SchemaVersion, E> {
-                self.visit_none()
-            }
-
-            fn visit_some<D: serde::Deserializer<'de>>(
-                self,
-                deserializer: D,
-            ) -> Result<SchemaVersion, D::Error> {
-                let fields = SchemaVersionFields::deserialize(deserializer)?;
-                if fields.major < 2 {
-                    return Err(serde::de::Error::custom(format!(
-                        "SchemaVersion {}.{}: this is a v1 HNS document, not a schema 2 \
-                         document; its keys differ and would decode as an empty object",
-                        fields.major, fields.minor
-                    )));
-                }
-                Ok(SchemaVersion {
-                    major: fields.major,
-                    minor: fields.minor,
-                })
-            }
-        }
-
-        deserializer.deserialize_option(SchemaVersionVisitor)
-    }
 }
 
 impl Default for SchemaVersion {

@@ -12,11 +12,10 @@ use crate::Guid;
 /// namespace (through `ModifyNamespace`), and it is never sent. Every key may be absent on
 /// decode except `SchemaVersion` ([`SchemaVersion`] tells a v1 document apart).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "PascalCase")]
+#[serde(remote = "Self", rename_all = "PascalCase", default)]
 pub struct HostComputeEndpoint {
     /// `ID`; nil is left out.
     #[serde(
-        default,
         rename = "ID",
         alias = "Id",
         alias = "id",
@@ -24,31 +23,30 @@ pub struct HostComputeEndpoint {
     )]
     pub id: Guid,
     /// `Name`.
-    #[serde(default)]
     pub name: String,
     /// `HostComputeNetwork`: the network's ID.
-    #[serde(default, skip_serializing_if = "Guid::is_nil_ref")]
+    #[serde(skip_serializing_if = "Guid::is_nil_ref")]
     pub host_compute_network: Guid,
     /// `HostComputeNamespace` (read-only, never sent).
-    #[serde(default, skip_serializing)]
+    #[serde(skip_serializing)]
     pub host_compute_namespace: Option<Guid>,
     /// `Policies`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub policies: Vec<EndpointPolicy>,
     /// `IpConfigurations`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ip_configurations: Vec<IpConfig>,
     /// `Dns`; left out when empty.
-    #[serde(default, skip_serializing_if = "Dns::is_empty")]
+    #[serde(skip_serializing_if = "Dns::is_empty")]
     pub dns: Dns,
     /// `Routes`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<Route>,
     /// `MacAddress` in dash form (`00-15-5D-01-02-03`); empty lets HNS pick one from the pool.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub mac_address: String,
     /// `Flags` ([`EndpointFlags`]); none is left out.
-    #[serde(default, skip_serializing_if = "EndpointFlags::is_empty")]
+    #[serde(skip_serializing_if = "EndpointFlags::is_empty")]
     pub flags: EndpointFlags,
     /// `SchemaVersion`: required on decode (a v1 document has none).
     pub schema_version: SchemaVersion,
@@ -72,3 +70,5 @@ impl EndpointFlags {
         self.0 == 0
     }
 }
+
+super::decode::schema_2_document_serde!(HostComputeEndpoint);

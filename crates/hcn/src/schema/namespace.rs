@@ -12,11 +12,10 @@ use crate::Guid;
 /// A `HostComputeNamespace` document. Every key may be absent on decode except
 /// `SchemaVersion` ([`SchemaVersion`] tells a v1 document apart).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "PascalCase")]
+#[serde(remote = "Self", rename_all = "PascalCase", default)]
 pub struct HostComputeNamespace {
     /// `ID`; nil is left out.
     #[serde(
-        default,
         rename = "ID",
         alias = "Id",
         alias = "id",
@@ -24,17 +23,17 @@ pub struct HostComputeNamespace {
     )]
     pub id: Guid,
     /// `NamespaceId`: the compartment number (read-only).
-    #[serde(default, skip_serializing)]
+    #[serde(skip_serializing)]
     pub namespace_id: u32,
     /// `Type`.
-    #[serde(default, rename = "Type")]
+    #[serde(rename = "Type")]
     pub kind: NamespaceType,
     /// `ReadyOnCreate`: the compartment is usable right after creation, without a pause
     /// container (HNS >= 15.2); false is left out.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ready_on_create: bool,
     /// `Resources`: the attached endpoints and containers (read-only).
-    #[serde(default, skip_serializing)]
+    #[serde(skip_serializing)]
     pub resources: Vec<NamespaceResource>,
     /// `SchemaVersion`: required on decode (a v1 document has none).
     pub schema_version: SchemaVersion,
@@ -197,3 +196,5 @@ impl ModifyNamespaceSettingRequest {
         id.as_str()?.parse().ok()
     }
 }
+
+super::decode::schema_2_document_serde!(HostComputeNamespace);

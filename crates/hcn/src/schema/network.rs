@@ -18,11 +18,10 @@ use crate::Guid;
 /// version below 2) is a v1 document and fails to decode with an error saying so
 /// ([`SchemaVersion`]).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "PascalCase")]
+#[serde(remote = "Self", rename_all = "PascalCase", default)]
 pub struct HostComputeNetwork {
     /// `ID`; nil is left out.
     #[serde(
-        default,
         rename = "ID",
         alias = "Id",
         alias = "id",
@@ -30,30 +29,29 @@ pub struct HostComputeNetwork {
     )]
     pub id: Guid,
     /// `Name`.
-    #[serde(default)]
     pub name: String,
     /// `Type`; HNS leaves it out for NAT, so an absent key decodes as [`NetworkType::Nat`].
-    #[serde(default, rename = "Type")]
+    #[serde(rename = "Type")]
     pub kind: NetworkType,
     /// `Policies`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub policies: Vec<NetworkPolicy>,
     /// `MacPool`; left out when it has no ranges.
-    #[serde(default, skip_serializing_if = "MacPool::is_empty")]
+    #[serde(skip_serializing_if = "MacPool::is_empty")]
     pub mac_pool: MacPool,
     /// `Dns`; left out when empty.
-    #[serde(default, skip_serializing_if = "Dns::is_empty")]
+    #[serde(skip_serializing_if = "Dns::is_empty")]
     pub dns: Dns,
     /// `Ipams`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ipams: Vec<Ipam>,
     /// `Extensions` (read-only, never sent): the switch extensions HNS lists on the network,
     /// each with its state. HNS's v1 output always carries this list (every installed
     /// extension); see [`HostComputeNetwork::extension_enabled`] and docs/hcn.md.
-    #[serde(default, skip_serializing)]
+    #[serde(skip_serializing)]
     pub extensions: Vec<SwitchExtensionState>,
     /// `Flags` ([`NetworkFlags`]); none is left out.
-    #[serde(default, skip_serializing_if = "NetworkFlags::is_empty")]
+    #[serde(skip_serializing_if = "NetworkFlags::is_empty")]
     pub flags: NetworkFlags,
     /// `SchemaVersion`: required on decode (a v1 document has none).
     pub schema_version: SchemaVersion,
@@ -290,3 +288,5 @@ impl ModifyNetworkSettingRequest {
         serde_json::from_value(self.settings.get("Policies")?.clone()).ok()
     }
 }
+
+super::decode::schema_2_document_serde!(HostComputeNetwork);
