@@ -4,11 +4,16 @@
 
 use hcn::schema::{
     EndpointPolicy, ErrorRecord, HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork,
-    NamespaceResourceType, NamespaceType, NetworkPolicy, NetworkType, OVS_EXTENSION_ID, Route,
-    decode,
+    NamespaceResourceType, NamespaceType, NetworkPolicy, NetworkType, OVS_EXTENSION_ID, ResourceId,
+    Route, SwitchExtensionState, decode,
 };
 use hcn::{Guid, Hresult};
-use serde_json::json;
+use serde_json::{Map, Value, json};
+
+/// `SchemaVersion` 2.0 as HNS writes it.
+fn v2() -> Value {
+    json!({"Major": 2, "Minor": 0})
+}
 
 fn guid(text: &str) -> Guid {
     text.parse().expect("test GUID")
@@ -63,6 +68,7 @@ fn network_properties_with_extra_keys() {
             settings: Some(
                 json!({"InterfaceGuid": "00000000-0000-0000-0000-000000000000", "InterfaceIndex": 7})
             ),
+            fields: Map::new(),
         }
     );
     assert_eq!(
@@ -103,11 +109,13 @@ fn nat_network_without_type_and_other_casing() {
 #[test]
 fn unknown_network_mode_round_trips() {
     let network: HostComputeNetwork =
-        serde_json::from_value(json!({"Name": "m", "Type": "Mirrored"})).expect("decode");
+        serde_json::from_value(json!({"Name": "m", "Type": "Mirrored", "SchemaVersion": v2()}))
+            .expect("decode");
     assert_eq!(network.kind, NetworkType::Other("Mirrored".into()));
     assert_eq!(serde_json::to_value(&network).unwrap()["Type"], "Mirrored");
     let l2: HostComputeNetwork =
-        serde_json::from_value(json!({"Name": "b", "Type": "l2bridge"})).expect("decode");
+        serde_json::from_value(json!({"Name": "b", "Type": "l2bridge", "SchemaVersion": v2()}))
+            .expect("decode");
     assert_eq!(l2.kind, NetworkType::L2Bridge);
 }
 
@@ -116,7 +124,8 @@ fn unknown_network_mode_round_trips() {
 fn malformed_known_policy_is_an_error() {
     let error = serde_json::from_value::<HostComputeNetwork>(json!({
         "Name": "n",
-        "Policies": [{"Type": "VSwitchExtension", "Settings": {"ExtensionID": "not-a-guid", "Enable": true}}]
+        "Policies": [{"Type": "VSwitchExtension", "Settings": {"ExtensionID": "not-a-guid", "Enable": true}}],
+        "SchemaVersion": v2()
     }))
     .unwrap_err();
     assert!(error.to_string().contains("VSwitchExtension"), "{error}");
@@ -164,7 +173,8 @@ fn endpoint_properties() {
         endpoint.policies[1],
         EndpointPolicy::Other {
             kind: "L2Driver".into(),
-            settings: None
+            settings: None,
+            fields: Map::new(),
         }
     );
     assert_eq!(endpoint.ip_configurations[0].prefix_length, 24);
@@ -196,7 +206,7 @@ fn namespace_properties_with_resources() {
     assert_eq!(namespace.namespace_id, 3);
     assert_eq!(namespace.kind, NamespaceType::Host);
     assert_eq!(namespace.resources[3].kind, NamespaceResourceType::Unknown);
-    assert!(namespace.resources[3].data.id.is_nil());
+    assert_eq!(namespace.resources[3].data.id, None);
     assert_eq!(
         namespace.endpoint_ids(),
         vec![
@@ -210,7 +220,7 @@ fn namespace_properties_with_resources() {
 #[test]
 fn unknown_namespace_type() {
     let namespace: HostComputeNamespace =
-        serde_json::from_value(json!({"Type": "Silo"})).expect("decode");
+        serde_json::from_value(json!({"Type": "Silo", "SchemaVersion": v2()})).expect("decode");
     assert_eq!(namespace.kind, NamespaceType::Unknown);
 }
 
@@ -259,7 +269,7 @@ fn enumeration_output() {
 #[test]
 fn null_members_are_absent() {
     let network: HostComputeNetwork = decode(
-        r#"{"Name":"n","Type":null,"Policies":null,"MacPool":{"Ranges":null},"Dns":null,"Ipams":[{"Type":"Static","Subnets":null}],"Flags":null}"#,
+        r#"{"Name":"n","Type":null,"Policies":null,"MacPool":{"Ranges":null},"Dns":null,"Ipams":[{"Type":"Static","Subnets":null}],"Flags":null,"SchemaVersion":{"Major":2,"Minor":0}}"#,
     )
     .expect("decode");
     assert_eq!(network.kind, NetworkType::Nat);
@@ -269,9 +279,150 @@ fn null_members_are_absent() {
             && network.ipams[0].subnets.is_empty()
     );
     let endpoint: HostComputeEndpoint =
-        decode(r#"{"Name":"e","HostComputeNamespace":null,"IpConfigurations":null}"#)
+        decode(r#"{"Name":"e","HostComputeNamespace":null,"IpConfigurations":null,"SchemaVersion":{"Major":2,"Minor":0}}"#)
             .expect("decode");
     assert_eq!(endpoint.host_compute_namespace, None);
     assert!(decode::<Vec<Guid>>("[null]").is_err());
     assert!(decode::<HostComputeNetwork>("{").is_err());
+}
+
+/// A v1 document (no `SchemaVersion`, or a major version below 2, as v1 namespaces report
+/// `{"Major": 0, "Minor": 0}` in calico#8465) is refused with an error saying what it is,
+/// instead of decoding as an empty schema 2 object; schema 2.x is read.
+#[test]
+fn v1_documents_are_refused() {
+    let v1_network = r#"{"ID":"11111111-2222-3333-4444-555555555555","Name":"nat","Type":"nat","Subnets":[{"AddressPrefix":"172.21.16.0/20"}]}"#;
+    let error = decode::<HostComputeNetwork>(v1_network)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("no SchemaVersion"), "{error}");
+    assert!(error.contains("v1 HNS document"), "{error}");
+    let error = decode::<HostComputeEndpoint>(r#"{"Name":"e","SchemaVersion":null}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("no SchemaVersion"), "{error}");
+    for (version, shown) in [
+        (json!({"Major": 1, "Minor": 0}), "1.0"),
+        (json!({"Major": 0, "Minor": 0}), "0.0"),
+    ] {
+        let document =
+            json!({"ID": "66666666-7777-8888-9999-000000000000", "SchemaVersion": version});
+        let error = decode::<HostComputeNamespace>(&document.to_string())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(&format!("SchemaVersion {shown}")), "{error}");
+        assert!(error.contains("v1 HNS document"), "{error}");
+    }
+    let v2_3: HostComputeNetwork =
+        decode(r#"{"Name":"n","SchemaVersion":{"Major":2,"Minor":3}}"#).expect("decode");
+    assert_eq!(v2_3.schema_version.minor, 3);
+}
+
+/// Container IDs in namespace resources are the runtime's IDs (64 hex digits), not GUIDs: they
+/// are kept as text, and the endpoints beside them still decode.
+#[test]
+fn container_ids_in_namespace_resources() {
+    // A containerd container ID, from hcsshim#675.
+    let container = "444009a044a8c47850744291fd74b2d3b2eaab6a56eb46c3435d5f321161d349";
+    let namespace: HostComputeNamespace = serde_json::from_value(json!({
+        "ID": "3F801A79-2FEF-4C68-8847-78361820EFBA",
+        "Type": "Host",
+        "Resources": [
+            {"Type": "Container", "Data": {"ID": container}},
+            {"Type": "Endpoint", "Data": {"ID": "596A5308-C906-456F-B714-28EBEB04442A"}}
+        ],
+        "SchemaVersion": v2()
+    }))
+    .expect("decode");
+    assert_eq!(
+        namespace.resources[0].kind,
+        NamespaceResourceType::Container
+    );
+    assert_eq!(
+        namespace.resources[0].data.id,
+        Some(ResourceId::Text(container.into()))
+    );
+    assert_eq!(
+        namespace.endpoint_ids(),
+        vec![guid("596A5308-C906-456F-B714-28EBEB04442A")]
+    );
+    assert_eq!(
+        serde_json::to_value(&namespace.resources[0].data).unwrap(),
+        json!({"Id": container})
+    );
+}
+
+/// Policies keep every key: a v1-style policy (fields beside `Type`, no `Settings`) re-encodes
+/// with its fields, also when its kind is one this crate types (it would lose them there); an
+/// unknown kind keeps keys beside `Settings` too.
+#[test]
+fn policies_keep_every_key() {
+    let vlan = json!({"Type": "VLAN", "VLAN": 1});
+    let policy: NetworkPolicy = serde_json::from_value(vlan.clone()).expect("decode");
+    assert_eq!(
+        policy,
+        NetworkPolicy::Other {
+            kind: "VLAN".into(),
+            settings: None,
+            fields: json!({"VLAN": 1}).as_object().unwrap().clone(),
+        }
+    );
+    assert_eq!(serde_json::to_value(&policy).unwrap(), vlan);
+
+    let v1_nat = json!({"Type": "OutBoundNAT", "ExceptionList": ["10.0.0.0/8", "10.244.0.0/16"]});
+    let policy: EndpointPolicy = serde_json::from_value(v1_nat.clone()).expect("decode");
+    assert!(matches!(policy, EndpointPolicy::Other { ref kind, .. } if kind == "OutBoundNAT"));
+    assert_eq!(serde_json::to_value(&policy).unwrap(), v1_nat);
+
+    let extra = json!({"Type": "ProviderAddress", "Settings": {"ProviderAddress": "10.0.0.4"}, "Priority": 2});
+    let policy: NetworkPolicy = serde_json::from_value(extra.clone()).expect("decode");
+    assert_eq!(serde_json::to_value(&policy).unwrap(), extra);
+
+    // A typed kind in the v2 form stays typed.
+    let typed: EndpointPolicy = serde_json::from_value(
+        json!({"Type": "OutBoundNAT", "Settings": {"Exceptions": ["10.0.0.0/8"]}}),
+    )
+    .expect("decode");
+    assert!(matches!(typed, EndpointPolicy::OutboundNat(ref s) if s.exceptions == ["10.0.0.0/8"]));
+}
+
+/// Extension state is read from the network's `Extensions` list (the state HNS reports), and
+/// from a `VSwitchExtension` policy when the list does not name the extension.
+#[test]
+fn extension_state_from_either_form() {
+    let ovs = OVS_EXTENSION_ID.to_string();
+    let policy =
+        json!({"Type": "VSwitchExtension", "Settings": {"ExtensionID": ovs, "Enable": true}});
+    let listed = |enabled: bool| json!([{"Id": ovs, "IsEnabled": enabled, "Name": "Open vSwitch Extension"}]);
+    let network = |document: Value| -> HostComputeNetwork {
+        serde_json::from_value(document).expect("decode")
+    };
+    let only_list = network(json!({"Extensions": listed(true), "SchemaVersion": v2()}));
+    assert_eq!(only_list.extension_enabled(OVS_EXTENSION_ID), Some(true));
+    assert_eq!(
+        only_list.extensions,
+        vec![SwitchExtensionState {
+            id: OVS_EXTENSION_ID,
+            is_enabled: true,
+            name: "Open vSwitch Extension".into()
+        }]
+    );
+    let only_policy = network(json!({"Policies": [policy], "SchemaVersion": v2()}));
+    assert_eq!(only_policy.extension_enabled(OVS_EXTENSION_ID), Some(true));
+    let both =
+        network(json!({"Policies": [policy], "Extensions": listed(false), "SchemaVersion": v2()}));
+    assert_eq!(
+        both.extension_enabled(OVS_EXTENSION_ID),
+        Some(false),
+        "the list is the state"
+    );
+    let neither = network(json!({"SchemaVersion": v2()}));
+    assert_eq!(neither.extension_enabled(OVS_EXTENSION_ID), None);
+    // The list is read-only: never sent.
+    assert!(
+        serde_json::to_value(&only_list)
+            .unwrap()
+            .get("Extensions")
+            .is_none()
+    );
 }

@@ -14,7 +14,7 @@ use hcn::schema::{
     HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork, HostComputeQuery, IpConfig,
     Ipam, MacPool, MacRange, ModifyNamespaceSettingRequest, ModifyNetworkSettingRequest,
     ModifyRequestType, NamespaceResourceType, NetworkPolicy, NetworkResourceType, NetworkType,
-    QueryFilter, Route, Subnet,
+    QueryFilter, Route, Subnet, SwitchExtensionState,
 };
 use hcn::{Guid, HcnApi, HcnError, Hresult, Operation};
 use ipnet::Ipv4Net;
@@ -763,6 +763,49 @@ fn default_fake() {
     );
 }
 
+/// A `VSwitchExtension` policy, at creation or added later, sets the extension's state in the
+/// network's `Extensions` list, which is what a query reports.
+#[test]
+fn extension_policy_sets_the_extensions_list() {
+    let fake = FakeHcn::new(host());
+    let enabled_at_creation = HostComputeNetwork {
+        policies: vec![
+            NetworkPolicy::NetAdapterName {
+                network_adapter_name: NIC.into(),
+            },
+            NetworkPolicy::VSwitchExtension {
+                extension_id: hcn::schema::OVS_EXTENSION_ID,
+                enable: true,
+            },
+        ],
+        ..transparent(NETWORK, NIC)
+    };
+    let network = fake.create_network(&enabled_at_creation).expect("create");
+    let queried = fake.query_network(network.id).expect("query");
+    assert_eq!(
+        queried.extensions,
+        vec![SwitchExtensionState {
+            id: hcn::schema::OVS_EXTENSION_ID,
+            is_enabled: true,
+            name: "Open vSwitch Extension".into(),
+        }]
+    );
+    let disable =
+        ModifyNetworkSettingRequest::add_policies(vec![NetworkPolicy::VSwitchExtension {
+            extension_id: hcn::schema::OVS_EXTENSION_ID,
+            enable: false,
+        }]);
+    fake.modify_network(network.id, &disable)
+        .expect("add policy");
+    let queried = fake.query_network(network.id).expect("query");
+    assert!(!queried.extensions[0].is_enabled);
+    assert_eq!(
+        queried.policies.len(),
+        2,
+        "the policy is replaced, not repeated"
+    );
+}
+
 /// Antrea's order: create the network without the extension, then enable it.
 #[test]
 fn enabling_the_extension_after_creation() {
@@ -774,13 +817,27 @@ fn enabling_the_extension_after_creation() {
         ..transparent(NETWORK, NIC)
     };
     let network = fake.create_network(&plain).expect("create");
+    // As HNS reports it: every installed extension listed in `Extensions`, disabled.
+    let disabled = SwitchExtensionState {
+        id: hcn::schema::OVS_EXTENSION_ID,
+        is_enabled: false,
+        name: "Open vSwitch Extension".into(),
+    };
+    assert_eq!(network.extensions, vec![disabled.clone()]);
     assert_eq!(
         network.extension_enabled(hcn::schema::OVS_EXTENSION_ID),
-        None
+        Some(false)
     );
     fake.set_extension_enabled(network.id, hcn::schema::OVS_EXTENSION_ID, true)
         .expect("enable");
     let queried = fake.query_network(network.id).expect("query");
+    assert_eq!(
+        queried.extensions,
+        vec![SwitchExtensionState {
+            is_enabled: true,
+            ..disabled.clone()
+        }]
+    );
     assert_eq!(
         queried.extension_enabled(hcn::schema::OVS_EXTENSION_ID),
         Some(true)
@@ -788,14 +845,14 @@ fn enabling_the_extension_after_creation() {
     fake.set_extension_enabled(network.id, hcn::schema::OVS_EXTENSION_ID, false)
         .expect("disable");
     let queried = fake.query_network(network.id).expect("query");
+    assert_eq!(queried.extensions, vec![disabled]);
     assert_eq!(
         queried.extension_enabled(hcn::schema::OVS_EXTENSION_ID),
         Some(false)
     );
     assert_eq!(
-        queried.policies.len(),
-        2,
-        "the extension's policy is updated, not repeated"
+        queried.policies, plain.policies,
+        "an extension update changes the Extensions list, not the policies"
     );
 
     assert_eq!(

@@ -96,6 +96,7 @@ fn network_with_every_part() {
             }],
             flags: 1,
         }])],
+        extensions: vec![],
         flags: NetworkFlags::ENABLE_NON_PERSISTENT | NetworkFlags::DISABLE_HOST_PORT,
         schema_version: SchemaVersion::V2,
     };
@@ -149,6 +150,7 @@ fn pod_endpoint() {
                 settings: Some(
                     json!({"Protocols": "6", "Action": "Allow", "Direction": "In", "RemotePorts": "80", "RuleType": "Switch", "Priority": 200}),
                 ),
+                fields: serde_json::Map::new(),
             },
         ],
         ip_configurations: vec![IpConfig {

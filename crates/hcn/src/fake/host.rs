@@ -8,15 +8,35 @@ use ipnet::Ipv4Net;
 use model::MacAddr;
 
 use crate::Guid;
-use crate::schema::OVS_EXTENSION_ID;
+use crate::schema::{OVS_EXTENSION_ID, SwitchExtensionState};
 
 /// The adapters and switch extensions of the fake host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostModel {
     /// Every adapter, physical and virtual, in creation order.
     pub adapters: Vec<HostAdapter>,
-    /// The vSwitch extensions installed (a `VSwitchExtension` policy must name one of them).
-    pub switch_extensions: Vec<Guid>,
+    /// The vSwitch extensions installed (a `VSwitchExtension` policy or an extension update
+    /// must name one of them). Every network lists them all in its `Extensions`, as HNS does.
+    pub switch_extensions: Vec<SwitchExtension>,
+}
+
+/// An installed vSwitch extension: its ID and its name as Hyper-V reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SwitchExtension {
+    /// The extension's ID.
+    pub id: Guid,
+    /// Its name, e.g. `Open vSwitch Extension`.
+    pub name: String,
+}
+
+impl SwitchExtension {
+    /// The Open vSwitch extension, named as `Get-VMSwitchExtension` shows it.
+    pub fn open_vswitch() -> Self {
+        SwitchExtension {
+            id: OVS_EXTENSION_ID,
+            name: "Open vSwitch Extension".to_owned(),
+        }
+    }
 }
 
 impl Default for HostModel {
@@ -24,7 +44,7 @@ impl Default for HostModel {
     fn default() -> Self {
         HostModel {
             adapters: Vec::new(),
-            switch_extensions: vec![OVS_EXTENSION_ID],
+            switch_extensions: vec![SwitchExtension::open_vswitch()],
         }
     }
 }
@@ -36,6 +56,23 @@ impl HostModel {
             adapters: vec![nic],
             ..HostModel::default()
         }
+    }
+
+    /// Whether extension `id` is installed.
+    pub fn has_extension(&self, id: Guid) -> bool {
+        self.switch_extensions.iter().any(|e| e.id == id)
+    }
+
+    /// The `Extensions` list of a new network: every installed extension, disabled.
+    pub(crate) fn extension_states(&self) -> Vec<SwitchExtensionState> {
+        self.switch_extensions
+            .iter()
+            .map(|e| SwitchExtensionState {
+                id: e.id,
+                is_enabled: false,
+                name: e.name.clone(),
+            })
+            .collect()
     }
 
     /// The adapter named `name`.

@@ -13,7 +13,9 @@ mod rules;
 
 use std::sync::{Mutex, MutexGuard};
 
-pub use host::{AdapterChange, AdapterChangeError, AdapterRoute, HostAdapter, HostModel};
+pub use host::{
+    AdapterChange, AdapterChangeError, AdapterRoute, HostAdapter, HostModel, SwitchExtension,
+};
 
 use crate::api::HcnApi;
 use crate::error::{Operation, Result};

@@ -14,7 +14,7 @@ use crate::schema::{
     ErrorRecord, HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork, HostComputeQuery,
     ModifyNamespaceSettingRequest, ModifyNetworkSettingRequest, ModifyRequestType,
     NamespaceResource, NamespaceResourceData, NamespaceResourceType, NamespaceType, NetworkPolicy,
-    NetworkResourceType, NetworkType, SchemaVersion,
+    NetworkResourceType, NetworkType, ResourceId, SchemaVersion, SwitchExtensionState,
 };
 use crate::{Guid, Hresult};
 
@@ -163,7 +163,7 @@ impl State {
             .collect::<Rule<Vec<_>>>()?;
         for policy in &doc.policies {
             if let NetworkPolicy::VSwitchExtension { extension_id, .. } = policy
-                && !self.host.switch_extensions.contains(extension_id)
+                && !self.host.has_extension(*extension_id)
             {
                 return Err(Hresult::SWITCH_EXTENSION_NOT_FOUND);
             }
@@ -185,11 +185,15 @@ impl State {
         let binding = nic
             .map(|nic_name| self.take_over_nic(&nic_name, vnic, id))
             .transpose()?;
-        let stored = HostComputeNetwork {
+        let mut stored = HostComputeNetwork {
             id,
+            extensions: self.host.extension_states(),
             schema_version: SchemaVersion::V2,
             ..doc.clone()
         };
+        for policy in &doc.policies {
+            apply_extension_policy(&mut stored, policy);
+        }
         self.networks.insert(
             id,
             Network {
@@ -284,9 +288,10 @@ impl State {
         Ok(())
     }
 
-    /// Extension updates set (or add) the network's `VSwitchExtension` policy, which is how
-    /// [`HostComputeNetwork::extension_enabled`] reads it back; policy additions append the
-    /// policies. Both check installed extensions like creation does.
+    /// Extension updates set the extension's state in the network's `Extensions` list, the form
+    /// HNS reports it in (docs/hcn.md); policy additions append the policies (a
+    /// `VSwitchExtension` policy replaces the one for the same extension and applies its state
+    /// to the list, as at creation). Both check installed extensions like creation does.
     pub(super) fn modify_network(
         &mut self,
         id: Guid,
@@ -295,52 +300,47 @@ impl State {
         if !self.networks.contains_key(&id) {
             return Err(Hresult::NETWORK_NOT_FOUND);
         }
-        let added = match (request.resource_type, request.request_type) {
+        match (request.resource_type, request.request_type) {
             (NetworkResourceType::Extension, ModifyRequestType::Update) => {
                 let (extension_id, enable) =
                     request.extension_setting().ok_or(Hresult::INVALID_JSON)?;
-                vec![NetworkPolicy::VSwitchExtension {
-                    extension_id,
-                    enable,
-                }]
-            }
-            (NetworkResourceType::Policy, ModifyRequestType::Add) => {
-                request.policies().ok_or(Hresult::INVALID_JSON)?
-            }
-            _ => return Err(Hresult::REQUEST_UNSUPPORTED),
-        };
-        for policy in &added {
-            match policy {
-                NetworkPolicy::VSwitchExtension { extension_id, .. }
-                    if !self.host.switch_extensions.contains(extension_id) =>
-                {
+                if !self.host.has_extension(extension_id) {
                     return Err(Hresult::SWITCH_EXTENSION_NOT_FOUND);
                 }
-                NetworkPolicy::NetAdapterName { .. } => return Err(Hresult::INVALID_POLICY),
-                _ => {}
+                let network = self
+                    .networks
+                    .get_mut(&id)
+                    .ok_or(Hresult::NETWORK_NOT_FOUND)?;
+                set_extension_state(&mut network.doc, extension_id, enable);
+                Ok(())
             }
-        }
-        let Some(network) = self.networks.get_mut(&id) else {
-            return Err(Hresult::NETWORK_NOT_FOUND);
-        };
-        for policy in added {
-            let extension_of = |p: &NetworkPolicy| match p {
-                NetworkPolicy::VSwitchExtension { extension_id, .. } => Some(*extension_id),
-                _ => None,
-            };
-            let replaced = extension_of(&policy).and_then(|id| {
-                network
-                    .doc
-                    .policies
-                    .iter_mut()
-                    .find(|p| extension_of(p) == Some(id))
-            });
-            match replaced {
-                Some(existing) => *existing = policy,
-                None => network.doc.policies.push(policy),
+            (NetworkResourceType::Policy, ModifyRequestType::Add) => {
+                let added = request.policies().ok_or(Hresult::INVALID_JSON)?;
+                for policy in &added {
+                    match policy {
+                        NetworkPolicy::VSwitchExtension { extension_id, .. }
+                            if !self.host.has_extension(*extension_id) =>
+                        {
+                            return Err(Hresult::SWITCH_EXTENSION_NOT_FOUND);
+                        }
+                        NetworkPolicy::NetAdapterName { .. } => {
+                            return Err(Hresult::INVALID_POLICY);
+                        }
+                        _ => {}
+                    }
+                }
+                let network = self
+                    .networks
+                    .get_mut(&id)
+                    .ok_or(Hresult::NETWORK_NOT_FOUND)?;
+                for policy in added {
+                    apply_extension_policy(&mut network.doc, &policy);
+                    add_policy(&mut network.doc, policy);
+                }
+                Ok(())
             }
+            _ => Err(Hresult::REQUEST_UNSUPPORTED),
         }
-        Ok(())
     }
 
     // ---- endpoints ----
@@ -545,7 +545,9 @@ impl State {
         if let Some(ns) = self.namespaces.get_mut(&namespace) {
             ns.resources.push(NamespaceResource {
                 kind: NamespaceResourceType::Endpoint,
-                data: NamespaceResourceData { id: endpoint_id },
+                data: NamespaceResourceData {
+                    id: Some(ResourceId::Guid(endpoint_id)),
+                },
             });
         }
         Ok(())
@@ -555,7 +557,8 @@ impl State {
     fn detach(&mut self, namespace: Guid, endpoint_id: Guid) {
         if let Some(ns) = self.namespaces.get_mut(&namespace) {
             ns.resources.retain(|r| {
-                !(r.kind == NamespaceResourceType::Endpoint && r.data.id == endpoint_id)
+                !(r.kind == NamespaceResourceType::Endpoint
+                    && r.data.id.as_ref().and_then(ResourceId::guid) == Some(endpoint_id))
             });
         }
         if let Some(endpoint) = self.endpoints.get_mut(&endpoint_id) {
@@ -575,6 +578,49 @@ impl State {
         }
         self.endpoints.clear();
         self.namespaces.clear();
+    }
+}
+
+/// Sets extension `extension_id`'s state in the network's `Extensions` list, adding the entry
+/// when the list lacks it.
+fn set_extension_state(network: &mut HostComputeNetwork, extension_id: Guid, enabled: bool) {
+    match network.extensions.iter_mut().find(|e| e.id == extension_id) {
+        Some(entry) => entry.is_enabled = enabled,
+        None => network.extensions.push(SwitchExtensionState {
+            id: extension_id,
+            is_enabled: enabled,
+            name: String::new(),
+        }),
+    }
+}
+
+/// What a `VSwitchExtension` policy does to the network's `Extensions` list; other policies do
+/// nothing to it.
+fn apply_extension_policy(network: &mut HostComputeNetwork, policy: &NetworkPolicy) {
+    if let NetworkPolicy::VSwitchExtension {
+        extension_id,
+        enable,
+    } = policy
+    {
+        set_extension_state(network, *extension_id, *enable);
+    }
+}
+
+/// Appends `policy`; a `VSwitchExtension` policy replaces the one naming the same extension.
+fn add_policy(network: &mut HostComputeNetwork, policy: NetworkPolicy) {
+    let extension_of = |p: &NetworkPolicy| match p {
+        NetworkPolicy::VSwitchExtension { extension_id, .. } => Some(*extension_id),
+        _ => None,
+    };
+    let replaced = extension_of(&policy).and_then(|id| {
+        network
+            .policies
+            .iter_mut()
+            .find(|p| extension_of(p) == Some(id))
+    });
+    match replaced {
+        Some(existing) => *existing = policy,
+        None => network.policies.push(policy),
     }
 }
 

@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 use crate::Guid;
 
 /// `SchemaVersion`: present on every object and query we send. We speak 2.0.
+///
+/// A network, endpoint or namespace document from HNS must carry one with a major version of 2
+/// or more; anything else is a v1 document and is refused ([`decode`](super::decode())).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct SchemaVersion {

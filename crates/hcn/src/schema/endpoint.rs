@@ -9,9 +9,10 @@ use crate::Guid;
 /// A `HostComputeEndpoint` document: one per Pod.
 ///
 /// `host_compute_namespace` is read-only: HNS sets it when the endpoint is attached to a
-/// namespace (through `ModifyNamespace`), and it is never sent.
+/// namespace (through `ModifyNamespace`), and it is never sent. Every key may be absent on
+/// decode except `SchemaVersion` ([`SchemaVersion`] tells a v1 document apart).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "PascalCase", default)]
+#[serde(remote = "Self", rename_all = "PascalCase", default)]
 pub struct HostComputeEndpoint {
     /// `ID`; nil is left out.
     #[serde(
@@ -47,7 +48,7 @@ pub struct HostComputeEndpoint {
     /// `Flags` ([`EndpointFlags`]); none is left out.
     #[serde(skip_serializing_if = "EndpointFlags::is_empty")]
     pub flags: EndpointFlags,
-    /// `SchemaVersion`.
+    /// `SchemaVersion`: required on decode (a v1 document has none).
     pub schema_version: SchemaVersion,
 }
 
@@ -69,3 +70,5 @@ impl EndpointFlags {
         self.0 == 0
     }
 }
+
+super::decode::schema_2_document_serde!(HostComputeEndpoint);

@@ -1,15 +1,18 @@
 //! `HostComputeNamespace` (a network compartment; containerd creates one per Pod sandbox) and
 //! `ModifyNamespaceSettingRequest`, which attaches endpoints to it and detaches them.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::common::{ModifyRequestType, SchemaVersion};
 use crate::Guid;
 
-/// A `HostComputeNamespace` document.
+/// A `HostComputeNamespace` document. Every key may be absent on decode except
+/// `SchemaVersion` ([`SchemaVersion`] tells a v1 document apart).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "PascalCase", default)]
+#[serde(remote = "Self", rename_all = "PascalCase", default)]
 pub struct HostComputeNamespace {
     /// `ID`; nil is left out.
     #[serde(
@@ -32,7 +35,7 @@ pub struct HostComputeNamespace {
     /// `Resources`: the attached endpoints and containers (read-only).
     #[serde(skip_serializing)]
     pub resources: Vec<NamespaceResource>,
-    /// `SchemaVersion`.
+    /// `SchemaVersion`: required on decode (a v1 document has none).
     pub schema_version: SchemaVersion,
 }
 
@@ -42,7 +45,7 @@ impl HostComputeNamespace {
         self.resources
             .iter()
             .filter(|r| r.kind == NamespaceResourceType::Endpoint)
-            .map(|r| r.data.id)
+            .filter_map(|r| r.data.id.as_ref().and_then(ResourceId::guid))
             .collect()
     }
 }
@@ -88,11 +91,69 @@ pub enum NamespaceResourceType {
 }
 
 /// `Data` of a namespace resource. HNS writes `Id`; `ID` is also read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NamespaceResourceData {
-    /// `Id`; nil when HNS leaves it out.
-    #[serde(rename = "Id", alias = "ID", alias = "id", default)]
-    pub id: Guid,
+    /// `Id`; `None` when HNS leaves it out.
+    #[serde(
+        rename = "Id",
+        alias = "ID",
+        alias = "id",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub id: Option<ResourceId>,
+}
+
+/// The `Id` of a namespace resource: an endpoint's is a GUID, a container's is the runtime's
+/// container ID (64 hex digits for containerd and Docker, 12 in `hnsdiag`'s short form), which
+/// is not one. Text that parses as a GUID is [`ResourceId::Guid`]; any other text is kept as
+/// received in [`ResourceId::Text`], so no ID can fail the namespace's decode.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ResourceId {
+    /// A GUID (every endpoint ID).
+    Guid(Guid),
+    /// Any other ID, as received (e.g. a container ID).
+    Text(String),
+}
+
+impl ResourceId {
+    /// The GUID, when the ID is one.
+    pub fn guid(&self) -> Option<Guid> {
+        match self {
+            ResourceId::Guid(id) => Some(*id),
+            ResourceId::Text(_) => None,
+        }
+    }
+}
+
+impl From<String> for ResourceId {
+    fn from(text: String) -> Self {
+        match text.parse() {
+            Ok(id) => ResourceId::Guid(id),
+            Err(_) => ResourceId::Text(text),
+        }
+    }
+}
+
+impl fmt::Display for ResourceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResourceId::Guid(id) => id.fmt(f),
+            ResourceId::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+impl Serialize for ResourceId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ResourceId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(ResourceId::from)
+    }
 }
 
 /// A `ModifyNamespaceSettingRequest`; `Settings` is an embedded JSON object.
@@ -135,3 +196,5 @@ impl ModifyNamespaceSettingRequest {
         id.as_str()?.parse().ok()
     }
 }
+
+super::decode::schema_2_document_serde!(HostComputeNamespace);

@@ -13,8 +13,12 @@ use crate::Guid;
 ///
 /// To create one, fill `name`, `kind`, `policies` and `ipams`; leave `id` nil to let HNS pick
 /// it. HNS fills `id` (and may add keys this type ignores) in what it returns.
+///
+/// Every key may be absent except `SchemaVersion`: a document without it (or with a major
+/// version below 2) is a v1 document and fails to decode with an error saying so
+/// ([`SchemaVersion`]).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "PascalCase", default)]
+#[serde(remote = "Self", rename_all = "PascalCase", default)]
 pub struct HostComputeNetwork {
     /// `ID`; nil is left out.
     #[serde(
@@ -41,10 +45,15 @@ pub struct HostComputeNetwork {
     /// `Ipams`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ipams: Vec<Ipam>,
+    /// `Extensions` (read-only, never sent): the switch extensions HNS lists on the network,
+    /// each with its state. HNS's v1 output always carries this list (every installed
+    /// extension); see [`HostComputeNetwork::extension_enabled`] and docs/hcn.md.
+    #[serde(skip_serializing)]
+    pub extensions: Vec<SwitchExtensionState>,
     /// `Flags` ([`NetworkFlags`]); none is left out.
     #[serde(skip_serializing_if = "NetworkFlags::is_empty")]
     pub flags: NetworkFlags,
-    /// `SchemaVersion`.
+    /// `SchemaVersion`: required on decode (a v1 document has none).
     pub schema_version: SchemaVersion,
 }
 
@@ -59,17 +68,44 @@ impl HostComputeNetwork {
         })
     }
 
-    /// Whether a `VSwitchExtension` policy enables (`Some(true)`) or disables (`Some(false)`)
-    /// switch extension `extension_id`; `None` when no policy names it.
+    /// Whether switch extension `extension_id` is enabled (`Some(true)`) or disabled
+    /// (`Some(false)`) on the network; `None` when the document says nothing about it.
+    ///
+    /// The network's `Extensions` list is read first: it is the state HNS reports. A
+    /// `VSwitchExtension` policy naming the extension (what the network was created or
+    /// modified with) answers when the list does not name it.
     pub fn extension_enabled(&self, extension_id: Guid) -> Option<bool> {
-        self.policies.iter().find_map(|p| match p {
-            NetworkPolicy::VSwitchExtension {
-                extension_id: id,
-                enable,
-            } if *id == extension_id => Some(*enable),
-            _ => None,
+        let listed = self
+            .extensions
+            .iter()
+            .find(|e| e.id == extension_id)
+            .map(|e| e.is_enabled);
+        listed.or_else(|| {
+            self.policies.iter().find_map(|p| match p {
+                NetworkPolicy::VSwitchExtension {
+                    extension_id: id,
+                    enable,
+                } if *id == extension_id => Some(*enable),
+                _ => None,
+            })
         })
     }
+}
+
+/// `Extensions[]` of a network: one switch extension and its state,
+/// `{"Id": "583CC151-…", "IsEnabled": true, "Name": "Open vSwitch Extension"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SwitchExtensionState {
+    /// `Id`; `ID` is also read.
+    #[serde(rename = "Id", alias = "ID")]
+    pub id: Guid,
+    /// `IsEnabled`.
+    #[serde(default)]
+    pub is_enabled: bool,
+    /// `Name`, e.g. `Microsoft Windows Filtering Platform`.
+    #[serde(default)]
+    pub name: String,
 }
 
 impl MacPool {
@@ -252,3 +288,5 @@ impl ModifyNetworkSettingRequest {
         serde_json::from_value(self.settings.get("Policies")?.clone()).ok()
     }
 }
+
+super::decode::schema_2_document_serde!(HostComputeNetwork);

@@ -2,9 +2,11 @@
 //! embedded JSON object whose shape depends on Type.
 //!
 //! The kinds this project uses are typed; any other kind HNS reports decodes as `Other` with its
-//! settings kept as JSON, so a policy someone else added never breaks decoding. Type names are
-//! matched case-insensitively on decode (HNS accepts `INTERFACECONSTRAINT`) and sent in their
-//! canonical casing.
+//! settings and every other key kept as JSON, so a policy someone else added never breaks
+//! decoding and re-encodes unchanged. A v1-style policy keeps its fields beside `Type`, with no
+//! `Settings` (`{"Type": "VLAN", "VLAN": 1}`); one of a typed kind is kept as `Other` too, since
+//! its typed form would lose those fields. Type names are matched case-insensitively on decode
+//! (HNS accepts `INTERFACECONSTRAINT`) and sent in their canonical casing.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -40,12 +42,15 @@ pub enum NetworkPolicy {
     },
     /// `HostRoute` `{}`.
     HostRoute,
-    /// Any other kind, settings kept as JSON.
+    /// Any other kind (or a v1-style policy), settings and other keys kept as JSON.
     Other {
         /// `Type`, as received.
         kind: String,
         /// `Settings`, as received.
         settings: Option<Value>,
+        /// Every other key beside `Type` and `Settings`, as received (v1-style policies keep
+        /// their fields here, e.g. `"VLAN": 1`).
+        fields: Map<String, Value>,
     },
 }
 
@@ -74,12 +79,15 @@ pub enum EndpointPolicy {
         /// `Mtu`.
         mtu: u16,
     },
-    /// Any other kind, settings kept as JSON.
+    /// Any other kind (or a v1-style policy), settings and other keys kept as JSON.
     Other {
         /// `Type`, as received.
         kind: String,
         /// `Settings`, as received.
         settings: Option<Value>,
+        /// Every other key beside `Type` and `Settings`, as received (v1-style policies keep
+        /// their fields here, e.g. `"VLAN": 1`).
+        fields: Map<String, Value>,
     },
 }
 
@@ -101,13 +109,15 @@ pub struct OutboundNatSettings {
     pub flags: u32,
 }
 
-/// The wire form every policy shares.
+/// The wire form every policy shares: `Type`, `Settings`, and any other key.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct RawPolicy {
     #[serde(rename = "Type")]
     kind: String,
     #[serde(rename = "Settings", default, skip_serializing_if = "Option::is_none")]
     settings: Option<Value>,
+    #[serde(flatten)]
+    fields: Map<String, Value>,
 }
 
 impl RawPolicy {
@@ -115,12 +125,16 @@ impl RawPolicy {
         RawPolicy {
             kind: kind.to_owned(),
             settings: Some(settings),
+            fields: Map::new(),
         }
     }
 
-    /// Whether the policy is of `kind`, compared case-insensitively.
+    /// Whether the policy is of `kind`, compared case-insensitively, and in the v2 form its
+    /// typed variant holds: a policy without `Settings` but with other keys is v1-style, and
+    /// its kind is never matched (it stays `Other`, whole).
     fn is(&self, kind: &str) -> bool {
-        self.kind.eq_ignore_ascii_case(kind)
+        let v1_style = self.settings.is_none() && !self.fields.is_empty();
+        !v1_style && self.kind.eq_ignore_ascii_case(kind)
     }
 
     /// The settings decoded as `T`; absent settings decode from `{}`.
@@ -207,6 +221,7 @@ impl TryFrom<RawPolicy> for NetworkPolicy {
             NetworkPolicy::Other {
                 kind: raw.kind,
                 settings: raw.settings,
+                fields: raw.fields,
             }
         })
     }
@@ -238,7 +253,15 @@ impl From<NetworkPolicy> for RawPolicy {
                 to_value(SourceMacSettings { source_mac_address }),
             ),
             NetworkPolicy::HostRoute => RawPolicy::new("HostRoute", Value::Object(Map::new())),
-            NetworkPolicy::Other { kind, settings } => RawPolicy { kind, settings },
+            NetworkPolicy::Other {
+                kind,
+                settings,
+                fields,
+            } => RawPolicy {
+                kind,
+                settings,
+                fields,
+            },
         }
     }
 }
@@ -266,6 +289,7 @@ impl TryFrom<RawPolicy> for EndpointPolicy {
             EndpointPolicy::Other {
                 kind: raw.kind,
                 settings: raw.settings,
+                fields: raw.fields,
             }
         })
     }
@@ -296,7 +320,15 @@ impl From<EndpointPolicy> for RawPolicy {
                 "InterfaceParameters",
                 to_value(InterfaceParametersSettings { mtu }),
             ),
-            EndpointPolicy::Other { kind, settings } => RawPolicy { kind, settings },
+            EndpointPolicy::Other {
+                kind,
+                settings,
+                fields,
+            } => RawPolicy {
+                kind,
+                settings,
+                fields,
+            },
         }
     }
 }
