@@ -3,6 +3,9 @@
 //! datapath that holds the earlier result applies the delta to hold the later one, without
 //! being handed (or diffing) the whole [`Snapshot`].
 //!
+//! A changed rule whose shape stayed also has its [`RuleEdit`]: the entries it gained and lost,
+//! so a datapath patches it by what moved.
+//!
 //! Deltas compose ([`PolicyDelta::then`]): a delta not yet applied followed by a newer one is
 //! one delta from the older state to the newest, so a caller whose apply failed keeps the delta
 //! and sends it with whatever comes next.
@@ -10,6 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
+use crate::edit::RuleEdit;
 use model::policy::{Direction, Isolation, Rule, RuleId, Snapshot};
 
 /// The change from one result to another.
@@ -21,6 +25,9 @@ pub struct PolicyDelta {
     pub changed: BTreeMap<RuleId, Rule>,
     /// Rules that no longer exist.
     pub removed: BTreeSet<RuleId>,
+    /// For rules of `changed` (not all of them: not one whose shape changed), the entries the
+    /// rule gained and lost since before the delta.
+    pub edits: BTreeMap<RuleId, RuleEdit>,
     /// Local Pod IPs that became isolated, per direction.
     pub isolated: Isolation,
     /// Local Pod IPs that stopped being isolated, per direction.
@@ -59,20 +66,36 @@ impl PolicyDelta {
     /// Records that `rule` is new (after this delta).
     pub fn add_rule(&mut self, rule: Rule) {
         if self.removed.remove(&rule.id) || self.changed.contains_key(&rule.id) {
-            // It was there before this delta: to the datapath it changed.
+            // It was there before this delta: to the datapath it changed, by what is unknown.
+            self.edits.remove(&rule.id);
             self.changed.insert(rule.id.clone(), rule);
         } else {
             self.added.insert(rule.id.clone(), rule);
         }
     }
 
-    /// Records that `rule` has new content (after this delta).
-    pub fn change_rule(&mut self, rule: Rule) {
+    /// Records that `rule` has new content (after this delta), and `edit` what it gained and
+    /// lost (`None`: not known, or the rule changed shape).
+    pub fn change_rule(&mut self, rule: Rule, edit: Option<RuleEdit>) {
         if let Some(added) = self.added.get_mut(&rule.id) {
             *added = rule;
-        } else {
-            self.changed.insert(rule.id.clone(), rule);
+            return;
         }
+        let known = self.changed.contains_key(&rule.id);
+        match edit {
+            Some(edit) if known => {
+                if let Some(earlier) = self.edits.get_mut(&rule.id) {
+                    earlier.then(&edit);
+                }
+            }
+            Some(edit) => {
+                self.edits.insert(rule.id.clone(), edit);
+            }
+            None => {
+                self.edits.remove(&rule.id);
+            }
+        }
+        self.changed.insert(rule.id.clone(), rule);
     }
 
     /// Records that rule `id` is gone (after this delta).
@@ -82,6 +105,7 @@ impl PolicyDelta {
             return;
         }
         self.changed.remove(&id);
+        self.edits.remove(&id);
         self.removed.insert(id);
     }
 
@@ -100,15 +124,16 @@ impl PolicyDelta {
     }
 
     /// This delta followed by `later`, as one delta.
-    pub fn then(&mut self, later: PolicyDelta) {
+    pub fn then(&mut self, mut later: PolicyDelta) {
         for id in later.removed {
             self.remove_rule(id);
         }
         for rule in later.added.into_values() {
             self.add_rule(rule);
         }
-        for rule in later.changed.into_values() {
-            self.change_rule(rule);
+        for (id, rule) in later.changed {
+            let edit = later.edits.remove(&id);
+            self.change_rule(rule, edit);
         }
         for direction in [Direction::Ingress, Direction::Egress] {
             for ip in later.released.of(direction) {
@@ -169,13 +194,13 @@ mod tests {
         let mut first = PolicyDelta::default();
         first.add_rule(rule(0, "10.0.0.1"));
         first.remove_rule(rule(1, "10.0.0.1").id);
-        first.change_rule(rule(2, "10.0.0.2"));
+        first.change_rule(rule(2, "10.0.0.2"), None);
         first.isolate(Direction::Ingress, ip("10.0.0.1"));
         first.release(Direction::Egress, ip("10.0.0.2"));
 
         let mut later = PolicyDelta::default();
         // Rule 0, added and not yet applied, changes: still an addition, with the new content.
-        later.change_rule(rule(0, "10.0.0.9"));
+        later.change_rule(rule(0, "10.0.0.9"), None);
         // Rule 1, removed, comes back: a change.
         later.add_rule(rule(1, "10.0.0.3"));
         // Rule 2, changed, goes: a removal.
