@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use netpol::{
     AddressSet, Direction, Peers, PolicyDelta, PolicyEngine, PolicyKey, PortMatch, Ports, Protocol,
-    Rule, RuleId, RulePart, Snapshot,
+    Rule, RuleEdit, RuleId, RulePart, Snapshot,
 };
 use pipeline::cache::FlowKey;
 use pipeline::render::{PolicyFlows, PolicyRenderer};
@@ -127,7 +127,13 @@ fn delta_of(snapshot: &Snapshot, ops: &[Op]) -> PolicyDelta {
                     || delta.changed.contains_key(&rule.id)
                     || (snapshot.rules.contains_key(&rule.id) && !delta.removed.contains(&rule.id));
                 if there {
-                    delta.change_rule(rule.clone());
+                    // Rules of index 0 come with their edit from the version before (as the
+                    // engine's patches do), the others without (as a changed shape would).
+                    let before = delta.changed.get(&rule.id).or(snapshot.rules.get(&rule.id));
+                    let edit = before
+                        .filter(|_| rule.id.index == 0)
+                        .and_then(|before| RuleEdit::between(before, rule));
+                    delta.change_rule(rule.clone(), edit);
                 } else {
                     delta.add_rule(rule.clone());
                 }
@@ -288,6 +294,9 @@ fn a_label_change_renders_only_the_rules_it_affects() {
         .unwrap();
     let sync = engine.sync();
     assert_eq!(sync.delta.changed.len(), 2);
+    // The engine patched those two rules (no policy recomputed) and says what each lost.
+    assert_eq!((sync.policies, sync.rules), (0, 2));
+    assert_eq!(sync.delta.edits.len(), 2);
     let update = renderer.update(&sync.delta);
     assert_eq!(update.rules_rendered, 2, "k of n rules rendered");
     assert_eq!(renderer.rules_rendered() - rendered_before, 2);

@@ -2,7 +2,8 @@
 //! Each flow knows who needs it — a clause flow the conjunction actions of the rules sharing
 //! it, any other flow how many rules (or isolated Pods) need it — and each rule knows the flows
 //! it contributes to. A [`PolicyDelta`] then re-renders only the entries its rules gained or
-//! lost (all entries of a rule that is new, gone or changes shape), and the flows whose content
+//! lost — read from the delta's rule edits, so a rule of many entries that gained one costs one
+//! (all entries of a rule that is new, gone or changes shape) — and the flows whose content
 //! changed make the [`PolicyPatch`].
 //!
 //! Every change is written to a [`Journal`] (the state it replaced) until the caller knows the
@@ -10,16 +11,15 @@
 //! renderer never runs ahead of the switch. Both cost what the change touched.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::mem;
 use std::net::Ipv4Addr;
 
-use netpol::{Direction, PolicyDelta, Rule, RuleId, Snapshot};
+use netpol::{Direction, PolicyDelta, Rule, RuleEdit, RuleId, Snapshot};
 use openflow::action::Action;
 use openflow::msg::flow_mod::FlowMod;
 use openflow::oxm::{Field, Match};
 
 use super::conj_ids::ConjIds;
-use super::entries::{Shape, changed_entries, complete, entries};
+use super::entries::{Entry, Shape, changed_entries, complete, edited_entries, entries, put};
 use super::{PolicyFlows, PolicyPatch, RuleFlows, Tables, tables};
 use crate::cache::FlowKey;
 use crate::layout::TableGraph;
@@ -234,9 +234,11 @@ enum RuleBefore {
     Absent,
     /// This state, replaced whole (the rule was removed or changed shape).
     Whole(RuleState),
-    /// Patched in place: its previous content and the previous value of each part touched.
+    /// Patched in place: the entries it gained and lost, and the previous value of each part
+    /// touched.
     Patched {
-        rule: Rule,
+        added: Vec<Entry>,
+        removed: Vec<Entry>,
         per_clause: [usize; 3],
         parts: BTreeMap<FlowKey, Option<Part>>,
     },
@@ -357,7 +359,7 @@ impl Rendered {
         self.rules.clear();
         self.isolated = [BTreeSet::new(), BTreeSet::new()];
         for rule in snapshot.rules.values() {
-            self.upsert(rule, journal);
+            self.upsert(rule, None, journal);
         }
         for direction in [Direction::Ingress, Direction::Egress] {
             for pod in snapshot.isolation.of(direction) {
@@ -372,7 +374,7 @@ impl Rendered {
             self.remove(id, journal);
         }
         for rule in delta.upserted() {
-            self.upsert(rule, journal);
+            self.upsert(rule, delta.edits.get(&rule.id), journal);
         }
         for direction in [Direction::Ingress, Direction::Egress] {
             for pod in delta.released.of(direction) {
@@ -395,26 +397,36 @@ impl Rendered {
         journal.rule(id, RuleBefore::Whole(old));
     }
 
-    fn upsert(&mut self, rule: &Rule, journal: &mut Journal) {
+    /// Puts `rule` in the state; `edit` (from the delta) says which entries it gained and lost
+    /// since the state's version, so a rule patched in place costs its edit.
+    fn upsert(&mut self, rule: &Rule, edit: Option<&RuleEdit>, journal: &mut Journal) {
         let Some(state) = self.rules.get_mut(&rule.id) else {
             journal.rule(&rule.id, RuleBefore::Absent);
             let state = self.render(rule.clone(), journal);
             self.rules.insert(rule.id.clone(), state);
             return;
         };
-        if state.rule == *rule {
-            return;
-        }
         let in_place =
             Shape::of(&state.rule) == Shape::of(rule) && complete(&state.rule) && complete(rule);
+        if !in_place && state.rule == *rule {
+            return;
+        }
         if in_place {
+            let (added, removed) = match edit {
+                Some(edit) => edited_entries(&state.rule, edit),
+                None if state.rule == *rule => return,
+                None => changed_entries(&state.rule, rule),
+            };
+            if added.is_empty() && removed.is_empty() {
+                debug_assert_eq!(state.rule, *rule, "the edit does not lead to the rule");
+                return;
+            }
             let t = match rule.direction() {
                 Direction::Egress => &self.egress,
                 Direction::Ingress => &self.ingress,
             };
             let n = Shape::of(rule).dimensions();
             let shape = Shape::of(rule);
-            let (added, removed) = changed_entries(&state.rule, rule);
             journal.rules_rendered += 1;
             journal.entries_rendered += added.len() + removed.len();
             let mut parts = BTreeMap::new();
@@ -432,11 +444,13 @@ impl Rendered {
                     state.add(fm, clause, &mut self.owner, journal, Some(&mut parts));
                 }
             }
-            let old = mem::replace(&mut state.rule, rule.clone());
+            put(&mut state.rule, &added, &removed);
+            debug_assert_eq!(state.rule, *rule, "the edit does not lead to the rule");
             journal.rule(
                 &rule.id,
                 RuleBefore::Patched {
-                    rule: old,
+                    added,
+                    removed,
                     per_clause,
                     parts,
                 },
@@ -583,12 +597,13 @@ impl Rendered {
                     self.rules.insert(id, state);
                 }
                 RuleBefore::Patched {
-                    rule,
+                    added,
+                    removed,
                     per_clause,
                     parts,
                 } => {
                     if let Some(state) = self.rules.get_mut(&id) {
-                        state.rule = rule;
+                        put(&mut state.rule, &removed, &added);
                         state.per_clause = per_clause;
                         for (key, part) in parts {
                             match part {
