@@ -1,10 +1,12 @@
-//! [`PolicyDelta`]: how the result changed between two moments — the rules added, changed and
-//! removed, and the local Pod IPs that became or stopped being isolated per direction. A
-//! datapath that holds the earlier result applies the delta to hold the later one, without
-//! being handed (or diffing) the whole [`Snapshot`].
+//! [`PolicyDelta`]: how the result changed between two moments — the rules added, changed,
+//! edited and removed, and the local Pod IPs that became or stopped being isolated per
+//! direction. A datapath that holds the earlier result applies the delta to hold the later one,
+//! without being handed (or diffing) the whole [`Snapshot`].
 //!
-//! A changed rule whose shape stayed also has its [`RuleEdit`]: the entries it gained and lost,
-//! so a datapath patches it by what moved.
+//! A rule that changed with its shape kept (the same dimensions `Any` or not) is *edited*: the
+//! delta carries its [`RuleEdit`], the entries it gained and lost, not its content, so a peer
+//! joining a rule of 500 peers costs one entry to say and to apply. A rule whose shape changed
+//! is *changed*, with its new content.
 //!
 //! Deltas compose ([`PolicyDelta::then`]): a delta not yet applied followed by a newer one is
 //! one delta from the older state to the newest, so a caller whose apply failed keeps the delta
@@ -16,18 +18,19 @@ use std::net::Ipv4Addr;
 use crate::edit::RuleEdit;
 use model::policy::{Direction, Isolation, Rule, RuleId, Snapshot};
 
-/// The change from one result to another.
+/// The change from one result to another. A rule is in at most one of `added`, `changed`,
+/// `edited` and `removed`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PolicyDelta {
     /// Rules that did not exist before, with their content.
     pub added: BTreeMap<RuleId, Rule>,
-    /// Rules that existed before with other content, with their new content.
+    /// Rules that existed before with another shape (or another content the delta does not
+    /// know the edit of), with their new content.
     pub changed: BTreeMap<RuleId, Rule>,
+    /// Rules that existed before, of the same shape, with the entries they gained and lost.
+    pub edited: BTreeMap<RuleId, RuleEdit>,
     /// Rules that no longer exist.
     pub removed: BTreeSet<RuleId>,
-    /// For rules of `changed` (not all of them: not one whose shape changed), the entries the
-    /// rule gained and lost since before the delta.
-    pub edits: BTreeMap<RuleId, RuleEdit>,
     /// Local Pod IPs that became isolated, per direction.
     pub isolated: Isolation,
     /// Local Pod IPs that stopped being isolated, per direction.
@@ -46,6 +49,7 @@ impl PolicyDelta {
     pub fn is_empty(&self) -> bool {
         self.added.is_empty()
             && self.changed.is_empty()
+            && self.edited.is_empty()
             && self.removed.is_empty()
             && self.isolated.ingress.is_empty()
             && self.isolated.egress.is_empty()
@@ -53,49 +57,59 @@ impl PolicyDelta {
             && self.released.egress.is_empty()
     }
 
-    /// Rules added or changed, with their new content.
+    /// Rules added or changed, with their new content (not the edited ones).
     pub fn upserted(&self) -> impl Iterator<Item = &Rule> {
         self.added.values().chain(self.changed.values())
     }
 
-    /// Rules the delta touches (added, changed or removed).
+    /// Rules the delta touches (added, changed, edited or removed).
     pub fn rules(&self) -> usize {
-        self.added.len() + self.changed.len() + self.removed.len()
+        self.added.len() + self.changed.len() + self.edited.len() + self.removed.len()
     }
 
     /// Records that `rule` is new (after this delta).
     pub fn add_rule(&mut self, rule: Rule) {
-        if self.removed.remove(&rule.id) || self.changed.contains_key(&rule.id) {
+        let there = self.removed.remove(&rule.id)
+            | self.changed.contains_key(&rule.id)
+            | self.edited.remove(&rule.id).is_some();
+        if there {
             // It was there before this delta: to the datapath it changed, by what is unknown.
-            self.edits.remove(&rule.id);
             self.changed.insert(rule.id.clone(), rule);
         } else {
             self.added.insert(rule.id.clone(), rule);
         }
     }
 
-    /// Records that `rule` has new content (after this delta), and `edit` what it gained and
-    /// lost (`None`: not known, or the rule changed shape).
-    pub fn change_rule(&mut self, rule: Rule, edit: Option<RuleEdit>) {
+    /// Records that `rule` has new content (after this delta).
+    pub fn change_rule(&mut self, rule: Rule) {
         if let Some(added) = self.added.get_mut(&rule.id) {
             *added = rule;
             return;
         }
-        let known = self.changed.contains_key(&rule.id);
-        match edit {
-            Some(edit) if known => {
-                if let Some(earlier) = self.edits.get_mut(&rule.id) {
-                    earlier.then(&edit);
-                }
-            }
-            Some(edit) => {
-                self.edits.insert(rule.id.clone(), edit);
-            }
-            None => {
-                self.edits.remove(&rule.id);
-            }
-        }
+        self.edited.remove(&rule.id);
         self.changed.insert(rule.id.clone(), rule);
+    }
+
+    /// Records that rule `id`, there before and after with the same shape, gained and lost
+    /// the entries of `edit` (after this delta).
+    pub fn edit_rule(&mut self, id: RuleId, edit: RuleEdit) {
+        if let Some(rule) = self.added.get_mut(&id) {
+            edit.apply(rule);
+            return;
+        }
+        if let Some(rule) = self.changed.get_mut(&id) {
+            edit.apply(rule);
+            return;
+        }
+        if self.removed.contains(&id) {
+            return;
+        }
+        let earlier = self.edited.entry(id.clone()).or_default();
+        earlier.then(&edit);
+        if earlier.is_empty() {
+            // Edited back: no change since before this delta.
+            self.edited.remove(&id);
+        }
     }
 
     /// Records that rule `id` is gone (after this delta).
@@ -105,7 +119,7 @@ impl PolicyDelta {
             return;
         }
         self.changed.remove(&id);
-        self.edits.remove(&id);
+        self.edited.remove(&id);
         self.removed.insert(id);
     }
 
@@ -124,16 +138,18 @@ impl PolicyDelta {
     }
 
     /// This delta followed by `later`, as one delta.
-    pub fn then(&mut self, mut later: PolicyDelta) {
+    pub fn then(&mut self, later: PolicyDelta) {
         for id in later.removed {
             self.remove_rule(id);
         }
         for rule in later.added.into_values() {
             self.add_rule(rule);
         }
-        for (id, rule) in later.changed {
-            let edit = later.edits.remove(&id);
-            self.change_rule(rule, edit);
+        for rule in later.changed.into_values() {
+            self.change_rule(rule);
+        }
+        for (id, edit) in later.edited {
+            self.edit_rule(id, edit);
         }
         for direction in [Direction::Ingress, Direction::Egress] {
             for ip in later.released.of(direction) {
@@ -147,13 +163,19 @@ impl PolicyDelta {
 }
 
 impl PolicyDelta {
-    /// Applies this delta to `snapshot`. Applying what is already there changes nothing.
+    /// Applies this delta to `snapshot`, which holds the state before it. Applying what is
+    /// already there changes nothing.
     pub fn apply_to(&self, snapshot: &mut Snapshot) {
         for id in &self.removed {
             snapshot.rules.remove(id);
         }
         for rule in self.upserted() {
             snapshot.rules.insert(rule.id.clone(), rule.clone());
+        }
+        for (id, edit) in &self.edited {
+            if let Some(rule) = snapshot.rules.get_mut(id) {
+                edit.apply(rule);
+            }
         }
         for direction in [Direction::Ingress, Direction::Egress] {
             let set = of_mut(&mut snapshot.isolation, direction);
@@ -194,13 +216,13 @@ mod tests {
         let mut first = PolicyDelta::default();
         first.add_rule(rule(0, "10.0.0.1"));
         first.remove_rule(rule(1, "10.0.0.1").id);
-        first.change_rule(rule(2, "10.0.0.2"), None);
+        first.change_rule(rule(2, "10.0.0.2"));
         first.isolate(Direction::Ingress, ip("10.0.0.1"));
         first.release(Direction::Egress, ip("10.0.0.2"));
 
         let mut later = PolicyDelta::default();
         // Rule 0, added and not yet applied, changes: still an addition, with the new content.
-        later.change_rule(rule(0, "10.0.0.9"), None);
+        later.change_rule(rule(0, "10.0.0.9"));
         // Rule 1, removed, comes back: a change.
         later.add_rule(rule(1, "10.0.0.3"));
         // Rule 2, changed, goes: a removal.
@@ -227,6 +249,37 @@ mod tests {
         gone.add_rule(rule(5, "10.0.0.5"));
         gone.remove_rule(rule(5, "10.0.0.5").id);
         assert!(gone.is_empty());
+    }
+
+    #[test]
+    fn edits_compose_and_cancel() {
+        let peer = |a: &str| RuleEdit {
+            peer_ips: crate::SetEdit {
+                added: [ip(a)].into(),
+                removed: BTreeSet::new(),
+            },
+            ..RuleEdit::default()
+        };
+        let mut delta = PolicyDelta::default();
+        delta.edit_rule(rule(0, "10.0.0.1").id, peer("10.0.0.7"));
+        delta.then({
+            let mut later = PolicyDelta::default();
+            later.edit_rule(rule(0, "10.0.0.1").id, peer("10.0.0.7").inverse());
+            later
+        });
+        assert!(delta.is_empty(), "an edit and its inverse: no change");
+        // An edit of a rule the delta adds edits what it adds.
+        let mut r = rule(1, "10.0.0.1");
+        r.peers = Peers::Set(Default::default());
+        delta.add_rule(r.clone());
+        delta.edit_rule(r.id.clone(), peer("10.0.0.7"));
+        assert!(delta.added[&r.id].peers.contains(ip("10.0.0.7")));
+        // Removed, then added: a change with its content, no edit.
+        let mut delta = PolicyDelta::default();
+        delta.edit_rule(r.id.clone(), peer("10.0.0.8"));
+        delta.remove_rule(r.id.clone());
+        delta.add_rule(r.clone());
+        assert_eq!((delta.changed.len(), delta.edited.len()), (1, 0));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! [`RuleEdit`]: the entries a rule gained and lost between two versions of the same shape —
 //! applied-to Pod IPs, peer IPs, peer CIDRs, port matches — each a [`SetEdit`]. A
-//! [`crate::PolicyDelta`] carries one per changed rule whose shape stayed, so a datapath
-//! patches the rule by what moved instead of comparing two versions entry by entry.
+//! [`crate::PolicyDelta`] says a rule that changed with its shape kept by its edit, so a
+//! datapath patches the rule by what moved instead of comparing two versions entry by entry.
 
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;

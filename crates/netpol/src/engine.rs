@@ -11,7 +11,7 @@
 //! without named ports counts its peer IPs and the policy its local applied-to IPs, so the
 //! change moves one IP in or out of each rule that reads the group, and only those rules are
 //! patched at [`PolicyEngine::sync`] — the snapshot's rule edited in place, the delta given
-//! the rule's new content and its [`RuleEdit`] (the entries gained and lost). A rule with named
+//! the rule's [`RuleEdit`] (the entries gained and lost), not its content. A rule with named
 //! ports resolves them per Pod, so it is recomputed whole, alone. A policy is recomputed whole
 //! only when it is new or changed, or starts or stops applying to a local Pod.
 //!
@@ -30,7 +30,7 @@ use crate::counted::Counted;
 use crate::delta::PolicyDelta;
 use crate::edit::{RuleEdit, SetEdit};
 use crate::error::PolicyError;
-use crate::group::{Groups, MemberChange};
+use crate::group::{GroupId, Groups, MemberChange};
 use crate::input::{
     CompiledPolicy, CompiledRule, GroupKey, Peer, PodInfo, PortSpec, Scope, namespace_labels,
 };
@@ -167,15 +167,15 @@ impl PolicyEngine {
             .is_none_or(|o| o.node != new.node || o.named_ports != new.named_ports);
         let ip = new.ip;
         for g in self.groups.candidates(&key.namespace) {
-            let now = ip.filter(|_| self.group_matches(&g, &key));
-            let was = self
-                .groups
-                .get(&g)
-                .and_then(|group| group.members.get(&key));
-            if was.copied() == now && !(now.is_some() && details_changed) {
+            let Some(group) = self.groups.get(g) else {
+                continue;
+            };
+            let now = ip.filter(|_| self.group_matches(&group.key, &key));
+            let was = group.members.get(&key).copied();
+            if was == now && !(now.is_some() && details_changed) {
                 continue;
             }
-            self.change_member(&g, &key, now, locality);
+            self.change_member(g, &key, now, locality);
         }
     }
 
@@ -191,10 +191,10 @@ impl PolicyEngine {
         for g in self.groups.candidates(&key.namespace) {
             if self
                 .groups
-                .get(&g)
+                .get(g)
                 .is_some_and(|group| group.members.contains_key(key))
             {
-                self.change_member(&g, key, None, locality);
+                self.change_member(g, key, None, locality);
             }
         }
     }
@@ -222,16 +222,19 @@ impl PolicyEngine {
             return;
         }
         let pods: Vec<PodKey> = self.pods_of(name).cloned().collect();
-        let groups: Vec<GroupKey> = self.groups.cluster_wide().cloned().collect();
-        for g in &groups {
+        let groups: Vec<GroupId> = self.groups.cluster_wide().collect();
+        for &g in &groups {
             for key in &pods {
+                let Some(group) = self.groups.get(g) else {
+                    continue;
+                };
                 let pod = self.pods.get(key);
                 let now = pod
                     .and_then(|p| p.ip)
-                    .filter(|_| self.group_matches(g, key));
+                    .filter(|_| self.group_matches(&group.key, key));
                 let local = self.is_local(pod);
-                let was = self.groups.get(g).and_then(|group| group.members.get(key));
-                if was.copied() != now {
+                let was = group.members.get(key).copied();
+                if was != now {
                     let locality = Locality {
                         before: local,
                         after: local,
@@ -245,7 +248,7 @@ impl PolicyEngine {
     /// Sets `pod`'s membership of group `g` and passes the change to the group's policies.
     fn change_member(
         &mut self,
-        g: &GroupKey,
+        g: GroupId,
         pod: &PodKey,
         now: Option<Ipv4Addr>,
         locality: Locality,
@@ -295,10 +298,18 @@ impl PolicyEngine {
         }
         let key = policy.key.clone();
         self.release_groups(&key);
-        for g in policy.groups() {
-            self.use_group(g, &key);
-        }
-        self.states.insert(key.clone(), PolicyState::new(&policy));
+        let ids: BTreeMap<GroupKey, GroupId> = policy
+            .groups()
+            .into_iter()
+            .map(|g| {
+                let id = self.use_group(&g, &key);
+                (g, id)
+            })
+            .collect();
+        // Among them already: this only reads its id.
+        let applied_to = self.use_group(&policy.applied_to, &key);
+        self.states
+            .insert(key.clone(), PolicyState::new(&policy, applied_to, &ids));
         self.policies.insert(key.clone(), policy);
         self.dirty.insert(key);
     }
@@ -386,10 +397,9 @@ impl PolicyEngine {
         pod.ip.is_some() && in_scope && group.pods.matches(&pod.labels)
     }
 
-    fn use_group(&mut self, g: GroupKey, user: &PolicyKey) {
-        if self.groups.contains(&g) {
-            self.groups.use_group(&g, user, BTreeMap::new);
-            return;
+    fn use_group(&mut self, g: &GroupKey, user: &PolicyKey) -> GroupId {
+        if self.groups.id(g).is_some() {
+            return self.groups.use_group(g, user, BTreeMap::new);
         }
         let candidates: Vec<PodKey> = match &g.scope {
             Scope::Namespace(ns) => self.pods_of(ns).cloned().collect(),
@@ -397,13 +407,13 @@ impl PolicyEngine {
         };
         let members: BTreeMap<PodKey, Ipv4Addr> = candidates
             .into_iter()
-            .filter(|k| self.group_matches(&g, k))
+            .filter(|k| self.group_matches(g, k))
             .filter_map(|k| {
                 let ip = self.pods.get(&k)?.ip?;
                 Some((k, ip))
             })
             .collect();
-        self.groups.use_group(&g, user, || members);
+        self.groups.use_group(g, user, || members)
     }
 
     fn release_groups(&mut self, user: &PolicyKey) {
@@ -417,7 +427,7 @@ impl PolicyEngine {
 
     fn members<'a>(&'a self, g: &GroupKey) -> impl Iterator<Item = &'a PodInfo> + 'a {
         self.groups
-            .get(g)
+            .of(g)
             .into_iter()
             .flat_map(|group| group.members.keys())
             .filter_map(|k| self.pods.get(k))
@@ -429,7 +439,7 @@ impl PolicyEngine {
             .iter()
             .flatten()
             .filter_map(|p| match p {
-                Peer::Pods(g) => self.groups.get(g),
+                Peer::Pods(g) => self.groups.of(g),
                 Peer::Block(_) => None,
             })
             .flat_map(|group| group.members.values().copied())
@@ -600,7 +610,7 @@ impl PolicyEngine {
                         ..RuleEdit::default()
                     };
                     edit.apply(current);
-                    self.delta.change_rule(current.clone(), Some(edit));
+                    self.delta.edit_rule(id, edit);
                 }
                 (Some(_), false) => {
                     self.snapshot.rules.remove(&id);
@@ -641,7 +651,7 @@ impl PolicyEngine {
                 for peer in list {
                     match peer {
                         Peer::Pods(g) => {
-                            let group = self.groups.get(g).into_iter();
+                            let group = self.groups.of(g).into_iter();
                             ips.extend(group.flat_map(|group| group.members.values()));
                         }
                         Peer::Block(cidrs) => set.cidrs.extend(cidrs.iter().copied()),
@@ -795,10 +805,10 @@ impl PolicyEngine {
             output.rules.insert(rule.id.clone());
             match self.snapshot.rules.get(&rule.id) {
                 Some(current) if *current == rule => continue,
-                Some(current) => {
-                    let edit = RuleEdit::between(current, &rule);
-                    self.delta.change_rule(rule.clone(), edit);
-                }
+                Some(current) => match RuleEdit::between(current, &rule) {
+                    Some(edit) => self.delta.edit_rule(rule.id.clone(), edit),
+                    None => self.delta.change_rule(rule.clone()),
+                },
                 None => self.delta.add_rule(rule.clone()),
             }
             self.snapshot.rules.insert(rule.id.clone(), rule);
@@ -851,12 +861,12 @@ enum Effect {
 /// is its applied-to group, the peer IPs of its rules that read `g`.
 fn member_changed(
     state: &mut PolicyState,
-    g: &GroupKey,
+    g: GroupId,
     change: &MemberChange,
     locality: Locality,
 ) -> Effect {
     let mut effect = Effect::None;
-    if *g == state.applied_to {
+    if g == state.applied_to {
         let before = change.before.filter(|_| locality.before);
         let after = change.after.filter(|_| locality.after);
         if before != after {
@@ -888,10 +898,10 @@ fn member_changed(
     if !state.active {
         return effect;
     }
-    let Some(readers) = state.readers.get(g) else {
-        return effect;
-    };
-    for &i in readers {
+    for &(reader, i) in &state.readers {
+        if reader != g {
+            continue;
+        }
         let slot = &mut state.slots[i];
         if slot.resolved {
             slot.stale = true;

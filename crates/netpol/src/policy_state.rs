@@ -8,11 +8,12 @@
 //! Rules exist only while the policy applies to a local Pod; until then ([`PolicyState::active`]
 //! false) only the applied-to IPs are kept, and peer changes cost nothing.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 use crate::counted::Counted;
 use crate::edit::SetEdit;
+use crate::group::GroupId;
 use crate::input::{CompiledPolicy, GroupKey, Peer, PortSpec};
 use model::policy::Direction;
 
@@ -33,7 +34,7 @@ pub(crate) struct RuleSlot {
 
 #[derive(Debug)]
 pub(crate) struct PolicyState {
-    pub(crate) applied_to: GroupKey,
+    pub(crate) applied_to: GroupId,
     /// IPs of the applied-to members on this Node.
     pub(crate) applied: Counted,
     /// IPs that entered or left `applied` since the last sync.
@@ -41,18 +42,23 @@ pub(crate) struct PolicyState {
     /// Whether the rules were computed with local applied-to Pods (the policy has output).
     pub(crate) active: bool,
     pub(crate) slots: Vec<RuleSlot>,
-    /// The slots reading each group as a peer (or as every Pod, for egress to any peer on a
-    /// named port).
-    pub(crate) readers: HashMap<GroupKey, Vec<usize>>,
+    /// The groups the slots read as peers (or as every Pod, for egress to any peer on a named
+    /// port), with the slot: a group twice in one rule is there twice.
+    pub(crate) readers: Vec<(GroupId, usize)>,
     /// Whether some change since the last sync awaits patching.
     pub(crate) touched: bool,
 }
 
 impl PolicyState {
-    /// The state of `policy` before anything is computed (inactive).
-    pub(crate) fn new(policy: &CompiledPolicy) -> PolicyState {
+    /// The state of `policy` before anything is computed (inactive), given the id of its
+    /// applied-to group and of each group it uses.
+    pub(crate) fn new(
+        policy: &CompiledPolicy,
+        applied_to: GroupId,
+        ids: &BTreeMap<GroupKey, GroupId>,
+    ) -> PolicyState {
         let mut slots = Vec::new();
-        let mut readers: HashMap<GroupKey, Vec<usize>> = HashMap::new();
+        let mut readers = Vec::new();
         for direction in [Direction::Ingress, Direction::Egress] {
             for (index, rule) in policy.rules(direction).into_iter().flatten().enumerate() {
                 let resolved = rule
@@ -64,15 +70,15 @@ impl PolicyState {
                 match &rule.peers {
                     Some(peers) => {
                         for peer in peers {
-                            if let Peer::Pods(g) = peer {
-                                let list = readers.entry(g.clone()).or_default();
-                                // A group twice in one rule counts its members twice.
-                                list.push(slot);
+                            if let Peer::Pods(g) = peer
+                                && let Some(id) = ids.get(g)
+                            {
+                                readers.push((*id, slot));
                             }
                         }
                     }
                     None if resolved && direction == Direction::Egress => {
-                        readers.entry(GroupKey::all_pods()).or_default().push(slot);
+                        readers.extend(ids.get(&GroupKey::all_pods()).map(|id| (*id, slot)));
                     }
                     None => {}
                 }
@@ -87,7 +93,7 @@ impl PolicyState {
             }
         }
         PolicyState {
-            applied_to: policy.applied_to.clone(),
+            applied_to,
             applied: Counted::default(),
             applied_edit: SetEdit::default(),
             active: false,

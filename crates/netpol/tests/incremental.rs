@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
-use netpol::{PodKey, PolicyDelta, PolicyEngine, Snapshot};
+use netpol::{PodKey, PolicyDelta, PolicyEngine, RuleEdit, Snapshot};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::*;
@@ -222,15 +222,19 @@ fn from_scratch(world: &World) -> PolicyEngine {
     engine
 }
 
-/// Each edit of `delta` applied to the rule as `before` holds it gives the delta's new content.
+/// Each edit of `delta` is of a rule `before` holds, and exact: it adds only entries the rule
+/// lacks and removes only entries it has, and is not empty.
 fn check_edits(before: &Snapshot, delta: &PolicyDelta) -> Result<(), TestCaseError> {
-    for (id, edit) in &delta.edits {
-        let mut rule =
-            before.rules.get(id).cloned().ok_or_else(|| {
-                TestCaseError::fail(format!("an edit of {id}, which was not there"))
-            })?;
-        edit.apply(&mut rule);
-        prop_assert_eq!(Some(&rule), delta.changed.get(id), "edit of {}", id);
+    for (id, edit) in &delta.edited {
+        let old = before
+            .rules
+            .get(id)
+            .ok_or_else(|| TestCaseError::fail(format!("an edit of {id}, which was not there")))?;
+        let mut new = old.clone();
+        edit.apply(&mut new);
+        let exact = RuleEdit::between(old, &new);
+        prop_assert_eq!(exact.as_ref(), Some(edit), "edit of {}", id);
+        prop_assert!(!edit.is_empty(), "empty edit of {}", id);
     }
     Ok(())
 }
@@ -360,13 +364,13 @@ fn sync_reports_what_changed() {
     assert!(delta.changed.is_empty() && delta.removed.is_empty());
     assert_eq!(delta.isolated.ingress, [ip("x", "a")].into());
     assert!(delta.isolated.egress.is_empty() && delta.released.ingress.is_empty());
-    // x/c becomes a b: the rule changes (a peer more), nothing else does.
+    // x/c becomes a b: the rule is edited (a peer more), nothing else changes.
     e.upsert_pod(&lab_pod("x", "c", json!({"pod": "b"})))
         .unwrap();
     let delta = e.sync().delta;
     assert_eq!(delta.rules(), 1);
-    let rule = delta.changed.values().next().unwrap();
-    assert!(rule.peers.contains(ip("x", "c")));
+    let edit = delta.edited.values().next().unwrap();
+    assert_eq!(edit.peer_ips.added, [ip("x", "c")].into());
     assert!(delta.isolated.ingress.is_empty() && delta.released.ingress.is_empty());
     // A change between syncs seen through `snapshot()` still reaches the next sync's delta.
     e.remove_policy(&PodKey::new("x", "from-b"));
@@ -423,15 +427,14 @@ fn a_label_change_patches_exactly_the_k_rules_that_read_the_group() {
         (recomputed, patched + K as u64)
     );
     let delta = report.delta;
-    assert!(delta.added.is_empty() && delta.removed.is_empty());
-    assert_eq!(delta.changed.len(), K);
+    assert!(delta.added.is_empty() && delta.removed.is_empty() && delta.changed.is_empty());
     let gone: std::net::Ipv4Addr = "10.0.2.1".parse().unwrap();
-    for (id, edit) in &delta.edits {
+    for (id, edit) in &delta.edited {
         assert!(id.policy.name.as_str() < "np3", "{id}");
         assert_eq!(edit.peer_ips.removed, [gone].into(), "{id}");
         assert_eq!(edit.len(), 1, "{id}");
     }
-    assert_eq!(delta.edits.len(), K);
+    assert_eq!(delta.edited.len(), K);
     // Back: the same K rules, the peer coming back.
     e.upsert_pod(&peer("fe")).unwrap();
     let report = e.sync();
@@ -439,7 +442,7 @@ fn a_label_change_patches_exactly_the_k_rules_that_read_the_group() {
     assert!(
         report
             .delta
-            .edits
+            .edited
             .values()
             .all(|edit| edit.peer_ips.added == [gone].into())
     );

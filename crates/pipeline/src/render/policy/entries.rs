@@ -175,6 +175,29 @@ pub(super) fn edited_entries(old: &Rule, edit: &RuleEdit) -> (Vec<Entry>, Vec<En
     (added, removed)
 }
 
+/// Whether `rule` with `added` put in and `removed` taken out (entries it lacks, entries it
+/// has) still has an entry in every dimension.
+pub(super) fn complete_after(rule: &Rule, added: &[Entry], removed: &[Entry]) -> bool {
+    let count = |list: &[Entry], dimension: fn(&Entry) -> bool| {
+        list.iter().filter(|e| dimension(e)).count()
+    };
+    let left = |now: usize, dimension: fn(&Entry) -> bool| {
+        now + count(added, dimension) > count(removed, dimension)
+    };
+    let applied = left(rule.applied_to.len(), |e| matches!(e, Entry::Local(_)));
+    let peers = match &rule.peers {
+        Peers::Set(set) => left(set.len(), |e| {
+            matches!(e, Entry::PeerIp(_) | Entry::PeerCidr(_))
+        }),
+        Peers::Any => true,
+    };
+    let ports = match &rule.ports {
+        Ports::Set(set) => left(set.len(), |e| matches!(e, Entry::Port(_))),
+        Ports::Any => true,
+    };
+    applied && peers && ports
+}
+
 /// Whether `rule` has the dimension `entry` belongs to.
 fn dimension_of(rule: &Rule, entry: &Entry) -> bool {
     match entry {
