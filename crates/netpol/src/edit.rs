@@ -38,6 +38,11 @@ impl<T: Ord + Clone> SetEdit<T> {
         self.added.is_empty() && self.removed.is_empty()
     }
 
+    /// Number of elements gained or lost.
+    pub fn len(&self) -> usize {
+        self.added.len() + self.removed.len()
+    }
+
     /// Records that `x` entered the set.
     pub fn add(&mut self, x: T) {
         if !self.removed.remove(&x) {
@@ -68,14 +73,6 @@ impl<T: Ord + Clone> SetEdit<T> {
             set.remove(x);
         }
         set.extend(self.added.iter().cloned());
-    }
-
-    /// The edit that takes the set back.
-    pub fn inverse(&self) -> SetEdit<T> {
-        SetEdit {
-            added: self.removed.clone(),
-            removed: self.added.clone(),
-        }
     }
 }
 
@@ -121,11 +118,7 @@ impl RuleEdit {
 
     /// Number of entries gained or lost.
     pub fn len(&self) -> usize {
-        let n = |a: usize, r: usize| a + r;
-        n(self.applied_to.added.len(), self.applied_to.removed.len())
-            + n(self.peer_ips.added.len(), self.peer_ips.removed.len())
-            + n(self.peer_cidrs.added.len(), self.peer_cidrs.removed.len())
-            + n(self.ports.added.len(), self.ports.removed.len())
+        self.applied_to.len() + self.peer_ips.len() + self.peer_cidrs.len() + self.ports.len()
     }
 
     /// This edit followed by `later`, as one edit.
@@ -145,16 +138,6 @@ impl RuleEdit {
         }
         if let Ports::Set(set) = &mut rule.ports {
             self.ports.apply(set);
-        }
-    }
-
-    /// The edit that takes the rule back.
-    pub fn inverse(&self) -> RuleEdit {
-        RuleEdit {
-            applied_to: self.applied_to.inverse(),
-            peer_ips: self.peer_ips.inverse(),
-            peer_cidrs: self.peer_cidrs.inverse(),
-            ports: self.ports.inverse(),
         }
     }
 }
