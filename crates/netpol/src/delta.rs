@@ -1,7 +1,12 @@
-//! [`PolicyDelta`]: how the result changed between two moments — the rules added, changed and
-//! removed, and the local Pod IPs that became or stopped being isolated per direction. A
-//! datapath that holds the earlier result applies the delta to hold the later one, without
-//! being handed (or diffing) the whole [`Snapshot`].
+//! [`PolicyDelta`]: how the result changed between two moments — the rules added, changed,
+//! edited and removed, and the local Pod IPs that became or stopped being isolated per
+//! direction. A datapath that holds the earlier result applies the delta to hold the later one,
+//! without being handed (or diffing) the whole [`Snapshot`].
+//!
+//! A rule that changed with its shape kept (the same dimensions `Any` or not) is *edited*: the
+//! delta carries its [`RuleEdit`], the entries it gained and lost, not its content, so a peer
+//! joining a rule of 500 peers costs one entry to say and to apply. A rule whose shape changed
+//! is *changed*, with its new content.
 //!
 //! Deltas compose ([`PolicyDelta::then`]): a delta not yet applied followed by a newer one is
 //! one delta from the older state to the newest, so a caller whose apply failed keeps the delta
@@ -10,15 +15,20 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
+use crate::edit::RuleEdit;
 use model::policy::{Direction, Isolation, Rule, RuleId, Snapshot};
 
-/// The change from one result to another.
+/// The change from one result to another. A rule is in at most one of `added`, `changed`,
+/// `edited` and `removed`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PolicyDelta {
     /// Rules that did not exist before, with their content.
     pub added: BTreeMap<RuleId, Rule>,
-    /// Rules that existed before with other content, with their new content.
+    /// Rules that existed before with another shape (or another content the delta does not
+    /// know the edit of), with their new content.
     pub changed: BTreeMap<RuleId, Rule>,
+    /// Rules that existed before, of the same shape, with the entries they gained and lost.
+    pub edited: BTreeMap<RuleId, RuleEdit>,
     /// Rules that no longer exist.
     pub removed: BTreeSet<RuleId>,
     /// Local Pod IPs that became isolated, per direction.
@@ -39,6 +49,7 @@ impl PolicyDelta {
     pub fn is_empty(&self) -> bool {
         self.added.is_empty()
             && self.changed.is_empty()
+            && self.edited.is_empty()
             && self.removed.is_empty()
             && self.isolated.ingress.is_empty()
             && self.isolated.egress.is_empty()
@@ -46,20 +57,23 @@ impl PolicyDelta {
             && self.released.egress.is_empty()
     }
 
-    /// Rules added or changed, with their new content.
+    /// Rules added or changed, with their new content (not the edited ones).
     pub fn upserted(&self) -> impl Iterator<Item = &Rule> {
         self.added.values().chain(self.changed.values())
     }
 
-    /// Rules the delta touches (added, changed or removed).
+    /// Rules the delta touches (added, changed, edited or removed).
     pub fn rules(&self) -> usize {
-        self.added.len() + self.changed.len() + self.removed.len()
+        self.added.len() + self.changed.len() + self.edited.len() + self.removed.len()
     }
 
     /// Records that `rule` is new (after this delta).
     pub fn add_rule(&mut self, rule: Rule) {
-        if self.removed.remove(&rule.id) || self.changed.contains_key(&rule.id) {
-            // It was there before this delta: to the datapath it changed.
+        let there = self.removed.remove(&rule.id)
+            | self.changed.contains_key(&rule.id)
+            | self.edited.remove(&rule.id).is_some();
+        if there {
+            // It was there before this delta: to the datapath it changed, by what is unknown.
             self.changed.insert(rule.id.clone(), rule);
         } else {
             self.added.insert(rule.id.clone(), rule);
@@ -70,8 +84,31 @@ impl PolicyDelta {
     pub fn change_rule(&mut self, rule: Rule) {
         if let Some(added) = self.added.get_mut(&rule.id) {
             *added = rule;
-        } else {
-            self.changed.insert(rule.id.clone(), rule);
+            return;
+        }
+        self.edited.remove(&rule.id);
+        self.changed.insert(rule.id.clone(), rule);
+    }
+
+    /// Records that rule `id`, there before and after with the same shape, gained and lost
+    /// the entries of `edit` (after this delta).
+    pub fn edit_rule(&mut self, id: RuleId, edit: RuleEdit) {
+        if let Some(rule) = self.added.get_mut(&id) {
+            edit.apply(rule);
+            return;
+        }
+        if let Some(rule) = self.changed.get_mut(&id) {
+            edit.apply(rule);
+            return;
+        }
+        if self.removed.contains(&id) {
+            return;
+        }
+        let earlier = self.edited.entry(id.clone()).or_default();
+        earlier.then(&edit);
+        if earlier.is_empty() {
+            // Edited back: no change since before this delta.
+            self.edited.remove(&id);
         }
     }
 
@@ -82,6 +119,7 @@ impl PolicyDelta {
             return;
         }
         self.changed.remove(&id);
+        self.edited.remove(&id);
         self.removed.insert(id);
     }
 
@@ -110,6 +148,9 @@ impl PolicyDelta {
         for rule in later.changed.into_values() {
             self.change_rule(rule);
         }
+        for (id, edit) in later.edited {
+            self.edit_rule(id, edit);
+        }
         for direction in [Direction::Ingress, Direction::Egress] {
             for ip in later.released.of(direction) {
                 self.release(direction, *ip);
@@ -122,13 +163,19 @@ impl PolicyDelta {
 }
 
 impl PolicyDelta {
-    /// Applies this delta to `snapshot`. Applying what is already there changes nothing.
+    /// Applies this delta to `snapshot`, which holds the state before it. Applying what is
+    /// already there changes nothing.
     pub fn apply_to(&self, snapshot: &mut Snapshot) {
         for id in &self.removed {
             snapshot.rules.remove(id);
         }
         for rule in self.upserted() {
             snapshot.rules.insert(rule.id.clone(), rule.clone());
+        }
+        for (id, edit) in &self.edited {
+            if let Some(rule) = snapshot.rules.get_mut(id) {
+                edit.apply(rule);
+            }
         }
         for direction in [Direction::Ingress, Direction::Egress] {
             let set = of_mut(&mut snapshot.isolation, direction);
@@ -202,6 +249,44 @@ mod tests {
         gone.add_rule(rule(5, "10.0.0.5"));
         gone.remove_rule(rule(5, "10.0.0.5").id);
         assert!(gone.is_empty());
+    }
+
+    #[test]
+    fn edits_compose_and_cancel() {
+        let peer = |a: &str| RuleEdit {
+            peer_ips: crate::SetEdit {
+                added: [ip(a)].into(),
+                removed: BTreeSet::new(),
+            },
+            ..RuleEdit::default()
+        };
+        let no_peer = |a: &str| RuleEdit {
+            peer_ips: crate::SetEdit {
+                added: BTreeSet::new(),
+                removed: [ip(a)].into(),
+            },
+            ..RuleEdit::default()
+        };
+        let mut delta = PolicyDelta::default();
+        delta.edit_rule(rule(0, "10.0.0.1").id, peer("10.0.0.7"));
+        delta.then({
+            let mut later = PolicyDelta::default();
+            later.edit_rule(rule(0, "10.0.0.1").id, no_peer("10.0.0.7"));
+            later
+        });
+        assert!(delta.is_empty(), "an edit and its inverse: no change");
+        // An edit of a rule the delta adds edits what it adds.
+        let mut r = rule(1, "10.0.0.1");
+        r.peers = Peers::Set(Default::default());
+        delta.add_rule(r.clone());
+        delta.edit_rule(r.id.clone(), peer("10.0.0.7"));
+        assert!(delta.added[&r.id].peers.contains(ip("10.0.0.7")));
+        // Removed, then added: a change with its content, no edit.
+        let mut delta = PolicyDelta::default();
+        delta.edit_rule(r.id.clone(), peer("10.0.0.8"));
+        delta.remove_rule(r.id.clone());
+        delta.add_rule(r.clone());
+        assert_eq!((delta.changed.len(), delta.edited.len()), (1, 0));
     }
 
     #[test]

@@ -1,58 +1,75 @@
 //! [`PolicyEngine`]: the Node's NetworkPolicy result, kept up to date incrementally.
 //!
 //! Every selector a policy uses — its applied-to `podSelector`, each peer's selectors — is a
-//! [`GroupKey`]; equal selectors share one group. A group keeps its member Pods and the policies
-//! that use it. Groups are indexed by Namespace (a group of one Namespace) or listed as
-//! cluster-wide (a `namespaceSelector` group), so a Pod change evaluates only the groups of its
-//! Namespace and the cluster-wide ones, and a Namespace label change only the cluster-wide ones
-//! for that Namespace's Pods. A membership change — or a member's IP, Node or named ports
-//! changing — marks the group's policies dirty; [`PolicyEngine::sync`] recomputes just those
-//! policies from their groups' members and updates the [`Snapshot`].
+//! selector group ([`crate::group`]); equal selectors share one group, which keeps its member
+//! Pods and the policies that use it. A Pod change evaluates only the groups of its Namespace
+//! and the cluster-wide ones, a Namespace label change only the cluster-wide ones for that
+//! Namespace's Pods; each member that enters or leaves a group (or whose Node or named ports
+//! change) is a [`MemberChange`] passed to the group's policies.
 //!
-//! Each sync also says what changed, as a [`PolicyDelta`]: putting a policy's new output in
-//! place compares it with the policy's old output rule by rule, and the isolation counts say
-//! when a Pod IP becomes or stops being isolated, so the delta costs what the recomputed
-//! policies cost, not a comparison of whole snapshots.
+//! A policy applies a member change to what it built from the group ([`PolicyState`]): a rule
+//! without named ports counts its peer IPs and the policy its local applied-to IPs, so the
+//! change moves one IP in or out of each rule that reads the group, and only those rules are
+//! patched at [`PolicyEngine::sync`] — the snapshot's rule edited in place, the delta given
+//! the rule's [`RuleEdit`] (the entries gained and lost), not its content. A rule with named
+//! ports resolves them per Pod, so it is recomputed whole, alone. A policy is recomputed whole
+//! only when it is new or changed, or starts or stops applying to a local Pod.
+//!
+//! Each sync says what changed as a [`PolicyDelta`]: the same delta a recomputation of
+//! everything would give (rules added, changed, removed; isolation gained and lost), found at
+//! the cost of what changed.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::mem;
 use std::net::Ipv4Addr;
 
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 
+use crate::counted::Counted;
 use crate::delta::PolicyDelta;
+use crate::edit::{RuleEdit, SetEdit};
 use crate::error::PolicyError;
+use crate::group::{GroupId, Groups, MemberChange};
 use crate::input::{
     CompiledPolicy, CompiledRule, GroupKey, Peer, PodInfo, PortSpec, Scope, namespace_labels,
 };
+use crate::policy_state::PolicyState;
 use crate::selector::Labels;
 use model::policy::{
     AddressSet, Direction, Peers, PodKey, PolicyKey, PortMatch, Ports, Protocol, Rule, RuleId,
     RulePart, Snapshot,
 };
 
-#[derive(Debug, Default)]
-struct Group {
-    /// Member Pods (only Pods with an IP), with their IP: a rule's peers are read from here,
-    /// without a lookup per member.
-    members: BTreeMap<PodKey, Ipv4Addr>,
-    /// Policies reading this group.
-    users: BTreeSet<PolicyKey>,
-}
-
 /// What one policy contributes to the snapshot.
 #[derive(Debug, Default)]
 struct PolicyOutput {
-    rules: Vec<RuleId>,
+    rules: BTreeSet<RuleId>,
     ingress: BTreeSet<Ipv4Addr>,
     egress: BTreeSet<Ipv4Addr>,
+}
+
+impl PolicyOutput {
+    fn isolated_mut(&mut self, direction: Direction) -> &mut BTreeSet<Ipv4Addr> {
+        match direction {
+            Direction::Ingress => &mut self.ingress,
+            Direction::Egress => &mut self.egress,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.rules.is_empty() && self.ingress.is_empty() && self.egress.is_empty()
+    }
 }
 
 /// What a [`PolicyEngine::sync`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SyncReport {
-    /// Policies recomputed.
+    /// Policies recomputed whole (new, changed or removed policies, and those that started or
+    /// stopped applying to a local Pod).
     pub policies: usize,
+    /// Rules patched by membership changes (or, with named ports, recomputed alone).
+    pub rules: usize,
     /// How the snapshot changed since the previous `sync` (a [`PolicyEngine::snapshot`] in
     /// between syncs too, and its changes are in here).
     pub delta: PolicyDelta,
@@ -65,6 +82,14 @@ impl SyncReport {
     }
 }
 
+/// Where a member change happened, as the policies see it: whether the Pod ran on this Node
+/// before and after.
+#[derive(Debug, Clone, Copy)]
+struct Locality {
+    before: bool,
+    after: bool,
+}
+
 /// NetworkPolicy state for the Pods of one Node.
 #[derive(Debug)]
 pub struct PolicyEngine {
@@ -72,19 +97,20 @@ pub struct PolicyEngine {
     pods: BTreeMap<PodKey, PodInfo>,
     namespaces: BTreeMap<String, Labels>,
     policies: BTreeMap<PolicyKey, CompiledPolicy>,
-    groups: HashMap<GroupKey, Group>,
-    /// Groups of one Namespace, by Namespace.
-    by_namespace: HashMap<String, BTreeSet<GroupKey>>,
-    /// Groups with a Namespace selector.
-    cluster_wide: BTreeSet<GroupKey>,
+    groups: Groups,
+    states: HashMap<PolicyKey, PolicyState>,
     outputs: BTreeMap<PolicyKey, PolicyOutput>,
     snapshot: Snapshot,
     /// How many policies isolate each local Pod IP, per direction.
     isolating: [BTreeMap<Ipv4Addr, usize>; 2],
+    /// Policies to recompute whole.
     dirty: BTreeSet<PolicyKey>,
+    /// Policies with member changes to patch in.
+    touched: BTreeSet<PolicyKey>,
     /// How the snapshot changed since the last [`PolicyEngine::sync`] returned.
     delta: PolicyDelta,
     recomputed: u64,
+    rules_patched: u64,
 }
 
 impl PolicyEngine {
@@ -95,15 +121,16 @@ impl PolicyEngine {
             pods: BTreeMap::new(),
             namespaces: BTreeMap::new(),
             policies: BTreeMap::new(),
-            groups: HashMap::new(),
-            by_namespace: HashMap::new(),
-            cluster_wide: BTreeSet::new(),
+            groups: Groups::default(),
+            states: HashMap::new(),
             outputs: BTreeMap::new(),
             snapshot: Snapshot::default(),
             isolating: [BTreeMap::new(), BTreeMap::new()],
             dirty: BTreeSet::new(),
+            touched: BTreeSet::new(),
             delta: PolicyDelta::default(),
             recomputed: 0,
+            rules_patched: 0,
         }
     }
 
@@ -118,6 +145,10 @@ impl PolicyEngine {
         Ok(())
     }
 
+    fn is_local(&self, pod: Option<&PodInfo>) -> bool {
+        pod.is_some_and(|p| p.node.as_deref() == Some(self.node.as_str()))
+    }
+
     /// Adds or updates a Pod given as [`PodInfo`].
     pub fn set_pod(&mut self, info: PodInfo) {
         let key = info.key.clone();
@@ -126,40 +157,44 @@ impl PolicyEngine {
         if old.as_ref() == Some(new) {
             return;
         }
-        // A member whose address, Node or named ports change changes its groups' output.
-        let details_changed = old.as_ref().is_none_or(|o| {
-            o.ip != new.ip || o.node != new.node || o.named_ports != new.named_ports
-        });
-        let candidates = self.candidate_groups(&key.namespace);
-        for g in candidates {
-            let now = self.group_matches(&g, &key);
-            let Some(group) = self.groups.get_mut(&g) else {
+        let locality = Locality {
+            before: self.is_local(old.as_ref()),
+            after: self.is_local(Some(new)),
+        };
+        // A member whose Node or named ports change is a change for its groups' users.
+        let details_changed = old
+            .as_ref()
+            .is_none_or(|o| o.node != new.node || o.named_ports != new.named_ports);
+        let ip = new.ip;
+        for g in self.groups.candidates(&key.namespace) {
+            let Some(group) = self.groups.get(g) else {
                 continue;
             };
-            let was = group.members.contains_key(&key);
-            let changed = match (was, new.ip.filter(|_| now)) {
-                (_, Some(ip)) => {
-                    group.members.insert(key.clone(), ip) != Some(ip) || details_changed
-                }
-                (true, None) => group.members.remove(&key).is_some(),
-                (false, None) => false,
-            };
-            if changed {
-                self.dirty.extend(group.users.iter().cloned());
+            let now = ip.filter(|_| self.group_matches(&group.key, &key));
+            let was = group.members.get(&key).copied();
+            if was == now && !(now.is_some() && details_changed) {
+                continue;
             }
+            self.change_member(g, &key, now, locality);
         }
     }
 
     /// Removes a Pod.
     pub fn remove_pod(&mut self, key: &PodKey) {
-        if self.pods.remove(key).is_none() {
+        let Some(old) = self.pods.remove(key) else {
             return;
-        }
-        for g in self.candidate_groups(&key.namespace) {
-            if let Some(group) = self.groups.get_mut(&g)
-                && group.members.remove(key).is_some()
+        };
+        let locality = Locality {
+            before: self.is_local(Some(&old)),
+            after: false,
+        };
+        for g in self.groups.candidates(&key.namespace) {
+            if self
+                .groups
+                .get(g)
+                .is_some_and(|group| group.members.contains_key(key))
             {
-                self.dirty.extend(group.users.iter().cloned());
+                self.change_member(g, key, None, locality);
             }
         }
     }
@@ -187,19 +222,64 @@ impl PolicyEngine {
             return;
         }
         let pods: Vec<PodKey> = self.pods_of(name).cloned().collect();
-        for g in self.cluster_wide.clone() {
+        let groups: Vec<GroupId> = self.groups.cluster_wide().collect();
+        for &g in &groups {
             for key in &pods {
-                let now = self.group_matches(&g, key);
-                let ip = self.pods.get(key).and_then(|p| p.ip);
-                let Some(group) = self.groups.get_mut(&g) else {
+                let Some(group) = self.groups.get(g) else {
                     continue;
                 };
-                let changed = match ip.filter(|_| now) {
-                    Some(ip) => group.members.insert(key.clone(), ip) != Some(ip),
-                    None => group.members.remove(key).is_some(),
-                };
-                if changed {
-                    self.dirty.extend(group.users.iter().cloned());
+                let pod = self.pods.get(key);
+                let now = pod
+                    .and_then(|p| p.ip)
+                    .filter(|_| self.group_matches(&group.key, key));
+                let local = self.is_local(pod);
+                let was = group.members.get(key).copied();
+                if was != now {
+                    let locality = Locality {
+                        before: local,
+                        after: local,
+                    };
+                    self.change_member(g, key, now, locality);
+                }
+            }
+        }
+    }
+
+    /// Sets `pod`'s membership of group `g` and passes the change to the group's policies.
+    fn change_member(
+        &mut self,
+        g: GroupId,
+        pod: &PodKey,
+        now: Option<Ipv4Addr>,
+        locality: Locality,
+    ) {
+        let PolicyEngine {
+            groups,
+            states,
+            dirty,
+            touched,
+            ..
+        } = self;
+        let Some((change, group)) = groups.set_member(g, pod, now) else {
+            return;
+        };
+        for user in &group.users {
+            if dirty.contains(user) {
+                continue;
+            }
+            let Some(state) = states.get_mut(user) else {
+                continue;
+            };
+            match member_changed(state, g, &change, locality) {
+                Effect::None => {}
+                Effect::Recompute => {
+                    dirty.insert(user.clone());
+                }
+                Effect::Patch => {
+                    if !state.touched {
+                        state.touched = true;
+                        touched.insert(user.clone());
+                    }
                 }
             }
         }
@@ -218,9 +298,18 @@ impl PolicyEngine {
         }
         let key = policy.key.clone();
         self.release_groups(&key);
-        for g in policy.groups() {
-            self.use_group(g, &key);
-        }
+        let ids: BTreeMap<GroupKey, GroupId> = policy
+            .groups()
+            .into_iter()
+            .map(|g| {
+                let id = self.use_group(&g, &key);
+                (g, id)
+            })
+            .collect();
+        // Among them already: this only reads its id.
+        let applied_to = self.use_group(&policy.applied_to, &key);
+        self.states
+            .insert(key.clone(), PolicyState::new(&policy, applied_to, &ids));
         self.policies.insert(key.clone(), policy);
         self.dirty.insert(key);
     }
@@ -229,16 +318,18 @@ impl PolicyEngine {
     pub fn remove_policy(&mut self, key: &PolicyKey) {
         self.release_groups(key);
         self.policies.remove(key);
+        self.states.remove(key);
         self.dirty.insert(key.clone());
     }
 
-    /// Recomputes the policies changes made dirty; reports how many, and how the snapshot
-    /// changed since the previous `sync`.
+    /// Recomputes the policies changes made dirty and patches the rules member changes
+    /// touched; reports how many, and how the snapshot changed since the previous `sync`.
     pub fn sync(&mut self) -> SyncReport {
-        let policies = self.recompute();
+        let (policies, rules) = self.recompute();
         SyncReport {
             policies,
-            delta: std::mem::take(&mut self.delta),
+            rules,
+            delta: mem::take(&mut self.delta),
         }
     }
 
@@ -249,20 +340,20 @@ impl PolicyEngine {
         &self.snapshot
     }
 
-    /// Recomputes the dirty policies, adding what changed to the pending delta; returns how
-    /// many policies it recomputed.
-    fn recompute(&mut self) -> usize {
-        let dirty = std::mem::take(&mut self.dirty);
+    /// Recomputes the dirty policies and patches the touched ones, adding what changed to the
+    /// pending delta; returns how many policies it recomputed and rules it patched.
+    fn recompute(&mut self) -> (usize, usize) {
+        let dirty = mem::take(&mut self.dirty);
         for key in &dirty {
             self.recomputed += 1;
-            let output = self
-                .policies
-                .get(key)
-                .map(|p| self.compute(p))
-                .unwrap_or_default();
-            self.replace_output(key, output);
+            self.rebuild(key);
         }
-        dirty.len()
+        let mut patched = 0;
+        for key in mem::take(&mut self.touched) {
+            patched += self.patch(&key);
+        }
+        self.rules_patched += patched as u64;
+        (dirty.len(), patched)
     }
 
     /// What the engine knows of a Pod.
@@ -270,9 +361,14 @@ impl PolicyEngine {
         self.pods.get(key)
     }
 
-    /// How many policy recomputations all syncs did so far (for tests and metrics).
+    /// How many whole-policy recomputations all syncs did so far (for tests and metrics).
     pub fn recomputed(&self) -> u64 {
         self.recomputed
+    }
+
+    /// How many rules all syncs patched (or recomputed alone) for member changes so far.
+    pub fn rules_patched(&self) -> u64 {
+        self.rules_patched
     }
 
     /// Number of Pod groups (distinct selectors in use).
@@ -285,16 +381,6 @@ impl PolicyEngine {
             .range(PodKey::new(namespace, "")..)
             .map(|(k, _)| k)
             .take_while(move |k| k.namespace == namespace)
-    }
-
-    fn candidate_groups(&self, namespace: &str) -> Vec<GroupKey> {
-        self.by_namespace
-            .get(namespace)
-            .into_iter()
-            .flatten()
-            .chain(&self.cluster_wide)
-            .cloned()
-            .collect()
     }
 
     fn group_matches(&self, group: &GroupKey, key: &PodKey) -> bool {
@@ -311,41 +397,23 @@ impl PolicyEngine {
         pod.ip.is_some() && in_scope && group.pods.matches(&pod.labels)
     }
 
-    fn use_group(&mut self, g: GroupKey, user: &PolicyKey) {
-        if !self.groups.contains_key(&g) {
-            let members: BTreeMap<PodKey, Ipv4Addr> = match &g.scope {
-                Scope::Namespace(ns) => self.pods_of(ns).cloned().collect::<Vec<_>>(),
-                Scope::Namespaces(_) => self.pods.keys().cloned().collect(),
-            }
+    fn use_group(&mut self, g: &GroupKey, user: &PolicyKey) -> GroupId {
+        if self.groups.id(g).is_some() {
+            return self.groups.use_group(g, user, BTreeMap::new);
+        }
+        let candidates: Vec<PodKey> = match &g.scope {
+            Scope::Namespace(ns) => self.pods_of(ns).cloned().collect(),
+            Scope::Namespaces(_) => self.pods.keys().cloned().collect(),
+        };
+        let members: BTreeMap<PodKey, Ipv4Addr> = candidates
             .into_iter()
-            .filter(|k| self.group_matches(&g, k))
+            .filter(|k| self.group_matches(g, k))
             .filter_map(|k| {
                 let ip = self.pods.get(&k)?.ip?;
                 Some((k, ip))
             })
             .collect();
-            match &g.scope {
-                Scope::Namespace(ns) => {
-                    self.by_namespace
-                        .entry(ns.clone())
-                        .or_default()
-                        .insert(g.clone());
-                }
-                Scope::Namespaces(_) => {
-                    self.cluster_wide.insert(g.clone());
-                }
-            }
-            self.groups.insert(
-                g.clone(),
-                Group {
-                    members,
-                    users: BTreeSet::new(),
-                },
-            );
-        }
-        if let Some(group) = self.groups.get_mut(&g) {
-            group.users.insert(user.clone());
-        }
+        self.groups.use_group(g, user, || members)
     }
 
     fn release_groups(&mut self, user: &PolicyKey) {
@@ -353,65 +421,217 @@ impl PolicyEngine {
             return;
         };
         for g in policy.groups() {
-            let Some(group) = self.groups.get_mut(&g) else {
-                continue;
-            };
-            group.users.remove(user);
-            if group.users.is_empty() {
-                self.groups.remove(&g);
-                match &g.scope {
-                    Scope::Namespace(ns) => {
-                        if let Some(set) = self.by_namespace.get_mut(ns) {
-                            set.remove(&g);
-                            if set.is_empty() {
-                                self.by_namespace.remove(ns);
-                            }
-                        }
-                    }
-                    Scope::Namespaces(_) => {
-                        self.cluster_wide.remove(&g);
-                    }
-                }
-            }
+            self.groups.release(&g, user);
         }
     }
 
     fn members<'a>(&'a self, g: &GroupKey) -> impl Iterator<Item = &'a PodInfo> + 'a {
         self.groups
-            .get(g)
+            .of(g)
             .into_iter()
             .flat_map(|group| group.members.keys())
             .filter_map(|k| self.pods.get(k))
     }
 
-    /// A policy's rules and isolation from its groups' current members.
-    fn compute(&self, policy: &CompiledPolicy) -> (Vec<Rule>, [BTreeSet<Ipv4Addr>; 2]) {
+    /// The peer IPs of a rule's Pod peers (a group listed twice counts twice).
+    fn peer_ips(&self, rule: &CompiledRule) -> Counted {
+        rule.peers
+            .iter()
+            .flatten()
+            .filter_map(|p| match p {
+                Peer::Pods(g) => self.groups.of(g),
+                Peer::Block(_) => None,
+            })
+            .flat_map(|group| group.members.values().copied())
+            .collect()
+    }
+
+    /// Recomputes a policy from its groups' members: its rules, isolation and the state its
+    /// later patches start from.
+    fn rebuild(&mut self, key: &PolicyKey) {
+        let Some(policy) = self.policies.get(key) else {
+            self.replace_output(key, Vec::new(), [BTreeSet::new(), BTreeSet::new()]);
+            return;
+        };
         let applied: Vec<&PodInfo> = self
             .members(&policy.applied_to)
             .filter(|p| p.node.as_deref() == Some(self.node.as_str()))
             .collect();
+        let counted: Counted = applied.iter().filter_map(|p| p.ip).collect();
+        let applied_ips: BTreeSet<Ipv4Addr> = counted.ips().collect();
         let mut rules = Vec::new();
         let mut isolation = [BTreeSet::new(), BTreeSet::new()];
-        if applied.is_empty() {
-            return (rules, isolation);
+        let mut peers = Vec::new();
+        let active = !applied.is_empty();
+        if active {
+            for direction in [Direction::Ingress, Direction::Egress] {
+                if policy.rules(direction).is_some() {
+                    isolation[direction as usize] = applied_ips.clone();
+                }
+            }
+            let slots = self.states.get(key).map(|s| &s.slots[..]).unwrap_or(&[]);
+            for slot in slots {
+                let Some(rule) = policy
+                    .rules(slot.direction)
+                    .and_then(|list| list.get(slot.index))
+                else {
+                    continue;
+                };
+                let id = |part| RuleId {
+                    policy: key.clone(),
+                    direction: slot.direction,
+                    index: slot.index,
+                    part,
+                };
+                if slot.resolved {
+                    self.compute_rule(rule, slot.direction, &applied, &applied_ips, id, &mut rules);
+                    peers.push(Counted::default());
+                } else {
+                    let counted_peers = self.peer_ips(rule);
+                    rules.extend(counted_rule(
+                        id(RulePart::Numeric),
+                        &counted,
+                        rule,
+                        &counted_peers,
+                    ));
+                    peers.push(counted_peers);
+                }
+            }
         }
-        let applied_ips: BTreeSet<Ipv4Addr> = applied.iter().filter_map(|p| p.ip).collect();
+        if let Some(state) = self.states.get_mut(key) {
+            state.applied = counted;
+            state.applied_edit = SetEdit::default();
+            state.active = active;
+            state.touched = false;
+            let mut peers = peers.into_iter();
+            for slot in &mut state.slots {
+                slot.peers = peers.next().unwrap_or_default();
+                slot.edit = SetEdit::default();
+                slot.stale = false;
+            }
+        }
+        self.replace_output(key, rules, isolation);
+    }
+
+    /// Patches into the snapshot the member changes a policy's state holds since the last
+    /// sync; returns the rules patched.
+    fn patch(&mut self, key: &PolicyKey) -> usize {
+        let Some(state) = self.states.get_mut(key) else {
+            return 0;
+        };
+        if !state.touched {
+            // Recomputed whole since.
+            return 0;
+        }
+        state.touched = false;
+        let applied_edit = mem::take(&mut state.applied_edit);
+        let mut work = Vec::new();
+        for (i, slot) in state.slots.iter_mut().enumerate() {
+            let edit = mem::take(&mut slot.edit);
+            let stale = mem::take(&mut slot.stale);
+            let changed = if slot.resolved {
+                stale || !applied_edit.is_empty()
+            } else {
+                !edit.is_empty() || !applied_edit.is_empty()
+            };
+            if changed {
+                work.push((i, edit));
+            }
+        }
+        // Taken out while its rules are patched (put back below).
+        let Some(policy) = self.policies.remove(key) else {
+            return 0;
+        };
+        let mut output = self.outputs.remove(key).unwrap_or_default();
         for direction in [Direction::Ingress, Direction::Egress] {
-            let Some(list) = policy.rules(direction) else {
+            if policy.rules(direction).is_none() {
+                continue;
+            }
+            for ip in &applied_edit.removed {
+                output.isolated_mut(direction).remove(ip);
+                self.release_ip(direction, *ip);
+            }
+            for ip in &applied_edit.added {
+                output.isolated_mut(direction).insert(*ip);
+                self.isolate_ip(direction, *ip);
+            }
+        }
+        let patched = work.len();
+        for (i, peer_edit) in work {
+            let state = &self.states[key];
+            let slot = &state.slots[i];
+            let (direction, index) = (slot.direction, slot.index);
+            let Some(rule) = policy.rules(direction).and_then(|l| l.get(index)) else {
                 continue;
             };
-            isolation[direction as usize] = applied_ips.clone();
-            for (index, rule) in list.iter().enumerate() {
+            if slot.resolved {
+                let applied: Vec<&PodInfo> = self
+                    .members(&policy.applied_to)
+                    .filter(|p| p.node.as_deref() == Some(self.node.as_str()))
+                    .collect();
+                let applied_ips: BTreeSet<Ipv4Addr> = state.applied.ips().collect();
                 let id = |part| RuleId {
-                    policy: policy.key.clone(),
+                    policy: key.clone(),
                     direction,
                     index,
                     part,
                 };
-                self.compute_rule(rule, direction, &applied, &applied_ips, id, &mut rules);
+                let mut parts = Vec::new();
+                self.compute_rule(rule, direction, &applied, &applied_ips, id, &mut parts);
+                let old: Vec<RuleId> = output
+                    .rules
+                    .iter()
+                    .filter(|id| id.direction == direction && id.index == index)
+                    .cloned()
+                    .collect();
+                self.put_rules(&mut output, old, parts);
+                continue;
+            }
+            let id = RuleId {
+                policy: key.clone(),
+                direction,
+                index,
+                part: RulePart::Numeric,
+            };
+            let complete = match &rule.peers {
+                None => true,
+                Some(list) => {
+                    !slot.peers.is_empty()
+                        || list
+                            .iter()
+                            .any(|p| matches!(p, Peer::Block(c) if !c.is_empty()))
+                }
+            };
+            match (self.snapshot.rules.get_mut(&id), complete) {
+                (Some(current), true) => {
+                    let edit = RuleEdit {
+                        applied_to: applied_edit.clone(),
+                        peer_ips: peer_edit,
+                        ..RuleEdit::default()
+                    };
+                    edit.apply(current);
+                    self.delta.edit_rule(id, edit);
+                }
+                (Some(_), false) => {
+                    self.snapshot.rules.remove(&id);
+                    output.rules.remove(&id);
+                    self.delta.remove_rule(id);
+                }
+                (None, true) => {
+                    if let Some(new) = counted_rule(id.clone(), &state.applied, rule, &slot.peers) {
+                        self.delta.add_rule(new.clone());
+                        self.snapshot.rules.insert(id.clone(), new);
+                        output.rules.insert(id);
+                    }
+                }
+                (None, false) => {}
             }
         }
-        (rules, isolation)
+        if !output.is_empty() {
+            self.outputs.insert(key.clone(), output);
+        }
+        self.policies.insert(key.clone(), policy);
+        patched
     }
 
     fn compute_rule(
@@ -431,7 +651,7 @@ impl PolicyEngine {
                 for peer in list {
                     match peer {
                         Peer::Pods(g) => {
-                            let group = self.groups.get(g).into_iter();
+                            let group = self.groups.of(g).into_iter();
                             ips.extend(group.flat_map(|group| group.members.values()));
                         }
                         Peer::Block(cidrs) => set.cidrs.extend(cidrs.iter().copied()),
@@ -546,67 +766,210 @@ impl PolicyEngine {
     fn replace_output(
         &mut self,
         key: &PolicyKey,
-        (rules, isolation): (Vec<Rule>, [BTreeSet<Ipv4Addr>; 2]),
+        rules: Vec<Rule>,
+        [ingress, egress]: [BTreeSet<Ipv4Addr>; 2],
     ) {
-        let old = self.outputs.remove(key).unwrap_or_default();
-        let new_ids: BTreeSet<&RuleId> = rules.iter().map(|r| &r.id).collect();
-        for id in &old.rules {
-            if !new_ids.contains(id) && self.snapshot.rules.remove(id).is_some() {
-                self.delta.remove_rule(id.clone());
+        let mut old = self.outputs.remove(key).unwrap_or_default();
+        let old_rules: Vec<RuleId> = mem::take(&mut old.rules).into_iter().collect();
+        let mut output = PolicyOutput::default();
+        self.put_rules(&mut output, old_rules, rules);
+        for (direction, new) in [(Direction::Ingress, &ingress), (Direction::Egress, &egress)] {
+            let was = old.isolated_mut(direction);
+            for ip in was.difference(new) {
+                self.release_ip(direction, *ip);
+            }
+            for ip in new.difference(was) {
+                self.isolate_ip(direction, *ip);
             }
         }
-        let mut output = PolicyOutput {
-            rules: rules.iter().map(|r| r.id.clone()).collect(),
-            ..PolicyOutput::default()
-        };
-        for rule in rules {
-            match self.snapshot.rules.get(&rule.id) {
-                Some(current) if *current == rule => continue,
-                Some(_) => self.delta.change_rule(rule.clone()),
-                None => self.delta.add_rule(rule.clone()),
-            }
-            self.snapshot.rules.insert(rule.id.clone(), rule);
-        }
-        let [ingress, egress] = isolation;
-        self.isolate(Direction::Ingress, &old.ingress, &ingress);
-        self.isolate(Direction::Egress, &old.egress, &egress);
         output.ingress = ingress;
         output.egress = egress;
-        if !output.rules.is_empty() || !output.ingress.is_empty() || !output.egress.is_empty() {
+        if !output.is_empty() {
             self.outputs.insert(key.clone(), output);
         }
     }
 
-    /// Moves one policy's isolated IPs of `direction` from `old` to `new`; an IP is isolated
-    /// while at least one policy isolates it.
-    fn isolate(
-        &mut self,
-        direction: Direction,
-        old: &BTreeSet<Ipv4Addr>,
-        new: &BTreeSet<Ipv4Addr>,
-    ) {
-        let counts = &mut self.isolating[direction as usize];
-        let set = match direction {
-            Direction::Ingress => &mut self.snapshot.isolation.ingress,
-            Direction::Egress => &mut self.snapshot.isolation.egress,
-        };
-        for ip in old.difference(new) {
-            if let Some(n) = counts.get_mut(ip) {
-                *n -= 1;
-                if *n == 0 {
-                    counts.remove(ip);
-                    set.remove(ip);
-                    self.delta.release(direction, *ip);
+    /// Replaces the rules `old` of a policy's output by `new`: gone ones removed, new ones
+    /// added, changed ones changed with their edit.
+    fn put_rules(&mut self, output: &mut PolicyOutput, old: Vec<RuleId>, new: Vec<Rule>) {
+        let new_ids: BTreeSet<&RuleId> = new.iter().map(|r| &r.id).collect();
+        for id in old {
+            if !new_ids.contains(&id) {
+                output.rules.remove(&id);
+                if self.snapshot.rules.remove(&id).is_some() {
+                    self.delta.remove_rule(id);
                 }
             }
         }
-        for ip in new.difference(old) {
-            let n = counts.entry(*ip).or_insert(0);
-            *n += 1;
-            if *n == 1 {
-                set.insert(*ip);
-                self.delta.isolate(direction, *ip);
+        for rule in new {
+            output.rules.insert(rule.id.clone());
+            match self.snapshot.rules.get(&rule.id) {
+                Some(current) if *current == rule => continue,
+                Some(current) => match RuleEdit::between(current, &rule) {
+                    Some(edit) => self.delta.edit_rule(rule.id.clone(), edit),
+                    None => self.delta.change_rule(rule.clone()),
+                },
+                None => self.delta.add_rule(rule.clone()),
+            }
+            self.snapshot.rules.insert(rule.id.clone(), rule);
+        }
+    }
+
+    /// One more policy isolates `ip` in `direction`; an IP is isolated while one does.
+    fn isolate_ip(&mut self, direction: Direction, ip: Ipv4Addr) {
+        let n = self.isolating[direction as usize].entry(ip).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            isolation_mut(&mut self.snapshot, direction).insert(ip);
+            self.delta.isolate(direction, ip);
+        }
+    }
+
+    /// One policy fewer isolates `ip` in `direction`.
+    fn release_ip(&mut self, direction: Direction, ip: Ipv4Addr) {
+        let counts = &mut self.isolating[direction as usize];
+        let Some(n) = counts.get_mut(&ip) else {
+            return;
+        };
+        *n -= 1;
+        if *n == 0 {
+            counts.remove(&ip);
+            isolation_mut(&mut self.snapshot, direction).remove(&ip);
+            self.delta.release(direction, ip);
+        }
+    }
+}
+
+fn isolation_mut(snapshot: &mut Snapshot, direction: Direction) -> &mut BTreeSet<Ipv4Addr> {
+    match direction {
+        Direction::Ingress => &mut snapshot.isolation.ingress,
+        Direction::Egress => &mut snapshot.isolation.egress,
+    }
+}
+
+/// What a member change asks of a policy.
+#[derive(Debug, PartialEq, Eq)]
+enum Effect {
+    None,
+    /// Patch its rules at the next sync.
+    Patch,
+    /// Recompute it whole (it starts or stops applying to a local Pod).
+    Recompute,
+}
+
+/// Applies a member change of group `g` to a policy's state: its local applied-to IPs if `g`
+/// is its applied-to group, the peer IPs of its rules that read `g`.
+fn member_changed(
+    state: &mut PolicyState,
+    g: GroupId,
+    change: &MemberChange,
+    locality: Locality,
+) -> Effect {
+    let mut effect = Effect::None;
+    if g == state.applied_to {
+        let before = change.before.filter(|_| locality.before);
+        let after = change.after.filter(|_| locality.after);
+        if before != after {
+            if let Some(ip) = before
+                && state.applied.remove(ip)
+            {
+                state.applied_edit.remove(ip);
+            }
+            if let Some(ip) = after
+                && state.applied.add(ip)
+            {
+                state.applied_edit.add(ip);
+            }
+            if state.applied.is_empty() == state.active {
+                return Effect::Recompute;
+            }
+        }
+        if state.active && (before.is_some() || after.is_some()) {
+            // Named ports of ingress rules resolve on the applied-to Pods.
+            for slot in state.slots.iter_mut().filter(|s| s.resolved) {
+                slot.stale = true;
+                effect = Effect::Patch;
+            }
+            if before != after {
+                effect = Effect::Patch;
             }
         }
     }
+    if !state.active {
+        return effect;
+    }
+    for &(reader, i) in &state.readers {
+        if reader != g {
+            continue;
+        }
+        let slot = &mut state.slots[i];
+        if slot.resolved {
+            slot.stale = true;
+            effect = Effect::Patch;
+            continue;
+        }
+        if change.before == change.after {
+            continue;
+        }
+        if let Some(ip) = change.before
+            && slot.peers.remove(ip)
+        {
+            slot.edit.remove(ip);
+        }
+        if let Some(ip) = change.after
+            && slot.peers.add(ip)
+        {
+            slot.edit.add(ip);
+        }
+        effect = Effect::Patch;
+    }
+    effect
+}
+
+/// The rule (numeric ports or any) of a rule without named ports, from its counted applied-to
+/// and peer IPs; `None` if a dimension is empty.
+fn counted_rule(
+    id: RuleId,
+    applied: &Counted,
+    rule: &CompiledRule,
+    peers: &Counted,
+) -> Option<Rule> {
+    let peers = match &rule.peers {
+        None => Peers::Any,
+        Some(list) => {
+            let cidrs = list
+                .iter()
+                .filter_map(|p| match p {
+                    Peer::Block(cidrs) => Some(cidrs.iter().copied()),
+                    Peer::Pods(_) => None,
+                })
+                .flatten()
+                .collect();
+            Peers::Set(AddressSet {
+                ips: peers.ips().collect(),
+                cidrs,
+            })
+        }
+    };
+    let ports = match &rule.ports {
+        None => Ports::Any,
+        Some(specs) => Ports::Set(
+            specs
+                .iter()
+                .filter_map(|s| match s {
+                    PortSpec::Numbers(m) => Some(*m),
+                    PortSpec::Named { .. } => None,
+                })
+                .collect(),
+        ),
+    };
+    let empty = applied.is_empty()
+        || matches!(&peers, Peers::Set(s) if s.is_empty())
+        || matches!(&ports, Ports::Set(s) if s.is_empty());
+    (!empty).then(|| Rule {
+        id,
+        applied_to: applied.ips().collect(),
+        peers,
+        ports,
+    })
 }

@@ -4,20 +4,28 @@
 //! - [`input`]: what the computation reads from Pods, Namespaces and NetworkPolicies.
 //! - the result is the model crate's [`model::policy`]: rules as applied-to Pods × peer
 //!   addresses × ports, and the Pods isolated per direction (default deny).
-//! - [`engine`]: [`PolicyEngine`], which keeps the result up to date incrementally: a change
-//!   recomputes only the policies whose selector groups it touches.
+//! - [`group`]: selector groups as values — members with their IPs, the policies using them —
+//!   and the member changes a Pod or Namespace change makes.
+//! - [`engine`]: [`PolicyEngine`], which keeps the result up to date incrementally: a member
+//!   change patches only the rules that read the group, by that member.
 //! - [`delta`]: [`PolicyDelta`], what a sync changed (rules added, changed, removed; isolation
-//!   gained and lost), for datapaths that apply changes rather than whole results.
+//!   gained and lost), for datapaths that apply changes rather than whole results; with
+//!   [`edit`]'s [`RuleEdit`] per changed rule, the entries it gained and lost.
 //!
 //! `docs/netpol.md` states the semantics and how the pipeline renders them.
 
+mod counted;
 pub mod delta;
+pub mod edit;
 pub mod engine;
 pub mod error;
+pub mod group;
 pub mod input;
+mod policy_state;
 pub mod selector;
 
 pub use delta::PolicyDelta;
+pub use edit::{RuleEdit, SetEdit};
 pub use engine::{PolicyEngine, SyncReport};
 pub use error::PolicyError;
 pub use model::policy::{

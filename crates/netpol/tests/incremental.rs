@@ -1,6 +1,8 @@
-//! Incrementality: after any sequence of Pod, Namespace and NetworkPolicy changes, the engine's
-//! snapshot equals the snapshot of a fresh engine fed the final objects; and a change recomputes
-//! only the policies whose groups it touches.
+//! Incrementality, model-based: after every step of any sequence of Pod, Namespace and
+//! NetworkPolicy changes, the engine's snapshot equals the snapshot of a fresh engine fed the
+//! final objects, the syncs' deltas applied in turn give it too (one by one, and composed), and
+//! each rule edit a delta carries takes the rule's previous content to its new one; and a change
+//! recomputes only the policies, and patches only the rules, whose groups it touches.
 
 mod support;
 
@@ -8,7 +10,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
-use netpol::{PodKey, PolicyEngine, Snapshot};
+use netpol::{PodKey, PolicyDelta, PolicyEngine, RuleEdit, Snapshot};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::*;
@@ -220,34 +222,57 @@ fn from_scratch(world: &World) -> PolicyEngine {
     engine
 }
 
+/// Each edit of `delta` is of a rule `before` holds, and exact: it adds only entries the rule
+/// lacks and removes only entries it has, and is not empty.
+fn check_edits(before: &Snapshot, delta: &PolicyDelta) -> Result<(), TestCaseError> {
+    for (id, edit) in &delta.edited {
+        let old = before
+            .rules
+            .get(id)
+            .ok_or_else(|| TestCaseError::fail(format!("an edit of {id}, which was not there")))?;
+        let mut new = old.clone();
+        edit.apply(&mut new);
+        let exact = RuleEdit::between(old, &new);
+        prop_assert_eq!(exact.as_ref(), Some(edit), "edit of {}", id);
+        prop_assert!(!edit.is_empty(), "empty edit of {}", id);
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
     #[test]
     fn incremental_equals_recompute(ops in proptest::collection::vec((op(), any::<u8>()), 1..40)) {
         let mut engine = PolicyEngine::new("n1");
         let mut world = World::default();
-        // What a datapath fed only the syncs' deltas holds.
+        // What a datapath fed each sync's delta holds.
         let mut applied = Snapshot::default();
+        // What one fed the composition of the deltas since `older` holds.
+        let mut older = Snapshot::default();
+        let mut pending = PolicyDelta::default();
         for (op, check) in &ops {
             apply(&mut engine, &mut world, op);
-            match check % 3 {
-                0 => {
-                    let got = engine.snapshot().clone();
-                    let want = from_scratch(&world).snapshot().clone();
-                    prop_assert_eq!(got, want, "after {:?}", op);
-                }
-                1 => {
-                    engine.sync().delta.apply_to(&mut applied);
-                    prop_assert_eq!(&applied, engine.snapshot(), "delta after {:?}", op);
-                }
-                _ => {}
+            // Sometimes the snapshot is read between syncs: its changes stay in the next delta.
+            if check % 4 == 0 {
+                engine.snapshot();
+            }
+            let delta = engine.sync().delta;
+            check_edits(&applied, &delta)?;
+            delta.apply_to(&mut applied);
+            let want = from_scratch(&world).snapshot().clone();
+            prop_assert_eq!(&applied, &want, "deltas applied, after {:?}", op);
+            prop_assert_eq!(engine.snapshot(), &want, "after {:?}", op);
+            pending.then(delta);
+            if check % 3 == 0 {
+                check_edits(&older, &pending)?;
+                pending.apply_to(&mut older);
+                prop_assert_eq!(&older, &want, "composed deltas, after {:?}", op);
+                pending = PolicyDelta::default();
             }
         }
-        let got = engine.snapshot().clone();
-        let want = from_scratch(&world).snapshot().clone();
-        prop_assert_eq!(&got, &want);
-        engine.sync().delta.apply_to(&mut applied);
-        prop_assert_eq!(applied, want);
+        check_edits(&older, &pending)?;
+        pending.apply_to(&mut older);
+        prop_assert_eq!(older, applied);
     }
 }
 
@@ -263,13 +288,14 @@ fn changes_recompute_only_affected_policies() {
     ))
     .unwrap();
     e.sync();
-    let base = e.recomputed();
+    let (base, patched) = (e.recomputed(), e.rules_patched());
     // A label change of a z Pod touches only the cluster-wide group of `from-y`, and z/a is in
-    // neither its old nor its new state a member: nothing is recomputed.
+    // neither its old nor its new state a member: nothing is recomputed or patched.
     e.upsert_pod(&lab_pod("z", "a", json!({"pod": "a", "extra": "1"})))
         .unwrap();
-    assert_eq!(e.sync().policies, 0);
-    // y/b's IP changes: only `from-y` (y's Pods as peers) is recomputed, and the rule changes.
+    let report = e.sync();
+    assert_eq!((report.policies, report.rules), (0, 0));
+    // y/b's IP changes: only the rule of `from-y` (y's Pods as peers) is patched.
     e.upsert_pod(&pod(
         "y",
         "b",
@@ -280,28 +306,39 @@ fn changes_recompute_only_affected_policies() {
     ))
     .unwrap();
     let report = e.sync();
-    assert_eq!((report.policies, report.changed()), (1, true));
+    assert_eq!(
+        (report.policies, report.rules, report.changed()),
+        (0, 1, true)
+    );
     assert!(e.snapshot().allows(
         "10.244.2.99".parse().unwrap(),
         ip("x", "a"),
         netpol::Protocol::Tcp,
         80
     ));
-    // x/c becomes a b: `from-b` gains a peer; `from-y` applies to x/c before and after, with
-    // the same address and ports, so it is not recomputed.
+    // x/c becomes a b: `from-b`'s rule gains a peer; `from-y` applies to x/c before and after,
+    // with the same address and ports, so it is not touched.
     e.upsert_pod(&lab_pod("x", "c", json!({"pod": "b"})))
         .unwrap();
     let report = e.sync();
-    assert_eq!(report.policies, 1);
-    // Namespace y loses its label: `from-y` is recomputed, the others are not.
+    assert_eq!((report.policies, report.rules), (0, 1));
+    // Namespace y loses its label: the rule of `from-y` is patched (y's Pods leave its peers).
     e.upsert_namespace(&namespace("y", json!({"ns": "w"})))
         .unwrap();
-    assert_eq!(e.sync().policies, 1);
+    let report = e.sync();
+    assert_eq!((report.policies, report.rules), (0, 1));
     assert!(
         !e.snapshot()
             .allows(ip("y", "a"), ip("x", "a"), netpol::Protocol::Tcp, 80)
     );
-    assert_eq!(e.recomputed(), base + 3);
+    assert_eq!((e.recomputed(), e.rules_patched()), (base, patched + 3));
+    // y/c, the only local Pod `deny` applies to, leaves its applied-to Pods: `deny` stops
+    // applying here and is recomputed whole.
+    e.upsert_pod(&lab_pod("y", "c", json!({"pod": "a"})))
+        .unwrap();
+    let report = e.sync();
+    assert_eq!((report.policies, report.rules), (1, 0));
+    assert!(e.snapshot().isolation.egress.is_empty());
     // Equal selectors share a group: two policies with `{}` in x share the applied-to group.
     let groups = e.group_count();
     e.upsert_policy(&policy(
@@ -327,13 +364,13 @@ fn sync_reports_what_changed() {
     assert!(delta.changed.is_empty() && delta.removed.is_empty());
     assert_eq!(delta.isolated.ingress, [ip("x", "a")].into());
     assert!(delta.isolated.egress.is_empty() && delta.released.ingress.is_empty());
-    // x/c becomes a b: the rule changes (a peer more), nothing else does.
+    // x/c becomes a b: the rule is edited (a peer more), nothing else changes.
     e.upsert_pod(&lab_pod("x", "c", json!({"pod": "b"})))
         .unwrap();
     let delta = e.sync().delta;
     assert_eq!(delta.rules(), 1);
-    let rule = delta.changed.values().next().unwrap();
-    assert!(rule.peers.contains(ip("x", "c")));
+    let edit = delta.edited.values().next().unwrap();
+    assert_eq!(edit.peer_ips.added, [ip("x", "c")].into());
     assert!(delta.isolated.ingress.is_empty() && delta.released.ingress.is_empty());
     // A change between syncs seen through `snapshot()` still reaches the next sync's delta.
     e.remove_policy(&PodKey::new("x", "from-b"));
@@ -343,4 +380,70 @@ fn sync_reports_what_changed() {
     assert_eq!(ids, ["x/from-b/ingress/0"]);
     assert_eq!(delta.released.ingress, [ip("x", "a")].into());
     assert!(e.sync().delta.is_empty());
+}
+
+#[test]
+fn a_label_change_patches_exactly_the_k_rules_that_read_the_group() {
+    const N: usize = 7;
+    const K: usize = 3;
+    let mut e = PolicyEngine::new("n1");
+    e.upsert_namespace(&namespace("x", json!({"ns": "x"})))
+        .unwrap();
+    e.upsert_namespace(&namespace("w", json!({"ns": "w"})))
+        .unwrap();
+    e.upsert_pod(&pod("x", "a", "n1", "10.0.1.1", json!({"pod": "a"}), &[]))
+        .unwrap();
+    // Policy i of x admits, on x/a, the Pods of tier fe (the first K) or db (the others);
+    // the policies of w use the fe group too but apply to no Pod of this Node.
+    for i in 0..N {
+        let tier = if i < K { "fe" } else { "db" };
+        let spec = json!({"podSelector": {"matchLabels": {"pod": "a"}},
+                          "ingress": [{"from": [{"podSelector": {"matchLabels": {"tier": tier}}}],
+                                       "ports": [{"port": 80}]}]});
+        e.upsert_policy(&policy("x", &format!("np{i}"), spec.clone()))
+            .unwrap();
+        e.upsert_policy(&policy("w", &format!("np{i}"), spec))
+            .unwrap();
+    }
+    let peer = |tier: &str| pod("x", "p", "n2", "10.0.2.1", json!({"tier": tier}), &[]);
+    e.upsert_pod(&peer("fe")).unwrap();
+    // Another front-end and a db stay peers throughout.
+    e.upsert_pod(&pod("x", "q", "n2", "10.0.2.2", json!({"tier": "fe"}), &[]))
+        .unwrap();
+    e.upsert_pod(&pod("x", "r", "n2", "10.0.2.3", json!({"tier": "db"}), &[]))
+        .unwrap();
+    e.sync();
+    let (recomputed, patched) = (e.recomputed(), e.rules_patched());
+    // x/p leaves tier fe: the K rules of x that read the fe group lose it as a peer.
+    e.upsert_pod(&peer("be")).unwrap();
+    let report = e.sync();
+    assert_eq!(
+        (report.policies, report.rules),
+        (0, K),
+        "k of n rules patched"
+    );
+    assert_eq!(
+        (e.recomputed(), e.rules_patched()),
+        (recomputed, patched + K as u64)
+    );
+    let delta = report.delta;
+    assert!(delta.added.is_empty() && delta.removed.is_empty() && delta.changed.is_empty());
+    let gone: std::net::Ipv4Addr = "10.0.2.1".parse().unwrap();
+    for (id, edit) in &delta.edited {
+        assert!(id.policy.name.as_str() < "np3", "{id}");
+        assert_eq!(edit.peer_ips.removed, [gone].into(), "{id}");
+        assert_eq!(edit.len(), 1, "{id}");
+    }
+    assert_eq!(delta.edited.len(), K);
+    // Back: the same K rules, the peer coming back.
+    e.upsert_pod(&peer("fe")).unwrap();
+    let report = e.sync();
+    assert_eq!((report.policies, report.rules), (0, K));
+    assert!(
+        report
+            .delta
+            .edited
+            .values()
+            .all(|edit| edit.peer_ips.added == [gone].into())
+    );
 }

@@ -15,8 +15,9 @@
 //!   holds the same flows: the **old** path renders the whole snapshot and replaces the owner's
 //!   flows (the cache diffs all of them); the **new** path renders the sync's `PolicyDelta`
 //!   (`PolicyRenderer::update`) and sends its patch (`Change::patch`, costing the patch's
-//!   size). Step by step: engine (upsert + sync, shared), render, the cache's diff alone,
-//!   install (diff, one bundle, commit), rules rendered, flow mods sent. The two paths must send
+//!   size). Step by step: engine (upsert + sync, shared; policies it recomputed whole and rules
+//!   it patched), render, the cache's diff alone, install (diff, one bundle, commit), rules
+//!   rendered, flow mods sent. The two paths must send
 //!   the same flow mods, and both switches must hold their caches' flows, the same for both.
 //!
 //! Linux only; needs root and Open vSwitch (the `ovstest` crate starts a private ovsdb-server
@@ -167,7 +168,9 @@ mod bench {
         end_to_end: [Vec<f64>; 2],
         rules_rendered: [usize; 2],
         entries_rendered: usize,
+        /// Policies the engine recomputed whole, rules it patched.
         policies: usize,
+        rules_patched: usize,
         /// Flow mods sent (the same for both, checked): total, add, modify, delete.
         sent: (usize, usize, usize, usize),
         flows: (usize, usize),
@@ -198,6 +201,7 @@ mod bench {
         let engine_time = start.elapsed();
         times.engine.push(ms(engine_time));
         times.policies = report.policies;
+        times.rules_patched = report.rules;
         let mut sent = Vec::new();
         for (i, path) in paths.iter_mut().enumerate() {
             let before = path.renderer.rules_rendered();
@@ -287,8 +291,9 @@ mod bench {
             .enumerate()
         {
             println!(
-                "| {what} | {name} | {} | {} | {} | {} | {} | {} | **{}** | {total} ({add} add, {modify} modify, {delete} delete) | {} → {} |",
+                "| {what} | {name} | {} / {} | {} | {} | {} | {} | {} | **{}** | {total} ({add} add, {modify} modify, {delete} delete) | {} → {} |",
                 t.policies,
+                t.rules_patched,
                 if i == 0 {
                     t.rules_rendered[0].to_string()
                 } else {
@@ -464,7 +469,7 @@ mod bench {
             "\nIncremental updates, end to end (engine + render + install), both paths on the same change, {reps} repetitions (median (min–max), ms)\n"
         );
         println!(
-            "| change | path | policies recomputed | rules rendered | engine | render | diff | install: diff + bundle + commit | end to end | flow mods sent | flows in the switch |"
+            "| change | path | engine: policies recomputed / rules patched | rules rendered | engine | render | diff | install: diff + bundle + commit | end to end | flow mods sent | flows in the switch |"
         );
         println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|");
         let flows_now = |paths: &[Path; 2]| lock_flows(&paths[0].cache).len();

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use netpol::{
     AddressSet, Direction, Peers, PolicyDelta, PolicyEngine, PolicyKey, PortMatch, Ports, Protocol,
-    Rule, RuleId, RulePart, Snapshot,
+    Rule, RuleEdit, RuleId, RulePart, Snapshot,
 };
 use pipeline::cache::FlowKey;
 use pipeline::render::{PolicyFlows, PolicyRenderer};
@@ -127,7 +127,25 @@ fn delta_of(snapshot: &Snapshot, ops: &[Op]) -> PolicyDelta {
                     || delta.changed.contains_key(&rule.id)
                     || (snapshot.rules.contains_key(&rule.id) && !delta.removed.contains(&rule.id));
                 if there {
-                    delta.change_rule(rule.clone());
+                    // Rules of index 0 say an edit from the version before when the shape
+                    // stays (as the engine does), the others their new content.
+                    let mut now = delta
+                        .added
+                        .get(&rule.id)
+                        .or(delta.changed.get(&rule.id))
+                        .or(snapshot.rules.get(&rule.id))
+                        .cloned();
+                    if let (Some(now), Some(edit)) = (&mut now, delta.edited.get(&rule.id)) {
+                        edit.apply(now);
+                    }
+                    match now.and_then(|now| RuleEdit::between(&now, rule)) {
+                        Some(edit) if rule.id.index == 0 => {
+                            if !edit.is_empty() {
+                                delta.edit_rule(rule.id.clone(), edit);
+                            }
+                        }
+                        _ => delta.change_rule(rule.clone()),
+                    }
                 } else {
                     delta.add_rule(rule.clone());
                 }
@@ -287,7 +305,10 @@ fn a_label_change_renders_only_the_rules_it_affects() {
         .upsert_pod(&pod("c0", "n2", "10.244.2.10", json!({})))
         .unwrap();
     let sync = engine.sync();
-    assert_eq!(sync.delta.changed.len(), 2);
+    assert_eq!(sync.delta.rules(), 2);
+    // The engine patched those two rules (no policy recomputed) and says what each lost.
+    assert_eq!((sync.policies, sync.rules), (0, 2));
+    assert_eq!(sync.delta.edited.len(), 2);
     let update = renderer.update(&sync.delta);
     assert_eq!(update.rules_rendered, 2, "k of n rules rendered");
     assert_eq!(renderer.rules_rendered() - rendered_before, 2);

@@ -1,12 +1,14 @@
 //! A rule's entries — its applied-to Pod addresses, peer addresses and port ranges — each in its
 //! dimension (conjunction clause), the flow matches an entry becomes, and the entries two
-//! versions of a rule differ in. Clauses are in packet-field order: source, destination, ports.
+//! versions of a rule differ in: from a delta's [`RuleEdit`] (costing the edit) or, without
+//! one, by comparing the versions. Clauses are in packet-field order: source, destination,
+//! ports.
 
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
 use ipnet::Ipv4Net;
-use netpol::{Direction, Peers, PortMatch, Ports, Rule};
+use netpol::{Direction, Peers, PortMatch, Ports, Rule, RuleEdit};
 use openflow::oxm::{Field, Match};
 
 use super::ports::port_matches;
@@ -106,6 +108,103 @@ pub(super) fn complete(rule: &Rule) -> bool {
         Ports::Any => true,
     };
     !rule.applied_to.is_empty() && peers && ports
+}
+
+/// Whether `rule` has `entry`.
+fn has(rule: &Rule, entry: &Entry) -> bool {
+    match (entry, &rule.peers, &rule.ports) {
+        (Entry::Local(a), _, _) => rule.applied_to.contains(a),
+        (Entry::PeerIp(a), Peers::Set(set), _) => set.ips.contains(a),
+        (Entry::PeerCidr(c), Peers::Set(set), _) => set.cidrs.contains(c),
+        (Entry::Port(p), _, Ports::Set(set)) => set.contains(p),
+        _ => false,
+    }
+}
+
+/// Puts `added` into `rule` and takes `removed` out (entries of a dimension the rule does not
+/// have are ignored).
+pub(super) fn put(rule: &mut Rule, added: &[Entry], removed: &[Entry]) {
+    for (entry, add) in removed
+        .iter()
+        .map(|e| (e, false))
+        .chain(added.iter().map(|e| (e, true)))
+    {
+        fn set<T: Ord>(set: &mut BTreeSet<T>, x: T, add: bool) {
+            if add {
+                set.insert(x);
+            } else {
+                set.remove(&x);
+            }
+        }
+        match (entry, &mut rule.peers, &mut rule.ports) {
+            (Entry::Local(a), _, _) => set(&mut rule.applied_to, *a, add),
+            (Entry::PeerIp(a), Peers::Set(s), _) => set(&mut s.ips, *a, add),
+            (Entry::PeerCidr(c), Peers::Set(s), _) => set(&mut s.cidrs, *c, add),
+            (Entry::Port(p), _, Ports::Set(s)) => set(s, *p, add),
+            _ => {}
+        }
+    }
+}
+
+/// The entries `edit` adds that `old` has not, and those it removes that `old` has: what a
+/// rule in state `old` gains and loses by the edit, in the edit's size (an edit `old` already
+/// reflects yields nothing).
+pub(super) fn edited_entries(old: &Rule, edit: &RuleEdit) -> (Vec<Entry>, Vec<Entry>) {
+    let mut added: Vec<Entry> = edit
+        .applied_to
+        .added
+        .iter()
+        .copied()
+        .map(Entry::Local)
+        .collect();
+    let mut removed: Vec<Entry> = edit
+        .applied_to
+        .removed
+        .iter()
+        .copied()
+        .map(Entry::Local)
+        .collect();
+    added.extend(edit.peer_ips.added.iter().copied().map(Entry::PeerIp));
+    removed.extend(edit.peer_ips.removed.iter().copied().map(Entry::PeerIp));
+    added.extend(edit.peer_cidrs.added.iter().copied().map(Entry::PeerCidr));
+    removed.extend(edit.peer_cidrs.removed.iter().copied().map(Entry::PeerCidr));
+    added.extend(edit.ports.added.iter().copied().map(Entry::Port));
+    removed.extend(edit.ports.removed.iter().copied().map(Entry::Port));
+    added.retain(|e| !has(old, e) && dimension_of(old, e));
+    removed.retain(|e| has(old, e));
+    (added, removed)
+}
+
+/// Whether `rule` with `added` put in and `removed` taken out (entries it lacks, entries it
+/// has) still has an entry in every dimension.
+pub(super) fn complete_after(rule: &Rule, added: &[Entry], removed: &[Entry]) -> bool {
+    let count = |list: &[Entry], dimension: fn(&Entry) -> bool| {
+        list.iter().filter(|e| dimension(e)).count()
+    };
+    let left = |now: usize, dimension: fn(&Entry) -> bool| {
+        now + count(added, dimension) > count(removed, dimension)
+    };
+    let applied = left(rule.applied_to.len(), |e| matches!(e, Entry::Local(_)));
+    let peers = match &rule.peers {
+        Peers::Set(set) => left(set.len(), |e| {
+            matches!(e, Entry::PeerIp(_) | Entry::PeerCidr(_))
+        }),
+        Peers::Any => true,
+    };
+    let ports = match &rule.ports {
+        Ports::Set(set) => left(set.len(), |e| matches!(e, Entry::Port(_))),
+        Ports::Any => true,
+    };
+    applied && peers && ports
+}
+
+/// Whether `rule` has the dimension `entry` belongs to.
+fn dimension_of(rule: &Rule, entry: &Entry) -> bool {
+    match entry {
+        Entry::Local(_) => true,
+        Entry::PeerIp(_) | Entry::PeerCidr(_) => matches!(rule.peers, Peers::Set(_)),
+        Entry::Port(_) => matches!(rule.ports, Ports::Set(_)),
+    }
 }
 
 /// The entries `new` has and `old` has not, and those `old` has and `new` has not, for two

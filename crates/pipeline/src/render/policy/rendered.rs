@@ -2,24 +2,26 @@
 //! Each flow knows who needs it — a clause flow the conjunction actions of the rules sharing
 //! it, any other flow how many rules (or isolated Pods) need it — and each rule knows the flows
 //! it contributes to. A [`PolicyDelta`] then re-renders only the entries its rules gained or
-//! lost (all entries of a rule that is new, gone or changes shape), and the flows whose content
-//! changed make the [`PolicyPatch`].
+//! lost — an edited rule's straight from its edit, so a rule of many entries that gained one
+//! costs one; a changed one's by comparing versions; all entries of a rule that is new, gone or
+//! changes shape — and the flows whose content changed make the [`PolicyPatch`].
 //!
 //! Every change is written to a [`Journal`] (the state it replaced) until the caller knows the
 //! switch took the patch; [`Rendered::undo`] puts the state back after a refused one, so the
 //! renderer never runs ahead of the switch. Both cost what the change touched.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::mem;
 use std::net::Ipv4Addr;
 
-use netpol::{Direction, PolicyDelta, Rule, RuleId, Snapshot};
+use netpol::{Direction, PolicyDelta, Rule, RuleEdit, RuleId, Snapshot};
 use openflow::action::Action;
 use openflow::msg::flow_mod::FlowMod;
 use openflow::oxm::{Field, Match};
 
 use super::conj_ids::ConjIds;
-use super::entries::{Shape, changed_entries, complete, entries};
+use super::entries::{
+    Entry, Shape, changed_entries, complete, complete_after, edited_entries, entries, put,
+};
 use super::{PolicyFlows, PolicyPatch, RuleFlows, Tables, tables};
 use crate::cache::FlowKey;
 use crate::layout::TableGraph;
@@ -234,9 +236,11 @@ enum RuleBefore {
     Absent,
     /// This state, replaced whole (the rule was removed or changed shape).
     Whole(RuleState),
-    /// Patched in place: its previous content and the previous value of each part touched.
+    /// Patched in place: the entries it gained and lost, and the previous value of each part
+    /// touched.
     Patched {
-        rule: Rule,
+        added: Vec<Entry>,
+        removed: Vec<Entry>,
         per_clause: [usize; 3],
         parts: BTreeMap<FlowKey, Option<Part>>,
     },
@@ -374,6 +378,9 @@ impl Rendered {
         for rule in delta.upserted() {
             self.upsert(rule, journal);
         }
+        for (id, edit) in &delta.edited {
+            self.edit(id, edit, journal);
+        }
         for direction in [Direction::Ingress, Direction::Egress] {
             for pod in delta.released.of(direction) {
                 self.set_isolated(direction, *pod, false, journal);
@@ -395,8 +402,10 @@ impl Rendered {
         journal.rule(id, RuleBefore::Whole(old));
     }
 
+    /// Puts `rule` in the state: a rule of the same shape patched in place by the entries the
+    /// two versions differ in (a walk of both), any other rendered anew.
     fn upsert(&mut self, rule: &Rule, journal: &mut Journal) {
-        let Some(state) = self.rules.get_mut(&rule.id) else {
+        let Some(state) = self.rules.get(&rule.id) else {
             journal.rule(&rule.id, RuleBefore::Absent);
             let state = self.render(rule.clone(), journal);
             self.rules.insert(rule.id.clone(), state);
@@ -408,41 +417,84 @@ impl Rendered {
         let in_place =
             Shape::of(&state.rule) == Shape::of(rule) && complete(&state.rule) && complete(rule);
         if in_place {
-            let t = match rule.direction() {
-                Direction::Egress => &self.egress,
-                Direction::Ingress => &self.ingress,
-            };
-            let n = Shape::of(rule).dimensions();
-            let shape = Shape::of(rule);
             let (added, removed) = changed_entries(&state.rule, rule);
-            journal.rules_rendered += 1;
-            journal.entries_rendered += added.len() + removed.len();
-            let mut parts = BTreeMap::new();
-            let per_clause = state.per_clause;
-            for entry in &removed {
-                for m in entry.matches(rule.direction()) {
-                    let key = FlowKey::of(&entry_flow(t, n, m));
-                    state.drop(&key, &mut self.owner, journal, Some(&mut parts));
-                }
-            }
-            for entry in &added {
-                let clause = shape.clause(entry);
-                for m in entry.matches(rule.direction()) {
-                    let fm = entry_flow(t, n, m);
-                    state.add(fm, clause, &mut self.owner, journal, Some(&mut parts));
-                }
-            }
-            let old = mem::replace(&mut state.rule, rule.clone());
-            journal.rule(
-                &rule.id,
-                RuleBefore::Patched {
-                    rule: old,
-                    per_clause,
-                    parts,
-                },
-            );
+            self.patch_rule(&rule.id, added, removed, journal);
             return;
         }
+        self.rerender(rule, journal);
+    }
+
+    /// Edits rule `id` by `edit` (from a delta: the rule's shape stays), at the cost of the
+    /// edit: only the entries it adds that the rule lacks and removes that it has are rendered,
+    /// so an edit the state already reflects changes nothing.
+    fn edit(&mut self, id: &RuleId, edit: &RuleEdit, journal: &mut Journal) {
+        let Some(state) = self.rules.get(id) else {
+            return;
+        };
+        let (added, removed) = edited_entries(&state.rule, edit);
+        if added.is_empty() && removed.is_empty() {
+            return;
+        }
+        if complete(&state.rule) && complete_after(&state.rule, &added, &removed) {
+            self.patch_rule(id, added, removed, journal);
+            return;
+        }
+        // A dimension empties or fills: the rule loses or gains all its flows.
+        let mut rule = state.rule.clone();
+        put(&mut rule, &added, &removed);
+        self.rerender(&rule, journal);
+    }
+
+    /// Renders the entries a rule with flows gains and loses (its shape and completeness
+    /// unchanged), and puts them in its copy of the rule.
+    fn patch_rule(
+        &mut self,
+        id: &RuleId,
+        added: Vec<Entry>,
+        removed: Vec<Entry>,
+        journal: &mut Journal,
+    ) {
+        let Some(state) = self.rules.get_mut(id) else {
+            return;
+        };
+        let direction = id.direction;
+        let t = match direction {
+            Direction::Egress => &self.egress,
+            Direction::Ingress => &self.ingress,
+        };
+        let shape = Shape::of(&state.rule);
+        let n = shape.dimensions();
+        journal.rules_rendered += 1;
+        journal.entries_rendered += added.len() + removed.len();
+        let mut parts = BTreeMap::new();
+        let per_clause = state.per_clause;
+        for entry in &removed {
+            for m in entry.matches(direction) {
+                let key = FlowKey::of(&entry_flow(t, n, m));
+                state.drop(&key, &mut self.owner, journal, Some(&mut parts));
+            }
+        }
+        for entry in &added {
+            let clause = shape.clause(entry);
+            for m in entry.matches(direction) {
+                let fm = entry_flow(t, n, m);
+                state.add(fm, clause, &mut self.owner, journal, Some(&mut parts));
+            }
+        }
+        put(&mut state.rule, &added, &removed);
+        journal.rule(
+            id,
+            RuleBefore::Patched {
+                added,
+                removed,
+                per_clause,
+                parts,
+            },
+        );
+    }
+
+    /// Takes a rule's flows back and renders `rule` anew.
+    fn rerender(&mut self, rule: &Rule, journal: &mut Journal) {
         let Some(old) = self.rules.remove(&rule.id) else {
             return;
         };
@@ -583,12 +635,13 @@ impl Rendered {
                     self.rules.insert(id, state);
                 }
                 RuleBefore::Patched {
-                    rule,
+                    added,
+                    removed,
                     per_clause,
                     parts,
                 } => {
                     if let Some(state) = self.rules.get_mut(&id) {
-                        state.rule = rule;
+                        put(&mut state.rule, &removed, &added);
                         state.per_clause = per_clause;
                         for (key, part) in parts {
                             match part {
