@@ -134,7 +134,10 @@ async fn a_service_s_endpoints_come_change_and_go() {
     assert!(t.contains("group:1"), "{t}");
     assert!(t.contains("Datapath actions: hash("), "{t}");
     // Other traffic goes its usual way through the Service tables.
-    let t = sw.trace(&format!("{P1},nw_dst=10.244.1.11,tp_dst=80,nw_ttl=64"), &["trk,new"]);
+    let t = sw.trace(
+        &format!("{P1},nw_dst=10.244.1.11,tp_dst=80,nw_ttl=64"),
+        &["trk,new"],
+    );
     assert!(t.contains("-> output port is 11"), "{t}");
 
     // One endpoint goes: the group is modified in place and its DNAT flow deleted, nothing
