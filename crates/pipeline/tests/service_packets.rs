@@ -2,8 +2,9 @@
 //! `ovs-vswitchd` bridge with the Node's, Pods' and Service's flows) — a client and two
 //! endpoints, each endpoint answering TCP connections with its name. The client's connections to
 //! the cluster IP are answered by the endpoints, both of them in turn (the handshake itself
-//! shows the reply was un-NATed: the client talks to the cluster IP only); after the Service
-//! drops one endpoint, only the other answers; without endpoints nothing answers (the
+//! shows the reply was un-NATed: the client talks to the cluster IP only); under ClientIP
+//! affinity always the same one; after the Service drops one endpoint (and affinity), only the
+//! other answers; without endpoints nothing answers (the
 //! datapath drops: REJECT is not built yet).
 #![cfg(target_os = "linux")]
 
@@ -338,7 +339,19 @@ fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
     }
     assert_eq!(answerers.len(), 2, "only {answerers:?} answered");
 
-    // Endpoint a goes: new connections reach b only.
+    // ClientIP affinity: every new connection of the client reaches the endpoint its first
+    // one reached.
+    let mut sticky = web(&[&a, &b]);
+    sticky.session_affinity = SessionAffinity::ClientIp {
+        timeout_seconds: 600,
+    };
+    apply(&runtime, &ovs, &mut renderer, &installer, &sticky);
+    let first = ask(&runtime, &client).expect("an endpoint answers");
+    for _ in 0..16 {
+        assert_eq!(ask(&runtime, &client).as_ref(), Some(&first));
+    }
+
+    // Affinity off and endpoint a gone: new connections reach b only.
     apply(&runtime, &ovs, &mut renderer, &installer, &web(&[&b]));
     for _ in 0..8 {
         assert_eq!(ask(&runtime, &client).as_deref(), Some("b"));

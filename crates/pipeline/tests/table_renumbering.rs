@@ -115,7 +115,6 @@ const SERVICES_CHANGED: (&[&str], &[&str]) = (
         "table=ConntrackZone,priority=200,ip actions=ct(table=ConntrackState,zone=65520)",
     ],
     &[
-        "table=ConntrackCommit,priority=210,ct_state=+new+trk,ct_mark=0x10/0x10,ip actions=goto_table:Output",
         "table=ConntrackState,priority=0 actions=goto_table:PreRoutingClassifier",
         "table=ConntrackZone,priority=200,ip actions=ct(table=ConntrackState,zone=65520,nat)",
         "table=EndpointDNAT,priority=0 actions=goto_table:EgressRule",

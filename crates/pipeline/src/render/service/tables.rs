@@ -1,20 +1,19 @@
 //! The Service tables' fixed flows, which the Node installs with its own (the tables sit on
 //! every IP packet's way, so their misses must be there before any Service): the two lookups of
-//! `PreRoutingClassifier`, the misses that let non-Service traffic through, the hand-over of
-//! an endpoint that affinity chose, and the `ConntrackCommit` exception for connections
-//! `EndpointDNAT` already committed.
+//! `PreRoutingClassifier`, the misses that let non-Service traffic through, and the hand-over
+//! of an endpoint that affinity chose. (`ConntrackCommit` later commits a Service connection
+//! again: the packet carries the connection `EndpointDNAT` committed, so nothing changes;
+//! `tests/service_packets.rs` passes with and without an exception flow for it.)
 
 use openflow::action::Action;
 use openflow::msg::flow_mod::FlowMod;
-use openflow::oxm::{Field, Match};
+use openflow::oxm::Match;
 
 use crate::layout::TableGraph;
-use crate::layout::priority::{HIGH, MISS, NORMAL};
-use crate::layout::regs::{EP_SELECTED, EP_TO_SELECT, SERVICE_CT_MARK};
-use crate::layout::tables::{
-    CONNTRACK_COMMIT, ENDPOINT_DNAT, PRE_ROUTING_CLASSIFIER, SERVICE_LB, SESSION_AFFINITY,
-};
-use crate::render::{CT_NEW, CT_TRK, flow, ip};
+use crate::layout::priority::{MISS, NORMAL};
+use crate::layout::regs::{EP_SELECTED, EP_TO_SELECT};
+use crate::layout::tables::{ENDPOINT_DNAT, PRE_ROUTING_CLASSIFIER, SERVICE_LB, SESSION_AFFINITY};
+use crate::render::{flow, ip};
 
 /// The fixed flows of the Service tables (with the ids of `g`).
 pub(crate) fn service_table_flows(g: &TableGraph) -> Vec<FlowMod> {
@@ -64,21 +63,6 @@ pub(crate) fn service_table_flows(g: &TableGraph) -> Vec<FlowMod> {
             Match::new(),
             vec![],
             Some(g.next(ENDPOINT_DNAT)),
-        ),
-        // EndpointDNAT committed the connection with its NAT: a second commit of the NATed
-        // packet would track it as another connection.
-        flow(
-            g,
-            CONNTRACK_COMMIT,
-            HIGH,
-            ip().with_masked(Field::CtState, CT_NEW | CT_TRK, CT_NEW | CT_TRK)
-                .with_masked(
-                    Field::CtMark,
-                    u128::from(SERVICE_CT_MARK),
-                    u128::from(SERVICE_CT_MARK),
-                ),
-            vec![],
-            Some(g.next(CONNTRACK_COMMIT)),
         ),
     ]
 }

@@ -104,7 +104,6 @@ fn the_fixed_flows_of_the_service_tables() {
     assert_eq!(
         flow_texts(&tables::service_table_flows(g)),
         [
-            "table=ConntrackCommit,priority=210,ct_state=+new+trk,ct_mark=0x10/0x10,ip actions=goto_table:Output",
             "table=EndpointDNAT,priority=0 actions=goto_table:EgressRule",
             "table=PreRoutingClassifier,priority=200,ip actions=resubmit(,5),resubmit(,6)",
             "table=ServiceLB,priority=0 actions=goto_table:EndpointDNAT",
