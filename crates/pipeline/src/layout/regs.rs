@@ -7,7 +7,6 @@
 //! | `reg3` | 0..31 | a Service connection's chosen endpoint IP (Antrea's `EndpointIPField`) |
 //! | `reg4` | 0..15 | the chosen endpoint's port (`EndpointPortField`) |
 //! | `reg4` | 16..18 | Service endpoint state: 1 to select, 2 selected, 3 to learn (`ServiceEPStateField`) |
-//! | `ct_mark` | 4 | the connection was DNATed to a Service endpoint (`ServiceCTMark`) |
 
 use openflow::action::Action;
 use openflow::oxm::{Field, Match, Subfield};
@@ -111,6 +110,3 @@ pub const EP_TO_LEARN: RegMark = RegMark {
     value: 3 << 16,
     mask: EP_STATE_MASK,
 };
-
-/// The `ct_mark` bit of connections DNATed to a Service endpoint.
-pub const SERVICE_CT_MARK: u32 = 0x10;

@@ -1,7 +1,6 @@
 //! `EndpointDNAT` flows: one per endpoint (protocol, IP, port), whichever Service chose it. The
-//! flow commits the connection in the Pod zone with its destination NATed to the endpoint and
-//! marks it a Service connection (`ct_mark` bit 4), then continues at the next table with the
-//! NATed packet. Replies are un-NATed by `ConntrackZone`'s `ct(nat)`. Two Services with one
+//! flow commits the connection in the Pod zone with its destination NATed to the endpoint,
+//! then continues at the next table with the NATed packet. Replies are un-NATed by `ConntrackZone`'s `ct(nat)`. Two Services with one
 //! endpoint render the same flow, held by both.
 
 use std::net::IpAddr;
@@ -12,9 +11,7 @@ use openflow::oxm::Field;
 
 use super::l4;
 use crate::layout::priority::NORMAL;
-use crate::layout::regs::{
-    ENDPOINT_IP_REG, ENDPOINT_PORT_MASK, ENDPOINT_REG, EP_SELECTED, SERVICE_CT_MARK,
-};
+use crate::layout::regs::{ENDPOINT_IP_REG, ENDPOINT_PORT_MASK, ENDPOINT_REG, EP_SELECTED};
 use crate::layout::tables::ENDPOINT_DNAT;
 use crate::layout::{CT_ZONE, TableGraph};
 use crate::render::{flow, ipv4};
@@ -40,11 +37,6 @@ pub(super) fn dnat_flow(g: &TableGraph, protocol: Protocol, endpoint: &Endpoint)
             ports: Some((endpoint.port, endpoint.port)),
             ..Nat::default()
         }),
-        exec: vec![Action::set_field_masked(
-            Field::CtMark,
-            u128::from(SERVICE_CT_MARK),
-            u128::from(SERVICE_CT_MARK),
-        )],
         ..Ct::default()
     };
     flow(

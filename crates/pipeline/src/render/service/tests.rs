@@ -83,9 +83,9 @@ fn a_cluster_ip_with_three_endpoints() {
     assert_eq!(
         flow_texts(&objects.flows),
         [
-            "table=EndpointDNAT,priority=200,tcp,reg3=0xaf4010a,reg4=0x21f90/0x7ffff actions=ct(commit,table=EgressRule,zone=65520,nat(dst=10.244.1.10:8080),exec(set_field:0x10/0x10->ct_mark))",
-            "table=EndpointDNAT,priority=200,tcp,reg3=0xaf4010b,reg4=0x21f90/0x7ffff actions=ct(commit,table=EgressRule,zone=65520,nat(dst=10.244.1.11:8080),exec(set_field:0x10/0x10->ct_mark))",
-            "table=EndpointDNAT,priority=200,tcp,reg3=0xaf4010c,reg4=0x21f90/0x7ffff actions=ct(commit,table=EgressRule,zone=65520,nat(dst=10.244.1.12:8080),exec(set_field:0x10/0x10->ct_mark))",
+            "table=EndpointDNAT,priority=200,tcp,reg3=0xaf4010a,reg4=0x21f90/0x7ffff actions=ct(commit,table=EgressRule,zone=65520,nat(dst=10.244.1.10:8080))",
+            "table=EndpointDNAT,priority=200,tcp,reg3=0xaf4010b,reg4=0x21f90/0x7ffff actions=ct(commit,table=EgressRule,zone=65520,nat(dst=10.244.1.11:8080))",
+            "table=EndpointDNAT,priority=200,tcp,reg3=0xaf4010c,reg4=0x21f90/0x7ffff actions=ct(commit,table=EgressRule,zone=65520,nat(dst=10.244.1.12:8080))",
             "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1",
         ]
     );
