@@ -5,6 +5,10 @@
 # (/var/cache/antrea-rs/target); everything also passes with that directory empty.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "$(id -u)" -ne 0 ]; then
+  echo "test: run as root (the tests make network namespaces and run Open vSwitch)" >&2
+  exit 1
+fi
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/var/cache/antrea-rs/target}
 mkdir -p "$CARGO_TARGET_DIR"
 bash scripts/setup.sh

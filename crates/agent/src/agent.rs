@@ -1,7 +1,8 @@
 //! The agent's life: configuration, the cluster source, waiting for this Node, bring-up, the
-//! controllers, and a graceful stop when the caller's shutdown token is cancelled (SIGTERM/SIGINT
-//! in a console, Stop/Shutdown from the Windows service control manager) that leaves the datapath
-//! in place.
+//! controllers and the CNI server as supervised [`Tasks`], and a graceful stop that leaves the
+//! datapath in place, when the caller's shutdown token is cancelled (SIGTERM/SIGINT in a
+//! console, Stop/Shutdown from the Windows service control manager) or when a task fails (the
+//! run then ends with [`AgentError::Task`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,6 +25,7 @@ use crate::error::AgentError;
 use crate::kubernetes::{ApiServices, KubernetesSession, NodeWait, PolicyFeed, SYNC_WAIT};
 use crate::node::NodeInfo;
 use crate::supervise::{Supervise, SupervisionPlan};
+use crate::tasks::{Ending, Requeue, RequeueMetrics, Tasks};
 
 /// How long to wait for this Node's object (Antrea waits 60 s for the Pod CIDR).
 pub const NODE_WAIT: Duration = Duration::from_secs(60);
@@ -109,11 +111,12 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
     let agent_api = Arc::new(AgentApi::default());
     let listener = apiserver::listen(config.api_port).await?;
     tracing::info!("agent API on port {}", config.api_port);
-    tokio::spawn(apiserver::serve(
-        listener,
-        agent_api.clone(),
-        shutdown.clone(),
-    ));
+    let mut tasks = Tasks::new();
+    tasks.spawn(
+        "agent API",
+        Ending::AtStop,
+        apiserver::serve(listener, agent_api.clone(), tasks.stop_token()),
+    );
     let (info, source, api) = match options.cluster {
         ClusterChoice::Directory(dir) => {
             let mut source = DirectorySource::new(&dir);
@@ -143,16 +146,22 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
     #[cfg(target_os = "linux")]
     {
         let host = Arc::new(hostnet::linux::LinuxHost::current().await?);
-        run_node(&config, &info, source, api, host, agent_api, shutdown).await
+        run_node(
+            &config, &info, source, api, host, agent_api, tasks, shutdown,
+        )
+        .await
     }
     #[cfg(windows)]
     {
         let host = Arc::new(windows_host(&info)?);
-        run_node(&config, &info, source, api, host, agent_api, shutdown).await
+        run_node(
+            &config, &info, source, api, host, agent_api, tasks, shutdown,
+        )
+        .await
     }
     #[cfg(not(any(target_os = "linux", windows)))]
     {
-        drop((config, info, source, api, agent_api, shutdown));
+        drop((config, info, source, api, agent_api, tasks, shutdown));
         Err(AgentError::UnsupportedPlatform)
     }
 }
@@ -223,8 +232,9 @@ impl ApiRun {
 }
 
 /// Brings the Node up with `host` (publishing its annotations when `api` is given) and runs
-/// the controllers and the host's supervision until `shutdown` is cancelled or supervision
-/// fails.
+/// the controllers and the host's supervision, beside the `tasks` already running, until
+/// `shutdown` is cancelled or a task fails.
+#[allow(clippy::too_many_arguments)]
 pub async fn run_node<H: HostNetwork + Supervise + 'static>(
     config: &AgentConfig,
     info: &NodeInfo,
@@ -232,6 +242,7 @@ pub async fn run_node<H: HostNetwork + Supervise + 'static>(
     mut api: Option<ApiRun>,
     host: Arc<H>,
     agent_api: Arc<AgentApi>,
+    tasks: Tasks,
     shutdown: CancellationToken,
 ) -> Result<(), AgentError> {
     let inputs = match &mut api {
@@ -251,7 +262,10 @@ pub async fn run_node<H: HostNetwork + Supervise + 'static>(
             .publish_annotations(config, node.datapath.node())
             .await?;
     }
-    serve(config, node, policy, source, api, &agent_api, shutdown).await
+    serve(
+        config, node, policy, source, api, &agent_api, tasks, shutdown,
+    )
+    .await
 }
 
 /// One line saying what bring-up wrote, so a restart can be seen to change nothing.
@@ -274,9 +288,13 @@ fn report_bring_up<H>(node: &RunningNode<H>) {
     }
 }
 
-/// Runs the CNI server, the controllers and the host's supervision until `shutdown` is
-/// cancelled (the datapath stays as it is) or supervision fails (the takeover was rolled back:
-/// the error says so).
+/// Runs the CNI server, the controllers and the host's supervision as supervised `tasks` until
+/// `shutdown` is cancelled or one of them fails (panics, returns an error, or ends while it
+/// should run). Either way the stop is the same: the CNI server stops accepting and finishes the
+/// requests in flight, the sources stop, the controllers finish their current work, and the
+/// datapath stays as it is. After a failure the run ends with [`AgentError::Task`] naming the
+/// task and the cause.
+#[allow(clippy::too_many_arguments)]
 async fn serve<H: HostNetwork + Supervise + 'static>(
     config: &AgentConfig,
     node: RunningNode<H>,
@@ -284,6 +302,7 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
     source: ClusterSource,
     api: Option<ApiRun>,
     agent_api: &AgentApi,
+    mut tasks: Tasks,
     shutdown: CancellationToken,
 ) -> Result<(), AgentError> {
     let store = source.store();
@@ -315,22 +334,40 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
         .and_then(|api| api.session.address())
         .map(str::to_owned);
     let plan = SupervisionPlan::new(config, uplink, takeover, api_server);
-    let stop_supervision = shutdown.child_token();
-    let mut supervisor = host
-        .supervise(&plan, &mut registry, pods.clone(), stop_supervision.clone())
+    let supervision = host
+        .supervise(&plan, &mut registry, pods.clone(), tasks.stop_token())
         .await;
+    // Its parts may end (the takeover watchdog after its watch, nothing at all on Linux).
+    tasks.spawn("host supervision", Ending::MayEnd, supervision.join());
+    let requeue = RequeueMetrics::register(&mut registry);
     agent_api.add_registry(registry);
 
     let (events_tx, mut events_rx) = mpsc::channel(256);
     let (peer_tx, peer_rx) = mpsc::channel(256);
     let (policy_tx, policy_rx) = mpsc::channel(256);
-    let source_task = tokio::spawn(source.run(events_tx));
+    let stop = tasks.stop_token();
+    tasks.spawn("cluster source", Ending::AtStop, async move {
+        stop.run_until_cancelled(source.run(events_tx)).await;
+    });
     let peers = PeerController::new(&info.name, datapath.clone());
-    let peer_task = tokio::spawn(peers.run(store.clone(), peer_rx));
+    tasks.spawn(
+        "peer controller",
+        Ending::AtStop,
+        peers.run(store.clone(), peer_rx, Requeue::new("peers", &requeue)),
+    );
     let (queries_tx, queries_rx) = mpsc::channel(8);
     agent_api.answer_policy_with(queries_tx);
     agent_api.read_pipeline_from(datapath.flows().connection().clone());
-    let policy_task = tokio::spawn(policy.run(datapath.clone(), policy_rx, queries_rx));
+    tasks.spawn(
+        "NetworkPolicy controller",
+        Ending::AtStop,
+        policy.run(
+            datapath.clone(),
+            policy_rx,
+            queries_rx,
+            Requeue::new("networkpolicy", &requeue),
+        ),
+    );
     let mut service = CniService::new(pods);
     // NetworkPolicy's objects come from the API server's reflectors when there is one, else
     // from the cluster directory's events (it holds every Pod, Namespace and policy).
@@ -340,15 +377,18 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
             agent_api
                 .readiness()
                 .probe(READY_REFLECTORS, api.services.reflectors.synced_probe());
-            (
-                Some((api.services, tokio::spawn(api.policy.run(policy_tx)))),
-                None,
-            )
+            let stop = tasks.stop_token();
+            let feed = api.policy;
+            tasks.spawn("NetworkPolicy feed", Ending::AtStop, async move {
+                stop.run_until_cancelled(feed.run(policy_tx)).await;
+            });
+            (Some(api.services), None)
         }
         None => (None, Some(policy_tx)),
     };
     // Every event goes to the peer controller, and what matters to policy to its controller.
-    let fan_out = tokio::spawn(async move {
+    // It ends when the source ends (its events close) or a controller is gone.
+    tasks.spawn("event fan-out", Ending::AtStop, async move {
         while let Some(event) = events_rx.recv().await {
             if let (Some(policy_tx), Some(input)) = (&policy_events, PolicyInput::of_event(&event))
                 && policy_tx.send(input).await.is_err()
@@ -362,50 +402,42 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
     });
 
     // The CNI socket appears only now: its existence tells the runtime the Node is ready.
-    let listener = listen_cni(&config.cni_socket).await?;
+    let listener = match listen_cni(&config.cni_socket).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            if let Err(stopped) = tasks.stop().await {
+                tracing::error!("while stopping after the CNI socket failed: {stopped}");
+            }
+            return Err(error);
+        }
+    };
     tracing::info!("CNI server listening on {}", config.cni_socket);
     agent_api.readiness().set(READY_CNI, true);
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(cni::rpc::serve_on(
-        service.clone(),
-        Some(service),
-        listener,
-        async {
-            let _ = stop_rx.await;
-        },
-    ));
+    tasks.spawn(
+        "CNI server",
+        Ending::AtStop,
+        cni::rpc::serve_on(
+            service.clone(),
+            Some(service),
+            listener,
+            tasks.stop_token().cancelled_owned(),
+        ),
+    );
 
-    let failure = tokio::select! {
-        () = shutdown.cancelled() => None,
-        error = supervisor.failure() => Some(error),
-    };
-    match &failure {
-        None => tracing::info!(
+    tokio::select! {
+        () = shutdown.cancelled() => tracing::info!(
             "stopping: no new CNI requests, finishing those in flight; the datapath stays in place"
         ),
-        Some(error) => tracing::error!("stopping: {error}"),
+        task = tasks.failed() => tracing::error!(
+            "stopping because the {task} task failed: no new CNI requests, finishing those in \
+             flight; the datapath stays in place"
+        ),
     }
-    stop_supervision.cancel();
-    let _ = stop_tx.send(());
-    match server.await {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) => tracing::warn!("CNI server ended with: {error}"),
-        Err(error) => tracing::warn!("CNI server task: {error}"),
-    }
-    source_task.abort();
-    let _ = source_task.await;
-    // The source's end closes the event channels; the controllers finish their current work.
-    let _ = fan_out.await;
-    let _ = peer_task.await;
-    if let Some((services, feed)) = api_services {
-        feed.abort();
-        drop(services);
-    }
-    let _ = policy_task.await;
+    let stopped = tasks.stop().await;
+    drop(api_services);
     datapath.flows().connection().close();
-    supervisor.join().await?;
     tracing::info!("stopped");
-    failure.map_or(Ok(()), Err)
+    stopped
 }
 
 /// Listens on the CNI endpoint (mode 0600 / SYSTEM+Administrators), creating a socket's

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use crate::config::ConfigError;
 use crate::node::NodeInfoError;
+use crate::tasks::TaskFailure;
 
-/// A failure of the agent's start-up or of a controller.
+/// A failure of the agent's start-up, or of one of its tasks once it runs.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
     #[error("{0}")]
@@ -93,6 +94,12 @@ pub enum AgentError {
         api_server: String,
         rounds: u32,
         outcome: String,
+    },
+    #[error("the {task} task {failure}")]
+    Task {
+        /// The task, as [`crate::tasks::Tasks`] names it.
+        task: &'static str,
+        failure: TaskFailure,
     },
     #[error("no host network backend for this operating system yet")]
     UnsupportedPlatform,

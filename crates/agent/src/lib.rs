@@ -5,7 +5,8 @@
 //! CNI server change the datapath, and its Open vSwitch implementation with the Node's
 //! bring-up), [`ovs`] (its OVSDB side), [`flows`] (its OpenFlow side), [`controller`] (peer
 //! Nodes, NetworkPolicy), [`cniserver`] (CNI ADD/DEL/CHECK/GC), [`supervise`] (the HNS healing loop and the takeover
-//! watchdog on Windows) and [`agent`] (the process's life); the process around
+//! watchdog on Windows), [`tasks`] (the supervisor of the agent's long-running tasks and the
+//! requeue of failed datapath updates) and [`agent`] (the process's life); the process around
 //! it: [`cli`] (the command line), [`logging`] (console and file) and [`service`] (the agent as a
 //! Windows service).
 
@@ -26,5 +27,6 @@ pub mod node;
 pub mod ovs;
 pub mod service;
 pub mod supervise;
+pub mod tasks;
 
 pub use error::AgentError;

@@ -12,6 +12,7 @@ use agent::datapath::Datapath;
 use agent::datapath::ovs::{OvsDatapath, OvsOptions};
 use agent::flows::Flows;
 use agent::ovs::OvsBridge;
+use agent::tasks::{Requeue, RequeueMetrics};
 use model::{NodeNetwork, TrafficMode, TunnelType};
 use ovstest::Ovs;
 use pipeline::Owner;
@@ -144,7 +145,8 @@ async fn controller_installs_policy_flows_in_bursts() {
     let (tx, rx) = tokio::sync::mpsc::channel(256);
     let mods = flows.mods();
     let (_queries, queries_rx) = tokio::sync::mpsc::channel(1);
-    let task = tokio::spawn(controller.run(datapath.clone(), rx, queries_rx));
+    let requeue = Requeue::new("networkpolicy", &RequeueMetrics::default());
+    let task = tokio::spawn(controller.run(datapath.clone(), rx, queries_rx, requeue));
     for i in 0..100 {
         tx.send(pod(
             "x",

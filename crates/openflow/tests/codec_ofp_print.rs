@@ -47,7 +47,49 @@ const FLOWS: &[&str] = &[
     "dl_type=0x1234 actions=output:1",
     "ip actions=meter:7,output:1",
     "ip actions=meter:4294901760,goto_table:3",
+    "dl_vlan=5 actions=set_field:4097->vlan_vid,set_field:4096/0x1000->vlan_vid,output:1",
+    "ip actions=set_field:2->ip_dscp,output:1",
+    "vlan_tci=0x0005/0x1fff actions=drop",
 ];
+
+/// Spellings whose meaning must be what `ovs-ofctl -O OpenFlow15 parse-flow` makes of them: the
+/// 13-bit `vlan_vid` (OFPVID_PRESENT included) and the legacy `mod_nw_tos`.
+const SPELLINGS: &[&str] = &[
+    "dl_vlan=5,actions=set_field:4097->vlan_vid",
+    "dl_vlan=5,actions=set_field:0x1002->vlan_vid",
+    "ip,actions=mod_nw_tos:8",
+    "ip,actions=mod_nw_tos:252",
+    "vlan_vid=5,actions=drop",
+    "vlan_vid=4101,actions=drop",
+];
+
+/// `ovs-ofctl -O OpenFlow15 parse-flow TEXT`: its flow line's match and actions.
+fn ovs_parse_flow(text: &str) -> String {
+    let out = Command::new("ovs-ofctl")
+        .args(["-O", "OpenFlow15", "parse-flow", text])
+        .output()
+        .expect("run ovs-ofctl");
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "ovs-ofctl parse-flow {text}: {printed}"
+    );
+    flow_part(&printed)
+}
+
+#[test]
+fn spellings_mean_what_ovs_ofctl_parses() {
+    for text in SPELLINGS {
+        let fm: FlowMod = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        let ovs = ovs_parse_flow(text);
+        assert_eq!(fm.to_string(), ovs, "{text}");
+        assert_eq!(
+            flow_part(&ofp_print(&fm.to_bytes(1).unwrap())),
+            ovs,
+            "{text}"
+        );
+    }
+}
 
 /// The `MATCH actions=...` part of an `OFPT_FLOW_MOD` print.
 fn flow_part(printed: &str) -> String {

@@ -374,6 +374,34 @@ async fn silent_peer_gets_an_echo_then_is_declared_dead() {
 }
 
 #[tokio::test]
+async fn a_request_made_while_the_switch_stays_unreachable_fails() {
+    let options = ConnOptions {
+        echo_interval: Duration::from_millis(50),
+        inactivity_timeout: Duration::from_millis(300),
+        ..ConnOptions::default()
+    };
+    let (conn, peer, listener) = connected(options).await;
+    let mut events = conn.events();
+    drop(peer);
+    let ConnEvent::Disconnected { .. } = within("event", events.recv()).await.unwrap() else {
+        panic!("expected disconnect")
+    };
+    // The reconnect is accepted but the switch never says hello (a frozen ovs-vswitchd).
+    let (_frozen, _) = within("reconnect", listener.accept()).await.unwrap();
+    let result = within(
+        "request while reconnecting",
+        conn.send(&EchoRequest {
+            payload: b"user".to_vec(),
+        }),
+    )
+    .await;
+    assert!(
+        matches!(&result, Err(ConnError::NotConnected(waited)) if *waited == Duration::from_millis(300)),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
 async fn echo_requests_are_answered() {
     let (_conn, mut peer, _l) = connected(ConnOptions::default()).await;
     peer.send(

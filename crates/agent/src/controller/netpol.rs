@@ -17,6 +17,7 @@ use crate::cluster::{ClusterEvent, ObjectKey, Store};
 use crate::cluster::{namespace_key, pod_key, policy_key};
 use crate::datapath::{Datapath, PolicyChanges};
 use crate::error::AgentError;
+use crate::tasks::Requeue;
 
 /// A change the controller reacts to.
 #[derive(Debug, Clone)]
@@ -159,13 +160,15 @@ impl NetworkPolicyController {
     }
 
     /// Applies inputs until the input channel closes; after each burst (everything queued),
-    /// installs once. A failed install is logged and retried with the next burst. Between
-    /// bursts it answers `queries`.
+    /// installs once. A failed install is retried by `requeue` with backoff, with no new input
+    /// needed; inputs arriving meanwhile are applied and folded into that retry. Between
+    /// installs it answers `queries`.
     pub async fn run<D: Datapath>(
         mut self,
         datapath: Arc<D>,
         mut inputs: mpsc::Receiver<PolicyInput>,
         mut queries: mpsc::Receiver<PolicyQuery>,
+        mut requeue: Requeue,
     ) {
         let mut answering = true;
         loop {
@@ -176,19 +179,35 @@ impl NetworkPolicyController {
                     while let Ok(more) = inputs.try_recv() {
                         self.apply(&more);
                     }
-                    if let Err(error) = self.install(&*datapath).await {
-                        tracing::error!(
-                            "NetworkPolicy flows not installed (retried on the next change): {error}"
-                        );
+                    if requeue.is_owed() {
+                        continue;
                     }
                 }
-                query = queries.recv(), if answering => match query {
-                    Some(query) => {
-                        let report = self.report(&*datapath, query.pod.as_ref()).await.map_err(|e| e.to_string());
-                        let _ = query.reply.send(report);
+                () = requeue.due() => {
+                    while let Ok(more) = inputs.try_recv() {
+                        self.apply(&more);
                     }
-                    None => answering = false,
-                },
+                    tracing::info!("retrying the failed NetworkPolicy install");
+                }
+                query = queries.recv(), if answering => {
+                    match query {
+                        Some(query) => {
+                            let report = self.report(&*datapath, query.pod.as_ref()).await.map_err(|e| e.to_string());
+                            let _ = query.reply.send(report);
+                        }
+                        None => answering = false,
+                    }
+                    continue;
+                }
+            }
+            match self.install(&*datapath).await {
+                Ok(_) => requeue.succeeded(),
+                Err(error) => {
+                    let delay = requeue.failed();
+                    tracing::error!(
+                        "NetworkPolicy flows not installed (retried in {delay:?}): {error}"
+                    );
+                }
             }
         }
     }

@@ -10,6 +10,7 @@ use crate::cluster::{ClusterEvent, Store};
 use crate::datapath::{Datapath, PeerChanges};
 use crate::error::AgentError;
 use crate::node::{NodeInfo, peer_node};
+use crate::tasks::Requeue;
 
 /// The peers `store` describes for Node `node_name`: every other Node with a Pod CIDR and an
 /// InternalIP (Nodes that cannot be used yet are logged and skipped).
@@ -54,23 +55,44 @@ impl<D: Datapath> PeerController<D> {
             .await
     }
 
-    /// Reconciles on every Node event until the event stream ends.
-    pub async fn run(self, store: Store, mut events: mpsc::Receiver<ClusterEvent>) {
-        while let Some(event) = events.recv().await {
-            if !matches!(
-                event,
-                ClusterEvent::NodeAdded(_)
-                    | ClusterEvent::NodeUpdated { .. }
-                    | ClusterEvent::NodeDeleted(_)
-            ) {
-                continue;
+    /// Reconciles on every Node event until the event stream ends. A failed reconciliation
+    /// is retried by `requeue` with backoff, with no new event needed; Node events arriving
+    /// meanwhile are folded into that retry (it reads the store as it is then).
+    pub async fn run(
+        self,
+        store: Store,
+        mut events: mpsc::Receiver<ClusterEvent>,
+        mut requeue: Requeue,
+    ) {
+        loop {
+            tokio::select! {
+                event = events.recv() => {
+                    let Some(event) = event else { return };
+                    if !matches!(
+                        event,
+                        ClusterEvent::NodeAdded(_)
+                            | ClusterEvent::NodeUpdated { .. }
+                            | ClusterEvent::NodeDeleted(_)
+                    ) {
+                        continue;
+                    }
+                    if requeue.is_owed() {
+                        tracing::info!("{event}: folded into the pending peer retry");
+                        continue;
+                    }
+                    tracing::info!("{event}: reconciling peers");
+                }
+                () = requeue.due() => tracing::info!("retrying the failed peer reconciliation"),
             }
-            tracing::info!("{event}: reconciling peers");
             match self.reconcile(&store).await {
-                Ok(changes) => log_changes(&changes),
-                Err(error) => tracing::error!(
-                    "peer reconciliation failed (retried on the next Node event): {error}"
-                ),
+                Ok(changes) => {
+                    requeue.succeeded();
+                    log_changes(&changes);
+                }
+                Err(error) => {
+                    let delay = requeue.failed();
+                    tracing::error!("peer reconciliation failed (retried in {delay:?}): {error}");
+                }
             }
         }
     }

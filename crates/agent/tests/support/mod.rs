@@ -248,6 +248,8 @@ pub struct TestNode {
     runs: u32,
     /// The kubeconfig of a (fake) API server the agent uses instead of the cluster directory.
     kubeconfig: Option<PathBuf>,
+    /// Extra environment variables of the agent's runs.
+    agent_env: Vec<(String, String)>,
 }
 
 /// The Node objects of the cluster: `(name, Node IP, Pod CIDR)`. Each carries Antrea's MAC
@@ -293,6 +295,7 @@ impl TestNode {
             agent: None,
             runs: 0,
             kubeconfig: None,
+            agent_env: Vec::new(),
         };
         node.write_config(extra);
         node.write_nodes(nodes);
@@ -378,7 +381,13 @@ impl TestNode {
             None => command.arg("--cluster-dir").arg(self.cluster_dir()),
         };
         command.env("NODE_NAME", &self.name);
+        command.envs(self.agent_env.iter().map(|(k, v)| (k, v)));
         command
+    }
+
+    /// From now on the agent runs with `key=value` in its environment.
+    pub fn set_agent_env(&mut self, key: &str, value: &str) {
+        self.agent_env.push((key.to_owned(), value.to_owned()));
     }
 
     /// Starts the agent in the Node's namespace; returns the run number.
@@ -428,6 +437,23 @@ impl TestNode {
                 return status.success();
             }
             assert!(Instant::now() < deadline, "agent did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits for the running agent to exit on its own; returns its exit status.
+    pub fn wait_agent_exit(&mut self) -> std::process::ExitStatus {
+        let mut child = self.agent.take().expect("agent running");
+        let deadline = Instant::now() + HANG_GUARD;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the agent did not exit:\n{}", self.log(self.runs));
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
     }

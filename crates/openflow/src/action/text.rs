@@ -92,7 +92,31 @@ fn parse_set_field(item: &str, rest: &str) -> Result<Action, TextError> {
     let field =
         Field::from_name(dst.trim()).ok_or_else(|| TextError::new(item, "unknown field"))?;
     let (v, m) = parse_value(field, value.trim()).map_err(|e| TextError::new(item, e.reason))?;
+    if field == Field::VlanVid && m == field.full_mask() && v & 0x1000 == 0 {
+        // The switch refuses it (OFPBAC_BAD_SET_ARGUMENT): say so before sending.
+        return Err(TextError::new(
+            item,
+            "set_field vlan_vid takes the 13-bit value with OFPVID_PRESENT (VID 1 is 4097)",
+        ));
+    }
     Ok(Action::set_field_masked(field, v, m))
+}
+
+/// The legacy `mod_nw_tos:TOS`: the TOS byte's DSCP bits, so a multiple of 4 below 256. It is
+/// `set_field:TOS/4->ip_dscp` on the wire and printed that way, as OVS does in OpenFlow 1.5.
+fn parse_mod_nw_tos(item: &str, tos: &str) -> Result<Action, TextError> {
+    let tos = parse_uint(tos, 8)?;
+    if tos & 0x3 != 0 {
+        return Err(TextError::new(
+            item,
+            "not a valid TOS: the two low (ECN) bits must be 0",
+        ));
+    }
+    Ok(Action::set_field_masked(
+        Field::IpDscp,
+        tos >> 2,
+        Field::IpDscp.full_mask(),
+    ))
 }
 
 fn parse_load(item: &str, rest: &str) -> Result<Action, TextError> {
@@ -248,6 +272,7 @@ fn parse_action<'a>(item: &'a str) -> Result<Action, TextError> {
         "group" => Action::Group(parse_num(need(value)?)?),
         "meter" => Action::Meter(parse_num(need(value)?)?),
         "set_field" => parse_set_field(item, need(value)?)?,
+        "mod_nw_tos" => parse_mod_nw_tos(item, need(value)?)?,
         "load" => parse_load(item, need(value)?)?,
         "move" => parse_move(item, need(value)?)?,
         "resubmit" => Action::Resubmit {
@@ -352,6 +377,13 @@ mod tests {
             ("set_field:10.0.0.1->nw_dst", "set_field:10.0.0.1->ip_dst"),
             ("ct(nat,zone=5)", "ct(zone=5,nat)"),
             ("ct(commit,alg=tftp)", "ct(commit,alg=tftp)"),
+            ("set_field:4097->vlan_vid", "set_field:4097->vlan_vid"),
+            (
+                "set_field:0x1000/0x1000->vlan_vid",
+                "set_field:4096/0x1000->vlan_vid",
+            ),
+            ("mod_nw_tos:8", "set_field:2->ip_dscp"),
+            ("mod_nw_tos:252", "set_field:63->ip_dscp"),
         ] {
             let a: Action = input.parse().unwrap_or_else(|e| panic!("{input}: {e}"));
             assert_eq!(a.to_string(), printed, "{input}");
@@ -374,6 +406,10 @@ mod tests {
             ("ct(commit,frobnicate)", "frobnicate"),
             ("learn(table=1,NXM_NX_NOPE[])", "NXM_NX_NOPE[]"),
             ("controller(reason=whatever)", "reason=whatever"),
+            ("set_field:1->vlan_vid", "set_field:1->vlan_vid"),
+            ("set_field:8193->vlan_vid", "set_field:8193->vlan_vid"),
+            ("mod_nw_tos:7", "mod_nw_tos:7"),
+            ("mod_nw_tos:256", "256"),
         ] {
             let e = parse_action_list(input).unwrap_err();
             assert_eq!(e.input, fragment, "{input}: {e}");

@@ -67,6 +67,9 @@ pub enum ConnError {
     /// The connection dropped (for the reason inside) before the reply arrived.
     #[error("disconnected before the reply arrived: {0}")]
     Disconnected(Arc<ConnError>),
+    /// The request waited this long for the connection to be re-established; nothing was sent.
+    #[error("not connected: the switch has been unreachable for {0:?}; nothing was sent")]
+    NotConnected(Duration),
     /// The switch answered the request with `OFPT_ERROR`.
     #[error("the switch rejected the request: {0}")]
     Rejected(ErrorMsg),

@@ -14,6 +14,8 @@
 //! - **Reconnect**: when the connection drops, requests waiting on it fail with
 //!   [`ConnError::Disconnected`]; a background task reconnects with exponential backoff and
 //!   runs the owner's on-connect hook (e.g. to replay flows) before other requests proceed.
+//!   A request made while reconnecting waits for the new session at most the inactivity
+//!   timeout, then fails with [`ConnError::NotConnected`].
 //! - **Dumps**: [`OfConnection::dump_flows`], [`OfConnection::dump_groups`] and
 //!   [`OfConnection::port_desc`] collect every part of the multipart reply into typed values.
 //! - **Subscriptions**: port status changes, packet-ins (either format), other unsolicited
@@ -383,15 +385,19 @@ impl OfConnection {
         &self.owner.shared
     }
 
-    /// The session to use: the pinned one, or the current one once it is ready.
+    /// The session to use: the pinned one, or the current one once it is ready. While the
+    /// connection is being re-established a request waits at most the inactivity timeout, then
+    /// fails with [`ConnError::NotConnected`]: a switch that stays unreachable fails its callers
+    /// (who can retry) instead of holding them.
     async fn session(&self) -> Result<Arc<Session>, ConnError> {
         if let Some(s) = &self.pinned {
             return Ok(s.clone());
         }
         let mut link = self.shared().link.subscribe();
-        let ready = link
-            .wait_for(|l| !matches!(l, Link::Connecting))
+        let limit = self.shared().options.inactivity_timeout;
+        let ready = tokio::time::timeout(limit, link.wait_for(|l| !matches!(l, Link::Connecting)))
             .await
+            .map_err(|_| ConnError::NotConnected(limit))?
             .map_err(|_| ConnError::Shutdown)?;
         match &*ready {
             Link::Ready(s) => Ok(s.clone()),

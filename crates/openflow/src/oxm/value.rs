@@ -119,7 +119,8 @@ pub fn format_mf_value(field: Field, v: u128, m: u128) -> String {
         Kind::Port => port(field, v).to_string(),
         Kind::Hex | Kind::EthType | Kind::FlowLabel => format!("{}{mask_suffix}", alt_hex(v)),
         Kind::Dec | Kind::Dscp => format!("{v}{mask_suffix}"),
-        Kind::VlanVid => format!("{}{mask_suffix}", v & 0xfff),
+        // The OXM value as it is on the wire: VID | OFPVID_PRESENT (0x1000), e.g. 4097.
+        Kind::VlanVid => format!("{v}{mask_suffix}"),
         Kind::Mac | Kind::Ipv4 | Kind::Ipv6 | Kind::CtState | Kind::TcpFlags => {
             format_match_value(field, v, m)
         }
@@ -229,10 +230,9 @@ pub fn parse_value(field: Field, s: &str) -> Result<(u128, u128), TextError> {
         Kind::Hex | Kind::Dec | Kind::EthType | Kind::FlowLabel | Kind::Dscp => {
             parse_int_masked(s, full)?
         }
-        Kind::VlanVid => {
-            let (v, m) = parse_int_masked(s, 0xfff)?;
-            (v | 0x1000, m | 0x1000)
-        }
+        // `vlan_vid` is the 13-bit OXM value, OFPVID_PRESENT included (`set_field:4097->vlan_vid`
+        // is VID 1); `dl_vlan` in matches is the 12-bit VID, handled by the match parser.
+        Kind::VlanVid => parse_int_masked(s, full)?,
         Kind::Mac => match s.split_once('/') {
             Some((v, m)) => (tlv_mac(parse_mac(v)?), tlv_mac(parse_mac(m)?)),
             None => (tlv_mac(parse_mac(s)?), full),
