@@ -32,7 +32,7 @@ use std::net::Ipv4Addr;
 
 use openflow::oxm::{Field, Match};
 
-use crate::cache::{Change, Objects, Owner};
+use crate::cache::{Change, Objects, Owner, Update};
 use crate::layout::TableGraph;
 use crate::owners::SERVICE;
 use crate::render::ip;
@@ -74,6 +74,21 @@ pub struct GroupAllocation {
 pub struct ServiceUpdate {
     pub change: Change,
     pub groups: GroupAllocation,
+}
+
+impl ServiceUpdate {
+    /// The Service's objects after the update (none after a removal): what a new round that
+    /// installs every owner at once holds for it.
+    pub fn objects(&self) -> Objects {
+        self.change
+            .updates
+            .iter()
+            .find_map(|(_, update)| match update {
+                Update::Replace(objects) => Some(objects.clone()),
+                Update::Patch(_) => None,
+            })
+            .unwrap_or_default()
+    }
 }
 
 /// Renders Services and keeps their ports' group ids.
