@@ -18,7 +18,9 @@ use crate::cluster::{ClusterSource, DirectorySource, POLL_INTERVAL};
 use crate::cniserver::AddOutcome;
 use crate::cniserver::{CniService, PodConfigurator};
 use crate::config::{AgentConfig, Platform, node_name_from_environment};
-use crate::controller::{NetworkPolicyController, PeerController, PolicyInput, peers_of};
+use crate::controller::{
+    NetworkPolicyController, PeerController, PolicyInput, ProxyController, peers_of,
+};
 use crate::datapath::Datapath;
 use crate::datapath::ovs::{RunningNode, bring_up};
 use crate::error::AgentError;
@@ -254,7 +256,18 @@ pub async fn run_node<H: HostNetwork + Supervise + 'static>(
         policy.apply(input);
     }
     let peers = peers_of(&source.store(), &info.name);
-    let node = bring_up(config, info, &peers, policy.snapshot(), host).await?;
+    let mut proxy = proxy_of(config, api.as_ref(), &info.name);
+    let services = match (&mut proxy, &api) {
+        (Some(proxy), Some(api)) => {
+            let reflectors = &api.services.reflectors;
+            proxy.first_round(
+                reflectors.services.store(),
+                reflectors.endpoint_slices.store(),
+            )
+        }
+        _ => Vec::new(),
+    };
+    let node = bring_up(config, info, &peers, policy.snapshot(), &services, host).await?;
     report_bring_up(&node);
     agent_api.readiness().set(READY_NODE, true);
     if let Some(api) = &api {
@@ -263,9 +276,25 @@ pub async fn run_node<H: HostNetwork + Supervise + 'static>(
             .await?;
     }
     serve(
-        config, node, policy, source, api, &agent_api, tasks, shutdown,
+        config, node, policy, proxy, source, api, &agent_api, tasks, shutdown,
     )
     .await
+}
+
+/// The Service proxy, when `antreaProxy.enable` is on and the API server is the source (the
+/// cluster directory has no Services).
+fn proxy_of(config: &AgentConfig, api: Option<&ApiRun>, node: &str) -> Option<ProxyController> {
+    match (config.antrea_proxy.enable, api) {
+        (true, Some(_)) => Some(ProxyController::new(node)),
+        (true, None) => {
+            tracing::info!("Services are not load-balanced: the cluster directory has none");
+            None
+        }
+        (false, _) => {
+            tracing::info!("Services are not load-balanced: antreaProxy.enable is false");
+            None
+        }
+    }
 }
 
 /// One line saying what bring-up wrote, so a restart can be seen to change nothing.
@@ -288,7 +317,7 @@ fn report_bring_up<H>(node: &RunningNode<H>) {
     }
 }
 
-/// Runs the CNI server, the controllers and the host's supervision as supervised `tasks` until
+/// Runs the CNI server, the controllers (the Service proxy among them when there is one) and the host's supervision as supervised `tasks` until
 /// `shutdown` is cancelled or one of them fails (panics, returns an error, or ends while it
 /// should run). Either way the stop is the same: the CNI server stops accepting and finishes the
 /// requests in flight, the sources stop, the controllers finish their current work, and the
@@ -299,6 +328,7 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
     config: &AgentConfig,
     node: RunningNode<H>,
     policy: NetworkPolicyController,
+    proxy: Option<ProxyController>,
     source: ClusterSource,
     api: Option<ApiRun>,
     agent_api: &AgentApi,
@@ -382,6 +412,20 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
             tasks.spawn("NetworkPolicy feed", Ending::AtStop, async move {
                 stop.run_until_cancelled(feed.run(policy_tx)).await;
             });
+            if let Some(proxy) = proxy {
+                let reflectors = &api.services.reflectors;
+                tasks.spawn(
+                    "proxy controller",
+                    Ending::AtStop,
+                    proxy.run(
+                        datapath.clone(),
+                        reflectors.services.clone(),
+                        reflectors.endpoint_slices.clone(),
+                        Requeue::new("proxy", &requeue),
+                        tasks.stop_token(),
+                    ),
+                );
+            }
             (Some(api.services), None)
         }
         None => (None, Some(policy_tx)),

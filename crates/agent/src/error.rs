@@ -54,6 +54,8 @@ pub enum AgentError {
     Flows(#[from] pipeline::ApplyError),
     #[error("flows: {0}")]
     Cache(#[from] pipeline::CacheError),
+    #[error("refused: {0}")]
+    ServiceRefused(#[from] pipeline::render::ServiceError),
     #[error("the bridge's recorded round: {0}")]
     Round(#[from] pipeline::ModelError),
     #[error(

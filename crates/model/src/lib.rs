@@ -7,6 +7,8 @@
 //! - [`pod`]: a Pod on this Node ([`LocalPod`]).
 //! - [`policy`]: NetworkPolicy as rules over address and port sets ([`Snapshot`]), computed by
 //!   the `netpol` crate.
+//! - [`service`]: Services as a datapath load-balances them ([`Service`], [`ServicePort`],
+//!   [`Endpoint`]), target ports resolved.
 //!
 //! The project's address types live here too, the only ones any crate may use:
 //!
@@ -25,6 +27,7 @@ pub mod node;
 pub mod peer;
 pub mod pod;
 pub mod policy;
+pub mod service;
 
 pub use ipnet::Ipv4Net;
 pub use mac::{MacAddr, MacParseError};
@@ -34,4 +37,7 @@ pub use pod::LocalPod;
 pub use policy::{
     AddressSet, Direction, Isolation, Peers, PodKey, PolicyKey, PortMatch, Ports, Protocol, Rule,
     RuleId, RulePart, Snapshot,
+};
+pub use service::{
+    Endpoint, EndpointConditions, Service, ServiceKey, ServicePort, SessionAffinity, TrafficPolicy,
 };

@@ -4,8 +4,10 @@
 use std::collections::BTreeSet;
 
 use model::{
-    AddressSet, Direction, Isolation, LocalPod, NodeNetwork, PeerNode, Peers, PodKey, PolicyKey,
-    PortMatch, Ports, Protocol, Rule, RuleId, RulePart, Snapshot, TrafficMode, TunnelType,
+    AddressSet, Direction, Endpoint, EndpointConditions, Isolation, LocalPod, NodeNetwork,
+    PeerNode, Peers, PodKey, PolicyKey, PortMatch, Ports, Protocol, Rule, RuleId, RulePart,
+    Service, ServiceKey, ServicePort, SessionAffinity, Snapshot, TrafficMode, TrafficPolicy,
+    TunnelType,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -69,4 +71,43 @@ fn a_policy_snapshot() {
     };
     let text = round_trip(&snapshot);
     assert!(text.contains(r#""192.168.0.0/16""#), "{text}");
+}
+
+#[test]
+fn a_service_with_its_endpoints() {
+    let service = Service {
+        key: ServiceKey::new("kube-system", "kube-dns"),
+        cluster_ips: vec!["10.96.0.10".parse().unwrap()],
+        external_ips: vec!["192.168.1.10".parse().unwrap()],
+        load_balancer_ips: Vec::new(),
+        ports: vec![ServicePort {
+            name: "dns".into(),
+            protocol: Protocol::Udp,
+            port: 53,
+            node_port: Some(30053),
+            endpoints: vec![Endpoint {
+                ip: "10.244.1.10".parse().unwrap(),
+                port: 5353,
+                conditions: EndpointConditions {
+                    ready: false,
+                    serving: true,
+                    terminating: true,
+                },
+                node: Some("n1".into()),
+                is_local: true,
+            }],
+        }],
+        session_affinity: SessionAffinity::ClientIp {
+            timeout_seconds: 10800,
+        },
+        external_traffic_policy: TrafficPolicy::Local,
+        internal_traffic_policy: TrafficPolicy::Cluster,
+    };
+    let text = round_trip(&service);
+    assert!(text.contains(r#""cluster_ips":["10.96.0.10"]"#), "{text}");
+    assert!(text.contains(r#""protocol":"Udp""#), "{text}");
+    assert!(
+        text.contains(r#""session_affinity":{"ClientIp":{"timeout_seconds":10800}}"#),
+        "{text}"
+    );
 }

@@ -1,6 +1,6 @@
-//! The owner kinds of the pipeline's features: the Node, its Pods, the peer Nodes and the
-//! NetworkPolicy rules. A new feature declares its own kind next to its code (say
-//! `pub const SERVICE: OwnerKind = OwnerKind::new("service", Category::new(5));`) with a
+//! The owner kinds of the pipeline's features: the Node, its Pods, the peer Nodes, the
+//! NetworkPolicy rules and the Services. A new feature declares its own kind next to its code
+//! (say `pub const EGRESS: OwnerKind = OwnerKind::new("egress", Category::new(6));`) with a
 //! category no other kind uses; nothing here or in the cache needs editing.
 
 use crate::cache::OwnerKind;
@@ -15,6 +15,9 @@ pub const PEER: OwnerKind = OwnerKind::new("peer", Category::new(3));
 /// The NetworkPolicy rules and default drops of the Node's Pods (one owner, `networkpolicy`:
 /// rules share flows, and one update of all of them is one atomic bundle).
 pub const NETWORK_POLICY: OwnerKind = OwnerKind::new("networkpolicy", Category::new(4));
+/// A Service's flows and endpoint groups (`service:NAMESPACE/NAME`); endpoint DNAT flows that
+/// two Services share are held by both.
+pub const SERVICE: OwnerKind = OwnerKind::new("service", Category::new(5));
 
 #[cfg(test)]
 mod tests {
@@ -31,11 +34,15 @@ mod tests {
         );
         assert_eq!(Owner::new(PEER, "n2").to_string(), "peer:n2");
         assert_eq!(Owner::from(NETWORK_POLICY).to_string(), "networkpolicy");
+        assert_eq!(
+            Owner::new(SERVICE, model::ServiceKey::new("ns", "web")).to_string(),
+            "service:ns/web"
+        );
     }
 
     #[test]
     fn kinds_are_distinct() {
-        let kinds = [NODE, POD, PEER, NETWORK_POLICY];
+        let kinds = [NODE, POD, PEER, NETWORK_POLICY, SERVICE];
         for (i, a) in kinds.iter().enumerate() {
             for b in &kinds[i + 1..] {
                 assert_ne!(a.name(), b.name());

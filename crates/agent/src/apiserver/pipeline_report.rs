@@ -74,10 +74,11 @@ mod tests {
     #[test]
     fn every_declared_table_with_its_flows_and_undeclared_ones_that_hold_flows() {
         let g = TableGraph::standard();
+        let arp = g.id(pipeline::layout::tables::ARP_RESPONDER);
         let flows = [
             stats("priority=0 actions=drop"),
             stats("priority=1,ip actions=drop"),
-            stats("table=13,priority=0 actions=drop"),
+            stats(&format!("table={arp},priority=0 actions=drop")),
             stats("table=200,priority=0 actions=drop"),
         ];
         let report = PipelineReport::new(g, &flows);
@@ -94,7 +95,8 @@ mod tests {
         let lines: Vec<String> = report.tables.iter().map(line).collect();
         assert_eq!(lines[0], "0 Classifier Classifier 2");
         assert_eq!(lines[1], "1 SpoofGuard Validation 0");
-        assert_eq!(lines[13], "13 ARPResponder Output 1");
-        assert_eq!(lines[14], "200 - - 1");
+        let arp = usize::from(arp);
+        assert_eq!(lines[arp], format!("{arp} ARPResponder Output 1"));
+        assert_eq!(lines[arp + 1], "200 - - 1");
     }
 }

@@ -3,7 +3,10 @@
 mod netpol;
 mod peers;
 mod policy_report;
+mod proxy;
 
 pub use netpol::{NetworkPolicyController, PolicyInput, PolicyQuery};
 pub use peers::{PeerController, log_changes, peers_of};
 pub use policy_report::{PodPolicy, PolicyReport, RuleReport};
+pub use proxy::translate;
+pub use proxy::{ProxyController, ProxySync};

@@ -18,7 +18,7 @@ use std::future::Future;
 use std::net::Ipv4Addr;
 
 use hostnet::{PodInterface, PodInterfaceSpec, RouteChanges};
-use model::{NodeNetwork, PeerNode, PodKey};
+use model::{NodeNetwork, PeerNode, PodKey, Service, ServiceKey};
 use netpol::{PolicyDelta, RuleId};
 
 use crate::error::AgentError;
@@ -85,6 +85,15 @@ pub struct PolicyChanges {
     /// Rules whose datapath entries were worked out again (those the delta changed).
     pub rendered: usize,
     /// Datapath objects changed (flow mods for OVS).
+    pub changed: usize,
+}
+
+/// What installing or removing one Service changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServiceChanges {
+    /// Endpoints the Service has now, over all its ports (0 after a removal).
+    pub endpoints: usize,
+    /// Datapath objects changed (flow and group mods for OVS).
     pub changed: usize,
 }
 
@@ -172,4 +181,22 @@ pub trait Datapath: Send + Sync + 'static {
     fn policy_enforcement(
         &self,
     ) -> impl Future<Output = Result<BTreeMap<RuleId, RuleEnforcement>, AgentError>> + Send;
+
+    /// Makes the datapath load-balance `service` as it is now: its frontends (cluster IPs) to
+    /// the usable endpoints of each port, replacing what an earlier call installed for the same
+    /// key; the other Services are not touched. A Service the datapath cannot realise (port 0,
+    /// a port or frontend listed twice, an affinity timeout of 0) is refused with
+    /// [`AgentError::ServiceRefused`]: resending it refuses it again. On any error nothing
+    /// changed, and the same Service can be sent again.
+    fn update_service(
+        &self,
+        service: &Service,
+    ) -> impl Future<Output = Result<ServiceChanges, AgentError>> + Send;
+
+    /// Stops load-balancing Service `key`: its frontends and endpoints go. Removing a Service
+    /// the datapath does not have succeeds and changes nothing; on error nothing changed.
+    fn remove_service(
+        &self,
+        key: &ServiceKey,
+    ) -> impl Future<Output = Result<ServiceChanges, AgentError>> + Send;
 }

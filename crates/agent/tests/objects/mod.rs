@@ -1,4 +1,5 @@
 //! Kubernetes objects for the tests that run against the fake API server.
+#![allow(dead_code)] // each test binary uses a different part
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use serde_json::json;

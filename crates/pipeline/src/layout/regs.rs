@@ -4,6 +4,9 @@
 //! |---|---|---|
 //! | `reg0` | 0..3 | packet source: 1 tunnel, 2 gateway, 3 local Pod, 4 uplink |
 //! | `reg1` | 0..31 | output port, chosen by `L2ForwardingCalc`, used by `Output` |
+//! | `reg3` | 0..31 | a Service connection's chosen endpoint IP (Antrea's `EndpointIPField`) |
+//! | `reg4` | 0..15 | the chosen endpoint's port (`EndpointPortField`) |
+//! | `reg4` | 16..18 | Service endpoint state: 1 to select, 2 selected, 3 to learn (`ServiceEPStateField`) |
 
 use openflow::action::Action;
 use openflow::oxm::{Field, Match, Subfield};
@@ -78,3 +81,32 @@ pub fn output_to_target() -> Action {
         max_len: 0xffff,
     }
 }
+
+/// The register holding a Service connection's chosen endpoint IP.
+pub const ENDPOINT_IP_REG: u8 = 3;
+/// The register holding the chosen endpoint's port (bits 0..15) and the endpoint state (bits
+/// 16..18).
+pub const ENDPOINT_REG: u8 = 4;
+/// The endpoint port's bits in [`ENDPOINT_REG`].
+pub const ENDPOINT_PORT_MASK: u32 = 0xffff;
+
+const EP_STATE_MASK: u32 = 0x7 << 16;
+
+/// The packet still needs an endpoint (no affinity flow chose one).
+pub const EP_TO_SELECT: RegMark = RegMark {
+    reg: ENDPOINT_REG,
+    value: 1 << 16,
+    mask: EP_STATE_MASK,
+};
+/// An endpoint is chosen: `reg3` and `reg4[0..15]` hold it.
+pub const EP_SELECTED: RegMark = RegMark {
+    reg: ENDPOINT_REG,
+    value: 2 << 16,
+    mask: EP_STATE_MASK,
+};
+/// The group chose an endpoint that ClientIP affinity must remember.
+pub const EP_TO_LEARN: RegMark = RegMark {
+    reg: ENDPOINT_REG,
+    value: 3 << 16,
+    mask: EP_STATE_MASK,
+};

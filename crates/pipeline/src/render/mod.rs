@@ -7,12 +7,14 @@ pub mod node;
 pub mod peer;
 pub mod pod;
 pub mod policy;
+pub mod service;
 
 pub use node::node_flows;
 pub use peer::peer_flows;
 pub use pod::pod_flows;
 pub use policy::counters::RuleCounters;
 pub use policy::{PolicyFlows, PolicyPatch, PolicyRenderer, PolicyUndo, PolicyUpdate, RuleFlows};
+pub use service::{GroupAllocation, ServiceError, ServiceRenderer, ServiceUpdate, service_owner};
 
 use std::net::Ipv4Addr;
 

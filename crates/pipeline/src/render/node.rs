@@ -2,11 +2,12 @@
 //! uplink, conntrack, gateway forwarding, TTL, output, the policy tables' fixed flows and the
 //! table defaults.
 
-use openflow::action::{Action, Ct, CtZone};
+use openflow::action::{Action, Ct, CtZone, Nat};
 use openflow::msg::flow_mod::FlowMod;
 use openflow::oxm::{Field, Match};
 
 use super::policy::policy_table_flows;
+use super::service::tables::service_table_flows;
 use super::{CT_INV, CT_NEW, CT_TRK};
 use super::{arp, flow, in_port, ip, ipv4, ipv4_cidr, mac, output, set_mac};
 use crate::layout::priority::{HIGH, LOW, MISS, NORMAL};
@@ -33,6 +34,7 @@ pub(crate) fn render_node(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
     flows.extend(conntrack_flows(g));
     flows.extend(forwarding_flows(g, node));
     flows.extend(policy_table_flows(g, node));
+    flows.extend(service_table_flows(g));
     flows
 }
 
@@ -138,13 +140,15 @@ fn classifier_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
     flows
 }
 
-/// Conntrack in zone 65520: track, drop invalid, commit new connections just before output.
+/// Conntrack in zone 65520: track (un-NATing replies of Service connections and NATing their
+/// later packets), drop invalid, commit new connections just before output.
 fn conntrack_flows(g: &TableGraph) -> Vec<FlowMod> {
     let ct = |commit: bool, table: Option<Table>| {
         Action::Ct(Ct {
             commit,
             table: table.map(|t| g.id(t)),
             zone: CtZone::Imm(CT_ZONE),
+            nat: (!commit).then(Nat::default),
             ..Ct::default()
         })
     };

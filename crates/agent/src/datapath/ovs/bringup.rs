@@ -2,8 +2,8 @@
 //! NIC; create the bridge (datapath id and LOCAL MAC from the NIC); connect OpenFlow and put the
 //! flows of a new round in place *before* the NIC joins the secure-mode bridge; attach the NIC
 //! as the uplink and move its configuration to LOCAL; gateway; tunnel; SNAT and peer routes.
-//! The peers' and the NetworkPolicy flows bring-up is given are part of that first round, so a
-//! restart never leaves an isolated Pod open.
+//! The peers', the NetworkPolicy and the Services' flows bring-up is given are part of that first
+//! round, so a restart never leaves an isolated Pod open nor a Service without its flows.
 //!
 //! Every step is idempotent and reports whether it changed anything; a restart with everything
 //! in place writes nothing to OVSDB, sends no flow mod and changes nothing on the host.
@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use hostnet::{GatewayConfig, HostNetwork, NicConfig, Outcome, TransportSelector};
 use ipnet::Ipv4Net;
-use model::{NodeNetwork, PeerNode, TrafficMode, TunnelType};
+use model::{NodeNetwork, PeerNode, Service, TrafficMode, TunnelType};
 use netpol::Snapshot;
 use pipeline::layout::NodePorts;
 
@@ -143,13 +143,14 @@ fn device_exists(_name: &str) -> bool {
     true
 }
 
-/// Brings the Node up with `peers` and `policy` in force from the first flow on; see the
-/// module documentation for the order.
+/// Brings the Node up with `peers`, `policy` and `services` in force from the first flow on;
+/// see the module documentation for the order.
 pub async fn bring_up<H: HostNetwork + 'static>(
     config: &AgentConfig,
     info: &NodeInfo,
     peers: &[PeerNode],
     policy: &Snapshot,
+    services: &[Service],
     host: Arc<H>,
 ) -> Result<RunningNode<H>, AgentError> {
     let bridge_name = config.ovs_bridge.as_str();
@@ -213,8 +214,9 @@ pub async fn bring_up<H: HostNetwork + 'static>(
         );
         wait_for_device(bridge_name).await?;
 
-        // 3. OpenFlow, and every desired flow (Node, peers, Pods already attached, NetworkPolicy)
-        //    in place before the NIC joins the bridge: in secure mode an empty table cuts the Node off.
+        // 3. OpenFlow, and every desired flow (Node, peers, Pods already attached, NetworkPolicy,
+        //    Services) in place before the NIC joins the bridge: in secure mode an empty table
+        //    cuts the Node off.
         let gateway_ip = info.gateway_ip();
         let network = NodeNetwork {
             node_ip,
@@ -232,7 +234,7 @@ pub async fn bring_up<H: HostNetwork + 'static>(
             snat: !config.no_snat,
         };
         let datapath = OvsDatapath::new(network, bridge, flows, host.clone(), options);
-        let desired = datapath.first_round(peers, policy).await?;
+        let desired = datapath.first_round(peers, policy, services).await?;
         match datapath
             .flows
             .start_round(recorded, &desired, &datapath.bridge)

@@ -2,7 +2,8 @@
 //! ([`crate::ovs`]), the OpenFlow pipeline and its desired-flow cache ([`crate::flows`],
 //! `pipeline`), and the Node OS's side of each change (`hostnet`): a Pod is a host interface, a
 //! container port and the Pod's flows; a peer is its flows, a host route and an SNAT exception;
-//! NetworkPolicy is the policy tables' conjunctive flows.
+//! NetworkPolicy is the policy tables' conjunctive flows; a Service is its select groups and
+//! load-balancing flows.
 //!
 //! [`bring_up`] makes one: bridge, uplink, gateway, tunnel and the flows of a new round.
 
@@ -11,6 +12,7 @@ mod ofports;
 mod peers;
 mod pods;
 mod policy;
+mod services;
 
 pub use bringup::{
     RunningNode, TUNNEL_PORT, bring_up, traffic_mode, transport_selector, tunnel_options,
@@ -20,19 +22,22 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
-use model::{NodeNetwork, PeerNode, PodKey};
+use model::{NodeNetwork, PeerNode, PodKey, Service, ServiceKey};
 use netpol::{PolicyDelta, RuleId, Snapshot};
 use pipeline::owners::{NETWORK_POLICY, NODE, PEER, POD};
 use pipeline::render::{node_flows, peer_flows, pod_flows};
 use pipeline::{Objects, Owner};
 
 use super::step_clock::StepClock;
-use super::{AttachedPod, Datapath, PeerChanges, PodAttach, PolicyChanges, RuleEnforcement};
+use super::{
+    AttachedPod, Datapath, PeerChanges, PodAttach, PolicyChanges, RuleEnforcement, ServiceChanges,
+};
 use crate::error::AgentError;
 use crate::flows::Flows;
 use crate::ovs::OvsBridge;
 use ofports::PodOfports;
 use policy::PolicyState;
+use services::ServiceState;
 
 /// The Node's datapath on one OVS bridge.
 #[derive(Debug)]
@@ -47,6 +52,7 @@ pub struct OvsDatapath<H> {
     snat: bool,
     ofports: PodOfports,
     policy: tokio::sync::Mutex<PolicyState>,
+    services: tokio::sync::Mutex<ServiceState>,
 }
 
 /// How the OVS datapath treats the host.
@@ -62,7 +68,7 @@ pub struct OvsOptions {
 
 impl<H> OvsDatapath<H> {
     /// The datapath of `network` on `bridge`, switched through `flows`, with no peer, Pod or
-    /// NetworkPolicy yet; [`bring_up`] makes the bridge and its fixed ports first.
+    /// NetworkPolicy or Service yet; [`bring_up`] makes the bridge and its fixed ports first.
     pub fn new(
         network: NodeNetwork,
         bridge: OvsBridge,
@@ -80,17 +86,21 @@ impl<H> OvsDatapath<H> {
             snat: options.snat,
             ofports: PodOfports::default(),
             policy: tokio::sync::Mutex::default(),
+            services: tokio::sync::Mutex::default(),
         }
     }
 
-    /// Every owner's flows for a new round: the Node's, `peers`', `policy`'s and those of the
-    /// Pods already attached (their ports' records), without installing anything. The Pods'
-    /// OpenFlow port numbers are noted, so new Pods get other ones. `policy` is rendered whole
-    /// and becomes what [`Datapath::update_policy`]'s deltas change.
+    /// Every owner's objects for a new round: the Node's, `peers`', `policy`'s, `services`'
+    /// and those of the Pods already attached (their ports' records), without installing
+    /// anything. The Pods' OpenFlow port numbers are noted, so new Pods get other ones. `policy`
+    /// is rendered whole and becomes what [`Datapath::update_policy`]'s deltas change; the
+    /// Services' group ids are recorded, as after [`Datapath::update_service`] (a Service that
+    /// cannot be rendered is logged and left out).
     pub async fn first_round(
         &self,
         peers: &[PeerNode],
         policy: &Snapshot,
+        services: &[Service],
     ) -> Result<Vec<(Owner, Objects)>, AgentError> {
         let network = &self.network;
         let mut desired = vec![(Owner::from(NODE), node_flows(network).into())];
@@ -104,6 +114,7 @@ impl<H> OvsDatapath<H> {
             Owner::from(NETWORK_POLICY),
             self.policy.lock().await.render(policy).into(),
         ));
+        desired.extend(self.services.lock().await.render_round(services));
         for port in self.bridge.container_ports().await? {
             if let Some(ofport) = port.ofport {
                 self.ofports.record(&port.port, ofport);
@@ -197,5 +208,13 @@ impl<H: HostNetwork + 'static> Datapath for OvsDatapath<H> {
 
     async fn policy_enforcement(&self) -> Result<BTreeMap<RuleId, RuleEnforcement>, AgentError> {
         self.enforcement().await
+    }
+
+    async fn update_service(&self, service: &Service) -> Result<ServiceChanges, AgentError> {
+        self.install_service(service).await
+    }
+
+    async fn remove_service(&self, key: &ServiceKey) -> Result<ServiceChanges, AgentError> {
+        self.uninstall_service(key).await
     }
 }

@@ -1,6 +1,6 @@
 //! Adding a table edits nothing else: every flow the renderers produce (the Node in each traffic
 //! mode, its Pods, tunnel and direct peers, NetworkPolicy rules of one and of several
-//! dimensions), rendered with the agent's graph and with a graph of the same features plus one
+//! dimensions, a Service with and one without ClientIP affinity), rendered with the agent's graph and with a graph of the same features plus one
 //! more table — first or last in each stage in turn — is the same flow by table name. The only
 //! gotos that move are those onto the new table, from the target it now sits in front of.
 
@@ -14,11 +14,15 @@ use openflow::action::Action;
 use openflow::msg::flow_mod::FlowMod;
 
 use super::{FEATURES, Feature, Stage, Table, TableGraph};
-use crate::render::PolicyRenderer;
+use crate::cache::Update;
 use crate::render::node::render_node;
 use crate::render::peer::render_peer;
 use crate::render::pod::render_pod;
-use model::{LocalPod, NodeNetwork, PeerNode, PodKey, TrafficMode, TunnelType};
+use crate::render::{PolicyRenderer, ServiceRenderer};
+use model::{
+    Endpoint, EndpointConditions, LocalPod, NodeNetwork, PeerNode, PodKey, Service, ServiceKey,
+    ServicePort, SessionAffinity, TrafficMode, TrafficPolicy, TunnelType,
+};
 
 const STAGES: [Stage; 11] = [
     Stage::Classifier,
@@ -116,16 +120,63 @@ fn rendered(g: &'static TableGraph) -> Vec<FlowMod> {
         }
     }
     flows.extend(PolicyRenderer::new().render_in(g, &snapshot()).flows);
+    flows.extend(service_flows(g));
     flows
 }
 
-/// A flow by table name: its table, the rest of its text, and the tables it continues at (its
-/// `goto_table`, then each `ct(table=…)`).
+/// The flows of a Service without affinity and of one with ClientIP affinity.
+fn service_flows(g: &'static TableGraph) -> Vec<FlowMod> {
+    let endpoint = Endpoint {
+        ip: addr("10.244.1.10"),
+        port: 8080,
+        conditions: EndpointConditions::READY,
+        node: None,
+        is_local: true,
+    };
+    let service = |name: &str, last: u8, session_affinity| Service {
+        key: ServiceKey::new("x", name),
+        cluster_ips: vec![Ipv4Addr::new(10, 96, 0, last)],
+        external_ips: Vec::new(),
+        load_balancer_ips: Vec::new(),
+        ports: vec![ServicePort {
+            name: String::new(),
+            protocol: Protocol::Tcp,
+            port: 80,
+            node_port: None,
+            endpoints: vec![endpoint.clone()],
+        }],
+        session_affinity,
+        external_traffic_policy: TrafficPolicy::Cluster,
+        internal_traffic_policy: TrafficPolicy::Cluster,
+    };
+    let renderer = ServiceRenderer::with_graph(g);
+    [
+        service("plain", 1, SessionAffinity::None),
+        service(
+            "sticky",
+            2,
+            SessionAffinity::ClientIp {
+                timeout_seconds: 60,
+            },
+        ),
+    ]
+    .iter()
+    .flat_map(|s| renderer.upsert(s).unwrap().change.updates)
+    .flat_map(|(_, update)| match update {
+        Update::Replace(objects) => objects.flows,
+        Update::Patch(patch) => patch.upsert.flows,
+    })
+    .collect()
+}
+
+/// A flow by table name: its table, the rest of its text, the tables it continues at (its
+/// `goto_table`, then each `ct(table=…)` and `resubmit(,…)`), and the tables it learns into.
 #[derive(Debug, PartialEq)]
 struct Named {
     table: &'static str,
     text: String,
     targets: Vec<&'static str>,
+    learns: Vec<&'static str>,
 }
 
 fn named(g: &TableGraph, fm: &FlowMod) -> Named {
@@ -133,9 +184,13 @@ fn named(g: &TableGraph, fm: &FlowMod) -> Named {
     let mut bare = fm.clone();
     bare.table_id = 0;
     let mut targets: Vec<u8> = bare.instructions.goto_table.take().into_iter().collect();
+    let mut learns = Vec::new();
     for action in &mut bare.instructions.apply {
-        if let Action::Ct(ct) = action {
-            targets.extend(ct.table.take());
+        match action {
+            Action::Ct(ct) => targets.extend(ct.table.take()),
+            Action::Resubmit { table, .. } => targets.extend(table.take()),
+            Action::Learn(learn) => learns.push(std::mem::take(&mut learn.table)),
+            _ => {}
         }
     }
     for target in &targets {
@@ -145,6 +200,7 @@ fn named(g: &TableGraph, fm: &FlowMod) -> Named {
         table: name(fm.table_id),
         text: bare.to_string(),
         targets: targets.into_iter().map(name).collect(),
+        learns: learns.into_iter().map(name).collect(),
     }
 }
 
@@ -172,7 +228,7 @@ fn moved_gotos(extended: &'static TableGraph, extra: Table) -> Vec<String> {
     let mut moved = Vec::new();
     for (b, a) in before.iter().zip(&after) {
         let (b, a) = (named(standard, b), named(extended, a));
-        assert_eq!((b.table, &b.text), (a.table, &a.text));
+        assert_eq!((b.table, &b.text, &b.learns), (a.table, &a.text, &a.learns));
         assert_eq!(b.targets.len(), a.targets.len(), "{b:?} / {a:?}");
         for (was, is) in b.targets.iter().zip(&a.targets) {
             if was != is {
@@ -207,13 +263,12 @@ fn an_extra_table_in_any_stage_changes_no_other_goto() {
 }
 
 #[test]
-fn a_pre_routing_table_gets_what_leaves_conntrack_state() {
-    // Where Services' tables go: the stage has no table yet.
-    let extra = [Table::new("ServiceLB", Stage::PreRouting)];
+fn a_pre_routing_table_after_the_services_gets_what_leaves_endpoint_dnat() {
+    let extra = [Table::new("NodePortMark", Stage::PreRouting)];
     let extended = with_extra(&extra, false);
     assert_eq!(
         moved_gotos(extended, extra[0]),
-        ["ConntrackState → ServiceLB (was EgressRule)"]
+        ["EndpointDNAT → NodePortMark (was EgressRule)"]
     );
     // An extra table in the egress security stage, after the policy tables: the allowed
     // traffic still continues at the routing stage, the default table's miss too.

@@ -25,6 +25,20 @@ pub const CONNTRACK_STATE: Table = Table::new("ConntrackState", Stage::Conntrack
 /// Commits new connections.
 pub const CONNTRACK_COMMIT: Table = Table::new("ConntrackCommit", Stage::Conntrack);
 
+// Services (AntreaProxy's tables, `docs/services.md`).
+
+/// Looks a packet up in `SessionAffinity`, then in `ServiceLB` (learned affinity flows cannot
+/// continue the pipeline themselves, so both tables are resubmitted to).
+pub const PRE_ROUTING_CLASSIFIER: Table = Table::new("PreRoutingClassifier", Stage::PreRouting);
+/// The endpoints ClientIP affinity learned per client, frontend and port; its miss marks the
+/// packet for selection.
+pub const SESSION_AFFINITY: Table = Table::new("SessionAffinity", Stage::PreRouting);
+/// Per frontend IP, protocol and port: the Service port's endpoint group (or drop, without
+/// endpoints); learns the chosen endpoint for ClientIP affinity.
+pub const SERVICE_LB: Table = Table::new("ServiceLB", Stage::PreRouting);
+/// Per chosen endpoint: commits the connection with its destination NATed to the endpoint.
+pub const ENDPOINT_DNAT: Table = Table::new("EndpointDNAT", Stage::PreRouting);
+
 // NetworkPolicy egress.
 
 /// NetworkPolicy egress allow rules of local Pods (conjunctive flows); established and related
@@ -81,6 +95,15 @@ pub const FEATURES: &[Feature<'static>] = &[
     Feature {
         name: "conntrack",
         tables: &[CONNTRACK_ZONE, CONNTRACK_STATE, CONNTRACK_COMMIT],
+    },
+    Feature {
+        name: "Services",
+        tables: &[
+            PRE_ROUTING_CLASSIFIER,
+            SESSION_AFFINITY,
+            SERVICE_LB,
+            ENDPOINT_DNAT,
+        ],
     },
     Feature {
         name: "NetworkPolicy egress",

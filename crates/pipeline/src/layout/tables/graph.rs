@@ -127,7 +127,8 @@ impl TableGraph {
 mod tests {
     use super::*;
     use crate::layout::tables::{
-        ARP_RESPONDER, CLASSIFIER, CONNTRACK_COMMIT, EGRESS_RULE, OUTPUT, SPOOF_GUARD,
+        ARP_RESPONDER, CLASSIFIER, CONNTRACK_COMMIT, L2_FORWARDING_CALC, OUTPUT,
+        PRE_ROUTING_CLASSIFIER, SPOOF_GUARD,
     };
 
     #[test]
@@ -144,22 +145,26 @@ mod tests {
                 "1 SpoofGuard Validation",
                 "2 ConntrackZone ConntrackState",
                 "3 ConntrackState ConntrackState",
-                "4 EgressRule EgressSecurity",
-                "5 EgressDefaultRule EgressSecurity",
-                "6 L3Forwarding Routing",
-                "7 L3DecTTL Routing",
-                "8 L2ForwardingCalc Switching",
-                "9 IngressRule IngressSecurity",
-                "10 IngressDefaultRule IngressSecurity",
-                "11 ConntrackCommit Conntrack",
-                "12 Output Output",
-                "13 ARPResponder Output",
+                "4 PreRoutingClassifier PreRouting",
+                "5 SessionAffinity PreRouting",
+                "6 ServiceLB PreRouting",
+                "7 EndpointDNAT PreRouting",
+                "8 EgressRule EgressSecurity",
+                "9 EgressDefaultRule EgressSecurity",
+                "10 L3Forwarding Routing",
+                "11 L3DecTTL Routing",
+                "12 L2ForwardingCalc Switching",
+                "13 IngressRule IngressSecurity",
+                "14 IngressDefaultRule IngressSecurity",
+                "15 ConntrackCommit Conntrack",
+                "16 Output Output",
+                "17 ARPResponder Output",
             ]
         );
         for (id, t) in g.tables() {
             assert_eq!((g.id(t), g.table(id)), (id, Some(t)));
         }
-        assert_eq!(g.table(14), None);
+        assert_eq!(g.table(18), None);
     }
 
     #[test]
@@ -170,8 +175,9 @@ mod tests {
         assert_eq!(g.next(OUTPUT), ARP_RESPONDER);
         assert_eq!(g.first(Stage::Classifier), CLASSIFIER);
         assert_eq!(g.first(Stage::Output), OUTPUT);
-        // No Service table yet: a jump to pre-routing lands on the next stage's first table.
-        assert_eq!(g.first(Stage::PreRouting), EGRESS_RULE);
+        assert_eq!(g.first(Stage::PreRouting), PRE_ROUTING_CLASSIFIER);
+        // No post-routing table yet: a jump there lands on the next stage's first table.
+        assert_eq!(g.first(Stage::PostRouting), L2_FORWARDING_CALC);
     }
 
     #[test]

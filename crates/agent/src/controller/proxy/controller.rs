@@ -1,0 +1,187 @@
+//! [`ProxyController`]: keeps the [`Datapath`]'s Services equal to what the API server's
+//! Service and EndpointSlice stores describe. It remembers the [`Service`] value it last
+//! installed per key; each wake-up (the stores changed, or a retry is due) translates the
+//! stores and sends only the Services whose value differs (an update) or that went away (a
+//! removal), so the datapath work is the size of the change. A failed update stays different
+//! from what was installed and is retried with backoff; a Service the datapath refuses is
+//! logged once and not sent again until it changes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Service as ApiService;
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use kube::runtime::reflector::Store;
+use model::{Service, ServiceKey};
+use tokio_util::sync::CancellationToken;
+
+use super::translate::{Problem, translate};
+use crate::datapath::Datapath;
+use crate::error::AgentError;
+use crate::kubernetes::reflectors::Reflected;
+use crate::tasks::Requeue;
+
+/// What one [`ProxyController::sync`] sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProxySync {
+    /// Services installed or changed.
+    pub updated: usize,
+    /// Services removed.
+    pub removed: usize,
+}
+
+/// Services for Node `node_name`, from the API server's objects to the datapath.
+#[derive(Debug)]
+pub struct ProxyController {
+    node_name: String,
+    /// What the datapath holds, per Service.
+    installed: BTreeMap<ServiceKey, Service>,
+    /// Services the datapath refused, as they were when refused.
+    refused: BTreeMap<ServiceKey, Service>,
+    /// Objects that could not be translated, as last logged.
+    problems: BTreeMap<String, Problem>,
+}
+
+impl ProxyController {
+    /// A controller for Node `node_name` that has installed nothing.
+    pub fn new(node_name: &str) -> ProxyController {
+        ProxyController {
+            node_name: node_name.to_owned(),
+            installed: BTreeMap::new(),
+            refused: BTreeMap::new(),
+            problems: BTreeMap::new(),
+        }
+    }
+
+    /// The Services the stores describe now, for bring-up's first round: from then on the
+    /// controller counts them as installed.
+    pub fn first_round(
+        &mut self,
+        services: &Store<ApiService>,
+        slices: &Store<EndpointSlice>,
+    ) -> Vec<Service> {
+        self.installed = self.translate(services, slices);
+        self.installed.values().cloned().collect()
+    }
+
+    /// Translates the stores, logging each problem once (when it appears or changes).
+    fn translate(
+        &mut self,
+        services: &Store<ApiService>,
+        slices: &Store<EndpointSlice>,
+    ) -> BTreeMap<ServiceKey, Service> {
+        let translation = translate(&services.state(), &slices.state(), &self.node_name);
+        for (id, problem) in &translation.problems {
+            if self.problems.get(id) != Some(problem) {
+                tracing::warn!("{problem}; skipped until fixed");
+            }
+        }
+        self.problems = translation.problems;
+        translation.services
+    }
+
+    /// Sends the datapath the Services that changed since the last sync and removes those
+    /// that went away. Every change is tried; the first datapath error is returned (the
+    /// Services it concerns stay to be sent again by the next sync).
+    pub async fn sync<D: Datapath>(
+        &mut self,
+        datapath: &D,
+        services: &Store<ApiService>,
+        slices: &Store<EndpointSlice>,
+    ) -> Result<ProxySync, AgentError> {
+        let wanted = self.translate(services, slices);
+        let mut sent = ProxySync::default();
+        let mut first_error = None;
+        let gone: Vec<ServiceKey> = self
+            .installed
+            .keys()
+            .filter(|key| !wanted.contains_key(*key))
+            .cloned()
+            .collect();
+        // Removals first: a Service re-created under another name may take the same frontend.
+        for key in gone {
+            match datapath.remove_service(&key).await {
+                Ok(changes) => {
+                    self.installed.remove(&key);
+                    sent.removed += 1;
+                    tracing::info!("Service {key} removed: {} flow mods", changes.changed);
+                }
+                Err(error) => {
+                    tracing::error!("Service {key}: removal failed: {error}");
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        self.refused.retain(|key, _| wanted.contains_key(key));
+        for (key, service) in wanted {
+            if self.installed.get(&key) == Some(&service)
+                || self.refused.get(&key) == Some(&service)
+            {
+                continue;
+            }
+            match datapath.update_service(&service).await {
+                Ok(changes) => {
+                    tracing::info!(
+                        "Service {key}: {} endpoints, {} flow mods",
+                        changes.endpoints,
+                        changes.changed
+                    );
+                    self.refused.remove(&key);
+                    self.installed.insert(key, service);
+                    sent.updated += 1;
+                }
+                Err(AgentError::ServiceRefused(reason)) => {
+                    tracing::warn!("Service {key} {reason}; skipped until it changes");
+                    self.refused.insert(key, service);
+                }
+                Err(error) => {
+                    tracing::error!("Service {key}: update failed: {error}");
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        match first_error {
+            Some(error) => Err(error),
+            None => Ok(sent),
+        }
+    }
+
+    /// Syncs at once, then each time a store changes, until `stop`. A failed sync is retried
+    /// by `requeue` with backoff, with no new change needed; changes arriving meanwhile are
+    /// folded into that retry (it reads the stores as they are then).
+    pub async fn run<D: Datapath>(
+        mut self,
+        datapath: Arc<D>,
+        services: Reflected<ApiService>,
+        slices: Reflected<EndpointSlice>,
+        mut requeue: Requeue,
+        stop: CancellationToken,
+    ) {
+        loop {
+            match self
+                .sync(datapath.as_ref(), services.store(), slices.store())
+                .await
+            {
+                Ok(_) => requeue.succeeded(),
+                Err(error) => {
+                    let delay = requeue.failed();
+                    tracing::error!("Service sync failed (retried in {delay:?}): {error}");
+                }
+            }
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = services.changed() => {}
+                    () = slices.changed() => {}
+                    () = requeue.due() => {
+                        tracing::info!("retrying the failed Service updates");
+                        break;
+                    }
+                }
+                if !requeue.is_owed() {
+                    break;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! AntreaProxy's agent side: Services and their EndpointSlices from the API server become
+//! [`model::Service`] values ([`translate`]) that [`ProxyController`] keeps installed in the
+//! datapath. Only the API server has Services: the cluster-directory source does not.
+
+mod controller;
+pub mod translate;
+#[cfg(test)]
+mod translate_tests;
+
+pub use controller::{ProxyController, ProxySync};

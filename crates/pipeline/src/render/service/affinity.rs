@@ -1,0 +1,87 @@
+//! ClientIP session affinity by `learn`: once a frontend's group chose an endpoint for a new
+//! connection marked "to learn", a `ServiceLB` flow adds to `SessionAffinity` a flow for this
+//! client IP, frontend IP, protocol and port that loads the same endpoint (and "selected") into
+//! the registers; it expires after the affinity timeout without new connections. The learning
+//! flow carries `delete_learned`, so removing it (affinity switched off, the Service gone)
+//! removes what it learned.
+
+use std::net::Ipv4Addr;
+
+use openflow::action::{Action, Learn, LearnSpec};
+use openflow::msg::flow_mod::FlowMod;
+use openflow::oxm::{Field, Subfield};
+
+use super::frontend::frontend_match;
+use super::l4;
+use crate::layout::TableGraph;
+use crate::layout::priority::{LOW, NORMAL};
+use crate::layout::regs::{ENDPOINT_IP_REG, ENDPOINT_REG, EP_SELECTED, EP_TO_LEARN};
+use crate::layout::tables::{ENDPOINT_DNAT, SERVICE_LB, SESSION_AFFINITY};
+use crate::render::flow;
+use model::Protocol;
+
+/// OpenFlow timeouts are 16-bit: a longer affinity (Kubernetes allows a day) expires after
+/// this many seconds.
+const MAX_TIMEOUT: u16 = u16::MAX;
+
+/// The `ServiceLB` flow that learns the endpoint chosen for frontend `ip` `protocol`/`port`
+/// and sends the packet on to its DNAT.
+pub(super) fn learn_flow(
+    g: &TableGraph,
+    ip: Ipv4Addr,
+    protocol: Protocol,
+    port: u16,
+    timeout_seconds: u32,
+) -> FlowMod {
+    let (_, dst_port) = l4(protocol);
+    let whole = Subfield::whole;
+    let learn = Learn {
+        table: g.id(SESSION_AFFINITY),
+        idle_timeout: u16::try_from(timeout_seconds).unwrap_or(MAX_TIMEOUT),
+        priority: NORMAL,
+        flags: openflow::action::learn::LEARN_DELETE_LEARNED,
+        specs: vec![
+            LearnSpec::MatchImm {
+                dst: whole(Field::EthType),
+                value: 0x0800,
+            },
+            LearnSpec::MatchImm {
+                dst: whole(Field::IpProto),
+                value: u128::from(protocol.number()),
+            },
+            LearnSpec::MatchField {
+                dst: whole(dst_port),
+                src: whole(dst_port),
+            },
+            LearnSpec::MatchField {
+                dst: whole(Field::Ipv4Dst),
+                src: whole(Field::Ipv4Dst),
+            },
+            LearnSpec::MatchField {
+                dst: whole(Field::Ipv4Src),
+                src: whole(Field::Ipv4Src),
+            },
+            LearnSpec::LoadField {
+                src: whole(Field::Reg(ENDPOINT_IP_REG)),
+                dst: whole(Field::Reg(ENDPOINT_IP_REG)),
+            },
+            LearnSpec::LoadField {
+                src: Subfield::bits(Field::Reg(ENDPOINT_REG), 0, 15),
+                dst: Subfield::bits(Field::Reg(ENDPOINT_REG), 0, 15),
+            },
+            LearnSpec::LoadImm {
+                value: u128::from(EP_SELECTED.value >> 16),
+                dst: Subfield::bits(Field::Reg(ENDPOINT_REG), 16, 18),
+            },
+        ],
+        ..Learn::default()
+    };
+    flow(
+        g,
+        SERVICE_LB,
+        LOW,
+        frontend_match(EP_TO_LEARN, ip, protocol, port),
+        vec![Action::Learn(learn), EP_SELECTED.set()],
+        Some(ENDPOINT_DNAT),
+    )
+}

@@ -1,0 +1,272 @@
+//! Services in the pipeline (AntreaProxy's design): Pod traffic to a Service's cluster IP is
+//! load-balanced to its endpoints between `ConntrackState` and the NetworkPolicy egress tables.
+//!
+//! - [`tables`]: the fixed flows of the Service tables, installed with the Node's.
+//! - [`frontend`]: `ServiceLB`, one flow per (frontend IP, protocol, port) into the port's
+//!   endpoint group; [`group`]: that `select` group, one bucket per endpoint.
+//! - [`dnat`]: `EndpointDNAT`, `ct(commit,nat(dst=ENDPOINT))` per endpoint.
+//! - [`affinity`]: ClientIP affinity by `learn` into `SessionAffinity`.
+//! - [`group_ids`]: stable group ids per Service port.
+//!
+//! [`ServiceRenderer`] turns one [`Service`] into one owner's objects
+//! (`service:NAMESPACE/NAME`): a change of a Service replaces only that owner's set, so its cost
+//! is the Service's size, and its diff sends only what differs (an endpoint change: the group
+//! modified in place, the DNAT flows of endpoints that came or went). The desired-state cache
+//! installs groups before the flows that use them and deletes them after. `docs/services.md`
+//! describes the flows and what is not built yet.
+
+mod affinity;
+mod dnat;
+pub mod error;
+mod frontend;
+mod group;
+mod group_ids;
+pub(crate) mod tables;
+#[cfg(test)]
+mod tests;
+
+pub use error::ServiceError;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::Ipv4Addr;
+
+use openflow::oxm::{Field, Match};
+
+use crate::cache::{Change, Objects, Owner, Update};
+use crate::layout::TableGraph;
+use crate::owners::SERVICE;
+use crate::render::ip;
+use frontend::Dispatch;
+use group_ids::GroupIds;
+use model::{Endpoint, Protocol, Service, ServiceKey, SessionAffinity};
+
+/// A Service port as the renderer knows it: protocol and frontend port.
+type PortId = (Protocol, u16);
+
+/// `ip,nw_proto=N` and the protocol's destination-port field.
+fn l4(protocol: Protocol) -> (Match, Field) {
+    let dst_port = match protocol {
+        Protocol::Tcp => Field::TcpDst,
+        Protocol::Udp => Field::UdpDst,
+        Protocol::Sctp => Field::SctpDst,
+    };
+    (
+        ip().with(Field::IpProto, u128::from(protocol.number())),
+        dst_port,
+    )
+}
+
+/// The owner of `key`'s objects.
+pub fn service_owner(key: &ServiceKey) -> Owner {
+    Owner::new(SERVICE, key)
+}
+
+/// The group ids one Service's ports hold after an update (`None`: the Service is gone). Give
+/// it to [`ServiceRenderer::commit`] once the update's change is installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupAllocation {
+    key: ServiceKey,
+    groups: Option<BTreeMap<PortId, u32>>,
+}
+
+/// A rendered update of one Service: the change to install, and the group ids to commit after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceUpdate {
+    pub change: Change,
+    pub groups: GroupAllocation,
+}
+
+impl ServiceUpdate {
+    /// The Service's objects after the update (none after a removal): what a new round that
+    /// installs every owner at once holds for it.
+    pub fn objects(&self) -> Objects {
+        self.change
+            .updates
+            .iter()
+            .find_map(|(_, update)| match update {
+                Update::Replace(objects) => Some(objects.clone()),
+                Update::Patch(_) => None,
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// Renders Services and keeps their ports' group ids.
+#[derive(Debug, Clone)]
+pub struct ServiceRenderer {
+    graph: &'static TableGraph,
+    groups: BTreeMap<ServiceKey, BTreeMap<PortId, u32>>,
+    ids: GroupIds,
+}
+
+impl Default for ServiceRenderer {
+    fn default() -> ServiceRenderer {
+        ServiceRenderer::new()
+    }
+}
+
+impl ServiceRenderer {
+    /// A renderer for the agent's pipeline.
+    pub fn new() -> ServiceRenderer {
+        ServiceRenderer::with_graph(TableGraph::standard())
+    }
+
+    /// A renderer for the tables of `graph`.
+    pub fn with_graph(graph: &'static TableGraph) -> ServiceRenderer {
+        ServiceRenderer {
+            graph,
+            groups: BTreeMap::new(),
+            ids: GroupIds::default(),
+        }
+    }
+
+    /// The change that makes the switch load-balance `service` as it is now (new, or
+    /// replacing what it was). Nothing is recorded until [`ServiceRenderer::commit`]; a refused
+    /// Service changes nothing.
+    pub fn upsert(&self, service: &Service) -> Result<ServiceUpdate, ServiceError> {
+        validate(service)?;
+        let held = self.groups.get(&service.key);
+        let ports: BTreeSet<PortId> = service.ports.iter().map(|p| (p.protocol, p.port)).collect();
+        let new: Vec<PortId> = ports
+            .iter()
+            .filter(|p| !held.is_some_and(|h| h.contains_key(p)))
+            .copied()
+            .collect();
+        let mut groups: BTreeMap<PortId, u32> = held
+            .into_iter()
+            .flatten()
+            .filter(|(p, _)| ports.contains(p))
+            .map(|(p, id)| (*p, *id))
+            .collect();
+        groups.extend(
+            new.into_iter()
+                .zip(self.ids.free(ports.len() - groups.len())),
+        );
+        let objects = render(self.graph, service, &groups);
+        Ok(ServiceUpdate {
+            change: Change::new().replace(service_owner(&service.key), objects),
+            groups: GroupAllocation {
+                key: service.key.clone(),
+                groups: Some(groups),
+            },
+        })
+    }
+
+    /// The change that removes Service `key` from the switch.
+    pub fn remove(&self, key: &ServiceKey) -> ServiceUpdate {
+        ServiceUpdate {
+            change: Change::new().remove(service_owner(key)),
+            groups: GroupAllocation {
+                key: key.clone(),
+                groups: None,
+            },
+        }
+    }
+
+    /// Records the group ids of an installed update.
+    pub fn commit(&mut self, allocation: GroupAllocation) {
+        let GroupAllocation { key, groups } = allocation;
+        let before = match groups {
+            Some(groups) => {
+                for id in groups.values() {
+                    self.ids.take(*id);
+                }
+                let kept: BTreeSet<u32> = groups.values().copied().collect();
+                self.groups
+                    .insert(key, groups)
+                    .map(|old| old.into_values().filter(|id| !kept.contains(id)).collect())
+            }
+            None => self
+                .groups
+                .remove(&key)
+                .map(|old| old.into_values().collect::<Vec<u32>>()),
+        };
+        for id in before.into_iter().flatten() {
+            self.ids.release(id);
+        }
+    }
+}
+
+fn validate(service: &Service) -> Result<(), ServiceError> {
+    let key = || service.key.clone();
+    let mut seen = BTreeSet::new();
+    for port in &service.ports {
+        if port.port == 0 {
+            return Err(ServiceError::ZeroPort {
+                service: key(),
+                name: port.name.clone(),
+            });
+        }
+        if !seen.insert((port.protocol, port.port)) {
+            return Err(ServiceError::DuplicatePort {
+                service: key(),
+                protocol: port.protocol,
+                port: port.port,
+            });
+        }
+        if let Some(ep) = port.endpoints.iter().find(|e| e.port == 0) {
+            return Err(ServiceError::ZeroTargetPort {
+                service: key(),
+                name: port.name.clone(),
+                ip: ep.ip,
+            });
+        }
+    }
+    let mut frontends = BTreeSet::new();
+    if let Some(ip) = service
+        .cluster_ips
+        .iter()
+        .find(|ip| !frontends.insert(**ip))
+    {
+        return Err(ServiceError::DuplicateFrontend {
+            service: key(),
+            ip: *ip,
+        });
+    }
+    if service.session_affinity == (SessionAffinity::ClientIp { timeout_seconds: 0 }) {
+        return Err(ServiceError::ZeroAffinityTimeout { service: key() });
+    }
+    Ok(())
+}
+
+/// `service`'s objects, its ports' groups numbered by `groups`. Cluster-IP traffic uses the
+/// endpoints its internal traffic policy allows; each endpoint appears once per port (several
+/// EndpointSlices may list it) and its DNAT flow once per Service.
+fn render(g: &TableGraph, service: &Service, groups: &BTreeMap<PortId, u32>) -> Objects {
+    let mut objects = Objects::default();
+    let mut dnat: BTreeSet<(Protocol, Ipv4Addr, u16)> = BTreeSet::new();
+    for port in &service.ports {
+        let id = (port.protocol, port.port);
+        let mut endpoints: Vec<&Endpoint> = port.usable_endpoints(service.internal_traffic_policy);
+        endpoints.sort_by_key(|e| (e.ip, e.port));
+        endpoints.dedup_by_key(|e| (e.ip, e.port));
+        let dispatch = match groups.get(&id) {
+            Some(&group) if !endpoints.is_empty() => {
+                objects.groups.push(group::endpoint_group(
+                    g,
+                    group,
+                    &endpoints,
+                    service.session_affinity,
+                ));
+                Dispatch::Group(group)
+            }
+            _ => Dispatch::NoEndpoints,
+        };
+        for ip in &service.cluster_ips {
+            objects.flows.extend(frontend::frontend_flows(
+                g,
+                *ip,
+                port.protocol,
+                port.port,
+                &dispatch,
+                service.session_affinity,
+            ));
+        }
+        for ep in endpoints {
+            if dnat.insert((port.protocol, ep.ip, ep.port)) {
+                objects.flows.push(dnat::dnat_flow(g, port.protocol, ep));
+            }
+        }
+    }
+    objects
+}

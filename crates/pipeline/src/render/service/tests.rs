@@ -1,0 +1,322 @@
+//! The Service renderer's flows and groups in `ovs-ofctl` text by table name, and what its
+//! changes do to a desired-state cache: an endpoint change modifies one group and the DNAT flows
+//! of the endpoints that came or went; a shared endpoint's DNAT flow lives while one Service
+//! holds it; a frontend two Services claim is refused; bad Services are refused by name.
+
+use std::net::Ipv4Addr;
+
+use openflow::msg::flow_mod::FlowMod;
+use openflow::msg::group_mod::GroupDesc;
+
+use super::*;
+use crate::cache::DesiredCache;
+use crate::cookie::Round;
+use crate::error::CacheError;
+use crate::layout::tables::named_text::named_text;
+use model::{EndpointConditions, ServicePort, TrafficPolicy};
+
+fn endpoint(last: u8, is_local: bool) -> Endpoint {
+    Endpoint {
+        ip: Ipv4Addr::new(10, 244, 1, last),
+        port: 8080,
+        conditions: EndpointConditions::READY,
+        node: Some("n1".into()),
+        is_local,
+    }
+}
+
+fn web(endpoints: &[u8]) -> Service {
+    Service {
+        key: ServiceKey::new("default", "web"),
+        cluster_ips: vec![Ipv4Addr::new(10, 96, 0, 10)],
+        external_ips: Vec::new(),
+        load_balancer_ips: Vec::new(),
+        ports: vec![ServicePort {
+            name: "http".into(),
+            protocol: Protocol::Tcp,
+            port: 80,
+            node_port: None,
+            endpoints: endpoints.iter().map(|n| endpoint(*n, true)).collect(),
+        }],
+        session_affinity: SessionAffinity::None,
+        external_traffic_policy: TrafficPolicy::Cluster,
+        internal_traffic_policy: TrafficPolicy::Cluster,
+    }
+}
+
+/// Flow texts by table name, sorted.
+fn flow_texts(flows: &[FlowMod]) -> Vec<String> {
+    let g = TableGraph::standard();
+    let mut texts: Vec<String> = flows
+        .iter()
+        .map(|f| {
+            let mut unstamped = f.clone();
+            unstamped.cookie = 0;
+            named_text(g, &unstamped)
+        })
+        .collect();
+    texts.sort();
+    texts
+}
+
+/// A group's text with its `resubmit(,ID)`s naming the table.
+fn group_text(group: &GroupDesc) -> String {
+    let g = TableGraph::standard();
+    let mut text = group.to_string();
+    for (id, table) in g.tables() {
+        text = text.replace(&format!("resubmit(,{id})"), &format!("resubmit(,{table})"));
+    }
+    text
+}
+
+fn objects_of(update: &ServiceUpdate) -> Objects {
+    let mut cache = DesiredCache::new(Round::new(1).unwrap());
+    cache.apply(update.change.clone()).unwrap();
+    cache.objects_of(&service_owner(&ServiceKey::new("default", "web")))
+}
+
+#[test]
+fn a_cluster_ip_with_three_endpoints() {
+    let renderer = ServiceRenderer::new();
+    let update = renderer.upsert(&web(&[12, 10, 11])).unwrap();
+    let objects = objects_of(&update);
+    assert_eq!(
+        flow_texts(&objects.flows),
+        [
+            "table=EndpointDNAT,priority=200,tcp,reg3=0xaf4010a,reg4=0x21f90/0x7ffff actions=ct(commit,table=EgressRule,zone=65520,nat(dst=10.244.1.10:8080))",
+            "table=EndpointDNAT,priority=200,tcp,reg3=0xaf4010b,reg4=0x21f90/0x7ffff actions=ct(commit,table=EgressRule,zone=65520,nat(dst=10.244.1.11:8080))",
+            "table=EndpointDNAT,priority=200,tcp,reg3=0xaf4010c,reg4=0x21f90/0x7ffff actions=ct(commit,table=EgressRule,zone=65520,nat(dst=10.244.1.12:8080))",
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1",
+        ]
+    );
+    assert_eq!(
+        objects.groups.iter().map(group_text).collect::<Vec<_>>(),
+        ["group_id=1,type=select,\
+          bucket=bucket_id:0,weight:100,actions=set_field:0xaf4010a->reg3,set_field:0x1f90/0xffff->reg4,resubmit(,EndpointDNAT),\
+          bucket=bucket_id:1,weight:100,actions=set_field:0xaf4010b->reg3,set_field:0x1f90/0xffff->reg4,resubmit(,EndpointDNAT),\
+          bucket=bucket_id:2,weight:100,actions=set_field:0xaf4010c->reg3,set_field:0x1f90/0xffff->reg4,resubmit(,EndpointDNAT)"]
+    );
+}
+
+#[test]
+fn the_fixed_flows_of_the_service_tables() {
+    let g = TableGraph::standard();
+    assert_eq!(
+        flow_texts(&tables::service_table_flows(g)),
+        [
+            "table=EndpointDNAT,priority=0 actions=goto_table:EgressRule",
+            "table=PreRoutingClassifier,priority=200,ip actions=resubmit(,5),resubmit(,6)",
+            "table=ServiceLB,priority=0 actions=goto_table:EndpointDNAT",
+            "table=ServiceLB,priority=200,ip,reg4=0x20000/0x70000 actions=goto_table:EndpointDNAT",
+            "table=SessionAffinity,priority=0 actions=set_field:0x10000/0x70000->reg4",
+        ]
+    );
+    assert_eq!(
+        (g.id(SESSION_AFFINITY_TABLE), g.id(SERVICE_LB_TABLE)),
+        (5, 6)
+    );
+}
+
+use crate::layout::tables::{
+    SERVICE_LB as SERVICE_LB_TABLE, SESSION_AFFINITY as SESSION_AFFINITY_TABLE,
+};
+
+#[test]
+fn client_ip_affinity_learns_the_chosen_endpoint() {
+    let mut service = web(&[10]);
+    service.session_affinity = SessionAffinity::ClientIp {
+        timeout_seconds: 100_000,
+    };
+    let objects = objects_of(&ServiceRenderer::new().upsert(&service).unwrap());
+    let flows = flow_texts(&objects.flows);
+    assert_eq!(
+        flows[1..],
+        [
+            "table=ServiceLB,priority=190,tcp,reg4=0x30000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=learn(table=SessionAffinity,idle_timeout=65535,priority=200,delete_learned,eth_type=0x800,nw_proto=6,NXM_OF_TCP_DST[],NXM_OF_IP_DST[],NXM_OF_IP_SRC[],load:NXM_NX_REG3[]->NXM_NX_REG3[],load:NXM_NX_REG4[0..15]->NXM_NX_REG4[0..15],load:0x2->NXM_NX_REG4[16..18]),set_field:0x20000/0x70000->reg4,goto_table:EndpointDNAT",
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x30000/0x70000->reg4,group:1",
+        ]
+    );
+    assert!(group_text(&objects.groups[0]).ends_with("resubmit(,ServiceLB)"));
+}
+
+#[test]
+fn no_usable_endpoint_drops_and_installs_no_group() {
+    let mut service = web(&[10]);
+    service.ports[0].endpoints[0].is_local = false;
+    service.internal_traffic_policy = TrafficPolicy::Local;
+    let objects = objects_of(&ServiceRenderer::new().upsert(&service).unwrap());
+    assert_eq!(
+        flow_texts(&objects.flows),
+        [
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=drop"
+        ]
+    );
+    assert!(objects.groups.is_empty());
+}
+
+#[test]
+fn an_endpoint_change_modifies_the_group_and_the_changed_dnat_flows_only() {
+    let mut renderer = ServiceRenderer::new();
+    let mut cache = DesiredCache::new(Round::new(1).unwrap());
+    let update = renderer.upsert(&web(&[10, 11, 12])).unwrap();
+    cache.apply(update.change).unwrap();
+    renderer.commit(update.groups);
+    let update = renderer.upsert(&web(&[10, 12, 13])).unwrap();
+    let diff = cache.apply(update.change).unwrap();
+    renderer.commit(update.groups);
+    assert_eq!(
+        (
+            diff.groups.adds.len(),
+            diff.groups.modifies.len(),
+            diff.groups.deletes.len()
+        ),
+        (0, 1, 0)
+    );
+    assert_eq!(
+        (
+            diff.flows.adds.len(),
+            diff.flows.modifies.len(),
+            diff.flows.deletes.len()
+        ),
+        (1, 0, 1)
+    );
+    assert!(
+        diff.flows.adds[0]
+            .to_string()
+            .contains("nat(dst=10.244.1.13:8080)")
+    );
+    // Removing the Service removes its flows, then its group.
+    let update = renderer.remove(&ServiceKey::new("default", "web"));
+    let diff = cache.apply(update.change).unwrap();
+    renderer.commit(update.groups);
+    assert_eq!(
+        (diff.flows.deletes.len(), diff.groups.deletes.len()),
+        (4, 1)
+    );
+    assert_eq!(cache.owners().count(), 0);
+}
+
+#[test]
+fn group_ids_stay_with_their_port_and_are_reused() {
+    let mut renderer = ServiceRenderer::new();
+    let mut db = web(&[20]);
+    db.key = ServiceKey::new("default", "db");
+    db.cluster_ips = vec![Ipv4Addr::new(10, 96, 0, 20)];
+    for service in [web(&[10]), db.clone()] {
+        let update = renderer.upsert(&service).unwrap();
+        renderer.commit(update.groups);
+    }
+    let again = renderer.upsert(&db).unwrap();
+    assert_eq!(objects_group_ids(&again), [2]);
+    let gone = renderer.remove(&ServiceKey::new("default", "web"));
+    renderer.commit(gone.groups);
+    let mut dns = web(&[30]);
+    dns.key = ServiceKey::new("kube-system", "dns");
+    assert_eq!(objects_group_ids(&renderer.upsert(&dns).unwrap()), [1]);
+}
+
+fn objects_group_ids(update: &ServiceUpdate) -> Vec<u32> {
+    let mut cache = DesiredCache::new(Round::new(1).unwrap());
+    cache.apply(update.change.clone()).unwrap();
+    let owner = update.change.owners().next().unwrap().clone();
+    cache
+        .objects_of(&owner)
+        .groups
+        .iter()
+        .map(|g| g.group_id)
+        .collect()
+}
+
+#[test]
+fn a_shared_endpoint_s_dnat_flow_lives_while_a_service_holds_it() {
+    let mut renderer = ServiceRenderer::new();
+    let mut cache = DesiredCache::new(Round::new(1).unwrap());
+    let mut alias = web(&[10]);
+    alias.key = ServiceKey::new("default", "alias");
+    alias.cluster_ips = vec![Ipv4Addr::new(10, 96, 0, 11)];
+    for service in [web(&[10]), alias.clone()] {
+        let update = renderer.upsert(&service).unwrap();
+        cache.apply(update.change).unwrap();
+        renderer.commit(update.groups);
+    }
+    let dnat = |cache: &DesiredCache| {
+        cache
+            .all_flows()
+            .iter()
+            .filter(|f| f.to_string().contains("nat(dst="))
+            .count()
+    };
+    assert_eq!(dnat(&cache), 1);
+    let update = renderer.remove(&alias.key);
+    let diff = cache.apply(update.change).unwrap();
+    assert_eq!(diff.flows.deletes.len(), 1, "only the alias' frontend goes");
+    assert_eq!(dnat(&cache), 1);
+}
+
+#[test]
+fn a_frontend_two_services_claim_is_refused() {
+    let mut renderer = ServiceRenderer::new();
+    let mut cache = DesiredCache::new(Round::new(1).unwrap());
+    let update = renderer.upsert(&web(&[10])).unwrap();
+    cache.apply(update.change).unwrap();
+    renderer.commit(update.groups);
+    let mut thief = web(&[11]);
+    thief.key = ServiceKey::new("default", "thief");
+    let err = cache
+        .apply(renderer.upsert(&thief).unwrap().change)
+        .unwrap_err();
+    assert!(
+        matches!(&err, CacheError::Conflict { owner, holder, .. }
+            if owner == "service:default/thief" && holder == "service:default/web"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_services_are_refused_by_name() {
+    let renderer = ServiceRenderer::new();
+    let mut zero = web(&[10]);
+    zero.ports[0].port = 0;
+    let mut twice = web(&[10]);
+    twice.ports.push(twice.ports[0].clone());
+    let mut target = web(&[10]);
+    target.ports[0].endpoints[0].port = 0;
+    let mut frontend = web(&[10]);
+    frontend.cluster_ips.push(frontend.cluster_ips[0]);
+    let mut affinity = web(&[10]);
+    affinity.session_affinity = SessionAffinity::ClientIp { timeout_seconds: 0 };
+    let errors: Vec<String> = [zero, twice, target, frontend, affinity]
+        .iter()
+        .map(|s| renderer.upsert(s).unwrap_err().to_string())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "Service default/web: port \"http\" has port number 0",
+            "Service default/web lists TCP/80 twice",
+            "Service default/web: port \"http\" has an endpoint 10.244.1.10 with target port 0",
+            "Service default/web lists frontend IP 10.96.0.10 twice",
+            "Service default/web: ClientIP affinity with a timeout of 0 seconds",
+        ]
+    );
+}
+
+#[test]
+fn an_endpoint_two_slices_list_and_two_ports_share_renders_once() {
+    let mut service = web(&[10, 10]);
+    let mut second = service.ports[0].clone();
+    second.name = "alt".into();
+    second.port = 8080;
+    service.ports.push(second);
+    let objects = objects_of(&ServiceRenderer::new().upsert(&service).unwrap());
+    assert_eq!(objects.groups.len(), 2);
+    assert!(objects.groups.iter().all(|g| g.buckets.len() == 1));
+    assert_eq!(
+        objects
+            .flows
+            .iter()
+            .filter(|f| f.to_string().contains("nat(dst="))
+            .count(),
+        1
+    );
+}

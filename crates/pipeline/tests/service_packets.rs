@@ -1,0 +1,363 @@
+//! Real packets through a ClusterIP: three Pods (network namespaces on veths into a userspace
+//! `ovs-vswitchd` bridge with the Node's, Pods' and Service's flows) — a client and two
+//! endpoints, each endpoint answering TCP connections with its name. The client's connections to
+//! the cluster IP are answered by the endpoints, both of them in turn (the handshake itself
+//! shows the reply was un-NATed: the client talks to the cluster IP only); under ClientIP
+//! affinity always the same one; after the Service drops one endpoint (and affinity), only the
+//! other answers; without endpoints nothing answers (the
+//! datapath drops: REJECT is not built yet).
+#![cfg(target_os = "linux")]
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::process::Command;
+use std::time::Duration;
+
+use localipc::Endpoint as IpcEndpoint;
+use model::{
+    Endpoint, EndpointConditions, LocalPod, PodKey, Protocol, Service, ServiceKey, ServicePort,
+    SessionAffinity, TrafficMode, TrafficPolicy,
+};
+use nix::sched::{CloneFlags, setns};
+use openflow::conn::{ConnOptions, OfConnection};
+use ovstest::Ovs;
+use pipeline::Round;
+use pipeline::cache::{DesiredCache, Installer, Owner};
+use pipeline::layout::NodePorts;
+use pipeline::owners::{NODE, POD};
+use pipeline::render::{ServiceRenderer, node_flows, pod_flows};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::runtime::Runtime;
+use tokio::time::timeout;
+
+const VIP: Ipv4Addr = Ipv4Addr::new(10, 96, 0, 10);
+/// A hang guard for a connection the datapath drops, not a performance bound.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+fn run(args: &[&str]) {
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A Pod's network namespace, removed on drop.
+struct PodNs {
+    name: String,
+    pod: LocalPod,
+    ofport: u32,
+}
+
+impl Drop for PodNs {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+    }
+}
+
+/// Makes Pod `name` (`10.244.1.<last>`, OpenFlow port `last`) in a new namespace, its `eth0`
+/// a veth whose peer is on `br0` in OVS's namespace. The gateway's neighbour entry is static.
+fn pod(ovs: &Ovs, name: &str, last: u8) -> PodNs {
+    let ns = format!("svcpkt-{}-{name}", std::process::id());
+    let ovs_ns = ovs.netns().expect("OVS runs in its own namespace");
+    let host_end = format!("vh{}-{last}", std::process::id() % 100_000);
+    let ip = format!("10.244.1.{last}");
+    let mac = format!("02:00:0a:f4:01:{last:02x}");
+    let gw = support::node(TrafficMode::NoEncap);
+    run(&["ip", "netns", "add", &ns]);
+    let pod = PodNs {
+        name: ns.clone(),
+        pod: LocalPod {
+            key: PodKey::new("default", name),
+            ip: ip.parse().unwrap(),
+            mac: mac.parse().unwrap(),
+        },
+        ofport: u32::from(last),
+    };
+    run(&[
+        "ip", "-n", &ns, "link", "add", "eth0", "type", "veth", "peer", "name", &host_end, "netns",
+        ovs_ns,
+    ]);
+    run(&["ip", "-n", &ns, "link", "set", "eth0", "address", &mac]);
+    run(&[
+        "ip",
+        "-n",
+        &ns,
+        "addr",
+        "add",
+        &format!("{ip}/24"),
+        "dev",
+        "eth0",
+    ]);
+    run(&["ip", "-n", &ns, "link", "set", "eth0", "up"]);
+    run(&["ip", "-n", &ns, "link", "set", "lo", "up"]);
+    run(&[
+        "ip",
+        "-n",
+        &ns,
+        "route",
+        "add",
+        "default",
+        "via",
+        &gw.gateway_ip.to_string(),
+    ]);
+    run(&[
+        "ip",
+        "-n",
+        &ns,
+        "neigh",
+        "replace",
+        &gw.gateway_ip.to_string(),
+        "lladdr",
+        &gw.gateway_mac.to_string(),
+        "dev",
+        "eth0",
+        "nud",
+        "permanent",
+    ]);
+    // The userspace datapath forwards what the veth hands it: checksums must be complete.
+    run(&[
+        "ip", "netns", "exec", &ns, "ethtool", "-K", "eth0", "tx", "off",
+    ]);
+    run(&[
+        "ip", "netns", "exec", ovs_ns, "ethtool", "-K", &host_end, "tx", "off",
+    ]);
+    run(&["ip", "-n", ovs_ns, "link", "set", &host_end, "up"]);
+    ovs.vsctl(&[
+        "add-port",
+        "br0",
+        &host_end,
+        "--",
+        "set",
+        "interface",
+        &host_end,
+        &format!("ofport_request={last}"),
+    ])
+    .expect("add the Pod's port");
+    pod
+}
+
+/// Runs `work` on a thread that joined network namespace `ns`.
+fn in_netns<T: Send>(ns: &str, work: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let path = format!("/var/run/netns/{ns}");
+                let file = File::open(&path).unwrap_or_else(|e| panic!("open {path}: {e}"));
+                setns(file, CloneFlags::CLONE_NEWNET)
+                    .unwrap_or_else(|e| panic!("setns {path}: {e}"));
+                work()
+            })
+            .join()
+            .unwrap_or_else(|_| panic!("work in {ns} panicked"))
+    })
+}
+
+/// Serves TCP 8080 in `pod`'s namespace: each connection gets the Pod's name.
+fn answer_with_name(runtime: &Runtime, pod: &PodNs) {
+    let listener = in_netns(&pod.name, || {
+        runtime.block_on(TcpListener::bind((Ipv4Addr::UNSPECIFIED, 8080)))
+    })
+    .expect("bind 8080");
+    let name = pod.pod.key.name.clone();
+    runtime.spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let _ = stream.write_all(name.as_bytes()).await;
+        }
+    });
+}
+
+/// A new connection from `client` to the cluster IP: the answerer's name, or `None` when no
+/// handshake completes.
+fn ask(runtime: &Runtime, client: &PodNs) -> Option<String> {
+    in_netns(&client.name, || {
+        runtime.block_on(async {
+            let to = SocketAddr::from((VIP, 80));
+            let mut stream = timeout(CONNECT_TIMEOUT, TcpStream::connect(to))
+                .await
+                .ok()?
+                .ok()?;
+            assert_eq!(stream.peer_addr().unwrap(), to);
+            let mut name = String::new();
+            timeout(CONNECT_TIMEOUT, stream.read_to_string(&mut name))
+                .await
+                .expect("an answer after the handshake")
+                .expect("read the answer");
+            Some(name)
+        })
+    })
+}
+
+fn web(endpoints: &[&PodNs]) -> Service {
+    Service {
+        key: ServiceKey::new("default", "web"),
+        cluster_ips: vec![VIP],
+        external_ips: Vec::new(),
+        load_balancer_ips: Vec::new(),
+        ports: vec![ServicePort {
+            name: "http".into(),
+            protocol: Protocol::Tcp,
+            port: 80,
+            node_port: None,
+            endpoints: endpoints
+                .iter()
+                .map(|p| Endpoint {
+                    ip: p.pod.ip,
+                    port: 8080,
+                    conditions: EndpointConditions::READY,
+                    node: Some("n1".into()),
+                    is_local: true,
+                })
+                .collect(),
+        }],
+        session_affinity: SessionAffinity::None,
+        external_traffic_policy: TrafficPolicy::Cluster,
+        internal_traffic_policy: TrafficPolicy::Cluster,
+    }
+}
+
+/// Installs `service`, then flushes the datapath's flow cache: the switch has committed the
+/// change, but megaflows cached before it stay until a revalidator pass, and the next SYN must
+/// see the new tables.
+fn apply(
+    runtime: &Runtime,
+    ovs: &Ovs,
+    renderer: &mut ServiceRenderer,
+    installer: &Installer,
+    service: &Service,
+) {
+    let update = renderer.upsert(service).expect("a valid Service");
+    runtime
+        .block_on(installer.apply(update.change))
+        .expect("install the Service");
+    renderer.commit(update.groups);
+    ovs.appctl(&["revalidator/purge"])
+        .expect("purge the datapath flows");
+}
+
+/// Waits until OVS gave each Pod's port its requested number (the port is open then).
+fn wait_for_ports(ovs: &Ovs, pods: &[&PodNs]) {
+    for pod in pods {
+        let name = format!("vh{}-{}", std::process::id() % 100_000, pod.ofport);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let ofport = ovs
+                .vsctl(&["get", "interface", &name, "ofport"])
+                .unwrap_or_default();
+            if ofport.trim() == pod.ofport.to_string() {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{name} has no ofport: {ofport}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
+    let runtime = Runtime::new().unwrap();
+    let ovs = Ovs::start().expect("start OVS");
+    ovs.add_bridge("br0").expect("add br0");
+    for (name, ofport) in [
+        ("uplink0", NodePorts::UPLINK),
+        ("antrea-gw0", NodePorts::GATEWAY),
+    ] {
+        ovs.vsctl(&[
+            "add-port",
+            "br0",
+            name,
+            "--",
+            "set",
+            "interface",
+            name,
+            "type=internal",
+            &format!("ofport_request={ofport}"),
+        ])
+        .expect("add a Node port");
+    }
+    let client = pod(&ovs, "client", 10);
+    let a = pod(&ovs, "a", 11);
+    let b = pod(&ovs, "b", 12);
+    wait_for_ports(&ovs, &[&client, &a, &b]);
+    answer_with_name(&runtime, &a);
+    answer_with_name(&runtime, &b);
+
+    let endpoint: IpcEndpoint = format!("unix:{}", ovs.mgmt_socket("br0").display())
+        .parse()
+        .unwrap();
+    let node = support::node(TrafficMode::NoEncap);
+    let mut renderer = ServiceRenderer::new();
+    let installer = runtime.block_on(async {
+        let conn = OfConnection::connect(endpoint, ConnOptions::default())
+            .await
+            .expect("connect");
+        let installer = Installer::new(
+            conn,
+            std::sync::Arc::new(std::sync::Mutex::new(DesiredCache::new(Round::FIRST))),
+        );
+        installer
+            .replace(Owner::from(NODE), node_flows(&node))
+            .await
+            .expect("node flows");
+        for p in [&client, &a, &b] {
+            installer
+                .replace(
+                    Owner::new(POD, &p.pod.key),
+                    pod_flows(&node, &p.pod, p.ofport),
+                )
+                .await
+                .expect("pod flows");
+        }
+        installer
+    });
+
+    // Both endpoints answer, and nothing else does. Each connection has a new source port, so
+    // the group's hash spreads them; 64 connections all landing on one endpoint would mean it
+    // does not.
+    apply(&runtime, &ovs, &mut renderer, &installer, &web(&[&a, &b]));
+    let mut answerers = BTreeSet::new();
+    for _ in 0..64 {
+        let name = ask(&runtime, &client).expect("an endpoint answers the cluster IP");
+        assert!(name == "a" || name == "b", "answered by {name:?}");
+        answerers.insert(name);
+        if answerers.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(answerers.len(), 2, "only {answerers:?} answered");
+
+    // ClientIP affinity: every new connection of the client reaches the endpoint its first
+    // one reached.
+    let mut sticky = web(&[&a, &b]);
+    sticky.session_affinity = SessionAffinity::ClientIp {
+        timeout_seconds: 600,
+    };
+    apply(&runtime, &ovs, &mut renderer, &installer, &sticky);
+    let first = ask(&runtime, &client).expect("an endpoint answers");
+    for _ in 0..16 {
+        assert_eq!(ask(&runtime, &client).as_ref(), Some(&first));
+    }
+
+    // Affinity off and endpoint a gone: new connections reach b only.
+    apply(&runtime, &ovs, &mut renderer, &installer, &web(&[&b]));
+    for _ in 0..8 {
+        assert_eq!(ask(&runtime, &client).as_deref(), Some("b"));
+    }
+
+    // No endpoint: the connection is dropped (REJECT is not built yet).
+    apply(&runtime, &ovs, &mut renderer, &installer, &web(&[]));
+    assert_eq!(ask(&runtime, &client), None);
+}
