@@ -11,49 +11,16 @@ mod support;
 
 use std::net::Ipv4Addr;
 
-use model::{
-    Endpoint, EndpointConditions, Protocol, Service, ServiceKey, ServicePort, SessionAffinity,
-    TrafficMode, TrafficPolicy, TunnelType,
-};
+use model::{Service, ServiceKey, TrafficMode, TunnelType};
 use openflow::conn::ConnError;
 use pipeline::cache::{Installer, SharedCache};
 use pipeline::render::{ServiceError, ServiceRenderer};
 use pipeline::{ApplyError, CacheError, Round};
 use support::switch::{Switch, install_all, texts};
+use support::{WEB_VIP, web_service};
 
-const VIP: Ipv4Addr = Ipv4Addr::new(10, 96, 0, 10);
 const P1: &str =
     "in_port=10,tcp,dl_src=02:00:0a:f4:01:0a,dl_dst=02:00:0a:f4:01:01,nw_src=10.244.1.10";
-
-fn endpoint(ip: Ipv4Addr) -> Endpoint {
-    Endpoint {
-        ip,
-        port: 8080,
-        conditions: EndpointConditions::READY,
-        node: None,
-        is_local: ip.octets()[2] == 1,
-    }
-}
-
-/// `default/web` on `VIP` TCP/80 → port 8080 of `endpoints`.
-fn web(endpoints: &[Ipv4Addr]) -> Service {
-    Service {
-        key: ServiceKey::new("default", "web"),
-        cluster_ips: vec![VIP],
-        external_ips: Vec::new(),
-        load_balancer_ips: Vec::new(),
-        ports: vec![ServicePort {
-            name: "http".into(),
-            protocol: Protocol::Tcp,
-            port: 80,
-            node_port: None,
-            endpoints: endpoints.iter().copied().map(endpoint).collect(),
-        }],
-        session_affinity: SessionAffinity::None,
-        external_traffic_policy: TrafficPolicy::Cluster,
-        internal_traffic_policy: TrafficPolicy::Cluster,
-    }
-}
 
 /// The two local Pods and a Pod on n2.
 fn three() -> [Ipv4Addr; 3] {
@@ -106,7 +73,7 @@ async fn a_service_s_endpoints_come_change_and_go() {
     let node_only = dump(&sw);
     let mut renderer = ServiceRenderer::new();
 
-    let diff = upsert(&mut renderer, &installer, &web(&three())).await;
+    let diff = upsert(&mut renderer, &installer, &web_service(&three())).await;
     assert_eq!((diff.groups.adds.len(), diff.flows.adds.len()), (1, 4));
     let installed = dump(&sw);
     assert_eq!(installed, wanted(installer.cache()));
@@ -130,7 +97,7 @@ async fn a_service_s_endpoints_come_change_and_go() {
     // A Pod's new connection to the cluster IP reaches the group, which hashes the packet to
     // pick a bucket (the trace stops at that recirculation; the DNAT flows are checked in the
     // dump above).
-    let t = sw.trace(&format!("{P1},nw_dst={VIP},tp_dst=80"), &["trk,new"]);
+    let t = sw.trace(&format!("{P1},nw_dst={WEB_VIP},tp_dst=80"), &["trk,new"]);
     assert!(t.contains("group:1"), "{t}");
     assert!(t.contains("Datapath actions: hash("), "{t}");
     // Other traffic goes its usual way through the Service tables.
@@ -143,7 +110,7 @@ async fn a_service_s_endpoints_come_change_and_go() {
     // One endpoint goes: the group is modified in place and its DNAT flow deleted, nothing
     // else is sent.
     let two = &three()[..2];
-    let diff = upsert(&mut renderer, &installer, &web(two)).await;
+    let diff = upsert(&mut renderer, &installer, &web_service(two)).await;
     assert_eq!(
         (
             diff.groups.len(),
@@ -177,7 +144,7 @@ async fn a_service_s_endpoints_come_change_and_go() {
 async fn bad_input_changes_neither_the_switch_nor_the_cache() {
     let (sw, installer) = node_switch().await;
     let mut renderer = ServiceRenderer::new();
-    upsert(&mut renderer, &installer, &web(&three())).await;
+    upsert(&mut renderer, &installer, &web_service(&three())).await;
     let before = dump(&sw);
     let unchanged = |what: &str| {
         assert_eq!(dump(&sw), before, "{what}: the switch changed");
@@ -193,7 +160,7 @@ async fn bad_input_changes_neither_the_switch_nor_the_cache() {
     let many: Vec<Ipv4Addr> = (0..3000u32)
         .map(|i| Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 245, 0, 0)) + i))
         .collect();
-    let update = renderer.upsert(&web(&many)).unwrap();
+    let update = renderer.upsert(&web_service(&many)).unwrap();
     let err = installer.apply(update.change).await.unwrap_err();
     assert!(
         matches!(&err, ApplyError::Switch { source: ConnError::Encode(_), what } if what == "the objects of service:default/web"),
@@ -202,7 +169,7 @@ async fn bad_input_changes_neither_the_switch_nor_the_cache() {
     unchanged("oversized group");
 
     // Another Service claims the frontend: refused by the cache, naming both.
-    let mut thief = web(&three()[..1]);
+    let mut thief = web_service(&three()[..1]);
     thief.key = ServiceKey::new("default", "thief");
     let update = renderer.upsert(&thief).unwrap();
     let err = installer.apply(update.change).await.unwrap_err();
@@ -214,7 +181,7 @@ async fn bad_input_changes_neither_the_switch_nor_the_cache() {
     unchanged("conflicting frontend");
 
     // A malformed Service is refused by the renderer.
-    let mut zero = web(&three());
+    let mut zero = web_service(&three());
     zero.ports[0].port = 0;
     assert!(matches!(
         renderer.upsert(&zero),
@@ -224,6 +191,6 @@ async fn bad_input_changes_neither_the_switch_nor_the_cache() {
 
     // The renderer kept its group ids: the same Service renders the same objects, and the
     // installer sends nothing.
-    let update = renderer.upsert(&web(&three())).unwrap();
+    let update = renderer.upsert(&web_service(&three())).unwrap();
     assert!(installer.apply(update.change).await.unwrap().is_empty());
 }

@@ -16,17 +16,12 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::process::Command;
 use std::time::Duration;
 
-use localipc::Endpoint as IpcEndpoint;
-use model::{
-    Endpoint, EndpointConditions, LocalPod, PodKey, Protocol, Service, ServiceKey, ServicePort,
-    SessionAffinity, TrafficMode, TrafficPolicy,
-};
+use model::{LocalPod, PodKey, Service, SessionAffinity, TrafficMode};
 use nix::sched::{CloneFlags, setns};
-use openflow::conn::{ConnOptions, OfConnection};
+use openflow::conn::ConnOptions;
 use ovstest::Ovs;
 use pipeline::Round;
-use pipeline::cache::{DesiredCache, Installer, Owner};
-use pipeline::layout::NodePorts;
+use pipeline::cache::{Installer, Owner};
 use pipeline::owners::{NODE, POD};
 use pipeline::render::{ServiceRenderer, node_flows, pod_flows};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -34,7 +29,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Runtime;
 use tokio::time::timeout;
 
-const VIP: Ipv4Addr = Ipv4Addr::new(10, 96, 0, 10);
+use support::switch::Switch;
+use support::{WEB_VIP, web_service};
+
 /// A hang guard for a connection the datapath drops, not a performance bound.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -182,7 +179,7 @@ fn answer_with_name(runtime: &Runtime, pod: &PodNs) {
 fn ask(runtime: &Runtime, client: &PodNs) -> Option<String> {
     in_netns(&client.name, || {
         runtime.block_on(async {
-            let to = SocketAddr::from((VIP, 80));
+            let to = SocketAddr::from((WEB_VIP, 80));
             let mut stream = timeout(CONNECT_TIMEOUT, TcpStream::connect(to))
                 .await
                 .ok()?
@@ -196,34 +193,6 @@ fn ask(runtime: &Runtime, client: &PodNs) -> Option<String> {
             Some(name)
         })
     })
-}
-
-fn web(endpoints: &[&PodNs]) -> Service {
-    Service {
-        key: ServiceKey::new("default", "web"),
-        cluster_ips: vec![VIP],
-        external_ips: Vec::new(),
-        load_balancer_ips: Vec::new(),
-        ports: vec![ServicePort {
-            name: "http".into(),
-            protocol: Protocol::Tcp,
-            port: 80,
-            node_port: None,
-            endpoints: endpoints
-                .iter()
-                .map(|p| Endpoint {
-                    ip: p.pod.ip,
-                    port: 8080,
-                    conditions: EndpointConditions::READY,
-                    node: Some("n1".into()),
-                    is_local: true,
-                })
-                .collect(),
-        }],
-        session_affinity: SessionAffinity::None,
-        external_traffic_policy: TrafficPolicy::Cluster,
-        internal_traffic_policy: TrafficPolicy::Cluster,
-    }
 }
 
 /// Installs `service`, then flushes the datapath's flow cache: the switch has committed the
@@ -269,45 +238,19 @@ fn wait_for_ports(ovs: &Ovs, pods: &[&PodNs]) {
 #[test]
 fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
     let runtime = Runtime::new().unwrap();
-    let ovs = Ovs::start().expect("start OVS");
-    ovs.add_bridge("br0").expect("add br0");
-    for (name, ofport) in [
-        ("uplink0", NodePorts::UPLINK),
-        ("antrea-gw0", NodePorts::GATEWAY),
-    ] {
-        ovs.vsctl(&[
-            "add-port",
-            "br0",
-            name,
-            "--",
-            "set",
-            "interface",
-            name,
-            "type=internal",
-            &format!("ofport_request={ofport}"),
-        ])
-        .expect("add a Node port");
-    }
-    let client = pod(&ovs, "client", 10);
-    let a = pod(&ovs, "a", 11);
-    let b = pod(&ovs, "b", 12);
-    wait_for_ports(&ovs, &[&client, &a, &b]);
+    let sw = runtime.block_on(Switch::with_pods(None, ConnOptions::default(), &[]));
+    let ovs = &sw.ovs;
+    let client = pod(ovs, "client", 10);
+    let a = pod(ovs, "a", 11);
+    let b = pod(ovs, "b", 12);
+    wait_for_ports(ovs, &[&client, &a, &b]);
     answer_with_name(&runtime, &a);
     answer_with_name(&runtime, &b);
 
-    let endpoint: IpcEndpoint = format!("unix:{}", ovs.mgmt_socket("br0").display())
-        .parse()
-        .unwrap();
     let node = support::node(TrafficMode::NoEncap);
     let mut renderer = ServiceRenderer::new();
-    let installer = runtime.block_on(async {
-        let conn = OfConnection::connect(endpoint, ConnOptions::default())
-            .await
-            .expect("connect");
-        let installer = Installer::new(
-            conn,
-            std::sync::Arc::new(std::sync::Mutex::new(DesiredCache::new(Round::FIRST))),
-        );
+    let installer = sw.installer(Round::FIRST);
+    runtime.block_on(async {
         installer
             .replace(Owner::from(NODE), node_flows(&node))
             .await
@@ -321,13 +264,18 @@ fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
                 .await
                 .expect("pod flows");
         }
-        installer
     });
 
     // Both endpoints answer, and nothing else does. Each connection has a new source port, so
     // the group's hash spreads them; 64 connections all landing on one endpoint would mean it
     // does not.
-    apply(&runtime, &ovs, &mut renderer, &installer, &web(&[&a, &b]));
+    apply(
+        &runtime,
+        ovs,
+        &mut renderer,
+        &installer,
+        &web_service(&[a.pod.ip, b.pod.ip]),
+    );
     let mut answerers = BTreeSet::new();
     for _ in 0..64 {
         let name = ask(&runtime, &client).expect("an endpoint answers the cluster IP");
@@ -341,23 +289,29 @@ fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
 
     // ClientIP affinity: every new connection of the client reaches the endpoint its first
     // one reached.
-    let mut sticky = web(&[&a, &b]);
+    let mut sticky = web_service(&[a.pod.ip, b.pod.ip]);
     sticky.session_affinity = SessionAffinity::ClientIp {
         timeout_seconds: 600,
     };
-    apply(&runtime, &ovs, &mut renderer, &installer, &sticky);
+    apply(&runtime, ovs, &mut renderer, &installer, &sticky);
     let first = ask(&runtime, &client).expect("an endpoint answers");
     for _ in 0..16 {
         assert_eq!(ask(&runtime, &client).as_ref(), Some(&first));
     }
 
     // Affinity off and endpoint a gone: new connections reach b only.
-    apply(&runtime, &ovs, &mut renderer, &installer, &web(&[&b]));
+    apply(
+        &runtime,
+        ovs,
+        &mut renderer,
+        &installer,
+        &web_service(&[b.pod.ip]),
+    );
     for _ in 0..8 {
         assert_eq!(ask(&runtime, &client).as_deref(), Some("b"));
     }
 
     // No endpoint: the connection is dropped (REJECT is not built yet).
-    apply(&runtime, &ovs, &mut renderer, &installer, &web(&[]));
+    apply(&runtime, ovs, &mut renderer, &installer, &web_service(&[]));
     assert_eq!(ask(&runtime, &client), None);
 }

@@ -8,7 +8,10 @@ pub mod switch;
 
 use std::net::Ipv4Addr;
 
-use model::{LocalPod, NodeNetwork, PeerNode, PodKey, TrafficMode};
+use model::{
+    Endpoint, EndpointConditions, LocalPod, NodeNetwork, PeerNode, PodKey, Protocol, Service,
+    ServiceKey, ServicePort, SessionAffinity, TrafficMode, TrafficPolicy,
+};
 use openflow::msg::flow_mod::FlowMod;
 use pipeline::layout::TableGraph;
 use pipeline::render::{node_flows, peer_flows, pod_flows};
@@ -64,6 +67,39 @@ pub fn pods() -> Vec<PodOnPort> {
             ofport: 11,
         },
     ]
+}
+
+/// The cluster IP of [`web_service`].
+pub const WEB_VIP: Ipv4Addr = Ipv4Addr::new(10, 96, 0, 10);
+
+/// `default/web` on [`WEB_VIP`] TCP/80 → port 8080 of `endpoints` (ready; local when in n1's
+/// Pod CIDR).
+pub fn web_service(endpoints: &[Ipv4Addr]) -> Service {
+    Service {
+        key: ServiceKey::new("default", "web"),
+        cluster_ips: vec![WEB_VIP],
+        external_ips: Vec::new(),
+        load_balancer_ips: Vec::new(),
+        ports: vec![ServicePort {
+            name: "http".into(),
+            protocol: Protocol::Tcp,
+            port: 80,
+            node_port: None,
+            endpoints: endpoints
+                .iter()
+                .map(|&ip| Endpoint {
+                    ip,
+                    port: 8080,
+                    conditions: EndpointConditions::READY,
+                    node: None,
+                    is_local: ip.octets()[2] == 1,
+                })
+                .collect(),
+        }],
+        session_affinity: SessionAffinity::None,
+        external_traffic_policy: TrafficPolicy::Cluster,
+        internal_traffic_policy: TrafficPolicy::Cluster,
+    }
 }
 
 pub fn peer() -> PeerNode {
