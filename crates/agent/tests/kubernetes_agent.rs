@@ -10,35 +10,11 @@
 mod objects;
 mod support;
 
-use std::path::Path;
-
-use fakeapi::{FakeApiServer, TcpServer};
+use fakeapi::FakeApiServer;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use objects::{node, pod};
-use support::{DbMonitor, Lan, TestNode, ping, wait_until};
-
-/// Serves `fake` on 127.0.0.1 of network namespace `netns` (the listener is created by a
-/// thread that joined it) and writes its kubeconfig to `kubeconfig`.
-fn serve_in(
-    runtime: &tokio::runtime::Runtime,
-    fake: &FakeApiServer,
-    netns: &str,
-    kubeconfig: &Path,
-) -> TcpServer {
-    let server = std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                let ns = std::fs::File::open(format!("/var/run/netns/{netns}")).unwrap();
-                nix::sched::setns(ns, nix::sched::CloneFlags::CLONE_NEWNET).unwrap();
-                runtime.block_on(fake.serve_tcp()).unwrap()
-            })
-            .join()
-            .unwrap()
-    });
-    server.write_kubeconfig(kubeconfig).unwrap();
-    server
-}
+use support::{DbMonitor, Lan, TestNode, ping, serve_in, wait_until};
 
 fn annotation(fake: &FakeApiServer, node: &str, key: &str) -> Option<String> {
     let stored: Node = fake.get("", node).unwrap()?;

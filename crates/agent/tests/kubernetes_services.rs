@@ -9,35 +9,12 @@
 mod objects;
 mod support;
 
-use std::path::Path;
-
-use fakeapi::{FakeApiServer, TcpServer};
+use fakeapi::FakeApiServer;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use objects::node;
 use serde_json::json;
-use support::{Lan, TestNode, wait_until};
-
-/// Serves `fake` on 127.0.0.1 of network namespace `netns` and writes its kubeconfig.
-fn serve_in(
-    runtime: &tokio::runtime::Runtime,
-    fake: &FakeApiServer,
-    netns: &str,
-    kubeconfig: &Path,
-) -> TcpServer {
-    let server = std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                let ns = std::fs::File::open(format!("/var/run/netns/{netns}")).unwrap();
-                nix::sched::setns(ns, nix::sched::CloneFlags::CLONE_NEWNET).unwrap();
-                runtime.block_on(fake.serve_tcp()).unwrap()
-            })
-            .join()
-            .unwrap()
-    });
-    server.write_kubeconfig(kubeconfig).unwrap();
-    server
-}
+use support::{Lan, TestNode, serve_in, wait_until};
 
 fn web_service() -> Service {
     serde_json::from_value(json!({

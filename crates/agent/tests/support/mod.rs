@@ -747,3 +747,26 @@ impl Drop for DbMonitor {
         }
     }
 }
+
+/// Serves `fake` on 127.0.0.1 of network namespace `netns` (the listener is created by a
+/// thread that joined it) and writes its kubeconfig to `kubeconfig`.
+#[cfg(target_os = "linux")]
+pub fn serve_in(
+    runtime: &tokio::runtime::Runtime,
+    fake: &fakeapi::FakeApiServer,
+    netns: &str,
+    kubeconfig: &Path,
+) -> fakeapi::TcpServer {
+    let server = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let ns = std::fs::File::open(format!("/var/run/netns/{netns}")).unwrap();
+                nix::sched::setns(ns, nix::sched::CloneFlags::CLONE_NEWNET).unwrap();
+                runtime.block_on(fake.serve_tcp()).unwrap()
+            })
+            .join()
+            .unwrap()
+    });
+    server.write_kubeconfig(kubeconfig).unwrap();
+    server
+}
