@@ -77,7 +77,7 @@ fn noencap_lab_with_the_agent_connects_everything_and_down_leaves_nothing() {
     up_check_down("agent-noencap", "noencap");
 }
 
-/// `ping -i 0.01` for `seconds` inside `netns`; returns (transmitted, received).
+/// The (transmitted, received) counts of a finished `ping`'s summary line.
 fn ping_summary(out: &std::process::Output) -> (u64, u64) {
     let stdout = text(&out.stdout);
     let line = stdout
@@ -90,6 +90,25 @@ fn ping_summary(out: &std::process::Output) -> (u64, u64) {
         .map(|part| part.split_whitespace().next().unwrap().parse().unwrap())
         .collect();
     (numbers[0], numbers[1])
+}
+
+/// The sequence numbers in `1..=sent` that `ping`'s output shows no reply for.
+fn unanswered(out: &std::process::Output, sent: u64) -> Vec<u64> {
+    let stdout = text(&out.stdout);
+    let answered: std::collections::BTreeSet<u64> = stdout
+        .lines()
+        .filter_map(|l| l.split("icmp_seq=").nth(1))
+        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
+        .collect();
+    (1..=sent).filter(|seq| !answered.contains(seq)).collect()
+}
+
+/// Now, as the `[seconds.micros]` stamps `ping -D` prints.
+fn unix_seconds() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
 }
 
 #[test]
@@ -136,11 +155,17 @@ fn agent_restarts_are_hitless_and_a_changed_restart_replaces_the_round() {
             "exec",
             "lab-n2-p1",
             "ping",
-            "-q",
+            "-D",
             "-i",
             "0.01",
             "-c",
             "400",
+            // Without a deadline ping waits only 2 × the largest round trip so far for the last
+            // reply, so on a loaded machine a late last reply counted as lost. With one, ping
+            // waits until all 400 are answered or the deadline passes: a reply that never comes
+            // still counts as lost.
+            "-w",
+            "30",
             N1_P1,
         ])
         .stdout(Stdio::piped())
@@ -166,14 +191,21 @@ fn agent_restarts_are_hitless_and_a_changed_restart_replaces_the_round() {
         .spawn()
         .unwrap();
     thread::sleep(Duration::from_millis(1000));
+    let stopping = unix_seconds();
     lab.run_ok(&["agent", "stop", "--node", "lab-n1"]);
+    let starting = unix_seconds();
     lab.run_ok(&["agent", "start", "--node", "lab-n1"]);
+    let started = unix_seconds();
     let ping = ping.wait_with_output().unwrap();
     let (sent, received) = ping_summary(&ping);
     assert_eq!(
         (sent, received),
         (400, 400),
-        "ping lost packets across the agent restart"
+        "ping lost packets across the agent restart: no reply to icmp_seq {:?}; the stop began at \
+         {stopping:.3}, the start at {starting:.3}, the agent was ready at {started:.3}; \
+         replies (ping -D):\n{}",
+        unanswered(&ping, sent),
+        text(&ping.stdout)
     );
     let stream = stream.wait_with_output().unwrap();
     assert!(stream.status.success(), "{}", text(&stream.stdout));
