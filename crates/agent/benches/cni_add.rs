@@ -146,9 +146,17 @@ mod bench {
                 continue;
             };
             let (total, inner) = timing.split_once(" ms (").expect("timed ADD line");
+            let (inner, parts) = match inner.split_once(") [parts ended at: ") {
+                Some((steps, parts)) => (steps, parts.trim_end_matches(']')),
+                None => (inner.trim_end_matches(')'), ""),
+            };
             let mut fields = vec![("total", total)];
-            for step in inner.trim_end_matches(')').split(", ") {
+            for step in inner.split(", ") {
                 fields.push(step.split_once(' ').expect("step and time"));
+            }
+            for part in parts.split(", ").filter(|p| !p.is_empty()) {
+                let (name, ended) = part.split_once(' ').expect("part and time");
+                fields.push((name, ended));
             }
             for (name, value) in fields {
                 let value: f64 = value.parse().expect("milliseconds");

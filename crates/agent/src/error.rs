@@ -42,6 +42,14 @@ pub enum AgentError {
         #[source]
         source: openflow::conn::ConnError,
     },
+    #[error(
+        "port {name}: OVSDB refused to create it (name taken), but holds no Port with an Interface of that name (a Port found: {port}, an Interface found: {interface})"
+    )]
+    PortNameTaken {
+        name: String,
+        port: bool,
+        interface: bool,
+    },
     #[error("OVSDB gives {name} OpenFlow port {ofport}, but the switch's port list lacks it")]
     PortNotOnSwitch { name: String, ofport: u32 },
     #[error("setting no-flood on the uplink {nic}: {source}")]

@@ -406,6 +406,39 @@ async fn wait_for_ofport_with_vswitchd() {
     }
 }
 
+/// The watch registered before the port exists (what a Pod ADD does) sees the ofport that
+/// ovs-vswitchd assigns later; one started after the assignment finds it in its snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ofport_watch_started_before_its_port_exists_sees_the_assigned_port() {
+    let ovs = tokio::task::block_in_place(ovstest::Ovs::start).expect("start ovs");
+    let vs = vswitch(&ovs).await;
+    let spec = BridgeSpec {
+        datapath_type: Some("netdev".into()),
+        ..full_bridge("br0")
+    };
+    vs.create_bridge(&spec).await.unwrap();
+    let early = vs.watch_ofport("p1").await.unwrap();
+    let port = PortSpec {
+        ofport_request: Some(9),
+        ..PortSpec::internal("p1")
+    };
+    vs.create_port("br0", &port).await.unwrap();
+    assert_eq!(early.wait(STEP).await.unwrap(), 9);
+    assert_eq!(
+        vsctl(&ovs, &["get", "Interface", "p1", "ofport"]).trim(),
+        "9"
+    );
+    let late = vs.watch_ofport("p1").await.unwrap();
+    assert_eq!(late.wait(STEP).await.unwrap(), 9);
+
+    // A watch on a name that never gets a port times out and names it.
+    let never = vs.watch_ofport("ghost").await.unwrap();
+    match never.wait(Duration::from_millis(300)).await {
+        Err(Error::Timeout { what, .. }) => assert!(what.contains("\"ghost\""), "{what}"),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_snapshot_arrives_whole() {
     let ovs = start_db();

@@ -10,7 +10,7 @@ use localipc::Endpoint;
 use ovsdb::data::{Atom, Value};
 use ovsdb::txn::{Condition, Mutation, Mutator, Transaction};
 use ovsdb::vswitch::{
-    BridgeSpec, DATABASE, FailMode, InterfaceRow, PortRow, PortSpec, VswitchClient,
+    BridgeSpec, DATABASE, FailMode, InterfaceRow, OfportWatch, PortRow, PortSpec, VswitchClient,
 };
 use ovsdb::{Client, ClientConfig};
 
@@ -155,34 +155,46 @@ impl OvsBridge {
         Ok(Outcome::Changed)
     }
 
-    /// Creates the port, or corrects its interface columns and `external_ids`.
+    /// Creates the port, or corrects its interface columns and `external_ids`. The creation is
+    /// tried first (one transaction, what a new Pod needs); only when the name is taken are the
+    /// existing rows read and corrected.
     pub async fn ensure_port(&self, want: &PortWant) -> Result<Outcome> {
         let what = format!("port {}", want.name);
-        let (port, iface) = self.port_and_interface(&want.name).await?;
-        let (Some(port), Some((iface, mac))) = (port, iface) else {
-            let spec = PortSpec {
-                interface_type: (!want.interface_type.is_empty())
-                    .then(|| want.interface_type.clone()),
-                options: want.options.clone(),
-                ofport_request: want.ofport_request,
-                mtu_request: want.mtu_request,
-                port_external_ids: want.external_ids.clone(),
-                ..PortSpec::new(&want.name)
-            };
-            self.writes.fetch_add(1, Ordering::Relaxed);
-            self.vs
-                .create_port(&self.name, &spec)
-                .await
-                .map_err(AgentError::ovsdb(format!("creation of {what}")))?;
-            if let Some(mac) = &want.mac {
-                self.update_interface(
-                    &want.name,
-                    ovsdb::data::Row::new().with("mac", mac.as_str()),
-                )
-                .await?;
-            }
-            return Ok(Outcome::Changed);
+        let spec = PortSpec {
+            interface_type: (!want.interface_type.is_empty()).then(|| want.interface_type.clone()),
+            options: want.options.clone(),
+            ofport_request: want.ofport_request,
+            mtu_request: want.mtu_request,
+            port_external_ids: want.external_ids.clone(),
+            ..PortSpec::new(&want.name)
         };
+        match self.vs.create_port(&self.name, &spec).await {
+            Ok(_) => {
+                self.writes.fetch_add(1, Ordering::Relaxed);
+                if let Some(mac) = &want.mac {
+                    self.update_interface(
+                        &want.name,
+                        ovsdb::data::Row::new().with("mac", mac.as_str()),
+                    )
+                    .await?;
+                }
+                return Ok(Outcome::Changed);
+            }
+            Err(ovsdb::Error::Transaction(taken)) if taken.is_constraint_violation() => {}
+            Err(e) => return Err(AgentError::ovsdb(format!("creation of {what}"))(e)),
+        }
+        let (port, iface) = self.port_and_interface(&want.name).await?;
+        let (port, iface) = match (port, iface) {
+            (Some(port), Some(iface)) => (port, iface),
+            (port, iface) => {
+                return Err(AgentError::PortNameTaken {
+                    name: want.name.clone(),
+                    port: port.is_some(),
+                    interface: iface.is_some(),
+                });
+            }
+        };
+        let (iface, mac) = iface;
         let mut outcome = Outcome::Unchanged;
         if !want.interface_matches(&iface, mac.as_deref()) {
             let mut row = ovsdb::data::Row::new()
@@ -251,6 +263,17 @@ impl OvsBridge {
             .delete_port(&self.name, name)
             .await
             .map_err(AgentError::ovsdb(format!("deletion of port {name}")))
+    }
+
+    /// Starts watching the interface for its OpenFlow port; start it before creating the
+    /// interface, then [`OfportWatch::wait`].
+    pub async fn watch_ofport(&self, interface: &str) -> Result<OfportWatch> {
+        self.vs
+            .watch_ofport(interface)
+            .await
+            .map_err(AgentError::ovsdb(format!(
+                "watch on the OpenFlow port of {interface}"
+            )))
     }
 
     /// Waits until OVS gives the interface an OpenFlow port.

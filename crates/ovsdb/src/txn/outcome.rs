@@ -45,6 +45,14 @@ pub struct OperationError {
     pub details: Option<String>,
 }
 
+impl OperationError {
+    /// True when the commit broke a unique index (RFC 7047 `constraint violation`), e.g. a
+    /// row inserted with a name another row of that table already has.
+    pub fn is_constraint_violation(&self) -> bool {
+        self.error == "constraint violation"
+    }
+}
+
 impl fmt::Display for OperationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.index, self.op) {

@@ -4,14 +4,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::{BridgeRow, BridgeSpec, CreatedPort, DATABASE, InterfaceRow, PortRow, PortSpec};
+use super::{
+    BridgeRow, BridgeSpec, CreatedPort, DATABASE, InterfaceRow, OfportWatch, PortRow, PortSpec,
+};
 use crate::data::{Atom, Row, Uuid, Value};
-use crate::monitor::{MonitorEvent, MonitorRequest, RowUpdate2, Updates};
 use crate::txn::{Condition, Function, Mutation, Mutator, OpIndex, Transaction, WaitUntil};
 use crate::{Client, Error};
-
-/// The OVSDB `error` string of a unique-index violation.
-const CONSTRAINT_VIOLATION: &str = "constraint violation";
 
 /// Open_vSwitch operations over a [`Client`].
 #[derive(Debug, Clone)]
@@ -55,7 +53,7 @@ impl VswitchClient {
                 .inserted(bridge_op)
                 .ok_or_else(|| Error::bad_reply("transact", "bridge insert without uuid")),
             // Created concurrently by someone else between our lookup and insert.
-            Err(Error::Transaction(e)) if e.error == CONSTRAINT_VIOLATION => {
+            Err(Error::Transaction(e)) if e.is_constraint_violation() => {
                 match self.get_bridge(&spec.name).await? {
                     Some(b) => Ok(b.uuid),
                     None => Err(Error::Transaction(e)),
@@ -243,51 +241,23 @@ impl VswitchClient {
         Ok(row.ofport)
     }
 
-    /// Waits (watching the Interface row with `monitor_cond`) until ovs-vswitchd assigns the
-    /// interface an OpenFlow port, read from the monitor's own rows (no extra round trip). An
-    /// ofport of -1 gives [`Error::InterfaceFailed`] with the row's `error`; no port within
-    /// `timeout` gives [`Error::Timeout`].
+    /// Starts watching the interface named `interface` for its OpenFlow port (see
+    /// [`OfportWatch`]); start it before creating the interface to save the round trip after.
+    pub async fn watch_ofport(&self, interface: &str) -> Result<OfportWatch, Error> {
+        OfportWatch::start(&self.client, interface).await
+    }
+
+    /// Waits until ovs-vswitchd assigns the interface an OpenFlow port (a [`OfportWatch`]); no
+    /// port within `timeout`, the monitor's start included, gives [`Error::Timeout`].
     pub async fn wait_for_ofport(&self, interface: &str, timeout: Duration) -> Result<u32, Error> {
-        let watch = async {
-            let request = MonitorRequest::columns(&["ofport", "error"])
-                .matching(vec![Condition::eq("name", interface)]);
-            let mut monitor = self
-                .client
-                .monitor_cond(DATABASE, [("Interface", request)])
-                .await?;
-            // The rows named `interface` (one, unless it is replaced), with the two columns.
-            let mut rows = BTreeMap::new();
-            loop {
-                match monitor.next().await {
-                    Some(MonitorEvent::Snapshot(updates)) => {
-                        rows.clear();
-                        apply_interface_updates(&mut rows, updates)?;
-                    }
-                    Some(MonitorEvent::Update(updates)) => {
-                        apply_interface_updates(&mut rows, updates)?
-                    }
-                    // A snapshot follows the reconnect; a refused monitor ends the stream.
-                    Some(MonitorEvent::Disconnected(_) | MonitorEvent::Failed(_)) => continue,
-                    None => {
-                        return Err(Error::NotConnected {
-                            endpoint: self.client.peer().to_owned(),
-                        });
-                    }
-                }
-                for row in rows.values() {
-                    if let Some(port) = assigned_ofport(interface, row)? {
-                        return Ok(port);
-                    }
-                }
-            }
-        };
-        match tokio::time::timeout(timeout, watch).await {
-            Ok(result) => result,
-            Err(_) => Err(Error::Timeout {
+        let started = tokio::time::Instant::now();
+        let watch = tokio::time::timeout(timeout, self.watch_ofport(interface))
+            .await
+            .map_err(|_| Error::Timeout {
                 what: format!("an OpenFlow port for interface {interface:?}"),
                 after: timeout,
-            }),
-        }
+            })??;
+        watch.wait(timeout.saturating_sub(started.elapsed())).await
     }
 
     /// Ports whose `external_ids` contain `key=value` (e.g. `antrea-type=container`).
@@ -371,45 +341,5 @@ fn bridge_missing(e: Error, wait: OpIndex, bridge: &str) -> Error {
             Error::BridgeNotFound(bridge.to_owned())
         }
         other => other,
-    }
-}
-
-/// Applies `monitor_cond` updates of the Interface table to `rows`. The monitored columns
-/// (`ofport`, `error`) hold at most one value, so a `modify` carries their new values
-/// (ovsdb-server(7)) and they replace the old ones as they are.
-fn apply_interface_updates(rows: &mut BTreeMap<Uuid, Row>, updates: Updates) -> Result<(), Error> {
-    let Updates::V2(mut tables) = updates else {
-        return Err(Error::bad_reply(
-            "monitor_cond",
-            "table updates without update2 rows",
-        ));
-    };
-    for (uuid, update) in tables.remove("Interface").unwrap_or_default() {
-        match update {
-            RowUpdate2::Initial(row) | RowUpdate2::Insert(row) => drop(rows.insert(uuid, row)),
-            RowUpdate2::Modify(diff) => rows.entry(uuid).or_default().0.extend(diff.0),
-            RowUpdate2::Delete => drop(rows.remove(&uuid)),
-        }
-    }
-    Ok(())
-}
-
-/// The interface's OpenFlow port once assigned; [`Error::InterfaceFailed`] for ofport -1.
-fn assigned_ofport(interface: &str, row: &Row) -> Result<Option<u32>, Error> {
-    match row.get("ofport").and_then(Value::as_integer) {
-        Some(-1) => {
-            let error = row
-                .get("error")
-                .and_then(Value::as_str)
-                .map_or_else(|| "ofport is -1".to_owned(), str::to_owned);
-            Err(Error::InterfaceFailed {
-                name: interface.to_owned(),
-                error,
-            })
-        }
-        Some(port) if port > 0 => u32::try_from(port)
-            .map(Some)
-            .map_err(|_| Error::bad_reply("monitor_cond", format!("ofport {port} out of range"))),
-        _ => Ok(None),
     }
 }

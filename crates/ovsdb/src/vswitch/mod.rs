@@ -2,10 +2,12 @@
 //! interfaces, built on [`crate::Client`] transactions and monitors.
 
 mod client;
+mod ofport_watch;
 mod rows;
 mod spec;
 
 pub use client::VswitchClient;
+pub use ofport_watch::OfportWatch;
 pub use rows::{BridgeRow, InterfaceRow, PortRow};
 pub use spec::{BridgeSpec, CreatedPort, FailMode, PortSpec};
 

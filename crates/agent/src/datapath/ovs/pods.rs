@@ -3,7 +3,7 @@
 //! kernel kept off the host end (userspace datapath), and its flows, committed in one bundle.
 //! Detaching removes the same from any partial state.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
 use model::{LocalPod, PodKey};
@@ -60,21 +60,39 @@ impl<H: HostNetwork> OvsDatapath<H> {
             mac: created.container_mac,
         };
         let owner = Owner::new(POD, &pod.key);
+        // The watch on the port's ofport is registered while the port is created, so the
+        // ofport arrives in the monitor's next update with no round trip after the creation.
         let port_ready = async {
-            self.bridge.ensure_port(&port).await?;
-            self.bridge.wait_for_ofport(host_ifname, OFPORT_WAIT).await
+            let (watch, created) = tokio::join!(
+                self.bridge.watch_ofport(host_ifname),
+                self.bridge.ensure_port(&port)
+            );
+            let (watch, _) = (watch?, created?);
+            let written = Instant::now();
+            let ofport = watch
+                .wait(OFPORT_WAIT)
+                .await
+                .map_err(AgentError::ovsdb(format!("OpenFlow port of {host_ifname}")))?;
+            Ok::<_, AgentError>((ofport, written, Instant::now()))
         };
-        let flows_ready = self
-            .flows
-            .set(owner.clone(), pod_flows(&self.network, &local, requested));
+        let flows_ready = async {
+            self.flows
+                .set(owner.clone(), pod_flows(&self.network, &local, requested))
+                .await?;
+            Ok::<_, AgentError>(Instant::now())
+        };
         let blocked = async {
             if self.netdev {
                 self.host.block_kernel_ingress(host_ifname).await?;
             }
-            Ok::<_, AgentError>(())
+            Ok::<_, AgentError>(Instant::now())
         };
-        let (ofport, flows, block) = tokio::join!(port_ready, flows_ready, blocked);
-        let (ofport, _, ()) = (ofport?, flows?, block?);
+        let (port, flows, block) = tokio::join!(port_ready, flows_ready, blocked);
+        let ((ofport, written, numbered), flows, block) = (port?, flows?, block?);
+        clock.part("ovsdb", written);
+        clock.part("ofport", numbered);
+        clock.part("flows", flows);
+        clock.part("block", block);
         clock.lap("port+flows");
         if ofport != requested {
             tracing::warn!(
