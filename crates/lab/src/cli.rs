@@ -117,6 +117,16 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Kill one Node's ovsdb-server (SIGKILL), start it again, and check that no flow or port
+    /// was lost once ovs-vswitchd has reconnected.
+    OvsdbRestart {
+        /// The Node, e.g. lab-n1.
+        #[arg(long)]
+        node: String,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// (internal) Answer TCP connections with our name and the peer address.
     #[command(hide = true)]
     Serve {
@@ -364,6 +374,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 println!(
                     "{}: ovs-vswitchd restarted (control socket after {:.3} s); all {} flows back {:.3} s after its start",
                     r.node, r.vswitchd_start_seconds, r.flows, r.flows_back_seconds
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::OvsdbRestart { node, json } => {
+            let state = load(&layout)?;
+            let r = node::restart_ovsdb(&layout, &state, &node)?;
+            if json {
+                println!("{}", serde_json::to_string(&r).unwrap_or_default());
+            } else {
+                println!(
+                    "{}: ovsdb-server killed and started again; ovs-vswitchd synced {:.3} s after its start; all {} flows and {} interfaces unchanged",
+                    r.node, r.vswitchd_synced_seconds, r.flows, r.interfaces
                 );
             }
             Ok(ExitCode::SUCCESS)

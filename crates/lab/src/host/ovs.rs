@@ -66,22 +66,11 @@ impl NodeOvs {
                 source,
             })?;
         }
-        let conf = self.db.join("conf.db");
         run(Command::new("ovsdb-tool")
             .arg("create")
-            .arg(&conf)
+            .arg(self.db.join("conf.db"))
             .arg(SCHEMA))?;
-        let run_dir = self.run.display();
-        let log_dir = self.log.display();
-        run(self.command("ovsdb-server").arg(&conf).args([
-            format!("--remote=punix:{run_dir}/db.sock"),
-            "--remote=db:Open_vSwitch,Open_vSwitch,manager_options".to_owned(),
-            format!("--pidfile={run_dir}/ovsdb-server.pid"),
-            format!("--unixctl={run_dir}/ovsdb-server.ctl"),
-            format!("--log-file={log_dir}/ovsdb-server.log"),
-            "-vconsole:off".to_owned(),
-            "--detach".to_owned(),
-        ]))?;
+        self.start_db()?;
         self.vsctl(&["--no-wait", "init"])?;
         self.vsctl(&[
             "--no-wait",
@@ -91,6 +80,31 @@ impl NodeOvs {
             &format!("external_ids:system-id={}", self.netns),
         ])?;
         self.start_vswitchd()
+    }
+
+    /// Starts `ovsdb-server` (detached, pidfile in the run directory) on the database the Node
+    /// already has; returns once it is detached (it answers from then on).
+    pub fn start_db(&self) -> Result<()> {
+        let run_dir = self.run.display();
+        let log_dir = self.log.display();
+        run(self
+            .command("ovsdb-server")
+            .arg(self.db.join("conf.db"))
+            .args([
+                format!("--remote=punix:{run_dir}/db.sock"),
+                "--remote=db:Open_vSwitch,Open_vSwitch,manager_options".to_owned(),
+                format!("--pidfile={run_dir}/ovsdb-server.pid"),
+                format!("--unixctl={run_dir}/ovsdb-server.ctl"),
+                format!("--log-file={log_dir}/ovsdb-server.log"),
+                "-vconsole:off".to_owned(),
+                "--detach".to_owned(),
+            ]))?;
+        Ok(())
+    }
+
+    /// The `ovsdb-server` pidfile.
+    pub fn db_pidfile(&self) -> PathBuf {
+        self.run.join("ovsdb-server.pid")
     }
 
     /// Starts `ovs-vswitchd` (detached, pidfile in the run directory); returns when its control
@@ -139,6 +153,21 @@ impl NodeOvs {
             .collect();
         flows.sort();
         Ok(flows)
+    }
+
+    /// Every interface's name and OpenFlow port (`name,ofport` lines, sorted).
+    pub fn interfaces(&self) -> Result<Vec<String>> {
+        let out = self.vsctl(&[
+            "--no-wait",
+            "--format=csv",
+            "--no-headings",
+            "--columns=name,ofport",
+            "list",
+            "Interface",
+        ])?;
+        let mut lines: Vec<String> = out.lines().map(str::to_owned).collect();
+        lines.sort();
+        Ok(lines)
     }
 
     /// `ovs-vsctl --timeout=20 --db=unix:<db.sock> args…`.

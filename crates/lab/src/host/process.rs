@@ -151,6 +151,20 @@ pub fn stop_all(pids: &[i32], marker: &str) -> Vec<i32> {
     ours
 }
 
+/// Kills `pid` with SIGKILL at once, as `kill -9` does (a crash, no chance to clean up), if it
+/// is still ours, and waits up to 2 s until it is gone. Returns whether it was signalled.
+pub fn kill_now(pid: i32, marker: &str) -> bool {
+    if pid <= 0 || !is_ours(pid, marker) {
+        return false;
+    }
+    signal(pid, Signal::SIGKILL);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while is_ours(pid, marker) && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

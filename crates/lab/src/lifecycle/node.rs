@@ -1,6 +1,7 @@
 //! Operations on one Node of a running lab, for restart experiments: stop and start its
-//! `antrea-agent` (the same command line, configuration and files as `up`), and restart its
-//! `ovs-vswitchd`, timing how long the agent takes to put every flow back.
+//! `antrea-agent` (the same command line, configuration and files as `up`), restart its
+//! `ovs-vswitchd`, timing how long the agent takes to put every flow back, and kill and restart
+//! its `ovsdb-server`, checking that no flow or port is lost.
 
 use std::fs;
 use std::thread;
@@ -10,7 +11,7 @@ use serde::Serialize;
 
 use crate::error::{LabError, Result};
 use crate::host::ovs::NodeOvs;
-use crate::host::process::{alive, stop_all};
+use crate::host::process::{alive, kill_now, stop_all};
 use crate::layout::Layout;
 use crate::plan::{BRIDGE, NodePlan, Wiring};
 use crate::state::State;
@@ -143,5 +144,71 @@ pub fn restart_ovs(layout: &Layout, state: &State, node: &str) -> Result<OvsRest
         flows: before.len(),
         vswitchd_start_seconds,
         flows_back_seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// What an `ovsdb-server` crash and restart showed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OvsdbRestart {
+    /// The Node.
+    pub node: String,
+    /// Flows on br-int before the crash; the same flows were there after.
+    pub flows: usize,
+    /// Interfaces (name and OpenFlow port) before the crash; the same were there after.
+    pub interfaces: usize,
+    /// Seconds from starting the new `ovsdb-server` until `ovs-vswitchd` had reconnected and
+    /// applied a write to the database.
+    pub vswitchd_synced_seconds: f64,
+}
+
+/// Kills `node`'s `ovsdb-server` with SIGKILL (a crash), starts it again on the same database,
+/// waits until `ovs-vswitchd` has reconnected, and checks that br-int's flows and every
+/// interface's OpenFlow port are what they were before. While `ovsdb-server` is down the
+/// lab's userspace datapath does not forward (docs/lab.md); a kernel datapath would.
+pub fn restart_ovsdb(layout: &Layout, state: &State, node: &str) -> Result<OvsdbRestart> {
+    node_plan(state, node)?;
+    let ovs = NodeOvs::new(layout, node);
+    let flows = ovs.flows(BRIDGE)?;
+    let interfaces = ovs.interfaces()?;
+    let marker = format!("{}/", layout.root().display());
+    let fail = |message: String| LabError::Node {
+        node: node.to_owned(),
+        message,
+    };
+    let pid = alive(&ovs.db_pidfile(), &marker)
+        .ok_or_else(|| fail("its ovsdb-server is not running".to_owned()))?;
+    kill_now(pid, &marker);
+    if alive(&ovs.db_pidfile(), &marker) == Some(pid) {
+        return Err(fail(format!("ovsdb-server (pid {pid}) survived SIGKILL")));
+    }
+    let started = Instant::now();
+    ovs.start_db()?;
+    // A write waits until ovs-vswitchd has applied it (ovs-vsctl's default): it has reconnected.
+    ovs.vsctl(&[
+        "set",
+        "Open_vSwitch",
+        ".",
+        "external_ids:antrea-lab-ovsdb-restarted=true",
+    ])?;
+    let vswitchd_synced_seconds = started.elapsed().as_secs_f64();
+    let (flows_after, interfaces_after) = (ovs.flows(BRIDGE)?, ovs.interfaces()?);
+    if flows_after != flows {
+        return Err(fail(format!(
+            "br-int's flows changed across the ovsdb-server restart: {} before, {} after",
+            flows.len(),
+            flows_after.len()
+        )));
+    }
+    if interfaces_after != interfaces {
+        return Err(fail(format!(
+            "interfaces changed across the ovsdb-server restart: {interfaces:?} before, \
+             {interfaces_after:?} after"
+        )));
+    }
+    Ok(OvsdbRestart {
+        node: node.to_owned(),
+        flows: flows.len(),
+        interfaces: interfaces.len(),
+        vswitchd_synced_seconds,
     })
 }
