@@ -145,8 +145,9 @@ async fn missing_directory_is_reported_with_the_endpoint() {
 #[tokio::test]
 async fn another_user_is_refused() {
     if !support::as_other_user::available() {
-        eprintln!(
-            "another_user_is_refused: not running as root, cannot switch user; nothing checked"
+        testskip::skip(
+            "another_user_is_refused",
+            "not running as root, cannot switch user",
         );
         return;
     }
