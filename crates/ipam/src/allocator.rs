@@ -3,7 +3,8 @@
 use std::collections::HashSet;
 use std::net::IpAddr;
 
-use cni::spec::{CniResult, IpConfig, IpPrefix};
+use cni::spec::{CniResult, IpConfig};
+use ipnet::IpNet;
 
 use crate::store::{Locked, Owner, Store};
 use crate::{IpamConfig, IpamError, RangeSet};
@@ -72,10 +73,8 @@ impl Ipam {
                 taken.push(ip);
             }
             ips.push(IpConfig {
-                address: IpPrefix {
-                    addr: ip,
-                    len: range.subnet.len,
-                },
+                address: IpNet::new(ip, range.subnet.prefix_len())
+                    .expect("a range's address is of its subnet's family"),
                 gateway: Some(range.gateway),
                 interface: None,
             });

@@ -7,6 +7,7 @@
 //!
 //! The agent runs it in-process through [`Ipam`].
 
+mod address_bits;
 mod allocator;
 mod config;
 mod error;

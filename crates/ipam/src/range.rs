@@ -5,16 +5,17 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use cni::spec::{IpPrefix, ip_from_bits, ip_to_bits};
+use ipnet::IpNet;
 use serde::Deserialize;
 
 use crate::IpamError;
+use crate::address_bits::{from_bits, to_bits};
 
 /// One range of a range set, after canonicalization.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Range {
     /// The subnet (host bits clear).
-    pub subnet: IpPrefix,
+    pub subnet: IpNet,
     /// First allocatable address, inclusive.
     pub start: IpAddr,
     /// Last allocatable address, inclusive.
@@ -27,7 +28,8 @@ pub struct Range {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct RangeConf {
-    pub subnet: Option<IpPrefix>,
+    #[serde(default, deserialize_with = "cni::spec::cidr::deserialize_option")]
+    pub subnet: Option<IpNet>,
     #[serde(default)]
     pub range_start: Option<IpAddr>,
     #[serde(default)]
@@ -50,7 +52,7 @@ fn canonical(addr: IpAddr) -> IpAddr {
 }
 
 pub(crate) fn next(addr: IpAddr) -> IpAddr {
-    ip_from_bits(addr, ip_to_bits(addr).wrapping_add(1))
+    from_bits(addr, to_bits(addr).wrapping_add(1))
 }
 
 impl RangeConf {
@@ -58,27 +60,23 @@ impl RangeConf {
         let given = self
             .subnet
             .ok_or_else(|| IpamError::config("subnet is required in every range"))?;
-        let subnet = IpPrefix {
-            addr: canonical(given.addr),
-            len: given.len,
-        };
-        let bits: u8 = if subnet.addr.is_ipv4() { 32 } else { 128 };
-        if subnet.len > bits - 2 {
+        let (addr, len) = (canonical(given.addr()), given.prefix_len());
+        let subnet = IpNet::new(addr, len)
+            .ok()
+            .filter(|s| s.prefix_len() + 2 <= s.max_prefix_len())
+            .ok_or_else(|| {
+                IpamError::config(format!("Network {addr}/{len} too small to allocate from"))
+            })?;
+        if subnet.network() != subnet.addr() {
             return Err(IpamError::config(format!(
-                "Network {subnet} too small to allocate from"
-            )));
-        }
-        if subnet.network() != subnet.addr {
-            return Err(IpamError::config(format!(
-                "Network has host bits set. For a subnet mask of length {} the network address is {}",
-                subnet.len,
+                "Network has host bits set. For a subnet mask of length {len} the network address is {}",
                 subnet.network()
             )));
         }
         let gateway = self
             .gateway
             .map(canonical)
-            .unwrap_or_else(|| next(subnet.addr));
+            .unwrap_or_else(|| next(subnet.addr()));
         let start = self.range_start.map(canonical);
         let end = self.range_end.map(canonical);
         let partial = Bounds { subnet, start, end };
@@ -92,15 +90,15 @@ impl RangeConf {
                 "RangeEnd {e} not in network {subnet}"
             )));
         }
-        let last = subnet.last();
+        let last = subnet.broadcast();
         let default_end = if last.is_ipv4() {
-            ip_from_bits(last, ip_to_bits(last) - 1)
+            from_bits(last, to_bits(last) - 1)
         } else {
             last
         };
         Ok(Range {
             subnet,
-            start: start.unwrap_or_else(|| next(subnet.addr)),
+            start: start.unwrap_or_else(|| next(subnet.addr())),
             end: end.unwrap_or(default_end),
             gateway,
         })
@@ -109,7 +107,7 @@ impl RangeConf {
 
 /// A subnet with optional bounds, for checking bounds while they are being defaulted.
 struct Bounds {
-    subnet: IpPrefix,
+    subnet: IpNet,
     start: Option<IpAddr>,
     end: Option<IpAddr>,
 }
@@ -117,9 +115,9 @@ struct Bounds {
 impl Bounds {
     fn contains(&self, addr: IpAddr) -> bool {
         let addr = canonical(addr);
-        self.subnet.contains(addr)
-            && self.start.is_none_or(|s| ip_to_bits(addr) >= ip_to_bits(s))
-            && self.end.is_none_or(|e| ip_to_bits(addr) <= ip_to_bits(e))
+        self.subnet.contains(&addr)
+            && self.start.is_none_or(|s| to_bits(addr) >= to_bits(s))
+            && self.end.is_none_or(|e| to_bits(addr) <= to_bits(e))
     }
 }
 
@@ -144,7 +142,7 @@ impl Range {
 
     /// How many addresses `start..=end` holds (saturating).
     fn size(&self) -> u128 {
-        (ip_to_bits(self.end).saturating_sub(ip_to_bits(self.start))).saturating_add(1)
+        (to_bits(self.end).saturating_sub(to_bits(self.start))).saturating_add(1)
     }
 }
 
@@ -241,7 +239,7 @@ mod tests {
 
     fn conf(subnet: &str, start: Option<&str>, end: Option<&str>, gw: Option<&str>) -> RangeConf {
         RangeConf {
-            subnet: Some(subnet.parse().unwrap()),
+            subnet: Some(cni::spec::parse_cidr(subnet).unwrap()),
             range_start: start.map(|s| s.parse().unwrap()),
             range_end: end.map(|s| s.parse().unwrap()),
             gateway: gw.map(|s| s.parse().unwrap()),

@@ -23,6 +23,7 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use crate::IpamError;
+use crate::address_bits;
 
 const LAST_RESERVED_PREFIX: &str = "last_reserved_ip.";
 const LOCK_FILE: &str = "lock";
@@ -171,7 +172,7 @@ impl Locked<'_> {
                 .and_then(|b| Owner::parse(&String::from_utf8_lossy(&b)));
             out.push((ip, owner));
         }
-        out.sort_by_key(|(ip, _)| (ip.is_ipv6(), cni::spec::ip_to_bits(*ip)));
+        out.sort_by_key(|(ip, _)| (ip.is_ipv6(), address_bits::to_bits(*ip)));
         Ok(out)
     }
 

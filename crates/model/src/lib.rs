@@ -18,7 +18,8 @@
 //! - [`Ipv4Net`] (re-exported from `ipnet`): an IPv4 address with a prefix length, both a subnet
 //!   (`10.244.1.0/24`) and an interface address with its subnet (`10.10.0.11/24`): it keeps host
 //!   bits ([`Ipv4Net::addr`]); [`Ipv4Net::network`] and [`Ipv4Net::trunc`] clear them. It
-//!   (de)serializes as its text form.
+//!   (de)serializes as its text form. Where both families are allowed (CNI results and IPAM
+//!   ranges), crates use the same crate's `ipnet::IpNet`.
 //!
 //! `tests/one_address_type.rs` fails when any other crate defines its own MAC or CIDR type.
 

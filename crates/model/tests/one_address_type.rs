@@ -1,6 +1,8 @@
-//! Keeps the workspace at one MAC address type ([`model::MacAddr`]) and one IPv4 CIDR type
-//! ([`model::Ipv4Net`]): reads every Rust file of the other crates (`crates/*` but `model`, all
-//! of `src`, `tests`, `benches`, …) and fails, naming file:line, where one defines its own.
+//! Keeps the workspace at one MAC address type ([`model::MacAddr`]) and one CIDR type, `ipnet`'s
+//! ([`model::Ipv4Net`], and `ipnet::IpNet` where both families are allowed, as in CNI results):
+//! reads every Rust file of the other crates (`crates/*` but `model`, all of `src`, `tests`,
+//! `benches`, …) and fails, naming file:line, where one defines its own. There are no
+//! exceptions.
 //!
 //! A definition is a `struct`, `enum`, `union` or `type` alias that
 //! - has an address name: its CamelCase words are all address words and include `Mac`, `Cidr`,
@@ -8,17 +10,14 @@
 //!   network word (`Ipv4Net`, `IpSubnet`). `MacPool`, `MacLearning` or `NodeNetwork` are other
 //!   things and pass;
 //! - or wraps six bytes whatever its name (`struct Hw(pub [u8; 6])`, `type Eth = [u8; 6]`);
-//! - or is a struct of exactly an `Ipv4Addr` and a `u8` (an address with a prefix length).
+//! - or is a struct of exactly an address (`Ipv4Addr`, `Ipv6Addr` or `IpAddr`) and a `u8` (an
+//!   address with a prefix length).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Definitions this test knows of and accepts: (path, type name, why it is not a second type).
-const ACCEPTED: &[(&str, &str, &str)] = &[(
-    "crates/cni/src/spec/prefix.rs",
-    "IpPrefix",
-    "the CNI spec's dual-family (IPv4 and IPv6) address with prefix length, not an IPv4 CIDR",
-)];
+/// The IP address types of `std::net`.
+const IP_ADDRESS_TYPES: &[&str] = &["Ipv4Addr", "Ipv6Addr", "IpAddr"];
 
 /// Words an address type's name is made of.
 const ADDRESS_WORDS: &[&str] = &[
@@ -150,9 +149,10 @@ fn definitions(source: &str) -> Vec<Definition> {
             let target = rest.trim_start_matches('=').trim_end_matches(';');
             is_six_bytes(target).then_some("an alias of six bytes")
         } else if keyword == "struct" && rest.ends_with('{') {
-            let mut types = field_types(&lines, i);
-            types.sort();
-            (types == ["Ipv4Addr", "u8"]).then_some("an Ipv4Addr with a u8 (a CIDR)")
+            let types = field_types(&lines, i);
+            let is_address = |t: &String| IP_ADDRESS_TYPES.contains(&t.as_str());
+            (types.len() == 2 && types.contains(&"u8".to_owned()) && types.iter().any(is_address))
+                .then_some("an IP address with a u8 (a CIDR)")
         } else {
             None
         };
@@ -213,17 +213,12 @@ fn no_crate_but_model_defines_a_mac_or_cidr_type() {
             .to_string_lossy()
             .replace('\\', "/");
         for d in definitions(&source) {
-            if !ACCEPTED
-                .iter()
-                .any(|(path, name, _)| *path == relative && *name == d.name)
-            {
-                offences.push(format!("{relative}:{}: {} is {}", d.line, d.name, d.why));
-            }
+            offences.push(format!("{relative}:{}: {} is {}", d.line, d.name, d.why));
         }
     }
     assert!(
         offences.is_empty(),
-        "use model::MacAddr and model::Ipv4Net instead of these {} definitions:\n{}",
+        "use model::MacAddr and model::Ipv4Net (ipnet::IpNet for both families) instead of these {} definitions:\n{}",
         offences.len(),
         offences.join("\n")
     );
@@ -269,6 +264,19 @@ pub struct Subnet {
 pub struct Route {
     pub gateway: Ipv4Addr,
 }
+pub struct IpPrefix {
+pub struct Dual {
+    pub addr: IpAddr,
+    pub len: u8,
+}
+pub struct Six {
+    len: u8,
+    addr: Ipv6Addr,
+}
+pub struct Hop {
+    pub gw: IpAddr,
+    pub metric: u32,
+}
 // struct Mac(pub [u8; 6]);
 let mac: [u8; 6] = [0; 6];
 fn mac_of(x: u8) -> MacAddr {
@@ -290,6 +298,9 @@ fn mac_of(x: u8) -> MacAddr {
         (10, "IpNet"),
         (11, "V4Subnet"),
         (12, "Block"),
+        (29, "IpPrefix"),
+        (30, "Dual"),
+        (34, "Six"),
     ]
     .into_iter()
     .map(|(line, name)| (line, name.to_owned()))

@@ -115,8 +115,8 @@ fn ipv4_of(result: &CniResult) -> Option<(Ipv4Addr, u8, Ipv4Addr)> {
     result
         .ips
         .iter()
-        .find_map(|ip| match (ip.address.addr, ip.gateway) {
-            (IpAddr::V4(addr), Some(IpAddr::V4(gw))) => Some((addr, ip.address.len, gw)),
+        .find_map(|ip| match (ip.address.addr(), ip.gateway) {
+            (IpAddr::V4(addr), Some(IpAddr::V4(gw))) => Some((addr, ip.address.prefix_len(), gw)),
             _ => None,
         })
 }

@@ -2,10 +2,11 @@
 //! addresses on the Pod's interface with the gateway, a default route via the gateway, and DNS
 //! from the configuration and the runtime.
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 
-use cni::spec::{CniResult, Interface, IpPrefix, NetConf, Route};
+use cni::spec::{CniResult, Interface, NetConf, Route};
 use hostnet::PodInterface;
+use ipnet::{IpNet, Ipv4Net};
 
 /// Completes the IPAM result `ipam` for the Pod interface `created` in `netns`/`ifname`.
 pub fn add_result(
@@ -35,10 +36,8 @@ pub fn add_result(
         .ips
         .iter()
         .find_map(|ip| ip.gateway.filter(IpAddr::is_ipv4));
-    let default = IpPrefix {
-        addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-        len: 0,
-    };
+    // 0.0.0.0/0, the IPv4 default route.
+    let default = IpNet::V4(Ipv4Net::default());
     if let Some(gw) = gateway
         && !ipam.routes.iter().any(|r| r.dst == default)
     {

@@ -8,10 +8,11 @@
 
 use std::net::IpAddr;
 
+use ipnet::IpNet;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{CniError, CniVersion, Dns, IpPrefix, code};
+use super::{CniError, CniVersion, Dns, code};
 
 /// A plugin's result.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -52,8 +53,9 @@ pub struct Interface {
 /// An address in a result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 pub struct IpConfig {
-    /// Address with the subnet's prefix length.
-    pub address: IpPrefix,
+    /// Address with the subnet's prefix length (host bits kept: `10.1.0.5/24`).
+    #[serde(deserialize_with = "super::cidr::deserialize")]
+    pub address: IpNet,
     /// The subnet's gateway.
     #[serde(default)]
     pub gateway: Option<IpAddr>,
@@ -66,7 +68,8 @@ pub struct IpConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 pub struct Route {
     /// Destination.
-    pub dst: IpPrefix,
+    #[serde(deserialize_with = "super::cidr::deserialize")]
+    pub dst: IpNet,
     /// Next hop; the default gateway when absent.
     #[serde(default)]
     pub gw: Option<IpAddr>,
@@ -89,7 +92,7 @@ pub struct Route {
 
 impl Route {
     /// A route to `dst` via `gw` with no 1.1 attributes.
-    pub fn new(dst: IpPrefix, gw: Option<IpAddr>) -> Route {
+    pub fn new(dst: IpNet, gw: Option<IpAddr>) -> Route {
         Route {
             dst,
             gw,
@@ -145,7 +148,11 @@ impl CniResult {
                 if legacy {
                     o.insert(
                         "version".into(),
-                        json!(if ip.address.addr.is_ipv4() { "4" } else { "6" }),
+                        json!(if ip.address.addr().is_ipv4() {
+                            "4"
+                        } else {
+                            "6"
+                        }),
                     );
                 }
                 put_num(&mut o, "interface", ip.interface);
@@ -221,6 +228,7 @@ fn put_num(o: &mut Map<String, Value>, key: &str, value: Option<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::parse_cidr;
 
     fn sample() -> CniResult {
         CniResult {
@@ -242,12 +250,12 @@ mod tests {
             ],
             ips: vec![
                 IpConfig {
-                    address: "10.1.0.5/24".parse().unwrap(),
+                    address: parse_cidr("10.1.0.5/24").unwrap(),
                     gateway: "10.1.0.1".parse().ok(),
                     interface: Some(1),
                 },
                 IpConfig {
-                    address: "fd00::5/64".parse().unwrap(),
+                    address: parse_cidr("fd00::5/64").unwrap(),
                     gateway: None,
                     interface: Some(1),
                 },
@@ -258,7 +266,7 @@ mod tests {
                 priority: Some(5),
                 table: Some(100),
                 scope: Some(0),
-                ..Route::new("0.0.0.0/0".parse().unwrap(), "10.1.0.1".parse().ok())
+                ..Route::new(parse_cidr("0.0.0.0/0").unwrap(), "10.1.0.1".parse().ok())
             }],
             dns: Dns {
                 nameservers: vec!["10.96.0.10".into()],
