@@ -16,6 +16,9 @@ fuzz_target!(|data: &[u8]| {
         let mut bytes = Vec::new();
         instructions.emit(&mut bytes);
         let again = Instructions::parse(&bytes).expect("re-encoded instructions decode");
-        assert_eq!(again, instructions, "decode(encode(instructions)) != instructions");
+        assert_eq!(
+            again, instructions,
+            "decode(encode(instructions)) != instructions"
+        );
     }
 });

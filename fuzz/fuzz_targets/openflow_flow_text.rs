@@ -17,12 +17,16 @@ where
 {
     let Ok(value) = text.parse::<T>() else { return };
     let printed = value.to_string();
-    let again = printed.parse::<T>().unwrap_or_else(|e| panic!("{text:?} printed as {printed:?}, which does not parse: {e}"));
+    let again = printed
+        .parse::<T>()
+        .unwrap_or_else(|e| panic!("{text:?} printed as {printed:?}, which does not parse: {e}"));
     assert_eq!(again, value, "{text:?} printed as {printed:?}");
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     round_trip::<FlowMod>(text);
     round_trip::<Match>(text);
     round_trip::<GroupMod>(text);

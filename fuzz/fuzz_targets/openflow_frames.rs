@@ -12,7 +12,10 @@ use openflow::conn::frame::FrameReader;
 /// Drives a future that never waits (a reader over a byte slice is always ready).
 fn ready<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
-    match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
         Poll::Ready(out) => out,
         Poll::Pending => panic!("a frame reader over a byte slice waited"),
     }

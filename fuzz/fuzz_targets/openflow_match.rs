@@ -6,7 +6,9 @@ use libfuzzer_sys::fuzz_target;
 use openflow::oxm::Match;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok((m, used)) = Match::parse(data) else { return };
+    let Ok((m, used)) = Match::parse(data) else {
+        return;
+    };
     assert!(used <= data.len());
     let mut bytes = Vec::new();
     m.emit(&mut bytes);

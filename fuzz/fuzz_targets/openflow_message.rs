@@ -6,7 +6,9 @@ use libfuzzer_sys::fuzz_target;
 use openflow::msg::any::AnyMessage;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok((header, msg)) = AnyMessage::parse(data) else { return };
+    let Ok((header, msg)) = AnyMessage::parse(data) else {
+        return;
+    };
     let mut bytes = Vec::new();
     // Decoded messages came in at most 65535 bytes; a re-encoding may still grow (a default
     // made explicit), so a refusal is allowed, a panic is not.

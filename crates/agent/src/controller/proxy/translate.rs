@@ -348,7 +348,8 @@ fn traffic_policy(text: Option<&str>) -> TrafficPolicy {
 }
 
 /// The endpoints of Service port `name`/`protocol` over every slice, each (address, target
-/// port) once (a ready copy wins over one that is not), in address order.
+/// port) once, in address order. Of two copies the one ranking higher in [`copy_rank`] wins, so
+/// the result does not depend on the order of the slices.
 fn endpoints_of(
     slices: &[SliceEndpoints],
     name: &str,
@@ -375,7 +376,7 @@ fn endpoints_of(
             found
                 .entry((*ip, target))
                 .and_modify(|kept| {
-                    if !kept.conditions.ready && endpoint.conditions.ready {
+                    if copy_rank(&endpoint) > copy_rank(kept) {
                         *kept = endpoint.clone();
                     }
                 })
@@ -383,4 +384,11 @@ fn endpoints_of(
         }
     }
     found.into_values().collect()
+}
+
+/// How two copies of one endpoint compare: ready first, then serving, then not terminating,
+/// then naming a Node (the greater name of two). A total order over what copies can differ in.
+fn copy_rank(endpoint: &Endpoint) -> (bool, bool, bool, Option<&str>) {
+    let c = endpoint.conditions;
+    (c.ready, c.serving, !c.terminating, endpoint.node.as_deref())
 }

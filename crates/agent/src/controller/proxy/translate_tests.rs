@@ -124,6 +124,33 @@ fn two_slices_merge_into_each_port_with_the_slices_target_ports() {
     assert!(!unplaced.is_local);
 }
 
+/// Found by the `proxy_translate` fuzz target: an address in two slices, ready in both, with its
+/// Node named in one only. The copy kept used to be the first slice's, so the endpoint was local
+/// or not depending on the order the store listed the slices in.
+#[test]
+fn an_address_in_two_slices_translates_the_same_in_either_order() {
+    let ports = json!([{"name": "http", "port": 8080, "protocol": "TCP"}]);
+    let placed = slice(
+        "web-a",
+        "web",
+        ports.clone(),
+        json!([{"addresses": ["10.244.1.11"], "nodeName": NODE}]),
+    );
+    let unplaced = slice(
+        "web-b",
+        "web",
+        ports,
+        json!([{"addresses": ["10.244.1.11"]}]),
+    );
+    let services = [service("web", web_spec())];
+    let forward = run(&services, &[placed.clone(), unplaced.clone()]);
+    let reverse = run(&services, &[unplaced, placed]);
+    assert_eq!(forward, reverse);
+    let endpoint = &forward.services[&key("web")].ports[0].endpoints[0];
+    assert_eq!(endpoint.node.as_deref(), Some(NODE));
+    assert!(endpoint.is_local);
+}
+
 #[test]
 fn a_service_port_without_its_port_in_a_slice_has_no_endpoints_from_it() {
     let slices = [slice(

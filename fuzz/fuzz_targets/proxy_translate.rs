@@ -1,0 +1,80 @@
+//! Kubernetes objects into the proxy's input: JSON (one object or an array of them) decoded by
+//! k8s-openapi by `kind` into Services and EndpointSlices, then
+//! `agent::controller::translate::translate` (the Services this Node load-balances, with their
+//! endpoints). The Node is the first slice endpoint's `nodeName`. Never panics; every translated
+//! Service is one of the input Services, and the result does not depend on the objects' order.
+#![no_main]
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use agent::controller::translate::translate;
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(json) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    let values = match json {
+        Value::Array(items) => items,
+        one => vec![one],
+    };
+    let mut services: Vec<Arc<Service>> = Vec::new();
+    let mut slices: Vec<Arc<EndpointSlice>> = Vec::new();
+    // One object per kind and key: a second version of the same object would make order matter.
+    let mut keys = BTreeSet::new();
+    for value in values {
+        match value.get("kind").and_then(Value::as_str) {
+            Some("Service") => {
+                if let Ok(service) = serde_json::from_value::<Service>(value) {
+                    let m = &service.metadata;
+                    if keys.insert((
+                        "Service",
+                        m.namespace.clone().unwrap_or_default(),
+                        m.name.clone().unwrap_or_default(),
+                    )) {
+                        services.push(Arc::new(service));
+                    }
+                }
+            }
+            Some("EndpointSlice") => {
+                if let Ok(slice) = serde_json::from_value::<EndpointSlice>(value) {
+                    let m = &slice.metadata;
+                    if keys.insert((
+                        "EndpointSlice",
+                        m.namespace.clone().unwrap_or_default(),
+                        m.name.clone().unwrap_or_default(),
+                    )) {
+                        slices.push(Arc::new(slice));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let node = slices
+        .iter()
+        .flat_map(|s| s.endpoints.iter())
+        .find_map(|e| e.node_name.clone())
+        .unwrap_or_else(|| "fuzz-node".to_owned());
+    let translation = translate(&services, &slices, &node);
+    for key in translation.services.keys() {
+        assert!(
+            services.iter().any(|s| {
+                s.metadata.name.as_deref() == Some(key.name.as_str())
+                    && s.metadata.namespace.as_deref().unwrap_or_default() == key.namespace
+            }),
+            "translated {key} is not an input Service"
+        );
+    }
+    services.reverse();
+    slices.reverse();
+    let reversed = translate(&services, &slices, &node);
+    assert_eq!(
+        reversed, translation,
+        "the translation depends on the objects' order"
+    );
+});
