@@ -354,11 +354,7 @@ async fn wait_for_ofport_times_out_without_vswitchd() {
 async fn wait_for_ofport_with_vswitchd() {
     let ovs = tokio::task::block_in_place(ovstest::Ovs::start).expect("start ovs");
     let vs = vswitch(&ovs).await;
-    let spec = BridgeSpec {
-        datapath_type: Some("netdev".into()),
-        ..full_bridge("br0")
-    };
-    vs.create_bridge(&spec).await.unwrap();
+    vs.create_bridge(&full_bridge("br0")).await.unwrap();
     let wait_started = vs.clone();
     let waiter = tokio::spawn(async move { wait_started.wait_for_ofport("p1", STEP).await });
     vs.create_ports(
@@ -412,11 +408,7 @@ async fn wait_for_ofport_with_vswitchd() {
 async fn an_ofport_watch_started_before_its_port_exists_sees_the_assigned_port() {
     let ovs = tokio::task::block_in_place(ovstest::Ovs::start).expect("start ovs");
     let vs = vswitch(&ovs).await;
-    let spec = BridgeSpec {
-        datapath_type: Some("netdev".into()),
-        ..full_bridge("br0")
-    };
-    vs.create_bridge(&spec).await.unwrap();
+    vs.create_bridge(&full_bridge("br0")).await.unwrap();
     let early = vs.watch_ofport("p1").await.unwrap();
     let port = PortSpec {
         ofport_request: Some(9),
