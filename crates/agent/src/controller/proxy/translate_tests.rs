@@ -286,6 +286,13 @@ fn bad_objects_are_problems_naming_them_and_the_others_still_translate() {
                    "sessionAffinity": "ClientIP",
                    "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 0}}}),
         ),
+        Arc::new(
+            serde_json::from_value(json!({
+                "metadata": {"namespace": "default"},
+                "spec": {"clusterIP": "10.96.0.34", "ports": [{"port": 80}]},
+            }))
+            .unwrap(),
+        ),
     ];
     let slices = [
         slice(
@@ -326,6 +333,7 @@ fn bad_objects_are_problems_naming_them_and_the_others_still_translate() {
             "EndpointSlice default/badaddr-a: endpoint address \"not-an-ip\" is not IPv4",
             "EndpointSlice default/orphan-a: its Service default/missing does not exist",
             "EndpointSlice default/zeroport-a: port \"http\": bad port number 0",
+            "Service default/: no name",
             "Service default/badip: bad cluster IP \"10.96.0.300\"",
             "Service default/badtimeout: bad ClientIP affinity timeout 0 seconds",
             "Service default/icmp: port \"\": unknown protocol \"ICMP\"",
