@@ -275,21 +275,21 @@ impl FakeApiServer {
     /// A new token of ServiceAccount `namespace/name` (what `kubectl create token` gives), which
     /// TokenReview accepts from now on; the user's uid is the stored ServiceAccount's, if any.
     pub fn issue_service_account_token(&self, namespace: &str, name: &str) -> String {
-        let uid = self
-            .shared
-            .store()
-            .resource(&ResourceType::id_of::<
-                k8s_openapi::api::core::v1::ServiceAccount,
-            >())
-            .ok()
-            .cloned()
-            .and_then(|resource| self.shared.store().get(&resource, namespace, name))
-            .and_then(|sa| {
-                sa.pointer("/metadata/uid")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-            })
-            .unwrap_or_default();
+        let uid = {
+            let store = self.shared.store();
+            store
+                .resource(&ResourceType::id_of::<
+                    k8s_openapi::api::core::v1::ServiceAccount,
+                >())
+                .ok()
+                .and_then(|resource| store.get(resource, namespace, name))
+                .and_then(|sa| {
+                    sa.pointer("/metadata/uid")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+                .unwrap_or_default()
+        };
         let mut tokens = self.shared.tokens();
         let id = tokens.next_id();
         let token = format!("{id}.{namespace}.{name}");
