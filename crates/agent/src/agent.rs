@@ -13,7 +13,10 @@ use prometheus_client::registry::Registry;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::apiserver::{self, AgentApi, READY_CNI, READY_NODE, READY_REFLECTORS};
+use crate::apiserver::{
+    self, AgentApi, ApiAuth, READY_CNI, READY_NODE, READY_REFLECTORS, ServeLimits, ServingIdentity,
+    local_access,
+};
 use crate::cluster::{ClusterSource, DirectorySource, POLL_INTERVAL};
 use crate::cniserver::AddOutcome;
 use crate::cniserver::{CniService, PodConfigurator};
@@ -111,13 +114,33 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
     let node_name = node_name_from_environment(Platform::current())?;
     tracing::info!("Node name {node_name}");
     let agent_api = Arc::new(AgentApi::default());
-    let listener = apiserver::listen(config.api_port).await?;
-    tracing::info!("agent API on port {}", config.api_port);
+    let identity = ServingIdentity::from_config(&config.api, &node_name)?;
+    let loopback_token =
+        local_access::publish(&config.api.local_access_dir, identity.ca_pem.as_deref())?;
+    // Without an API server only the loopback token opens the API beyond its probes.
+    let auth = Arc::new(match options.cluster {
+        ClusterChoice::Directory(_) => ApiAuth::loopback_only(&loopback_token),
+        ClusterChoice::Kubernetes { .. } => ApiAuth::with_api_server(&loopback_token),
+    });
+    let listener = apiserver::listen(config.api.bind_address, config.api_port).await?;
+    tracing::info!(
+        "agent API on https://{}:{} (local access in {})",
+        config.api.bind_address,
+        config.api_port,
+        config.api.local_access_dir.display()
+    );
     let mut tasks = Tasks::new();
     tasks.spawn(
         "agent API",
         Ending::AtStop,
-        apiserver::serve(listener, agent_api.clone(), tasks.stop_token()),
+        apiserver::serve(
+            listener,
+            identity.config,
+            agent_api.clone(),
+            auth.clone(),
+            ServeLimits::default(),
+            tasks.stop_token(),
+        ),
     );
     let (info, source, api) = match options.cluster {
         ClusterChoice::Directory(dir) => {
@@ -133,6 +156,7 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
         }
         ClusterChoice::Kubernetes { kubeconfig } => {
             let api = KubernetesSession::connect(&config, kubeconfig, &node_name).await?;
+            auth.use_client(api.client().clone());
             let info = tokio::select! {
                 info = api.wait_for_node(NodeWait::default()) => info?,
                 () = shutdown.cancelled() => {

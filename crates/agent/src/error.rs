@@ -93,6 +93,8 @@ pub enum AgentError {
         #[source]
         source: std::io::Error,
     },
+    #[error("agent API: {0}")]
+    ApiSetup(#[from] crate::apiserver::ApiSetupError),
     #[error("Kubernetes API: {0}")]
     Kubernetes(#[from] crate::kubernetes::KubernetesError),
     #[error(

@@ -7,12 +7,14 @@
 //! replace, patch (merge, strategic-as-merge, JSON patch) and delete, either in-process as a
 //! `tower::Service` ([`FakeApiServer::service`]) or over TCP ([`FakeApiServer::serve_tcp`]).
 //! Control hooks let tests seed objects, simulate outages, force compaction and inspect the
-//! request log. See `docs/fakeapi.md` for what is implemented and the deliberate gaps.
+//! request log. It also answers TokenReview and SubjectAccessReview (tokens it issued or was
+//! given; the stored ClusterRoles and ClusterRoleBindings). See `docs/fakeapi.md` for what is implemented and the deliberate gaps.
 
 mod error;
 mod http;
 mod patch;
 mod resource;
+mod review;
 mod selector;
 mod server;
 mod store;
@@ -22,6 +24,7 @@ pub use error::{StoreError, Unavailable};
 pub use http::ResponseBody;
 pub use patch::{PatchError, PatchType};
 pub use resource::ResourceType;
+pub use review::TokenUser;
 pub use selector::{FieldSelector, LabelSelector, ObjectFilter, SelectorError};
 pub use server::{FakeApiServer, FakeApiServerBuilder, RecordedRequest};
 #[cfg(unix)]

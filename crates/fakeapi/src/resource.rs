@@ -1,5 +1,6 @@
 //! The kinds the fake serves: one [`ResourceType`] per group/version/resource, and the built-in
-//! table (core/v1, discovery.k8s.io/v1, networking.k8s.io/v1).
+//! table (core/v1, discovery.k8s.io/v1, networking.k8s.io/v1, events.k8s.io/v1, the cluster-wide
+//! rbac.authorization.k8s.io/v1 kinds).
 
 /// One REST resource: where it lives in the URL space and how its objects are shaped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +87,22 @@ impl ResourceType {
                 false,
             ),
             Self::new("events.k8s.io", "v1", "events", "Event", true, false),
+            Self::new(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "clusterroles",
+                "ClusterRole",
+                false,
+                false,
+            ),
+            Self::new(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "clusterrolebindings",
+                "ClusterRoleBinding",
+                false,
+                false,
+            ),
         ]
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::error::StoreError;
 use crate::resource::ResourceType;
+use crate::review::{TokenBook, TokenUser};
 use crate::store::{DEFAULT_HISTORY_LIMIT, Store};
 use bytes::Bytes;
 use http::Method;
@@ -41,6 +42,7 @@ pub(crate) struct Shared {
     store: Mutex<Store>,
     pub(crate) available: AtomicBool,
     requests: Mutex<Vec<RecordedRequest>>,
+    tokens: Mutex<TokenBook>,
     record_requests: bool,
     pub(crate) bookmark_interval: Option<Duration>,
 }
@@ -50,6 +52,11 @@ impl Shared {
     /// one `commit`), so a poisoned lock is still usable.
     pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The tokens TokenReview accepts.
+    pub(crate) fn tokens(&self) -> MutexGuard<'_, TokenBook> {
+        self.tokens.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(crate) fn record(&self, request: RecordedRequest) {
@@ -116,6 +123,7 @@ impl FakeApiServerBuilder {
                 store: Mutex::new(Store::new(self.resources, self.history_limit)),
                 available: AtomicBool::new(true),
                 requests: Mutex::new(Vec::new()),
+                tokens: Mutex::new(TokenBook::default()),
                 record_requests: self.record_requests,
                 bookmark_interval: self.bookmark_interval,
             }),
@@ -262,6 +270,44 @@ impl FakeApiServer {
         self.shared
             .store()
             .active_watches(Some(&ResourceType::id_of::<K>()))
+    }
+
+    /// A new token of ServiceAccount `namespace/name` (what `kubectl create token` gives), which
+    /// TokenReview accepts from now on; the user's uid is the stored ServiceAccount's, if any.
+    pub fn issue_service_account_token(&self, namespace: &str, name: &str) -> String {
+        let uid = {
+            let store = self.shared.store();
+            store
+                .resource(&ResourceType::id_of::<
+                    k8s_openapi::api::core::v1::ServiceAccount,
+                >())
+                .ok()
+                .and_then(|resource| store.get(resource, namespace, name))
+                .and_then(|sa| {
+                    sa.pointer("/metadata/uid")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+                .unwrap_or_default()
+        };
+        let mut tokens = self.shared.tokens();
+        let id = tokens.next_id();
+        let token = format!("{id}.{namespace}.{name}");
+        tokens.add(
+            &token,
+            TokenUser::service_account(namespace, name, &uid, &id),
+        );
+        token
+    }
+
+    /// TokenReview accepts `token` as `user` from now on.
+    pub fn add_token(&self, token: &str, user: TokenUser) {
+        self.shared.tokens().add(token, user);
+    }
+
+    /// TokenReview accepts `token` no more; whether it was known.
+    pub fn revoke_token(&self, token: &str) -> bool {
+        self.shared.tokens().revoke(token)
     }
 
     /// Every request received so far, oldest first.

@@ -1,11 +1,19 @@
-//! The agent API client: a GET with hyper's client, bounded in time.
+//! The agent API client: one GET over HTTPS (the agent's certificate checked against a CA the
+//! caller trusts), with a bearer token, bounded in time.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use hyper_util::rt::TokioIo;
+use rustls::RootCertStore;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName};
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+
+use super::credentials::Credentials;
 
 /// How long a call may take, connection and answer included.
 const TIMEOUT: Duration = Duration::from_secs(15);
@@ -24,21 +32,54 @@ pub enum ClientError {
         status: u16,
         body: String,
     },
+    #[error("{0}")]
+    Credentials(String),
 }
 
-/// GETs `path` from the agent API at `server` (`host:port`); the body of a 200 response.
-pub async fn get(server: &str, path: &str) -> Result<String, ClientError> {
+/// GETs `path` from the agent API at `server` (`host:port`) with `credentials`; the body of a
+/// 200 response.
+pub async fn get(
+    server: &str,
+    path: &str,
+    credentials: &Credentials,
+) -> Result<String, ClientError> {
     let transport = |reason: String| ClientError::Transport {
         server: server.to_owned(),
         reason,
     };
-    let uri: http::Uri = format!("http://{server}{path}")
-        .parse()
-        .map_err(|e: http::uri::InvalidUri| transport(e.to_string()))?;
-    let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
+    let host = match server.rsplit_once(':') {
+        Some((host, _)) => host.trim_start_matches('[').trim_end_matches(']'),
+        None => return Err(transport("expected host:port".to_owned())),
+    };
+    let name =
+        ServerName::try_from(host.to_owned()).map_err(|e| transport(format!("{host}: {e}")))?;
+    let connector = TlsConnector::from(tls_config(&credentials.ca_pem)?);
+    let mut request = http::Request::get(path)
+        .header(http::header::HOST, server)
+        .body(Empty::<Bytes>::new())
+        .map_err(|e| transport(e.to_string()))?;
+    if let Some(token) = &credentials.token {
+        let value = format!("Bearer {token}").parse().map_err(|_| {
+            ClientError::Credentials("the token is not a valid header value".to_owned())
+        })?;
+        request
+            .headers_mut()
+            .insert(http::header::AUTHORIZATION, value);
+    }
     let exchange = async {
-        let response = client
-            .get(uri)
+        let tcp = TcpStream::connect(server)
+            .await
+            .map_err(|e| transport(e.to_string()))?;
+        let tls = connector
+            .connect(name, tcp)
+            .await
+            .map_err(|e| transport(format!("TLS: {e}")))?;
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+            .await
+            .map_err(|e| transport(e.to_string()))?;
+        tokio::spawn(connection);
+        let response = sender
+            .send_request(request)
             .await
             .map_err(|e| transport(e.to_string()))?;
         let status = response.status();
@@ -65,4 +106,28 @@ pub async fn get(server: &str, path: &str) -> Result<String, ClientError> {
             body: body.trim_end().to_owned(),
         })
     }
+}
+
+/// A client configuration trusting the certificates in `ca_pem` only.
+fn tls_config(ca_pem: &[u8]) -> Result<Arc<rustls::ClientConfig>, ClientError> {
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca_pem) {
+        let cert = cert.map_err(|e| ClientError::Credentials(format!("the CA file: {e}")))?;
+        roots
+            .add(cert)
+            .map_err(|e| ClientError::Credentials(format!("the CA file: {e}")))?;
+    }
+    if roots.is_empty() {
+        return Err(ClientError::Credentials(
+            "the CA file holds no certificate".to_owned(),
+        ));
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| ClientError::Credentials(e.to_string()))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(Arc::new(config))
 }

@@ -1,4 +1,4 @@
-//! The agent API on `apiPort` (plain HTTP/1.1, every address): `/livez` (the process
+//! The agent API on `apiPort` (HTTPS, HTTP/1.1, on `apiBindAddress`): `/livez` (the process
 //! answers), `/readyz` (200 once every [`Readiness`] condition holds, else 503 naming those
 //! that do not — what a DaemonSet's readiness probe reads), `/metrics` (Prometheus text: the
 //! registries the agent's parts add — the HNS healing metrics on Windows — and the per-rule
@@ -6,13 +6,18 @@
 //! (`?pod=namespace/name` for one Pod; a JSON [`PolicyReport`], what `antctl` shows) and
 //! `/v1/pipeline` (a JSON [`PipelineReport`]: the bridge's tables and their flow counts). It
 //! starts before the agent waits for its Node, so a probe gets an answer from the first moment.
+//! The probes are open; every other path needs a bearer token ([`auth`]): 401 without one the
+//! agent accepts, 403 when its holder may not `get` the path.
 
+mod auth;
+mod error;
+pub mod local_access;
 mod pipeline_report;
 mod policy_metrics;
 mod readiness;
+mod serve;
+mod tls;
 
-use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -20,21 +25,21 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
 use openflow::conn::OfConnection;
 use prometheus_client::encoding::text;
 use prometheus_client::registry::Registry;
-use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
 
+pub use auth::{ApiAuth, Verdict};
+pub use error::ApiSetupError;
 pub use pipeline_report::{PipelineReport, TableReport};
 pub use policy_metrics::PolicyRuleMetrics;
 pub use readiness::Readiness;
+pub use serve::{ServeLimits, listen, serve};
+pub use tls::ServingIdentity;
 
 use crate::cluster::ObjectKey;
 use crate::controller::{PolicyQuery, PolicyReport};
-use crate::error::AgentError;
 
 /// The readiness flag set once bring-up is done.
 pub const READY_NODE: &str = "node";
@@ -154,7 +159,29 @@ impl AgentApi {
         text
     }
 
-    async fn handle(&self, request: Request<Incoming>) -> Response<Full<Bytes>> {
+    async fn handle(
+        &self,
+        auth: &ApiAuth,
+        limits: &ServeLimits,
+        request: Request<Incoming>,
+    ) -> Response<Full<Bytes>> {
+        if let Some(length) = content_length(&request)
+            && length > limits.max_body_bytes
+        {
+            let mut response = reply(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "text/plain",
+                format!(
+                    "a body of {length} bytes; the agent API takes at most {}\n",
+                    limits.max_body_bytes
+                ),
+            );
+            response.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
+            return response;
+        }
         if request.method() != Method::GET {
             return reply(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -162,7 +189,35 @@ impl AgentApi {
                 "only GET\n".into(),
             );
         }
-        match request.uri().path() {
+        let path = request.uri().path();
+        if !OPEN_PATHS.contains(&path) {
+            match auth.check(request.headers(), path).await {
+                Verdict::Allowed => {}
+                Verdict::Unauthenticated(reason) => {
+                    let mut response = reply(
+                        StatusCode::UNAUTHORIZED,
+                        "text/plain",
+                        format!("{reason}\n"),
+                    );
+                    response.headers_mut().insert(
+                        header::WWW_AUTHENTICATE,
+                        header::HeaderValue::from_static("Bearer"),
+                    );
+                    return response;
+                }
+                Verdict::Forbidden(reason) => {
+                    return reply(StatusCode::FORBIDDEN, "text/plain", format!("{reason}\n"));
+                }
+                Verdict::Unavailable(reason) => {
+                    return reply(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "text/plain",
+                        format!("{reason}\n"),
+                    );
+                }
+            }
+        }
+        match path {
             "/livez" => reply(StatusCode::OK, "text/plain", "ok\n".into()),
             "/readyz" => {
                 let unready = self.readiness.unready();
@@ -195,6 +250,20 @@ impl AgentApi {
             ),
         }
     }
+}
+
+/// The paths served without credentials: the probes.
+const OPEN_PATHS: &[&str] = &["/livez", "/readyz"];
+
+/// The body length a request announces, if any.
+fn content_length(request: &Request<Incoming>) -> Option<u64> {
+    request
+        .headers()
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
 }
 
 /// The `pod=namespace/name` parameter, if any.
@@ -239,43 +308,6 @@ fn reply(status: StatusCode, content_type: &str, body: String) -> Response<Full<
         response.headers_mut().insert(header::CONTENT_TYPE, value);
     }
     response
-}
-
-/// Binds the API's port on every address.
-pub async fn listen(port: u16) -> Result<TcpListener, AgentError> {
-    let address = SocketAddr::from(([0, 0, 0, 0], port));
-    TcpListener::bind(address)
-        .await
-        .map_err(|source| AgentError::ApiListen { address, source })
-}
-
-/// Serves `api` on `listener` until `shutdown` is cancelled.
-pub async fn serve(listener: TcpListener, api: Arc<AgentApi>, shutdown: CancellationToken) {
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(error) => {
-                    tracing::warn!("agent API: accept failed: {error}");
-                    continue;
-                }
-            },
-            () = shutdown.cancelled() => return,
-        };
-        let api = api.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| {
-                let api = api.clone();
-                async move { Ok::<_, Infallible>(api.handle(request).await) }
-            });
-            if let Err(error) = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
-                tracing::debug!("agent API connection: {error}");
-            }
-        });
-    }
 }
 
 #[cfg(test)]

@@ -7,10 +7,17 @@
 //! switch holds them: id, name, stage and the number of flows in each. `antctl get metrics`
 //! prints the agent's metrics, `antctl get readiness` whether it is ready (or, exit status 1,
 //! what it waits for). Exit status 1 with one line on stderr when the agent cannot answer.
+//!
+//! The API is HTTPS with a bearer token: `--token` (or `ANTCTL_TOKEN`) or `--token-file`, else
+//! the agent's loopback token in `--local-access-dir`, else the Pod's ServiceAccount token; the
+//! agent's certificate is checked against `--ca-file`, else the `ca.crt` the agent wrote there.
 
 use std::process::ExitCode;
 
-use agent::antctl::{get, pipeline_table, policy_table};
+use std::path::PathBuf;
+
+use agent::antctl::{CredentialSources, Credentials, get, pipeline_table, policy_table};
+use agent::config::Platform;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde::de::DeserializeOwned;
 
@@ -23,6 +30,18 @@ struct Cli {
     /// The agent API (`host:port`).
     #[arg(long, global = true, default_value = "127.0.0.1:10350")]
     server: String,
+    /// The bearer token.
+    #[arg(long, global = true, env = "ANTCTL_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// A file holding the bearer token.
+    #[arg(long, global = true)]
+    token_file: Option<PathBuf>,
+    /// The CA (PEM) that signed the agent's certificate.
+    #[arg(long, global = true)]
+    ca_file: Option<PathBuf>,
+    /// The agent's `apiLocalAccessDir` (its loopback token and CA).
+    #[arg(long, global = true, default_value = Platform::current().default_api_local_access_dir())]
+    local_access_dir: PathBuf,
     #[command(subcommand)]
     command: Command,
 }
@@ -93,7 +112,16 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => return fail(&format!("cannot start the async runtime: {error}")),
     };
-    let body = match runtime.block_on(get(&cli.server, &path)) {
+    let credentials = match Credentials::resolve(&CredentialSources {
+        token: cli.token,
+        token_file: cli.token_file,
+        ca_file: cli.ca_file,
+        local_access_dir: cli.local_access_dir,
+    }) {
+        Ok(credentials) => credentials,
+        Err(error) => return fail(&error.to_string()),
+    };
+    let body = match runtime.block_on(get(&cli.server, &path, &credentials)) {
         Ok(body) => body,
         Err(error) => return fail(&error.to_string()),
     };

@@ -3,6 +3,7 @@
 //! that are ignored, and the values derived from the configuration (tunnel port, MTU, OVS
 //! endpoints).
 
+mod agent_api;
 mod choices;
 mod derived;
 mod duration;
@@ -19,6 +20,7 @@ use std::time::Duration;
 use ipnet::IpNet;
 use localipc::Endpoint;
 
+pub use agent_api::{AgentApiConfig, TlsVersion};
 pub use choices::{DatapathType, TrafficEncapMode, TunnelType};
 pub use derived::{OVS_TUNNEL_MAX_MTU, mtu_deduction};
 pub use error::{ConfigError, ConfigWarning};
@@ -67,6 +69,8 @@ pub struct AgentConfig {
     pub transport_interface_cidrs: Vec<IpNet>,
     /// `apiPort`: the agent API's port (default 10350).
     pub api_port: u16,
+    /// The agent API's bind address, certificate, TLS version and local access directory.
+    pub api: AgentApiConfig,
     /// `enablePrometheusMetrics` (default true).
     pub enable_prometheus_metrics: bool,
     /// `antreaProxy`.
@@ -140,6 +144,7 @@ impl AgentConfig {
             transport_interface: None,
             transport_interface_cidrs: Vec::new(),
             api_port: 10350,
+            api: AgentApiConfig::defaults(platform),
             enable_prometheus_metrics: true,
             antrea_proxy: AntreaProxyConfig {
                 enable: true,

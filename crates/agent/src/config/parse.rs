@@ -9,7 +9,7 @@ use super::choices::Choice;
 use super::section::Section;
 use super::{
     AgentConfig, ConfigError, ConfigWarning, DatapathType, Feature, LoadedConfig, Platform,
-    TrafficEncapMode, TunnelType,
+    TlsVersion, TrafficEncapMode, TunnelType,
 };
 
 /// Top-level Antrea keys antrea-rs accepts and ignores (a warning when set).
@@ -35,7 +35,6 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "dnsServerOverride",
     "fqdnCacheMinTTL",
     "tlsCipherSuites",
-    "tlsMinVersion",
     "multicastInterfaces",
     "multicast",
     "egress",
@@ -132,6 +131,21 @@ pub(super) fn parse(text: &str, platform: Platform) -> Result<LoadedConfig, Conf
     if let Some(api_port) = port(root.integer("apiPort", 0, 65535)?).filter(|p| *p != 0) {
         config.api_port = api_port;
     }
+    if let Some(address) = root.string("apiBindAddress")? {
+        config.api.bind_address = address.parse().map_err(|_| ConfigError::InvalidValue {
+            key: "apiBindAddress".to_owned(),
+            value: format!("{address:?}"),
+            allowed: "an IP address such as 0.0.0.0, 127.0.0.1 or ::".to_owned(),
+        })?;
+    }
+    config.api.tls_cert_file = root.string("apiTLSCertFile")?.map(Into::into);
+    config.api.tls_private_key_file = root.string("apiTLSPrivateKeyFile")?.map(Into::into);
+    if let Some(version) = root.string("tlsMinVersion")? {
+        config.api.tls_min_version = TlsVersion::parse("tlsMinVersion", version)?;
+    }
+    if let Some(dir) = root.string("apiLocalAccessDir")? {
+        config.api.local_access_dir = dir.into();
+    }
     if let Some(metrics) = root.bool("enablePrometheusMetrics")? {
         config.enable_prometheus_metrics = metrics;
     }
@@ -218,6 +232,13 @@ fn validate(config: &AgentConfig) -> Result<(), ConfigError> {
                 "false is not allowed with trafficEncapMode {}: Service traffic would bypass NetworkPolicy",
                 config.traffic_encap_mode
             ),
+        });
+    }
+    if config.api.tls_cert_file.is_some() != config.api.tls_private_key_file.is_some() {
+        return Err(ConfigError::Conflict {
+            key: "apiTLSCertFile".to_owned(),
+            message: "apiTLSCertFile and apiTLSPrivateKeyFile go together: set both or neither"
+                .to_owned(),
         });
     }
     if config.default_mtu != 0 && config.default_mtu < 68 {

@@ -30,6 +30,14 @@ impl Platform {
         }
     }
 
+    /// Where the agent API leaves its CA and loopback token for local clients (antctl).
+    pub fn default_api_local_access_dir(self) -> &'static str {
+        match self {
+            Platform::Linux => "/var/run/antrea/agent-api",
+            Platform::Windows => r"C:\var\run\antrea\agent-api",
+        }
+    }
+
     /// Antrea's default address of the CNI gRPC server.
     pub fn default_cni_socket(self) -> &'static str {
         match self {

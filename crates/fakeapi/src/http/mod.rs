@@ -20,7 +20,7 @@ use http::{Method, Response, StatusCode, header, request::Parts};
 use query::Query;
 use route::Route;
 use serde_json::Value;
-use status::Failure;
+pub(crate) use status::Failure;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -94,6 +94,32 @@ fn dispatch(
             StatusCode::OK,
             discovery::groups(shared.store().resources()),
         )),
+        (&Method::POST, Route::TokenReviews) => {
+            let answer = shared.tokens().review(&parse_body(body)?)?;
+            Ok(json_response(
+                StatusCode::CREATED,
+                answer.to_string().into_bytes(),
+            ))
+        }
+        (&Method::POST, Route::SubjectAccessReviews) => {
+            let review = parse_body(body)?;
+            let (bindings, roles) = {
+                let store = shared.store();
+                let all = |kind: &str| -> Result<Vec<Value>, Failure> {
+                    let resource =
+                        store.resource(&format!("rbac.authorization.k8s.io/v1/{kind}"))?;
+                    let page =
+                        store.list(resource, &crate::selector::ObjectFilter::default(), 0, None)?;
+                    Ok(page.items.iter().map(|o| o.as_ref().clone()).collect())
+                };
+                (all("clusterrolebindings")?, all("clusterroles")?)
+            };
+            let answer = crate::review::access::review(&review, &bindings, &roles)?;
+            Ok(json_response(
+                StatusCode::CREATED,
+                answer.to_string().into_bytes(),
+            ))
+        }
         (&Method::GET, Route::Resources { group, version }) => {
             discovery::resources(shared.store().resources(), &group, &version)
                 .map(|j| json_response(StatusCode::OK, j))

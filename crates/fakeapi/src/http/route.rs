@@ -1,4 +1,5 @@
-//! Request paths: which endpoint (`/version`, discovery, collection, object) a path names.
+//! Request paths: which endpoint (`/version`, discovery, the review APIs, collection, object) a
+//! path names.
 
 use crate::resource::ResourceType;
 
@@ -11,6 +12,10 @@ pub enum Route {
     CoreVersions,
     /// `/apis`.
     Groups,
+    /// `/apis/authentication.k8s.io/v1/tokenreviews`.
+    TokenReviews,
+    /// `/apis/authorization.k8s.io/v1/subjectaccessreviews`.
+    SubjectAccessReviews,
     /// `/api/v1`, `/apis/{group}/{version}`.
     Resources {
         /// API group ("" for core).
@@ -45,6 +50,12 @@ pub fn parse(path: &str, resources: &[ResourceType]) -> Option<Route> {
         ["version"] => return Some(Route::Version),
         ["api"] => return Some(Route::CoreVersions),
         ["apis"] => return Some(Route::Groups),
+        ["apis", "authentication.k8s.io", "v1", "tokenreviews"] => {
+            return Some(Route::TokenReviews);
+        }
+        ["apis", "authorization.k8s.io", "v1", "subjectaccessreviews"] => {
+            return Some(Route::SubjectAccessReviews);
+        }
         ["api", version, rest @ ..] => ("", *version, rest),
         ["apis", group, version, rest @ ..] => (*group, *version, rest),
         _ => return None,

@@ -1,0 +1,138 @@
+//! The API's TLS identity: the certificate and key from `apiTLSCertFile`/`apiTLSPrivateKeyFile`,
+//! or, without them, a CA and a serving certificate it signs, both made in memory at start
+//! (the CA is published for antctl, see [`super::local_access`]; its key is dropped once the
+//! serving certificate is signed).
+
+use std::net::IpAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose,
+};
+use rustls::ServerConfig;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+use super::ApiSetupError;
+use crate::config::{AgentApiConfig, TlsVersion};
+
+/// What the API serves TLS with.
+#[derive(Debug, Clone)]
+pub struct ServingIdentity {
+    /// The rustls configuration (HTTP/1.1 only).
+    pub config: Arc<ServerConfig>,
+    /// The PEM CA that signed a self-signed identity; `None` for one from files.
+    pub ca_pem: Option<String>,
+}
+
+impl ServingIdentity {
+    /// The identity `api` asks for; a self-signed one names `localhost`, `node_name`, the
+    /// loopback addresses and the bind address (when it is a specific one).
+    pub fn from_config(api: &AgentApiConfig, node_name: &str) -> Result<Self, ApiSetupError> {
+        match (&api.tls_cert_file, &api.tls_private_key_file) {
+            (Some(cert), Some(key)) => Self::from_files(cert, key, api.tls_min_version),
+            _ => {
+                let mut addresses = vec![
+                    IpAddr::from([127, 0, 0, 1]),
+                    IpAddr::from([0, 0, 0, 0, 0, 0, 0, 1]),
+                ];
+                if !api.bind_address.is_unspecified() && !addresses.contains(&api.bind_address) {
+                    addresses.push(api.bind_address);
+                }
+                let names = ["localhost".to_owned(), node_name.to_owned()];
+                Self::self_signed(&names, &addresses, api.tls_min_version)
+            }
+        }
+    }
+
+    /// A certificate chain and key (PEM files).
+    pub fn from_files(
+        cert: &Path,
+        key: &Path,
+        min_version: TlsVersion,
+    ) -> Result<Self, ApiSetupError> {
+        let file_error = |path: &Path, reason: String| ApiSetupError::Certificate {
+            what: path.display().to_string(),
+            reason,
+        };
+        let chain = CertificateDer::pem_file_iter(cert)
+            .map_err(|e| file_error(cert, e.to_string()))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| file_error(cert, e.to_string()))?;
+        if chain.is_empty() {
+            return Err(file_error(cert, "no CERTIFICATE in the file".to_owned()));
+        }
+        let key_der =
+            PrivateKeyDer::from_pem_file(key).map_err(|e| file_error(key, e.to_string()))?;
+        Ok(ServingIdentity {
+            config: server_config(chain, key_der, min_version)?,
+            ca_pem: None,
+        })
+    }
+
+    /// A fresh CA and a serving certificate it signs for `names` and `addresses`.
+    pub fn self_signed(
+        names: &[String],
+        addresses: &[IpAddr],
+        min_version: TlsVersion,
+    ) -> Result<Self, ApiSetupError> {
+        let generation = |reason: rcgen::Error| ApiSetupError::Certificate {
+            what: "the self-signed certificate".to_owned(),
+            reason: reason.to_string(),
+        };
+        let ca_key = KeyPair::generate().map_err(generation)?;
+        let mut ca_params = CertificateParams::default();
+        ca_params.distinguished_name = named(&format!("antrea-agent-ca@{}", names.join(",")));
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+        ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let ca_cert = ca_params.self_signed(&ca_key).map_err(generation)?;
+        let issuer = Issuer::new(ca_params, ca_key);
+
+        let mut sans: Vec<String> = names.iter().filter(|n| !n.is_empty()).cloned().collect();
+        sans.extend(addresses.iter().map(IpAddr::to_string));
+        let mut params = CertificateParams::new(sans).map_err(generation)?;
+        params.distinguished_name = named("antrea-agent");
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        let key = KeyPair::generate().map_err(generation)?;
+        let cert = params.signed_by(&key, &issuer).map_err(generation)?;
+        let key_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+        let chain = vec![cert.der().clone(), ca_cert.der().clone()];
+        Ok(ServingIdentity {
+            config: server_config(chain, key_der, min_version)?,
+            ca_pem: Some(ca_cert.pem()),
+        })
+    }
+}
+
+fn named(common_name: &str) -> DistinguishedName {
+    let mut name = DistinguishedName::new();
+    name.push(DnType::CommonName, common_name);
+    name
+}
+
+fn server_config(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    min_version: TlsVersion,
+) -> Result<Arc<ServerConfig>, ApiSetupError> {
+    let tls_error = |reason: rustls::Error| ApiSetupError::Certificate {
+        what: "the TLS configuration".to_owned(),
+        reason: reason.to_string(),
+    };
+    let versions: &[&rustls::SupportedProtocolVersion] = match min_version {
+        TlsVersion::Tls12 => &[&rustls::version::TLS13, &rustls::version::TLS12],
+        TlsVersion::Tls13 => &[&rustls::version::TLS13],
+    };
+    let mut config =
+        ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_protocol_versions(versions)
+            .map_err(tls_error)?
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .map_err(tls_error)?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
