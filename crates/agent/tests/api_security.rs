@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use agent::antctl::{ClientError, Credentials, get};
 use agent::apiserver::{self, AgentApi, ApiAuth, ServeLimits, ServingIdentity, local_access};
-use agent::config::TlsVersion;
+use agent::config::{TlsCipherSuite, TlsSettings, TlsVersion};
 use fakeapi::{FakeApiServer, TcpServer};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use rustls_pki_types::pem::PemObject;
@@ -46,17 +46,23 @@ enum Mode {
 }
 
 async fn start(bind: IpAddr, limits: ServeLimits, mode: Mode) -> Harness {
+    start_with_tls(bind, limits, mode, &TlsSettings::default()).await
+}
+
+async fn start_with_tls(
+    bind: IpAddr,
+    limits: ServeLimits,
+    mode: Mode,
+    tls: &TlsSettings,
+) -> Harness {
     let fake = FakeApiServer::new();
     let fake_tcp = fake.serve_tcp().await.unwrap();
     let client =
         kube::Client::try_from(kube::Config::new(fake_tcp.url().parse().unwrap())).unwrap();
     seed_rbac(&fake);
-    let identity = ServingIdentity::self_signed(
-        &["localhost".to_owned(), "node-a".to_owned()],
-        &[bind],
-        TlsVersion::Tls12,
-    )
-    .unwrap();
+    let identity =
+        ServingIdentity::self_signed(&["localhost".to_owned(), "node-a".to_owned()], &[bind], tls)
+            .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let loopback_token = local_access::publish(dir.path(), identity.ca_pem.as_deref()).unwrap();
     let auth = Arc::new(match mode {
@@ -135,23 +141,54 @@ impl Harness {
 
     /// A TLS connection checked against the agent's CA, for raw requests.
     async fn tls(&self) -> tokio_rustls::client::TlsStream<TcpStream> {
+        self.handshake(
+            rustls::crypto::ring::default_provider(),
+            rustls::ALL_VERSIONS,
+        )
+        .await
+        .unwrap()
+    }
+
+    /// A TLS handshake offering only `provider`'s suites and `versions`.
+    async fn handshake(
+        &self,
+        provider: rustls::crypto::CryptoProvider,
+        versions: &[&'static rustls::SupportedProtocolVersion],
+    ) -> std::io::Result<tokio_rustls::client::TlsStream<TcpStream>> {
         let mut roots = rustls::RootCertStore::empty();
         for cert in CertificateDer::pem_slice_iter(&self.ca_pem) {
             roots.add(cert.unwrap()).unwrap();
         }
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(provider))
+            .with_protocol_versions(versions)
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
         let tcp = TcpStream::connect(&self.server).await.unwrap();
         let host: SocketAddr = self.server.parse().unwrap();
         tokio_rustls::TlsConnector::from(Arc::new(config))
             .connect(ServerName::IpAddress(host.ip().into()), tcp)
             .await
-            .unwrap()
+    }
+
+    /// The suite negotiated by a client offering only `suite` over `version`; the handshake
+    /// error when the agent refuses.
+    async fn negotiate(
+        &self,
+        suite: rustls::SupportedCipherSuite,
+        version: &'static rustls::SupportedProtocolVersion,
+    ) -> std::io::Result<rustls::CipherSuite> {
+        let provider = rustls::crypto::CryptoProvider {
+            cipher_suites: vec![suite],
+            ..rustls::crypto::ring::default_provider()
+        };
+        let stream = self.handshake(provider, &[version]).await?;
+        Ok(stream
+            .get_ref()
+            .1
+            .negotiated_cipher_suite()
+            .expect("a completed handshake has a suite")
+            .suite())
     }
 
     /// Writes `request` raw over TLS; what the agent answers until it closes the connection.
@@ -235,9 +272,12 @@ async fn without_an_api_server_only_the_loopback_token_opens_the_api() {
 #[tokio::test]
 async fn the_certificate_verifies_with_the_agents_ca_only() {
     let api = start(loopback(), ServeLimits::default(), Mode::Kubernetes).await;
-    let other =
-        ServingIdentity::self_signed(&["localhost".to_owned()], &[loopback()], TlsVersion::Tls12)
-            .unwrap();
+    let other = ServingIdentity::self_signed(
+        &["localhost".to_owned()],
+        &[loopback()],
+        &TlsSettings::default(),
+    )
+    .unwrap();
     let credentials = Credentials {
         token: Some(api.loopback_token.clone()),
         ca_pem: other.ca_pem.unwrap().into_bytes(),
@@ -310,4 +350,64 @@ async fn slowloris_and_stalled_handshakes_are_cut_off_while_others_are_served() 
     let answer = read_until_closed(&mut slow).await;
     assert!(!answer.contains("200 OK"), "{answer}");
     assert_eq!(api.status("/livez", None).await, 200);
+}
+
+#[tokio::test]
+async fn tls_cipher_suites_restrict_tls12_and_tls_min_version_refuses_older_clients() {
+    use rustls::crypto::ring::cipher_suite as ring_suite;
+    use rustls::version::{TLS12, TLS13};
+
+    let restricted = TlsSettings {
+        min_version: TlsVersion::Tls12,
+        cipher_suites: Some(vec![TlsCipherSuite::EcdheEcdsaAes256GcmSha384]),
+    };
+    let api = start_with_tls(
+        loopback(),
+        ServeLimits::default(),
+        Mode::Directory,
+        &restricted,
+    )
+    .await;
+    let refused = api
+        .negotiate(ring_suite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, &TLS12)
+        .await;
+    assert!(
+        refused.is_err(),
+        "a suite not listed was served: {refused:?}"
+    );
+    assert_eq!(
+        api.negotiate(ring_suite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, &TLS12)
+            .await
+            .unwrap(),
+        rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384
+    );
+    assert_eq!(
+        api.negotiate(ring_suite::TLS13_CHACHA20_POLY1305_SHA256, &TLS13)
+            .await
+            .unwrap(),
+        rustls::CipherSuite::TLS13_CHACHA20_POLY1305_SHA256
+    );
+    assert_eq!(api.status("/livez", None).await, 200);
+
+    let tls13_only = TlsSettings {
+        min_version: TlsVersion::Tls13,
+        cipher_suites: None,
+    };
+    let api = start_with_tls(
+        loopback(),
+        ServeLimits::default(),
+        Mode::Directory,
+        &tls13_only,
+    )
+    .await;
+    let old = api
+        .negotiate(ring_suite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, &TLS12)
+        .await;
+    assert!(old.is_err(), "TLS 1.2 was served: {old:?}");
+    assert_eq!(
+        api.negotiate(ring_suite::TLS13_AES_128_GCM_SHA256, &TLS13)
+            .await
+            .unwrap(),
+        rustls::CipherSuite::TLS13_AES_128_GCM_SHA256
+    );
 }

@@ -3,7 +3,8 @@
 
 use agent::config::{
     AgentConfig, AntreaProxyConfig, ConfigError, ConfigWarning, DatapathType, Feature,
-    LoadedConfig, Platform, TrafficEncapMode, TunnelType, mtu_deduction, node_name,
+    LoadedConfig, Platform, TlsCipherSuite, TlsSettings, TlsVersion, TrafficEncapMode, TunnelType,
+    mtu_deduction, node_name,
 };
 use std::time::Duration;
 
@@ -604,5 +605,54 @@ fn windows_supervision_keys_are_read_with_their_defaults() {
             .contains("takeoverWatchdog.window"),
         "{}",
         unknown.warnings[0]
+    );
+}
+
+#[test]
+fn tls_min_version_and_cipher_suites_take_gos_names() {
+    assert_eq!(
+        AgentConfig::defaults(Platform::Linux).api.tls,
+        TlsSettings::default()
+    );
+    let c = parse(
+        "tlsMinVersion: VersionTLS13\ntlsCipherSuites: \" TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,TLS_AES_128_GCM_SHA256 , TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384\"\n",
+        Platform::Linux,
+    );
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_eq!(
+        c.config.api.tls,
+        TlsSettings {
+            min_version: TlsVersion::Tls13,
+            cipher_suites: Some(vec![
+                TlsCipherSuite::EcdheRsaAes256GcmSha384,
+                TlsCipherSuite::EcdheEcdsaChacha20Poly1305Sha256,
+            ]),
+        }
+    );
+    let only_tls13 = parse("tlsCipherSuites: TLS_AES_256_GCM_SHA384\n", Platform::Linux);
+    assert_eq!(only_tls13.config.api.tls.cipher_suites, Some(vec![]));
+    let empty = parse("tlsCipherSuites: \"\"\n", Platform::Windows);
+    assert_eq!(empty.config.api.tls, TlsSettings::default());
+
+    assert_eq!(
+        error("tlsMinVersion: VersionTLS11\n", Platform::Linux),
+        r#"tlsMinVersion: "VersionTLS11" is not supported: the agent API serves TLS 1.2 and 1.3 only; use VersionTLS12 or VersionTLS13"#
+    );
+    assert_eq!(
+        error("tlsMinVersion: TLS12\n", Platform::Linux),
+        r#"tlsMinVersion: "TLS12" is not one of VersionTLS12, VersionTLS13"#
+    );
+    let cbc = error(
+        "tlsCipherSuites: TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,TLS_RSA_WITH_AES_128_CBC_SHA\n",
+        Platform::Linux,
+    );
+    assert!(
+        cbc.starts_with(r#"tlsCipherSuites: "TLS_RSA_WITH_AES_128_CBC_SHA" is not supported: the agent API serves only ECDHE AEAD suites for TLS 1.2: TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, "#),
+        "{cbc}"
+    );
+    let unknown = error("tlsCipherSuites: TLS_FANCY\n", Platform::Linux);
+    assert!(
+        unknown.starts_with(r#"tlsCipherSuites: "TLS_FANCY" is not a Go cipher suite name: one of TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"#),
+        "{unknown}"
     );
 }

@@ -123,15 +123,7 @@ fn agents_follow_the_api_server_and_ride_out_its_outage() {
     wait_until("the live Pod isolated", || !ping(&n2, "10.244.1.2"));
     fake.delete::<NetworkPolicy>("default", "deny").unwrap();
     wait_until("the live Pod open again", || ping(&n2, "10.244.1.2"));
-    let readiness = support::run(&[
-        "ip",
-        "netns",
-        "exec",
-        &ns1,
-        env!("CARGO_BIN_EXE_antctl"),
-        "get",
-        "readiness",
-    ]);
+    let readiness = n1.antctl(&["get", "readiness"]);
     assert_eq!(readiness, "ok\n");
 
     // A Pod deleted while the agent is down loses its port at the restart; the other is kept.

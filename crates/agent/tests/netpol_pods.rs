@@ -12,7 +12,7 @@ mod support;
 use std::collections::BTreeMap;
 
 use pipeline::layout::TableGraph;
-use support::{Lan, TestNode, nodes_yaml, run, succeeds, wait_until};
+use support::{Lan, TestNode, nodes_yaml, succeeds, wait_until};
 
 const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
 const CLIENT_IP: &str = "10.244.1.2";
@@ -57,19 +57,6 @@ fn policy_yaml(name: &str, from: Option<&str>) -> String {
     )
 }
 
-/// `antctl` in the Node's namespace, where the agent API is; its output.
-fn antctl(node_netns: &str, args: &[&str]) -> String {
-    let mut command = vec![
-        "ip",
-        "netns",
-        "exec",
-        node_netns,
-        env!("CARGO_BIN_EXE_antctl"),
-    ];
-    command.extend(args);
-    run(&command)
-}
-
 /// The number after `name` in an antctl rule line.
 fn counter(line: &str, name: &str) -> u64 {
     let mut words = line.split_whitespace();
@@ -97,8 +84,8 @@ fn flows_per_table(node: &TestNode) -> BTreeMap<u8, usize> {
 
 /// `antctl get pipeline`, as JSON and as text, against the agent's table graph and the bridge's
 /// flows counted by `ovs-ofctl`.
-fn check_pipeline(node: &TestNode, node_netns: &str) {
-    let json = antctl(node_netns, &["get", "pipeline", "-o", "json"]);
+fn check_pipeline(node: &TestNode) {
+    let json = node.antctl(&["get", "pipeline", "-o", "json"]);
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
     let shown: BTreeMap<u64, &serde_json::Value> = report["tables"]
         .as_array()
@@ -121,7 +108,7 @@ fn check_pipeline(node: &TestNode, node_netns: &str) {
         .filter(|(_, flows)| *flows > 0)
         .collect();
     assert_eq!(reported, counted, "{json}");
-    let text = antctl(node_netns, &["get", "pipeline"]);
+    let text = node.antctl(&["get", "pipeline"]);
     println!("{text}");
     for (id, table) in graph.tables() {
         let row = [
@@ -190,7 +177,7 @@ fn policies_from_the_cluster_directory_isolate_and_open_a_pod() {
     // What antctl shows through the agent API in the Node's namespace: the server isolated for
     // ingress, the allow rule with the flows behind it and the ping it let in counted; the
     // same counters in the metrics; the agent ready.
-    let shown = antctl(&ns1, &["get", "networkpolicies", "--pod", "default/server"]);
+    let shown = n1.antctl(&["get", "networkpolicies", "--pod", "default/server"]);
     println!("{shown}");
     assert!(
         shown.starts_with(&format!(
@@ -211,11 +198,11 @@ fn policies_from_the_cluster_directory_isolate_and_open_a_pod() {
         "the flows behind the rules:\n{shown}"
     );
     assert!(
-        !antctl(&ns1, &["get", "networkpolicies", "--pod", "default/client"])
+        !n1.antctl(&["get", "networkpolicies", "--pod", "default/client"])
             .contains("allow-client"),
         "the client has no rule applied to it"
     );
-    let metrics = antctl(&ns1, &["get", "metrics"]);
+    let metrics = n1.antctl(&["get", "metrics"]);
     let series = metrics
         .lines()
         .find(|l| {
@@ -229,8 +216,8 @@ fn policies_from_the_cluster_directory_isolate_and_open_a_pod() {
         metrics.contains("antrea_agent_networkpolicy_rule_flows{"),
         "{metrics}"
     );
-    assert_eq!(antctl(&ns1, &["get", "readiness"]), "ok\n");
-    check_pipeline(&n1, &ns1);
+    assert_eq!(n1.antctl(&["get", "readiness"]), "ok\n");
+    check_pipeline(&n1);
 
     // The allow policy goes: isolated again; both go: open.
     std::fs::remove_file(n1.cluster_dir().join("allow.yaml")).unwrap();

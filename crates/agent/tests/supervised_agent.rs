@@ -43,7 +43,7 @@ fn up(node: &mut TestNode) {
 
 /// `antctl get metrics` in the Node's namespace.
 fn metrics(node: &TestNode) -> String {
-    node.exec(&[env!("CARGO_BIN_EXE_antctl"), "get", "metrics"])
+    node.antctl(&["get", "metrics"])
 }
 
 /// The value of the series `series` (name and labels) in `metrics`.

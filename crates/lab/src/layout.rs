@@ -41,6 +41,12 @@ impl Layout {
         self.node_dir(node).join("run")
     }
 
+    /// A Node's agent API local-access directory (the agent's CA and loopback token for
+    /// antctl): the agent's `apiLocalAccessDir`.
+    pub fn api_local_access_dir(&self, node: &str) -> PathBuf {
+        self.node_dir(node).join("agent-api")
+    }
+
     /// A Node's OVS database directory.
     pub fn ovs_db_dir(&self, node: &str) -> PathBuf {
         self.node_dir(node).join("db")

@@ -13,6 +13,7 @@ mod node_name;
 mod parse;
 mod platform;
 mod section;
+mod tls;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -20,13 +21,14 @@ use std::time::Duration;
 use ipnet::IpNet;
 use localipc::Endpoint;
 
-pub use agent_api::{AgentApiConfig, TlsVersion};
+pub use agent_api::AgentApiConfig;
 pub use choices::{DatapathType, TrafficEncapMode, TunnelType};
 pub use derived::{OVS_TUNNEL_MAX_MTU, mtu_deduction};
 pub use error::{ConfigError, ConfigWarning};
 pub use features::{Feature, FeatureGates};
 pub use node_name::{node_name, node_name_from_environment};
 pub use platform::Platform;
+pub use tls::{TlsCipherSuite, TlsSettings, TlsVersion};
 
 /// The agent's configuration with every default applied.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::choices::Choice;
 use super::section::Section;
+use super::tls::parse_cipher_suites;
 use super::{
     AgentConfig, ConfigError, ConfigWarning, DatapathType, Feature, LoadedConfig, Platform,
     TlsVersion, TrafficEncapMode, TunnelType,
@@ -34,7 +35,6 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "flowExporter",
     "dnsServerOverride",
     "fqdnCacheMinTTL",
-    "tlsCipherSuites",
     "multicastInterfaces",
     "multicast",
     "egress",
@@ -141,7 +141,10 @@ pub(super) fn parse(text: &str, platform: Platform) -> Result<LoadedConfig, Conf
     config.api.tls_cert_file = root.string("apiTLSCertFile")?.map(Into::into);
     config.api.tls_private_key_file = root.string("apiTLSPrivateKeyFile")?.map(Into::into);
     if let Some(version) = root.string("tlsMinVersion")? {
-        config.api.tls_min_version = TlsVersion::parse("tlsMinVersion", version)?;
+        config.api.tls.min_version = TlsVersion::parse("tlsMinVersion", version)?;
+    }
+    if let Some(suites) = root.string("tlsCipherSuites")? {
+        config.api.tls.cipher_suites = parse_cipher_suites("tlsCipherSuites", suites)?;
     }
     if let Some(dir) = root.string("apiLocalAccessDir")? {
         config.api.local_access_dir = dir.into();

@@ -310,11 +310,17 @@ impl TestNode {
         self.dir.path().join("cluster")
     }
 
+    /// The agent's `apiLocalAccessDir`: its CA and loopback token for antctl, one per Node.
+    pub fn api_local_access_dir(&self) -> PathBuf {
+        self.dir.path().join("agent-api")
+    }
+
     pub fn write_config(&self, extra: &str) {
         let text = format!(
-            "ovsDatapathType: netdev\novsRunDir: {}\ncniSocket: {}/cni.sock\n{extra}",
+            "ovsDatapathType: netdev\novsRunDir: {}\ncniSocket: {}/cni.sock\napiLocalAccessDir: {}\n{extra}",
             self.ovs.dir().display(),
-            self.dir.path().display()
+            self.dir.path().display(),
+            self.api_local_access_dir().display()
         );
         fs::write(self.config_path(), text).unwrap();
     }
@@ -490,6 +496,19 @@ impl TestNode {
     }
 
     /// A command run in the Node's namespace; returns stdout.
+    /// `antctl` in the Node's namespace, where the agent API is, with this agent's loopback
+    /// token and CA; its output.
+    pub fn antctl(&self, args: &[&str]) -> String {
+        let dir = self.api_local_access_dir().display().to_string();
+        let mut full = vec![
+            env!("CARGO_BIN_EXE_antctl"),
+            "--local-access-dir",
+            dir.as_str(),
+        ];
+        full.extend_from_slice(args);
+        self.exec(&full)
+    }
+
     pub fn exec(&self, args: &[&str]) -> String {
         let mut full = vec!["ip", "netns", "exec", &self.netns];
         full.extend_from_slice(args);

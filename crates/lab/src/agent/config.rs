@@ -26,6 +26,8 @@ pub struct AgentConfig {
     pub transport_interface: String,
     /// Where the agent serves the CNI plugin.
     pub cni_socket: String,
+    /// Where the agent leaves its API's CA and loopback token (one directory per Node).
+    pub api_local_access_dir: String,
     /// Pod egress is masqueraded to the Node IP.
     #[serde(rename = "noSNAT")]
     pub no_snat: bool,
@@ -33,7 +35,12 @@ pub struct AgentConfig {
 
 impl AgentConfig {
     /// The configuration of one lab Node.
-    pub fn for_node(encap: Encap, ovs_run_dir: &Path, cni_socket: &Path) -> AgentConfig {
+    pub fn for_node(
+        encap: Encap,
+        ovs_run_dir: &Path,
+        cni_socket: &Path,
+        api_local_access_dir: &Path,
+    ) -> AgentConfig {
         AgentConfig {
             ovs_bridge: BRIDGE.to_owned(),
             ovs_datapath_type: "netdev".to_owned(),
@@ -43,6 +50,7 @@ impl AgentConfig {
             tunnel_type: encap.tunnel_type().to_owned(),
             transport_interface: NODE_NIC.to_owned(),
             cni_socket: cni_socket.display().to_string(),
+            api_local_access_dir: api_local_access_dir.display().to_string(),
             no_snat: false,
         }
     }
@@ -66,6 +74,7 @@ mod tests {
             Encap::Noencap,
             Path::new("/run/antrea-lab/lab-n1/run"),
             Path::new("/run/antrea-lab/lab-n1/cni.sock"),
+            Path::new("/run/antrea-lab/lab-n1/agent-api"),
         );
         let yaml = c.to_yaml().unwrap();
         let v: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
@@ -74,11 +83,17 @@ mod tests {
             serde_json::json!({
                 "ovsBridge": "br-int", "ovsDatapathType": "netdev", "ovsRunDir": "/run/antrea-lab/lab-n1/run",
                 "hostGateway": "antrea-gw0", "trafficEncapMode": "noEncap", "tunnelType": "geneve",
-                "transportInterface": "eth0", "cniSocket": "/run/antrea-lab/lab-n1/cni.sock", "noSNAT": false
+                "transportInterface": "eth0", "cniSocket": "/run/antrea-lab/lab-n1/cni.sock",
+                "apiLocalAccessDir": "/run/antrea-lab/lab-n1/agent-api", "noSNAT": false
             })
         );
         assert!(yaml.starts_with("# Written by antrea-lab"));
-        let vx = AgentConfig::for_node(Encap::Vxlan, Path::new("/r"), Path::new("/s"));
+        let vx = AgentConfig::for_node(
+            Encap::Vxlan,
+            Path::new("/r"),
+            Path::new("/s"),
+            Path::new("/a"),
+        );
         assert_eq!(
             (vx.traffic_encap_mode.as_str(), vx.tunnel_type.as_str()),
             ("encap", "vxlan")

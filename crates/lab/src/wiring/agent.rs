@@ -81,8 +81,12 @@ pub fn start_agent(
 ) -> Result<Child> {
     let name = node.name();
     let config_path = layout.agent_config(&name);
-    let config =
-        AgentConfig::for_node(encap, &layout.ovs_run_dir(&name), &layout.cni_socket(&name));
+    let config = AgentConfig::for_node(
+        encap,
+        &layout.ovs_run_dir(&name),
+        &layout.cni_socket(&name),
+        &layout.api_local_access_dir(&name),
+    );
     let yaml = config.to_yaml().map_err(|message| LabError::Output {
         tool: "YAML writer",
         message,
