@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use agent::apiserver::{ApiAuth, Verdict};
 use agent::cluster::ClusterEvent;
 use agent::cniserver::AddOutcome;
 use agent::config::{AgentConfig, Platform};
@@ -427,7 +428,8 @@ async fn the_cluster_role_grants_exactly_the_calls_the_agent_makes() {
     assert_eq!(binding["subjects"][0]["name"], "antrea-agent");
 
     // Everything the agent does with the API: the Node wait, the source, the annotations, the
-    // reflectors and a repeated Event (created, then patched as a series).
+    // reflectors, a repeated Event (created, then patched as a series) and the reviews of its
+    // API's callers.
     let fake = FakeApiServer::new();
     fake.insert(&node("n1", "10.10.0.11", Some("10.244.1.0/24")))
         .unwrap();
@@ -463,6 +465,20 @@ async fn the_cluster_role_grants_exactly_the_calls_the_agent_makes() {
             .any(|r| r.path.contains("/events") && r.method == http::Method::PATCH)
     })
     .await;
+    // The agent API reviewing a caller's token: a TokenReview, then a SubjectAccessReview
+    // (no binding lets this ServiceAccount read /metrics).
+    let auth = ApiAuth::with_api_server("loopback");
+    auth.use_client(client(&fake));
+    let token = fake.issue_service_account_token("monitoring", "prometheus");
+    let mut headers = http::HeaderMap::new();
+    headers.insert(
+        http::header::AUTHORIZATION,
+        format!("Bearer {token}").parse().unwrap(),
+    );
+    assert!(matches!(
+        auth.check(&headers, "/metrics").await,
+        Verdict::Forbidden(_)
+    ));
 
     let used: std::collections::BTreeSet<_> = fake.requests().iter().map(rbac_request).collect();
     let not_granted: Vec<_> = used.difference(&granted).collect();

@@ -3,18 +3,30 @@
 //! created in the API become the ServiceLB flow and a select group with a bucket per endpoint;
 //! one endpoint fewer in the slice is one bucket fewer; a restarted agent has them in its
 //! first round (its proxy controller sends nothing for the unchanged Service); deleting the
-//! Service removes its flows and its group.
+//! Service removes its flows and its group. With real packets: Pods added through the plugin
+//! reach the cluster IP, answered by both endpoints, by the one left after a slice change, by
+//! none after the Service is deleted.
 #![cfg(target_os = "linux")]
 
 mod objects;
 mod support;
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
 use fakeapi::FakeApiServer;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use objects::node;
+use objects::{node, pod};
 use serde_json::json;
+use support::podnet::in_netns;
 use support::{Lan, TestNode, serve_in, wait_until};
+
+/// How long a connection waits to be accepted and answered before it counts as unanswered (a
+/// hang guard for what the datapath drops, not a performance bound).
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(2);
 
 fn web_service() -> Service {
     serde_json::from_value(json!({
@@ -175,5 +187,127 @@ fn services_in_the_api_become_groups_and_flows_in_ovs_and_survive_a_restart() {
     wait_until("the removal line", || {
         web_updates(&n1, 2).iter().any(|l| l.contains("removed"))
     });
+    assert!(n1.stop_agent());
+}
+
+/// Serves TCP port 8080 in `netns` on its own thread: each connection gets `name` and is
+/// closed.
+fn serve_name(netns: &str, name: &'static str) {
+    let listener = in_netns(netns, || std::net::TcpListener::bind(("0.0.0.0", 8080)))
+        .unwrap_or_else(|e| panic!("bind 8080 in {netns}: {e}"));
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let _ = stream.write_all(name.as_bytes());
+        }
+    });
+}
+
+/// What a TCP connection from `netns` to `to` reads until the server closes, or why it got
+/// nothing (refused, timed out). Namespace and socket failures panic: they are not an answer.
+fn ask(netns: &str, to: &str) -> Result<String, String> {
+    let to: SocketAddr = to.parse().unwrap();
+    in_netns(netns, || {
+        let mut stream =
+            TcpStream::connect_timeout(&to, ANSWER_TIMEOUT).map_err(|e| e.to_string())?;
+        stream.set_read_timeout(Some(ANSWER_TIMEOUT)).unwrap();
+        let mut answer = String::new();
+        stream
+            .read_to_string(&mut answer)
+            .map_err(|e| e.to_string())?;
+        Ok(answer)
+    })
+}
+
+/// The answers of `n` new connections from `netns` to the cluster IP; every one must be
+/// answered.
+fn cluster_ip_answers(netns: &str, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            ask(netns, "10.96.0.10:80")
+                .unwrap_or_else(|e| panic!("connection {i} to the cluster IP: {e}"))
+        })
+        .collect()
+}
+
+/// The IPv4 address a CNI ADD result gave the Pod.
+fn pod_ip(result: &serde_json::Value) -> String {
+    let address = result["ips"][0]["address"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{result}"));
+    address.split('/').next().unwrap().to_owned()
+}
+
+#[test]
+fn pods_reach_a_cluster_ip_through_the_agents_datapath_with_real_packets() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut lan = Lan::new();
+    let ns1 = lan.node_netns(1);
+    let fake = FakeApiServer::new();
+    fake.insert(&node("n1", "10.10.0.11", Some("10.244.1.0/24")))
+        .unwrap();
+    let mut n1 = TestNode::new("n1", &ns1, "", "");
+    let kubeconfig = n1.dir.path().join("kubeconfig");
+    let _server = serve_in(&runtime, &fake, &ns1, &kubeconfig);
+    n1.use_api(&kubeconfig);
+    n1.start_and_wait_up();
+    wait_until("the CNI server", || n1.cni_listening(1));
+
+    // A client and two endpoints, added through the real plugin.
+    let mut ips = BTreeMap::new();
+    let mut netns = BTreeMap::new();
+    for name in ["client", "e1", "e2"] {
+        fake.insert(&pod(name, "n1")).unwrap();
+        let ns = lan.pod_netns(name);
+        let (ok, result) = n1.cni("ADD", &format!("c-{name}"), name, &ns, &n1.netconf(None));
+        assert!(ok, "ADD {name}: {result}");
+        ips.insert(name, pod_ip(&result));
+        netns.insert(name, ns);
+    }
+    serve_name(&netns["e1"], "e1");
+    serve_name(&netns["e2"], "e2");
+    let last = |name: &str| -> u8 { ips[name].rsplit('.').next().unwrap().parse().unwrap() };
+    // The endpoints answer directly, so a missing answer below is the Service path's.
+    for name in ["e1", "e2"] {
+        assert_eq!(
+            ask(&netns["client"], &format!("{}:8080", ips[name])).as_deref(),
+            Ok(name)
+        );
+    }
+
+    // Both endpoints in the slice: every connection to the cluster IP is answered, by both
+    // endpoints over 24 connections (the select group hashes each new 5-tuple; one endpoint
+    // taking all 24 has probability 2^-23).
+    fake.insert(&web_service()).unwrap();
+    fake.insert(&web_slice(&[last("e1"), last("e2")])).unwrap();
+    wait_until("the Service's group with 2 buckets", || {
+        select_groups(&n1).iter().any(|g| buckets(g) == 2)
+    });
+    n1.ovs.appctl(&["revalidator/purge"]).unwrap();
+    let answers: BTreeSet<String> = cluster_ip_answers(&netns["client"], 24)
+        .into_iter()
+        .collect();
+    assert_eq!(answers, BTreeSet::from(["e1".to_owned(), "e2".to_owned()]));
+
+    // e2 leaves the slice: once its bucket is gone every new connection reaches e1.
+    fake.insert(&web_slice(&[last("e1")])).unwrap();
+    wait_until("the group with 1 bucket", || {
+        select_groups(&n1).iter().any(|g| buckets(g) == 1)
+    });
+    n1.ovs.appctl(&["revalidator/purge"]).unwrap();
+    let answers = cluster_ip_answers(&netns["client"], 12);
+    assert!(answers.iter().all(|a| a == "e1"), "{answers:?}");
+
+    // The Service deleted: the cluster IP answers nothing, e1 still answers directly.
+    fake.delete::<Service>("default", "web").unwrap();
+    wait_until("the Service's group to go", || {
+        select_groups(&n1).is_empty()
+    });
+    n1.ovs.appctl(&["revalidator/purge"]).unwrap();
+    let gone = ask(&netns["client"], "10.96.0.10:80");
+    assert!(gone.is_err(), "the deleted cluster IP answered: {gone:?}");
+    assert_eq!(
+        ask(&netns["client"], &format!("{}:8080", ips["e1"])).as_deref(),
+        Ok("e1")
+    );
     assert!(n1.stop_agent());
 }
