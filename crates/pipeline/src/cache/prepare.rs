@@ -14,7 +14,7 @@
 //! group would forward to itself, or when an update lists a key twice, removes a key its owner
 //! does not hold, or an owner appears twice.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use openflow::msg::flow_mod::{FlowMod, FlowModCommand};
 use openflow::msg::group_mod::{GroupDesc, GroupMod};
@@ -571,13 +571,13 @@ impl<T: Mods> Part<T> {
 /// Fails if `kind` shares a name or a category with another kind the cache or the change has.
 fn check_kind(
     known: &BTreeMap<&'static str, OwnerKind>,
-    others: &[Owner],
+    in_change: &BTreeMap<&'static str, OwnerKind>,
     kind: OwnerKind,
 ) -> Result<(), CacheError> {
     let clash = known
         .values()
+        .chain(in_change.values())
         .copied()
-        .chain(others.iter().map(Owner::kind))
         .find(|o| *o != kind && (o.name() == kind.name() || o.category() == kind.category()));
     match clash {
         Some(other) => Err(CacheError::KindClash {
@@ -621,15 +621,19 @@ impl DesiredCache {
     pub fn prepare(&self, change: Change) -> Result<Prepared, CacheError> {
         let n = change.updates.len();
         let mut owners: Vec<Owner> = Vec::with_capacity(n);
+        let mut seen: HashSet<&Owner> = HashSet::with_capacity(n);
+        let mut kinds: BTreeMap<&'static str, OwnerKind> = BTreeMap::new();
         for (owner, _) in &change.updates {
-            if owners.contains(owner) {
+            if !seen.insert(owner) {
                 return Err(CacheError::OwnerTwice {
                     owner: owner.to_string(),
                 });
             }
-            check_kind(&self.kinds, &owners, owner.kind())?;
+            check_kind(&self.kinds, &kinds, owner.kind())?;
+            kinds.insert(owner.kind().name(), owner.kind());
             owners.push(owner.clone());
         }
+        drop(seen);
         let mut flows = Intents::<FlowMod>::new(n);
         let mut groups = Intents::<GroupDesc>::new(n);
         let mut meters = Intents::<MeterDesc>::new(n);

@@ -498,6 +498,21 @@ fn refused_changes_name_what_is_wrong_and_change_nothing() {
             ..
         })
     ));
+    // Two kinds new to the cache sharing a category, in one change.
+    let alpha = OwnerKind::new("alpha", Category::new(40));
+    let beta = OwnerKind::new("beta", Category::new(40));
+    assert!(matches!(
+        cache.apply(
+            Change::new()
+                .replace(Owner::from(alpha), vec![fm("priority=2 actions=drop")])
+                .replace(Owner::from(beta), vec![fm("priority=3 actions=drop")])
+        ),
+        Err(CacheError::KindClash {
+            kind: "beta",
+            other: "alpha",
+            ..
+        })
+    ));
     assert_eq!(desired(&cache), before);
     check_invariants(&cache);
     // Both let go in one change: accepted, the flow goes before the group.
