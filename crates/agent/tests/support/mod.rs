@@ -44,19 +44,41 @@ pub fn succeeds(args: &[&str]) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Whether `node` reaches `target` (five pings).
+/// Whether `node` reaches `target`: five pings, every one answered ([`ping_counts`]).
 pub fn ping(node: &TestNode, target: &str) -> bool {
-    succeeds(&[
-        "ip",
-        "netns",
-        "exec",
-        &node.netns,
-        "ping",
-        "-c5",
-        "-i0.2",
-        "-W2",
-        target,
-    ])
+    ping_counts(&node.netns, target, 5) == (5, 5)
+}
+
+/// `ping -c<count>` from namespace `netns` to `target`, with a deadline (`-w 10`: ping waits
+/// for every reply, so a late one on a loaded machine is not counted lost, and sends again for
+/// a lost one): the (transmitted, received) counts of its summary line. Panics when ping
+/// printed no summary, so a ping that could not run (namespace or command missing) is never
+/// taken for one that got no reply.
+pub fn ping_counts(netns: &str, target: &str, count: u32) -> (u64, u64) {
+    let count = format!("-c{count}");
+    let out = Command::new("ip")
+        .args([
+            "netns", "exec", netns, "ping", &count, "-i0.2", "-w10", target,
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("spawn ip netns exec {netns} ping: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary = stdout
+        .lines()
+        .find(|l| l.contains("packets transmitted"))
+        .unwrap_or_else(|| {
+            panic!(
+                "ping {target} from {netns} did not run: {}{stdout}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    let mut numbers = summary
+        .split(',')
+        .map(|part| part.split_whitespace().next().and_then(|n| n.parse().ok()));
+    match (numbers.next().flatten(), numbers.next().flatten()) {
+        (Some(sent), Some(received)) => (sent, received),
+        _ => panic!("ping summary {summary:?}"),
+    }
 }
 
 /// Polls `check` until it is true or the hang guard fires.
