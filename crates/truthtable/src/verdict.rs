@@ -176,13 +176,18 @@ mod tests {
 
     #[test]
     fn a_denied_cell_that_connects_once_fails_naming_cell_and_round() {
+        // The window: the denied cell connects the first time only; another cell needs a
+        // re-probe, so there is a second round it could hide in.
         let leak = (XA, ZC, PORTS[1]);
+        let late = (ZC, XA, PORTS[0]);
+        let mut probed = BTreeMap::new();
         let verdict = judge(&expected(), 3, |cells| {
             answer(cells, |c| {
-                if c == leak {
-                    Observation::Connected
-                } else {
-                    as_expected(c)
+                let n = probed.entry(c).and_modify(|n| *n += 1).or_insert(1);
+                match (c, *n) {
+                    (c, 1) if c == leak => Observation::Connected,
+                    (c, 1) if c == late => Observation::Blocked("timed out".into()),
+                    _ => as_expected(c),
                 }
             })
         });
@@ -191,9 +196,11 @@ mod tests {
             report.contains("x/a -> z/c TCP/81: expected denied, connected in round 1"),
             "{report}"
         );
+        assert_eq!(verdict.failures.len(), 1, "{report}");
         assert!(report.contains("TCP/81 expected:"), "{report}");
         assert!(!report.contains("TCP/80 expected:"), "{report}");
-        assert_eq!(verdict.rounds, 1, "a denied cell is never re-probed");
+        assert_eq!(verdict.rounds, 2);
+        assert_eq!(probed[&leak], 1, "a denied cell is never re-probed");
     }
 
     #[test]
