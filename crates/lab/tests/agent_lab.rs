@@ -122,16 +122,19 @@ fn agent_restarts_are_hitless_and_a_changed_restart_replaces_the_round() {
     // Traffic across Nodes, towards a Pod of lab-n1: a ping every 10 ms and a TCP stream. The
     // first packet to a new peer may be lost while the tunnel's neighbour resolves (lab-notes
     // G4), so the paths are warmed first; from then on no packet may be lost.
+    // The warm-up is a readiness wait: single pings, at most 5, the number it took printed.
     for pod in ["lab-n2-p1", "lab-n2-p2"] {
-        assert!(
-            (0..5).any(|_| Command::new("ip")
+        let single = || {
+            let out = Command::new("ip")
                 .args(["netns", "exec", pod, "ping", "-c1", "-W1", N1_P1])
-                .stdout(Stdio::null())
-                .status()
-                .unwrap()
-                .success()),
-            "{pod} cannot reach {N1_P1}"
-        );
+                .output()
+                .unwrap();
+            ping_summary(&out) == (1, 1)
+        };
+        let tries = (1..=5)
+            .find(|_| single())
+            .unwrap_or_else(|| panic!("{pod} cannot reach {N1_P1}"));
+        eprintln!("{pod} -> {N1_P1}: ready after {tries} single pings");
     }
     let iperf_server = Command::new("ip")
         .args([
