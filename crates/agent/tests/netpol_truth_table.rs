@@ -2,7 +2,8 @@
 //! real agent (Namespaces x and y on n1, z on n2, Geneve between them), its nine Pods added
 //! through the real `antrea` plugin, each serving TCP and UDP on ports 80 and 81. For every
 //! scenario (policies created, updated and deleted, Pod and Namespace labels changed) the
-//! cluster file of both Nodes is rewritten, both agents are seen applying it, and every source
+//! cluster file of both Nodes is rewritten, both agents are seen applying it (and both switches
+//! revalidating their datapath flow caches against it), and every source
 //! Pod probes every destination on every port at once, judged by `truthtable::judge`: a denied
 //! cell that connects even once fails, as does a probe that could not run; only allowed cells
 //! that were blocked are probed again (at most [`REPROBES`] more rounds), and the number that
@@ -186,6 +187,12 @@ fn every_scenario_with_real_packets_on_two_nodes() {
             wait_until(&format!("{} applying {:?}", n.name, scenario.name), || {
                 n.policy_installs().len() > mark
             });
+            // The install is in the switch's tables; its datapath flow cache follows them
+            // asynchronously, and until it has, traffic seen before may still match a cached
+            // flow of the previous policy (a denied cell then connects once).
+            n.ovs
+                .appctl(&["revalidator/wait"])
+                .unwrap_or_else(|e| panic!("{}: revalidator/wait: {e}", n.name));
         }
         let verdict = judge(&scenario.expected(), REPROBES, |cells| {
             probe_cells(&runtime, &netns, cells)
