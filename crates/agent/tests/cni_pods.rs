@@ -7,15 +7,15 @@
 mod support;
 
 use serde_json::Value;
-use support::{Lan, TestNode, nodes_yaml, pods_yaml, succeeds, wait_until};
+use support::{Lan, TestNode, nodes_yaml, ping_all_answered, pods_yaml, succeeds, wait_until};
 
 const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
 const N2: (&str, &str, &str) = ("n2", "10.10.0.12", "10.244.2.0/24");
 
+/// Three pings from the Pod, every one answered (after the readiness wait of
+/// [`ping_all_answered`]).
 fn pod_ping(pod_netns: &str, target: &str) -> bool {
-    succeeds(&[
-        "ip", "netns", "exec", pod_netns, "ping", "-c3", "-i0.2", "-W2", target,
-    ])
+    ping_all_answered(pod_netns, target, 3)
 }
 
 fn up(node: &mut TestNode) {

@@ -45,6 +45,41 @@ fn succeeds(args: &[&str]) -> bool {
         .success()
 }
 
+/// `ping -c<count>` from namespace `ns` to `target` with a deadline (`-w 10`: replies are
+/// waited for, so a late one on a loaded machine is not counted lost): its summary line
+/// ("N packets transmitted, M received, …"). Panics when ping printed none, so a ping that
+/// could not run (namespace or command missing) never passes for an unanswered one.
+fn ping_summary(ns: &str, target: &str, count: u32) -> String {
+    let count = format!("-c{count}");
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "ping", &count, "-i0.2", "-w10", target])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    stdout
+        .lines()
+        .find(|l| l.contains("packets transmitted"))
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            panic!(
+                "ping {target} from {ns} did not run: {}{stdout}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+}
+
+/// The (transmitted, received) counts of [`ping_summary`]'s line.
+fn ping_counts(ns: &str, target: &str, count: u32) -> (u64, u64) {
+    let summary = ping_summary(ns, target, count);
+    let mut numbers = summary
+        .split(',')
+        .map(|part| part.split_whitespace().next().and_then(|n| n.parse().ok()));
+    match (numbers.next().flatten(), numbers.next().flatten()) {
+        (Some(sent), Some(received)) => (sent, received),
+        _ => panic!("ping summary {summary:?}"),
+    }
+}
+
 fn cidr(s: &str) -> Ipv4Net {
     s.parse().unwrap()
 }
@@ -356,17 +391,9 @@ async fn takeover_moves_config_to_bridge_is_idempotent_and_restore_puts_it_back(
     assert!(n.addrs("br-int").is_empty());
     assert!(n.routes("br-int").is_empty());
     assert!(n.link("eth0").get("ifalias").is_none(), "marker removed");
-    assert!(
-        succeeds(&[
-            "ip",
-            "netns",
-            "exec",
-            &n.node,
-            "ping",
-            "-c1",
-            "-W2",
-            "10.10.0.1"
-        ]),
+    assert_eq!(
+        ping_counts(&n.node, "10.10.0.1", 1),
+        (1, 1),
         "NIC works again"
     );
     assert_eq!(host.restore_uplink("br-int").await.unwrap(), None);
@@ -758,19 +785,8 @@ async fn pod_snat_is_installed_updated_and_removed() {
 async fn kernel_ingress_block_drops_frames_for_the_node_and_is_removable() {
     let n = Node::new();
     let host = n.host().await;
-    let ping = || {
-        succeeds(&[
-            "ip",
-            "netns",
-            "exec",
-            &n.underlay,
-            "ping",
-            "-c1",
-            "-W1",
-            "10.10.0.11",
-        ])
-    };
-    assert!(ping(), "reachable before");
+    let ping = || ping_counts(&n.underlay, "10.10.0.11", 1);
+    assert_eq!(ping(), (1, 1), "reachable before");
     assert_eq!(
         host.block_kernel_ingress("eth0").await.unwrap(),
         Outcome::Changed
@@ -792,7 +808,11 @@ async fn kernel_ingress_block_drops_frames_for_the_node_and_is_removable() {
     );
     let text = n.exec(&["nft", "list", "chain", "netdev", "antrea", "ingress-eth0"]);
     assert!(text.contains("hook ingress device \"eth0\""), "{text}");
-    assert!(!ping(), "the Node's kernel no longer sees frames on eth0");
+    let (sent, received) = ping();
+    assert!(
+        sent > 0 && received == 0,
+        "the Node's kernel no longer sees frames on eth0: {received} of {sent} answered"
+    );
     let writes = host.writes();
     assert_eq!(
         host.block_kernel_ingress("eth0").await.unwrap(),
@@ -812,7 +832,7 @@ async fn kernel_ingress_block_drops_frames_for_the_node_and_is_removable() {
         host.unblock_kernel_ingress("eth0").await.unwrap(),
         Outcome::Changed
     );
-    assert!(ping(), "reachable again");
+    assert_eq!(ping(), (1, 1), "reachable again");
     assert_eq!(
         host.unblock_kernel_ingress("eth0").await.unwrap(),
         Outcome::Unchanged
@@ -1047,22 +1067,15 @@ async fn takeover_under_real_ovs_keeps_the_node_reachable() {
         (Outcome::Changed, vec![cidr("10.10.0.11/24")])
     );
 
-    let ping = |ns: &str, target: &str| {
-        Command::new("ip")
-            .args(["netns", "exec", ns, "ping", "-c3", "-i0.2", "-W2", target])
-            .output()
-            .unwrap()
-    };
     for (ns, target) in [(&n.node, "10.10.0.1"), (&n.underlay, "10.10.0.11")] {
-        let out = ping(ns, target);
-        let text = String::from_utf8_lossy(&out.stdout);
+        let summary = ping_summary(ns, target, 3);
         assert!(
-            out.status.success(),
-            "ping {target} from {ns} through OVS: {text}"
+            summary.starts_with("3 packets transmitted, 3 received,"),
+            "ping {target} from {ns} through OVS, every echo answered: {summary}"
         );
         assert!(
-            !text.contains("duplicates"),
-            "the kernel answered too: {text}"
+            !summary.contains("duplicates"),
+            "the kernel answered too: {summary}"
         );
     }
     assert!(n.ip_json(&["-4", "route", "show", "default"])[0]["dev"] == "br-int");
@@ -1074,8 +1087,9 @@ async fn takeover_under_real_ovs_keeps_the_node_reachable() {
         Outcome::Changed
     );
     assert!(host.restore_uplink("br-int").await.unwrap().is_some());
-    assert!(
-        ping(&n.node, "10.10.0.1").status.success(),
+    assert_eq!(
+        ping_counts(&n.node, "10.10.0.1", 3),
+        (3, 3),
         "reachable through the NIC again"
     );
 }

@@ -76,9 +76,9 @@ pub enum Cmd {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
-        /// Attempts per probe.
+        /// Attempts per probe in the readiness wait before the matrix (0: no wait).
         #[arg(long, default_value_t = 3)]
-        attempts: u32,
+        readiness_attempts: u32,
         /// Probes in flight at once.
         #[arg(long, default_value_t = 8)]
         concurrency: usize,
@@ -140,7 +140,8 @@ pub enum Cmd {
         #[arg(long)]
         ready_file: PathBuf,
     },
-    /// (internal) Connect to a serve answerer and print its answer.
+    /// (internal) Connect to a serve answerer and print its answer, or `blocked: …` or
+    /// `could-not-run: …`.
     #[command(hide = true)]
     ProbeTcp {
         /// Address and port.
@@ -253,14 +254,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Cmd::Check {
             json,
-            attempts,
+            readiness_attempts,
             concurrency,
         } => {
             let state = load(&layout)?;
             let report = check(
                 &state,
                 CheckOptions {
-                    attempts,
+                    readiness_attempts,
                     concurrency,
                     ..CheckOptions::default()
                 },
@@ -410,7 +411,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e) => {
-                    eprintln!("{e}");
+                    print!("{}", e.report_line());
                     Ok(ExitCode::FAILURE)
                 }
             }

@@ -11,6 +11,11 @@ use std::time::Duration;
 
 /// The first word of every answer.
 pub const ANSWER_TAG: &str = "antrea-lab-serve";
+/// The first word `probe-tcp` prints when the network gave no answer: refused, unreachable,
+/// silent, or a wrong answer.
+pub const BLOCKED_TAG: &str = "blocked:";
+/// The first word `probe-tcp` prints when the probe could not run (a local socket error).
+pub const COULD_NOT_RUN_TAG: &str = "could-not-run:";
 /// Answers are one short line; anything longer is not ours.
 const MAX_ANSWER: u64 = 512;
 
@@ -50,6 +55,44 @@ pub enum ProbeError {
         /// What is wrong.
         message: String,
     },
+}
+
+impl ProbeError {
+    /// Whether the probe itself could not run: a socket call failed for a local reason, not
+    /// because the network refused, was unreachable or stayed silent.
+    pub fn could_not_run(&self) -> bool {
+        use io::ErrorKind::*;
+        let network = |e: &io::Error| {
+            matches!(
+                e.kind(),
+                ConnectionRefused
+                    | ConnectionReset
+                    | ConnectionAborted
+                    | HostUnreachable
+                    | NetworkUnreachable
+                    | TimedOut
+                    | WouldBlock
+                    | UnexpectedEof
+            )
+        };
+        match self {
+            ProbeError::Connect { source, .. } | ProbeError::Read { source, .. } => {
+                !network(source)
+            }
+            ProbeError::Answer { .. } => false,
+        }
+    }
+
+    /// The line `probe-tcp` prints for this error: [`BLOCKED_TAG`] or [`COULD_NOT_RUN_TAG`],
+    /// then the error.
+    pub fn report_line(&self) -> String {
+        let tag = if self.could_not_run() {
+            COULD_NOT_RUN_TAG
+        } else {
+            BLOCKED_TAG
+        };
+        format!("{tag} {self}\n")
+    }
 }
 
 /// The answer line for `name` and `peer`.
@@ -197,5 +240,30 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(err, ProbeError::Connect { .. }), "{err}");
+        assert!(!err.could_not_run());
+        assert!(
+            err.report_line()
+                .starts_with("blocked: connect to 127.0.0.1:")
+        );
+    }
+
+    #[test]
+    fn a_local_socket_error_could_not_run() {
+        let addr = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 1);
+        let local = ProbeError::Connect {
+            addr,
+            source: io::Error::from_raw_os_error(24), // EMFILE
+        };
+        assert!(local.could_not_run());
+        assert!(
+            local
+                .report_line()
+                .starts_with("could-not-run: connect to 127.0.0.1:1")
+        );
+        let wrong = ProbeError::Answer {
+            addr,
+            message: "not ours".into(),
+        };
+        assert!(!wrong.could_not_run());
     }
 }

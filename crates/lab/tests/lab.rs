@@ -36,7 +36,9 @@ fn normal_wiring_connects_everything_and_down_leaves_nothing() {
     assert_eq!(report["ok"], true, "{report:#}");
     assert_eq!(report["snat"], "n/a");
     assert_eq!(report["summary"]["total"], 64);
-    assert_eq!(report["summary"]["failed"], 0);
+    for count in ["failed", "could_not_run", "flaky"] {
+        assert_eq!(report["summary"][count], 0, "{count}: {report:#}");
+    }
     let probes = report["probes"].as_array().unwrap();
     for path in [
         "pod-pod-same-node",
@@ -116,19 +118,54 @@ fn check_fails_and_names_the_broken_paths() {
         .status()
         .unwrap();
     assert!(status.success());
-    let out = lab.run(&["check", "--json", "--attempts", "1"]);
+    let out = lab.run(&["check", "--json", "--readiness-attempts", "1"]);
     assert!(!out.status.success());
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["ok"], false);
     for p in report["probes"].as_array().unwrap() {
         let touches_pod = p["from"] == "lab-n2-p1" || p["to"] == "lab-n2-p1";
         assert_eq!(p["ok"], !touches_pod, "{p}");
+        let verdict = if touches_pod { "failed" } else { "passed" };
+        assert_eq!(p["verdict"], verdict, "{p}");
     }
-    let text_report = text(&lab.run(&["check", "--attempts", "1"]).stdout);
+    assert_eq!(report["summary"]["could_not_run"], 0, "{report:#}");
+    let text_report = text(&lab.run(&["check", "--readiness-attempts", "1"]).stdout);
     assert!(
-        text_report.contains("lab-n1-p1 -> lab-n2-p1 (10.244.2.11) tcp: FAILED after 1 attempts"),
+        text_report.contains("lab-n1-p1 -> lab-n2-p1 (10.244.2.11) tcp: FAILED: connect to"),
         "{text_report}"
     );
+
+    // Without ping on the PATH the ICMP probes could not run: never "failed", never a blocked
+    // path; the TCP probes are judged as before.
+    let scratch = lab.scratch();
+    let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("ip is installed");
+    std::os::unix::fs::symlink(ip, scratch.join("ip")).unwrap();
+    let out = lab
+        .command(&["check", "--json", "--readiness-attempts", "1"])
+        .env("PATH", &scratch)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for p in report["probes"].as_array().unwrap() {
+        if p["proto"] == "icmp" {
+            assert_eq!(p["verdict"], "could-not-run", "{p}");
+            assert!(
+                p["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains(r#"exec of "ping" failed"#),
+                "{p}"
+            );
+        } else {
+            let touches_pod = p["from"] == "lab-n2-p1" || p["to"] == "lab-n2-p1";
+            assert_eq!(p["ok"], !touches_pod, "{p}");
+        }
+    }
+    assert_eq!(report["summary"]["could_not_run"], 12, "{report:#}");
     lab.run_ok(&["down"]);
     lab.assert_gone();
 }

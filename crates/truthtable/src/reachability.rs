@@ -1,6 +1,6 @@
 //! [`Reachability`]: for every (source Pod, destination Pod, port) of the lab, allowed, denied,
-//! or not decided by the view at hand; printed as one matrix per port, and compared cell by cell
-//! so a failing test shows what differs.
+//! or not decided by the view at hand; printed as one matrix per port (the comparison with what
+//! probes see is [`crate::verdict`]'s).
 
 use std::fmt;
 
@@ -42,61 +42,6 @@ impl Reachability {
         self.cells[cell(s, d, port)]
     }
 
-    /// The cells where `got` differs from this (expected) table, one line each.
-    pub fn mismatches(&self, got: &Reachability) -> Vec<String> {
-        let word = |v: Option<bool>| match v {
-            None => "undecided",
-            Some(true) => "allowed",
-            Some(false) => "denied",
-        };
-        let mut out = Vec::new();
-        for s in pods() {
-            for d in pods() {
-                for port in PORTS {
-                    let (want, have) = (self.get(s, d, port), got.get(s, d, port));
-                    if want != have {
-                        out.push(format!(
-                            "{}/{} -> {}/{} {port}: expected {}, got {}",
-                            s.0,
-                            s.1,
-                            d.0,
-                            d.1,
-                            word(want),
-                            word(have)
-                        ));
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    /// `Ok` when `got` equals this (expected) table; else the expected and observed matrices
-    /// of every port that differs, and the differing cells.
-    pub fn check(&self, got: &Reachability) -> Result<(), String> {
-        let mismatches = self.mismatches(got);
-        if mismatches.is_empty() {
-            return Ok(());
-        }
-        let mut text = String::new();
-        for port in PORTS {
-            let differs = pods().into_iter().any(|s| {
-                pods()
-                    .into_iter()
-                    .any(|d| self.get(s, d, port) != got.get(s, d, port))
-            });
-            if differs {
-                text.push_str(&format!(
-                    "{port} expected:\n{}{port} got:\n{}",
-                    self.matrix(port),
-                    got.matrix(port)
-                ));
-            }
-        }
-        text.push_str(&mismatches.join("\n"));
-        Err(text)
-    }
-
     /// The matrix of one port: a row per source, a column per destination; `.` allowed, `X`
     /// denied, `-` not decided.
     pub fn matrix(&self, port: Port) -> String {
@@ -134,15 +79,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_differing_cell_is_named_and_its_port_printed() {
-        let want = Reachability::from_fn(|_, _, _| Some(true));
-        let got = Reachability::from_fn(|s, d, port| {
-            Some(!(s == ("x", "a") && d == ("z", "c") && port == PORTS[2]))
+    fn the_matrix_marks_each_cell() {
+        let table = Reachability::from_fn(|s, d, port| {
+            (s.0 == "x").then_some(!(d == ("z", "c") && port == PORTS[2]))
         });
-        assert_eq!(want.check(&want.clone()), Ok(()));
-        let report = want.check(&got).unwrap_err();
-        assert!(report.contains("x/a -> z/c UDP/80: expected allowed, got denied"));
-        assert!(report.contains("UDP/80 expected:"));
-        assert!(!report.contains("TCP/80 expected:"));
+        assert_eq!(table.get(("x", "a"), ("z", "c"), PORTS[2]), Some(false));
+        let udp80 = table.matrix(PORTS[2]);
+        let rows: Vec<&str> = udp80.lines().collect();
+        assert_eq!(rows.len(), 10);
+        assert!(rows[1].starts_with("x/a "));
+        assert!(rows[1].trim_end().ends_with("X"), "{udp80}");
+        assert!(rows[4].starts_with("y/a "));
+        assert!(!rows[4].contains('.') && !rows[4].contains('X'), "{udp80}");
+        assert!(!table.matrix(PORTS[0]).contains('X'));
     }
 }

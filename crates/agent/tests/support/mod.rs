@@ -44,19 +44,62 @@ pub fn succeeds(args: &[&str]) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Whether `node` reaches `target` (five pings).
+/// Whether `node` reaches `target`: [`ping_all_answered`] with five pings.
 pub fn ping(node: &TestNode, target: &str) -> bool {
-    succeeds(&[
-        "ip",
-        "netns",
-        "exec",
-        &node.netns,
-        "ping",
-        "-c5",
-        "-i0.2",
-        "-W2",
-        target,
-    ])
+    ping_all_answered(&node.netns, target, 5)
+}
+
+/// Single pings waited for at most this many times before a path counts as not ready.
+const PING_READY_ATTEMPTS: u32 = 5;
+
+/// Whether `netns` reaches `target`. First a readiness wait: single pings until one is answered,
+/// at most [`PING_READY_ATTEMPTS`] (the first packet to a new peer can be lost while its
+/// neighbour or the tunnel's resolves); the single pings it took are printed when more than
+/// one. Then `count` pings, every one of which must be answered ([`ping_counts`]).
+pub fn ping_all_answered(netns: &str, target: &str, count: u32) -> bool {
+    let Some(tries) = (1..=PING_READY_ATTEMPTS).find(|_| ping_counts(netns, target, 1) == (1, 1))
+    else {
+        return false;
+    };
+    if tries > 1 {
+        eprintln!("{netns} -> {target}: ready after {tries} single pings");
+    }
+    ping_counts(netns, target, count) == (u64::from(count), u64::from(count))
+}
+
+/// `ping -c<count>` from namespace `netns` to `target`, with a deadline (`-w 10`: ping waits
+/// for every reply, so a late one on a loaded machine is not counted lost, and sends again for
+/// a lost one; a single ping waits 2 s for its reply): the (transmitted, received) counts of
+/// its summary line. Panics when ping
+/// printed no summary, so a ping that could not run (namespace or command missing) is never
+/// taken for one that got no reply.
+pub fn ping_counts(netns: &str, target: &str, count: u32) -> (u64, u64) {
+    // One ping waits up to 2 s for its reply; more wait until the deadline for every reply.
+    let wait = if count == 1 { "-W2" } else { "-w10" };
+    let count = format!("-c{count}");
+    let out = Command::new("ip")
+        .args([
+            "netns", "exec", netns, "ping", &count, "-i0.2", wait, target,
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("spawn ip netns exec {netns} ping: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary = stdout
+        .lines()
+        .find(|l| l.contains("packets transmitted"))
+        .unwrap_or_else(|| {
+            panic!(
+                "ping {target} from {netns} did not run: {}{stdout}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    let mut numbers = summary
+        .split(',')
+        .map(|part| part.split_whitespace().next().and_then(|n| n.parse().ok()));
+    match (numbers.next().flatten(), numbers.next().flatten()) {
+        (Some(sent), Some(received)) => (sent, received),
+        _ => panic!("ping summary {summary:?}"),
+    }
 }
 
 /// Polls `check` until it is true or the hang guard fires.

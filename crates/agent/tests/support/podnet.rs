@@ -3,10 +3,14 @@
 //! runtime the test owns; the sockets stay in that namespace wherever they are served. Servers
 //! accept TCP and echo UDP; probes connect or wait for the echo, a dropped packet being a
 //! timeout ([`PROBE_TIMEOUT`], a hang guard for what policy drops, not a performance bound).
-//! The `truthtable` lab's Pods are added to a Node through the real plugin here too.
+//! A probe's [`Observation`] tells traffic the network blocked (refused, unreachable, timed
+//! out) from a probe that could not run (the namespace missing, a local socket error), which is
+//! never taken for blocked. The `truthtable` lab's Pods are added to a Node through the real
+//! plugin here too.
 
 use std::collections::BTreeMap;
 use std::fs::File;
+use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
@@ -15,7 +19,7 @@ use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use tokio::runtime::Runtime;
 use tokio::time::timeout;
 use truthtable::model::{ip, pods_on};
-use truthtable::{Pod, Protocol};
+use truthtable::{Observation, Pod, Protocol};
 
 use super::{Lan, TestNode, run};
 
@@ -23,24 +27,28 @@ use super::{Lan, TestNode, run};
 pub const PROBE_TIMEOUT: Duration = Duration::from_millis(400);
 
 /// Runs `work` on a thread that joined network namespace `netns` (a name under
-/// `/var/run/netns`), and returns its result.
+/// `/var/run/netns`), and returns its result; panics when the namespace cannot be joined (for
+/// setup, where that is a broken test).
 pub fn in_netns<T: Send>(netns: &str, work: impl FnOnce() -> T + Send) -> T {
+    try_in_netns(netns, work).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `work` on a thread that joined network namespace `netns`, or says why the namespace
+/// could not be joined.
+pub fn try_in_netns<T: Send>(netns: &str, work: impl FnOnce() -> T + Send) -> Result<T, String> {
     std::thread::scope(|scope| {
         scope
-            .spawn(|| {
-                join_netns(netns);
-                work()
-            })
+            .spawn(|| join_netns(netns).map(|()| work()))
             .join()
             .unwrap_or_else(|_| panic!("work in {netns} panicked"))
     })
 }
 
 /// Moves the calling thread into network namespace `netns`.
-pub fn join_netns(netns: &str) {
+pub fn join_netns(netns: &str) -> Result<(), String> {
     let path = format!("/var/run/netns/{netns}");
-    let file = File::open(&path).unwrap_or_else(|e| panic!("open {path}: {e}"));
-    setns(file, CloneFlags::CLONE_NEWNET).unwrap_or_else(|e| panic!("setns {path}: {e}"));
+    let file = File::open(&path).map_err(|e| format!("open {path}: {e}"))?;
+    setns(file, CloneFlags::CLONE_NEWNET).map_err(|e| format!("setns {path}: {e}"))
 }
 
 /// Serves `ports` in `netns` on `runtime` until the runtime is dropped: TCP accepts (and closes)
@@ -73,28 +81,46 @@ pub fn serve(runtime: &Runtime, netns: &str, ports: &[(Protocol, u16)]) {
 }
 
 /// Whether a new connection to `to` gets through: a TCP handshake completes, or a UDP datagram
-/// comes back echoed, within [`PROBE_TIMEOUT`]. Sockets are made in the calling thread's
-/// namespace when the future is first polled, so poll it with `block_on` on a thread that
-/// joined the source's namespace.
-pub async fn probe(protocol: Protocol, to: SocketAddr) -> bool {
+/// comes back echoed, within [`PROBE_TIMEOUT`]; blocked when the network refuses, is
+/// unreachable or stays silent; could not run on a local socket error. Sockets are made in the
+/// calling thread's namespace when the future is first polled, so poll it with `block_on` on a
+/// thread that joined the source's namespace.
+pub async fn probe(protocol: Protocol, to: SocketAddr) -> Observation {
     match protocol {
-        Protocol::Tcp => matches!(
-            timeout(PROBE_TIMEOUT, TcpStream::connect(to)).await,
-            Ok(Ok(_))
-        ),
+        Protocol::Tcp => match timeout(PROBE_TIMEOUT, TcpStream::connect(to)).await {
+            Ok(Ok(_)) => Observation::Connected,
+            Ok(Err(e)) => socket_error("connect", &e),
+            Err(_) => Observation::Blocked(format!("no handshake within {PROBE_TIMEOUT:?}")),
+        },
         Protocol::Udp => {
-            let Ok(socket) = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).await else {
-                return false;
+            let socket = match UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).await {
+                Ok(socket) => socket,
+                Err(e) => return Observation::CouldNotRun(format!("bind a UDP socket: {e}")),
             };
-            if socket.send_to(b"probe", to).await.is_err() {
-                return false;
+            if let Err(e) = socket.send_to(b"probe", to).await {
+                return socket_error("send", &e);
             }
             let mut buf = [0u8; 64];
-            matches!(
-                timeout(PROBE_TIMEOUT, socket.recv_from(&mut buf)).await,
-                Ok(Ok((n, from))) if from == to && &buf[..n] == b"probe"
-            )
+            match timeout(PROBE_TIMEOUT, socket.recv_from(&mut buf)).await {
+                Ok(Ok((n, from))) if from == to && &buf[..n] == b"probe" => Observation::Connected,
+                Ok(Ok((n, from))) => Observation::Blocked(format!(
+                    "{n} bytes from {from} instead of the echo of {to}"
+                )),
+                Ok(Err(e)) => socket_error("receive", &e),
+                Err(_) => Observation::Blocked(format!("no echo within {PROBE_TIMEOUT:?}")),
+            }
         }
+    }
+}
+
+/// A socket call's error: blocked when it is the network's answer (refused, reset,
+/// unreachable, timed out), could not run for anything local.
+fn socket_error(call: &str, e: &io::Error) -> Observation {
+    use io::ErrorKind::*;
+    match e.kind() {
+        ConnectionRefused | ConnectionReset | ConnectionAborted | HostUnreachable
+        | NetworkUnreachable | TimedOut => Observation::Blocked(format!("{call}: {e}")),
+        _ => Observation::CouldNotRun(format!("{call}: {e}")),
     }
 }
 

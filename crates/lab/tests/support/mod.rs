@@ -37,12 +37,14 @@ impl Lab {
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_antrea-lab"))
-            .arg("--state-dir")
-            .arg(&self.state_dir)
-            .args(args)
-            .output()
-            .expect("antrea-lab runs")
+        self.command(args).output().expect("antrea-lab runs")
+    }
+
+    /// `antrea-lab --state-dir <dir> args…`, to run.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_antrea-lab"));
+        cmd.arg("--state-dir").arg(&self.state_dir).args(args);
+        cmd
     }
 
     pub fn run_ok(&self, args: &[&str]) -> String {
@@ -80,6 +82,19 @@ impl Drop for Lab {
     fn drop(&mut self) {
         let _ = self.run(&["down"]);
         let _ = fs::remove_dir_all(format!("{}-scratch", self.state_dir.display()));
+    }
+}
+
+/// Polls `ready` every 50 ms until it holds; fails after 60 s (a hang guard, not a bound on
+/// how fast anything must be).
+pub fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !ready() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
 
@@ -212,26 +227,43 @@ impl Lab {
     }
 
     /// The `check --json` report, asserted all green with SNAT verified and every TCP probe
-    /// answered by its target.
+    /// answered by its target: no probe failed, none could not run, none is flaky (its
+    /// readiness wait and its matrix attempt agree); readiness retries are printed.
     pub fn check_all_green(&self, total: u64) -> serde_json::Value {
-        self.check_all_green_within(total, 3)
-    }
-
-    /// [`Lab::check_all_green`] with `attempts` per probe (300 ms apart, each bounded by 2 s).
-    pub fn check_all_green_within(&self, total: u64, attempts: u32) -> serde_json::Value {
-        let attempts = attempts.to_string();
-        let out = self.run(&["check", "--json", "--attempts", &attempts]);
+        let out = self.run(&["check", "--json"]);
         let report: serde_json::Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
-        let failed: Vec<&serde_json::Value> = report["probes"]
-            .as_array()
-            .map(|probes| probes.iter().filter(|p| p["ok"] != true).collect())
-            .unwrap_or_default();
-        assert!(out.status.success(), "failed probes: {failed:#?}");
-        assert_eq!(report["ok"], true, "failed probes: {failed:#?}");
+        let probes = report["probes"].as_array().cloned().unwrap_or_default();
+        let not_ok: Vec<&serde_json::Value> = probes.iter().filter(|p| p["ok"] != true).collect();
+        assert!(out.status.success(), "probes not ok: {not_ok:#?}");
+        assert_eq!(report["ok"], true, "probes not ok: {not_ok:#?}");
         assert_eq!(report["summary"]["total"], total, "{report:#}");
-        assert_eq!(report["summary"]["failed"], 0, "{report:#}");
+        for count in ["failed", "could_not_run", "flaky"] {
+            assert_eq!(report["summary"][count], 0, "{count}: {not_ok:#?}");
+        }
         assert_eq!(report["snat"], "verified", "{report:#}");
+        let retried: Vec<String> = probes
+            .iter()
+            .filter(|p| p["readiness"]["attempts"].as_u64() > Some(1))
+            .map(|p| {
+                format!(
+                    "{} -> {} {}: ready at attempt {} ({})",
+                    p["from"],
+                    p["to"],
+                    p["proto"],
+                    p["readiness"]["attempts"],
+                    p["readiness"]["detail"]
+                )
+            })
+            .collect();
+        eprintln!(
+            "check: {} probes needed a readiness retry{}",
+            retried.len(),
+            retried
+                .iter()
+                .map(|r| format!("\n  {r}"))
+                .collect::<String>()
+        );
         report
     }
 }
