@@ -14,7 +14,7 @@ use fakeapi::FakeApiServer;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use objects::{node, pod};
-use support::{DbMonitor, Lan, TestNode, ping, serve_in, wait_until};
+use support::{DbMonitor, Lan, TestNode, no_reply, ping, serve_in, wait_until};
 
 fn annotation(fake: &FakeApiServer, node: &str, key: &str) -> Option<String> {
     let stored: Node = fake.get("", node).unwrap()?;
@@ -120,7 +120,9 @@ fn agents_follow_the_api_server_and_ride_out_its_outage() {
     }))
     .unwrap();
     fake.insert(&deny).unwrap();
-    wait_until("the live Pod isolated", || !ping(&n2, "10.244.1.2"));
+    wait_until("the live Pod isolated", || {
+        no_reply(&n2.netns, "10.244.1.2")
+    });
     fake.delete::<NetworkPolicy>("default", "deny").unwrap();
     wait_until("the live Pod open again", || ping(&n2, "10.244.1.2"));
     let readiness = n1.antctl(&["get", "readiness"]);

@@ -12,17 +12,11 @@ mod support;
 use std::collections::BTreeMap;
 
 use pipeline::layout::TableGraph;
-use support::{Lan, TestNode, nodes_yaml, succeeds, wait_until};
+use support::{Lan, TestNode, no_reply, nodes_yaml, ping_all_answered, wait_until};
 
 const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
 const CLIENT_IP: &str = "10.244.1.2";
 const SERVER_IP: &str = "10.244.1.3";
-
-fn pod_ping(pod_netns: &str, target: &str) -> bool {
-    succeeds(&[
-        "ip", "netns", "exec", pod_netns, "ping", "-c3", "-i0.2", "-W2", target,
-    ])
-}
 
 /// The `default` Namespace and the two Pods on `n1`, each with an `app` label and, once its
 /// sandbox is up, its address (as the kubelet reports it).
@@ -155,14 +149,17 @@ fn policies_from_the_cluster_directory_isolate_and_open_a_pod() {
     assert!(ok, "ADD server failed: {result}");
     assert_eq!(result["ips"][0]["address"], format!("{SERVER_IP}/24"));
     write_file(&n1, "pods.yaml", &pods_yaml(Some((CLIENT_IP, SERVER_IP))));
-    assert!(pod_ping(&client, SERVER_IP), "client -> server, no policy");
+    assert!(
+        ping_all_answered(&client, SERVER_IP, 3),
+        "client -> server, no policy"
+    );
 
     // Deny all ingress to the server: the client's new pings are dropped; the server still
     // reaches the client (the client is not isolated, and replies are established traffic).
     write_file(&n1, "deny.yaml", &policy_yaml("deny-all", None));
-    wait_until("the server isolated", || !pod_ping(&client, SERVER_IP));
+    wait_until("the server isolated", || no_reply(&client, SERVER_IP));
     assert!(
-        pod_ping(&server, CLIENT_IP),
+        ping_all_answered(&server, CLIENT_IP, 3),
         "server -> client, client not isolated"
     );
 
@@ -172,7 +169,9 @@ fn policies_from_the_cluster_directory_isolate_and_open_a_pod() {
         "allow.yaml",
         &policy_yaml("allow-client", Some("client")),
     );
-    wait_until("the client allowed in", || pod_ping(&client, SERVER_IP));
+    wait_until("the client allowed in", || {
+        ping_all_answered(&client, SERVER_IP, 3)
+    });
 
     // What antctl shows through the agent API in the Node's namespace: the server isolated for
     // ingress, the allow rule with the flows behind it and the ping it let in counted; the
@@ -221,26 +220,26 @@ fn policies_from_the_cluster_directory_isolate_and_open_a_pod() {
 
     // The allow policy goes: isolated again; both go: open.
     std::fs::remove_file(n1.cluster_dir().join("allow.yaml")).unwrap();
-    wait_until("the server isolated again", || {
-        !pod_ping(&client, SERVER_IP)
-    });
+    wait_until("the server isolated again", || no_reply(&client, SERVER_IP));
     std::fs::remove_file(n1.cluster_dir().join("deny.yaml")).unwrap();
-    wait_until("the server open", || pod_ping(&client, SERVER_IP));
+    wait_until("the server open", || {
+        ping_all_answered(&client, SERVER_IP, 3)
+    });
 
     // Restart with the deny policy in place: the first flows the new agent installs hold it, and
     // nothing later changes them (the directory holds no news), so the server stays isolated.
     write_file(&n1, "deny.yaml", &policy_yaml("deny-all", None));
     wait_until("the server isolated before the restart", || {
-        !pod_ping(&client, SERVER_IP)
+        no_reply(&client, SERVER_IP)
     });
     assert!(n1.stop_agent());
     up(&mut n1);
     assert!(
-        !pod_ping(&client, SERVER_IP),
+        no_reply(&client, SERVER_IP),
         "server isolated after restart"
     );
     assert!(
-        pod_ping(&server, CLIENT_IP),
+        ping_all_answered(&server, CLIENT_IP, 3),
         "server -> client after restart"
     );
     assert!(n1.stop_agent());

@@ -43,11 +43,13 @@ pub fn publish(dir: &Path, ca_pem: Option<&str>) -> Result<String, ApiSetupError
     Ok(token)
 }
 
-/// Writes `contents` to a new file next to `path`, then renames it over `path`, so a reader
-/// sees the old file or the new one; `private` files are created owner-only on Unix.
+/// Writes `contents` to a new file next to `path` (named after this process, so two agents
+/// given one directory by mistake never rename each other's file away), then renames it over
+/// `path`, so a reader sees the old file or the new one; `private` files are created
+/// owner-only on Unix.
 fn write_replacing(path: &Path, contents: &[u8], private: bool) -> std::io::Result<()> {
     let mut next = path.as_os_str().to_owned();
-    next.push(".next");
+    next.push(format!(".next.{}", std::process::id()));
     let next = PathBuf::from(next);
     let mut options = fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);

@@ -70,17 +70,27 @@ pub fn ping_all_answered(netns: &str, target: &str, count: u32) -> bool {
 /// `ping -c<count>` from namespace `netns` to `target`, with a deadline (`-w 10`: ping waits
 /// for every reply, so a late one on a loaded machine is not counted lost, and sends again for
 /// a lost one; a single ping waits 2 s for its reply): the (transmitted, received) counts of
-/// its summary line. Panics when ping
-/// printed no summary, so a ping that could not run (namespace or command missing) is never
-/// taken for one that got no reply.
+/// its summary line (see [`ping_summary`]).
 pub fn ping_counts(netns: &str, target: &str, count: u32) -> (u64, u64) {
     // One ping waits up to 2 s for its reply; more wait until the deadline for every reply.
     let wait = if count == 1 { "-W2" } else { "-w10" };
-    let count = format!("-c{count}");
+    ping_summary(netns, target, &[&format!("-c{count}"), "-i0.2", wait])
+}
+
+/// Whether none of 3 pings from `netns` to `target` got a reply (each waited for 1 s): what a
+/// blocked path shows. One reply is enough to say it is not blocked.
+pub fn no_reply(netns: &str, target: &str) -> bool {
+    ping_summary(netns, target, &["-c3", "-i0.2", "-W1"]).1 == 0
+}
+
+/// `ping ARGS target` in `netns`: the (transmitted, received) counts of its summary line.
+/// Panics when ping printed no summary, so a ping that could not run (namespace or command
+/// missing) is never taken for one that got no reply.
+fn ping_summary(netns: &str, target: &str, args: &[&str]) -> (u64, u64) {
     let out = Command::new("ip")
-        .args([
-            "netns", "exec", netns, "ping", &count, "-i0.2", wait, target,
-        ])
+        .args(["netns", "exec", netns, "ping"])
+        .args(args)
+        .arg(target)
         .output()
         .unwrap_or_else(|e| panic!("spawn ip netns exec {netns} ping: {e}"));
     let stdout = String::from_utf8_lossy(&out.stdout);
