@@ -18,6 +18,7 @@ mod review;
 mod selector;
 mod server;
 mod store;
+mod table;
 mod transport;
 
 pub use error::{StoreError, Unavailable};

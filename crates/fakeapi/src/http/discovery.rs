@@ -1,4 +1,5 @@
-//! Discovery documents: `/version`, `/api`, `/apis` and per-group-version resource lists.
+//! Discovery documents: `/version`, `/api`, `/apis` and per-group-version resource lists (with
+//! the short names and categories kubectl resolves).
 
 use crate::resource::ResourceType;
 use serde_json::{Value, json};
@@ -75,7 +76,15 @@ pub fn resources(resources: &[ResourceType], group: &str, version: &str) -> Opti
         .iter()
         .filter(|r| r.group == group && r.version == version)
     {
-        list.push(json!({"name": r.plural, "singularName": "", "namespaced": r.namespaced, "kind": r.kind, "verbs": verbs}));
+        let singular = r.kind.to_lowercase();
+        let mut entry = json!({"name": r.plural, "singularName": singular, "namespaced": r.namespaced, "kind": r.kind, "verbs": verbs});
+        if !r.short_names.is_empty() {
+            entry["shortNames"] = json!(r.short_names);
+        }
+        if !r.categories.is_empty() {
+            entry["categories"] = json!(r.categories);
+        }
+        list.push(entry);
         if r.has_status {
             list.push(json!({"name": format!("{}/status", r.plural), "singularName": "", "namespaced": r.namespaced, "kind": r.kind, "verbs": ["get", "patch", "update"]}));
         }

@@ -14,12 +14,13 @@ use crate::patch::PatchType;
 use crate::resource::ResourceType;
 use crate::server::{RecordedRequest, Shared};
 use crate::store::{ContinueToken, UpdateScope, WatchStart};
+use crate::table::{self, TableFormat};
 use body::json_response;
 use bytes::Bytes;
 use http::{Method, Response, StatusCode, header, request::Parts};
 use query::Query;
 use route::Route;
-use serde_json::Value;
+use serde_json::{Value, json};
 pub(crate) use status::Failure;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -30,17 +31,20 @@ pub fn handle(
     parts: &Parts,
     body: Bytes,
 ) -> Result<Response<ResponseBody>, Unavailable> {
-    let content_type = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
+    let header_text = |name: header::HeaderName| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned()
+    };
     let request = RecordedRequest {
         method: parts.method.clone(),
         path: parts.uri.path().to_owned(),
         query: parts.uri.query().unwrap_or("").to_owned(),
-        content_type,
+        content_type: header_text(header::CONTENT_TYPE),
+        accept: header_text(header::ACCEPT),
         body,
     };
     tracing::debug!(method = %request.method, path = %request.path, query = %request.query, "fakeapi request");
@@ -84,7 +88,25 @@ fn dispatch(
         )
     };
     let route = route.ok_or_else(not_found)?;
+    if request
+        .content_type
+        .starts_with("application/vnd.kubernetes.protobuf")
+    {
+        return Err(Failure::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format ({}); this server reads JSON only",
+                request.content_type
+            ),
+        ));
+    }
     let query = Query::parse(&request.query)?;
+    let table = |resource: &ResourceType| {
+        table::requested(&request.accept).map(|version| {
+            TableFormat::new(&resource.group, &resource.kind, version, query.row_object)
+        })
+    };
     match (method, route) {
         (&Method::GET, Route::Version) => Ok(json_response(StatusCode::OK, discovery::version())),
         (&Method::GET, Route::CoreVersions) => {
@@ -131,14 +153,17 @@ fn dispatch(
                 resource,
                 namespace,
             },
-        ) if query.watch => watch::open(shared, &resource, namespace, &query),
+        ) if query.watch => {
+            let table = table(&resource);
+            watch::open(shared, &resource, namespace, &query, table)
+        }
         (
             &Method::GET,
             Route::Collection {
                 resource,
                 namespace,
             },
-        ) => list(shared, &resource, namespace, &query),
+        ) => list(shared, &resource, namespace, &query, table(&resource)),
         (
             &Method::POST,
             Route::Collection {
@@ -177,13 +202,14 @@ fn dispatch(
             if resource.namespaced && namespace.is_empty() {
                 return Err(not_found());
             }
+            let table = table(&resource);
             let target = Target {
                 resource,
                 namespace,
                 name,
                 scope,
             };
-            object_request(shared, request, &target)
+            object_request(shared, request, &target, table)
         }
         _ => Err(Failure::new(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -197,6 +223,7 @@ fn object_request(
     shared: &Arc<Shared>,
     request: &RecordedRequest,
     target: &Target,
+    table: Option<TableFormat>,
 ) -> Result<Response<ResponseBody>, Failure> {
     let (content_type, body) = (request.content_type.as_str(), &request.body);
     let Target {
@@ -210,7 +237,17 @@ fn object_request(
     match request.method {
         Method::GET => {
             let object = store.require(resource, namespace, name)?;
-            ok_object(StatusCode::OK, &object)
+            match table {
+                Some(table) => {
+                    let rv = object.pointer("/metadata/resourceVersion").cloned();
+                    let printed = table.table([object.as_ref()], json!({"resourceVersion": rv}));
+                    Ok(json_response(
+                        StatusCode::OK,
+                        printed.to_string().into_bytes(),
+                    ))
+                }
+                None => ok_object(StatusCode::OK, &object),
+            }
         }
         Method::PUT => {
             let object = parse_body(body)?;
@@ -278,6 +315,7 @@ fn list(
     resource: &ResourceType,
     namespace: Option<String>,
     query: &Query,
+    table: Option<TableFormat>,
 ) -> Result<Response<ResponseBody>, Failure> {
     let filter = query.filter(namespace)?;
     let token = query
@@ -288,6 +326,17 @@ fn list(
     let page = shared
         .store()
         .list(resource, &filter, query.limit, token.as_ref())?;
+    if let Some(table) = table {
+        let mut metadata = json!({"resourceVersion": page.rv.to_string()});
+        if let Some(next) = &page.next {
+            metadata["continue"] = Value::String(next.encode());
+        }
+        let printed = table.table(page.items.iter().map(AsRef::as_ref), metadata);
+        return Ok(json_response(
+            StatusCode::OK,
+            printed.to_string().into_bytes(),
+        ));
+    }
     Ok(json_response(
         StatusCode::OK,
         list_json(resource, page.rv, page.next.as_ref(), &page.items),

@@ -2,6 +2,7 @@
 
 use super::status::Failure;
 use crate::selector::{FieldSelector, LabelSelector, ObjectFilter};
+use crate::table::RowObject;
 use http::StatusCode;
 use std::time::Duration;
 
@@ -26,6 +27,8 @@ pub struct Query {
     pub send_initial_events: bool,
     /// `timeoutSeconds`.
     pub timeout: Option<Duration>,
+    /// `includeObject` of a Table request.
+    pub row_object: RowObject,
 }
 
 impl Query {
@@ -56,6 +59,15 @@ impl Query {
                 "sendInitialEvents" => q.send_initial_events = truthy(&value),
                 "timeoutSeconds" => {
                     q.timeout = Some(Duration::from_secs(number("timeoutSeconds", &value)?))
+                }
+                "includeObject" => {
+                    q.row_object = RowObject::parse(&value).ok_or_else(|| {
+                        Failure::new(
+                            StatusCode::BAD_REQUEST,
+                            "BadRequest",
+                            format!("includeObject={value:?} is not one of None, Metadata, Object"),
+                        )
+                    })?
                 }
                 _ => {}
             }
