@@ -12,6 +12,7 @@
 
 mod error;
 mod http;
+mod openapi;
 mod patch;
 mod resource;
 mod review;

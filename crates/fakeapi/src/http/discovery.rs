@@ -4,12 +4,15 @@
 use crate::resource::ResourceType;
 use serde_json::{Value, json};
 
+/// The version the fake reports (`/version`, the OpenAPI documents' `info`).
+pub const SERVER_VERSION: &str = "v1.33.0-fakeapi";
+
 /// The `/version` document (`version.Info`).
 pub fn version() -> Vec<u8> {
     json!({
         "major": "1",
         "minor": "33",
-        "gitVersion": "v1.33.0-fakeapi",
+        "gitVersion": SERVER_VERSION,
         "gitCommit": "",
         "gitTreeState": "clean",
         "buildDate": "1970-01-01T00:00:00Z",

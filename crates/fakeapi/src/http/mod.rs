@@ -2,14 +2,17 @@
 
 mod body;
 mod discovery;
+mod fields;
 mod query;
 mod route;
 mod status;
 mod watch;
 
 pub use body::{ResponseBody, empty};
+pub use discovery::SERVER_VERSION;
 
 use crate::error::Unavailable;
+use crate::openapi;
 use crate::patch::PatchType;
 use crate::resource::ResourceType;
 use crate::server::{RecordedRequest, Shared};
@@ -116,6 +119,38 @@ fn dispatch(
             StatusCode::OK,
             discovery::groups(shared.store().resources()),
         )),
+        (&Method::GET, Route::OpenApiV3Index) => Ok(json_response(
+            StatusCode::OK,
+            openapi::v3_index(shared.store().resources())
+                .to_string()
+                .into_bytes(),
+        )),
+        (&Method::GET, Route::OpenApiV3 { group, version }) => {
+            openapi::v3(shared.store().resources(), &group, &version)
+                .map(|doc| json_response(StatusCode::OK, doc.to_string().into_bytes()))
+                .ok_or_else(not_found)
+        }
+        (&Method::GET, Route::OpenApiV2) => {
+            let accept = request.accept.as_str();
+            let json = accept.is_empty()
+                || accept.split(',').any(|media| {
+                    let media = media.split(';').next().unwrap_or("").trim();
+                    matches!(media, "application/json" | "*/*" | "application/*")
+                });
+            if !json {
+                return Err(Failure::new(
+                    StatusCode::NOT_ACCEPTABLE,
+                    "NotAcceptable",
+                    format!("only application/json is served here, not {accept:?}"),
+                ));
+            }
+            Ok(json_response(
+                StatusCode::OK,
+                openapi::v2(shared.store().resources())
+                    .to_string()
+                    .into_bytes(),
+            ))
+        }
         (&Method::POST, Route::TokenReviews) => {
             let answer = shared.tokens().review(&parse_body(body)?)?;
             Ok(json_response(
@@ -172,10 +207,13 @@ fn dispatch(
             },
         ) => {
             let object = parse_body(body)?;
+            let warnings = fields::check(&resource, &object, query.field_validation)?;
             let created = shared
                 .store()
                 .create(&resource, namespace.as_deref(), object)?;
-            ok_object(StatusCode::CREATED, &created)
+            let mut response = ok_object(StatusCode::CREATED, &created)?;
+            fields::add_warnings(&mut response, &warnings);
+            Ok(response)
         }
         (
             &Method::DELETE,
@@ -209,7 +247,7 @@ fn dispatch(
                 name,
                 scope,
             };
-            object_request(shared, request, &target, table)
+            object_request(shared, request, &target, table, &query)
         }
         _ => Err(Failure::new(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -224,6 +262,7 @@ fn object_request(
     request: &RecordedRequest,
     target: &Target,
     table: Option<TableFormat>,
+    query: &Query,
 ) -> Result<Response<ResponseBody>, Failure> {
     let (content_type, body) = (request.content_type.as_str(), &request.body);
     let Target {
@@ -251,10 +290,13 @@ fn object_request(
         }
         Method::PUT => {
             let object = parse_body(body)?;
-            ok_object(
+            let warnings = fields::check(resource, &object, query.field_validation)?;
+            let mut response = ok_object(
                 StatusCode::OK,
                 &store.replace(resource, namespace, name, object, scope)?,
-            )
+            )?;
+            fields::add_warnings(&mut response, &warnings);
+            Ok(response)
         }
         Method::PATCH => {
             let patch_type = PatchType::from_content_type(content_type).ok_or_else(|| {
@@ -264,16 +306,19 @@ fn object_request(
                     format!("the body of the request was in an unknown format ({content_type:?}); accepted: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json"),
                 )
             })?;
-            let patched = store.modify(resource, namespace, name, scope, |stored| {
-                let mut object = stored.clone();
-                // The stored resourceVersion is no precondition of a patch; only one the patch sets is.
-                if let Ok(meta) = crate::store::meta::metadata_mut(&mut object) {
-                    meta.remove("resourceVersion");
-                }
-                patch_type.apply(&mut object, body)?;
-                Ok(object)
-            })?;
-            ok_object(StatusCode::OK, &patched)
+            // The patched object is computed and checked first; the store stays locked, so the
+            // change below starts from the same stored object.
+            let mut object = store.require(resource, namespace, name)?.as_ref().clone();
+            // The stored resourceVersion is no precondition of a patch; only one the patch sets is.
+            if let Ok(meta) = crate::store::meta::metadata_mut(&mut object) {
+                meta.remove("resourceVersion");
+            }
+            patch_type.apply(&mut object, body)?;
+            let warnings = fields::check(resource, &object, query.field_validation)?;
+            let patched = store.modify(resource, namespace, name, scope, |_| Ok(object))?;
+            let mut response = ok_object(StatusCode::OK, &patched)?;
+            fields::add_warnings(&mut response, &warnings);
+            Ok(response)
         }
         Method::DELETE => {
             let expected_rv = delete_precondition(body)?;

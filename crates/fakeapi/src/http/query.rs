@@ -1,6 +1,7 @@
 //! Query parameters of list, watch, write and delete requests.
 
 use super::status::Failure;
+use crate::openapi::validate::FieldValidation;
 use crate::selector::{FieldSelector, LabelSelector, ObjectFilter};
 use crate::table::RowObject;
 use http::StatusCode;
@@ -29,6 +30,8 @@ pub struct Query {
     pub timeout: Option<Duration>,
     /// `includeObject` of a Table request.
     pub row_object: RowObject,
+    /// `fieldValidation` of a create, update or patch.
+    pub field_validation: FieldValidation,
 }
 
 impl Query {
@@ -66,6 +69,15 @@ impl Query {
                             StatusCode::BAD_REQUEST,
                             "BadRequest",
                             format!("includeObject={value:?} is not one of None, Metadata, Object"),
+                        )
+                    })?
+                }
+                "fieldValidation" => {
+                    q.field_validation = FieldValidation::parse(&value).ok_or_else(|| {
+                        Failure::new(
+                            StatusCode::BAD_REQUEST,
+                            "BadRequest",
+                            format!("fieldValidation={value:?} is not one of Ignore, Warn, Strict"),
                         )
                     })?
                 }
