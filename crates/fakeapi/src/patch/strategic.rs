@@ -166,7 +166,7 @@ fn fresh(value: &Value, path: &str) -> Value {
 }
 
 /// Puts the elements named in `order` first, in that order (by merge key, or by value).
-fn reorder(items: &mut Vec<Value>, order: &[Value], key: Option<&str>) {
+fn reorder(items: &mut [Value], order: &[Value], key: Option<&str>) {
     let rank = |item: &Value| {
         order
             .iter()

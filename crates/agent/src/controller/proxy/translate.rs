@@ -228,7 +228,13 @@ pub fn service_of(
         object: key.to_string(),
         reason,
     };
-    if service.metadata.name.as_deref().unwrap_or_default().is_empty() {
+    if service
+        .metadata
+        .name
+        .as_deref()
+        .unwrap_or_default()
+        .is_empty()
+    {
         return Err(problem("no name".to_owned()));
     }
     if service
