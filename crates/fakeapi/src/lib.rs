@@ -8,16 +8,21 @@
 //! `tower::Service` ([`FakeApiServer::service`]) or over TCP ([`FakeApiServer::serve_tcp`]).
 //! Control hooks let tests seed objects, simulate outages, force compaction and inspect the
 //! request log. It also answers TokenReview and SubjectAccessReview (tokens it issued or was
-//! given; the stored ClusterRoles and ClusterRoleBindings). See `docs/fakeapi.md` for what is implemented and the deliberate gaps.
+//! given; the stored ClusterRoles and ClusterRoleBindings). For kubectl it serves short names
+//! and categories in discovery, OpenAPI v3 and v2 documents, `fieldValidation`, strategic merge
+//! patch and server-side Tables. See `docs/fakeapi.md` for what is implemented and the
+//! deliberate gaps.
 
 mod error;
 mod http;
+mod openapi;
 mod patch;
 mod resource;
 mod review;
 mod selector;
 mod server;
 mod store;
+mod table;
 mod transport;
 
 pub use error::{StoreError, Unavailable};

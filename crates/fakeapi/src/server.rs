@@ -25,6 +25,8 @@ pub struct RecordedRequest {
     pub query: String,
     /// `Content-Type` header ("" if none).
     pub content_type: String,
+    /// `Accept` header ("" if none).
+    pub accept: String,
     /// Request body.
     pub body: Bytes,
 }

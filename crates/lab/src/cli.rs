@@ -20,6 +20,8 @@ use crate::serve;
 use crate::state::State;
 use crate::wiring::agent::AgentBinaries;
 
+mod kubectl;
+
 /// An emulated multi-Node cluster on one Linux machine: network namespaces, a private Open
 /// vSwitch per Node, Pods wired by antrea-agent through the antrea CNI plugin (or, as a
 /// baseline, by a plain OVS NORMAL bridge), and a connectivity check.
@@ -85,6 +87,16 @@ pub enum Cmd {
     },
     /// Show what exists: Nodes, Pods, namespaces, processes.
     Status,
+    /// Run kubectl against the lab's fake API server (`up --api fake`) with the lab's
+    /// kubeconfig, e.g. `antrea-lab kubectl get pods -A -o wide`.
+    Kubectl {
+        /// The kubectl binary.
+        #[arg(long, default_value = "kubectl")]
+        kubectl_bin: PathBuf,
+        /// kubectl's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Remove every process, namespace and file of the lab.
     Down,
     /// Measure TCP throughput between two endpoints with iperf3.
@@ -288,6 +300,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 ExitCode::FAILURE
             })
+        }
+        Cmd::Kubectl { kubectl_bin, args } => {
+            let state = load(&layout)?;
+            kubectl::run(kubectl::command(
+                &layout,
+                state.api,
+                kubectl_bin.as_os_str(),
+                &args,
+            )?)
         }
         Cmd::Down => {
             let report = down(&layout)?;

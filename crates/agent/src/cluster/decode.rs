@@ -10,6 +10,9 @@ use k8s_openapi::api::networking::v1::NetworkPolicy;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+/// The label the apiserver sets on every Namespace to its name.
+pub const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
 /// An object the agent keeps from a file.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClusterObject {
@@ -163,8 +166,15 @@ fn decode_object(
             file.objects.push(ClusterObject::Pod(Arc::new(pod)));
         }
         ("v1", "Namespace") => {
-            let namespace: Namespace = typed(document, position)?;
+            let mut namespace: Namespace = typed(document, position)?;
             require_name(namespace.metadata.name.as_deref(), position)?;
+            // The apiserver labels every Namespace with its name (selectors rely on it).
+            let name = namespace.metadata.name.clone().unwrap_or_default();
+            namespace
+                .metadata
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(NAMESPACE_NAME_LABEL.to_owned(), name);
             file.objects
                 .push(ClusterObject::Namespace(Arc::new(namespace)));
         }
@@ -204,5 +214,35 @@ fn require_name(name: Option<&str>, position: Position) -> Result<(), DecodeProb
     match name {
         Some(n) if !n.is_empty() => Ok(()),
         _ => Err(invalid(position, "metadata.name: missing".to_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn namespace_labels(text: &str) -> std::collections::BTreeMap<String, String> {
+        let file = decode_documents(text).unwrap();
+        let [ClusterObject::Namespace(namespace)] = file.objects.as_slice() else {
+            panic!("not one Namespace: {:?}", file.objects);
+        };
+        namespace.metadata.labels.clone().unwrap_or_default()
+    }
+
+    #[test]
+    fn namespaces_carry_their_name_label_as_the_apiserver_sets_it() {
+        let labels = namespace_labels("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n");
+        assert_eq!(
+            labels.get(NAMESPACE_NAME_LABEL).map(String::as_str),
+            Some("team")
+        );
+        let labels = namespace_labels(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n  labels:\n    tier: web\n    kubernetes.io/metadata.name: other\n",
+        );
+        assert_eq!(labels.get("tier").map(String::as_str), Some("web"));
+        assert_eq!(
+            labels.get(NAMESPACE_NAME_LABEL).map(String::as_str),
+            Some("team")
+        );
     }
 }

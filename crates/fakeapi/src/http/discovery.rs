@@ -1,14 +1,18 @@
-//! Discovery documents: `/version`, `/api`, `/apis` and per-group-version resource lists.
+//! Discovery documents: `/version`, `/api`, `/apis` and per-group-version resource lists (with
+//! the short names and categories kubectl resolves).
 
 use crate::resource::ResourceType;
 use serde_json::{Value, json};
+
+/// The version the fake reports (`/version`, the OpenAPI documents' `info`).
+pub const SERVER_VERSION: &str = "v1.33.0-fakeapi";
 
 /// The `/version` document (`version.Info`).
 pub fn version() -> Vec<u8> {
     json!({
         "major": "1",
         "minor": "33",
-        "gitVersion": "v1.33.0-fakeapi",
+        "gitVersion": SERVER_VERSION,
         "gitCommit": "",
         "gitTreeState": "clean",
         "buildDate": "1970-01-01T00:00:00Z",
@@ -75,7 +79,15 @@ pub fn resources(resources: &[ResourceType], group: &str, version: &str) -> Opti
         .iter()
         .filter(|r| r.group == group && r.version == version)
     {
-        list.push(json!({"name": r.plural, "singularName": "", "namespaced": r.namespaced, "kind": r.kind, "verbs": verbs}));
+        let singular = r.kind.to_lowercase();
+        let mut entry = json!({"name": r.plural, "singularName": singular, "namespaced": r.namespaced, "kind": r.kind, "verbs": verbs});
+        if !r.short_names.is_empty() {
+            entry["shortNames"] = json!(r.short_names);
+        }
+        if !r.categories.is_empty() {
+            entry["categories"] = json!(r.categories);
+        }
+        list.push(entry);
         if r.has_status {
             list.push(json!({"name": format!("{}/status", r.plural), "singularName": "", "namespaced": r.namespaced, "kind": r.kind, "verbs": ["get", "patch", "update"]}));
         }

@@ -2,24 +2,28 @@
 
 mod body;
 mod discovery;
+mod fields;
 mod query;
 mod route;
 mod status;
 mod watch;
 
 pub use body::{ResponseBody, empty};
+pub use discovery::SERVER_VERSION;
 
 use crate::error::Unavailable;
+use crate::openapi;
 use crate::patch::PatchType;
 use crate::resource::ResourceType;
 use crate::server::{RecordedRequest, Shared};
 use crate::store::{ContinueToken, UpdateScope, WatchStart};
+use crate::table::{self, TableFormat};
 use body::json_response;
 use bytes::Bytes;
 use http::{Method, Response, StatusCode, header, request::Parts};
 use query::Query;
 use route::Route;
-use serde_json::Value;
+use serde_json::{Value, json};
 pub(crate) use status::Failure;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -30,17 +34,20 @@ pub fn handle(
     parts: &Parts,
     body: Bytes,
 ) -> Result<Response<ResponseBody>, Unavailable> {
-    let content_type = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
+    let header_text = |name: header::HeaderName| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned()
+    };
     let request = RecordedRequest {
         method: parts.method.clone(),
         path: parts.uri.path().to_owned(),
         query: parts.uri.query().unwrap_or("").to_owned(),
-        content_type,
+        content_type: header_text(header::CONTENT_TYPE),
+        accept: header_text(header::ACCEPT),
         body,
     };
     tracing::debug!(method = %request.method, path = %request.path, query = %request.query, "fakeapi request");
@@ -84,7 +91,25 @@ fn dispatch(
         )
     };
     let route = route.ok_or_else(not_found)?;
+    if request
+        .content_type
+        .starts_with("application/vnd.kubernetes.protobuf")
+    {
+        return Err(Failure::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format ({}); this server reads JSON only",
+                request.content_type
+            ),
+        ));
+    }
     let query = Query::parse(&request.query)?;
+    let table = |resource: &ResourceType| {
+        table::requested(&request.accept).map(|version| {
+            TableFormat::new(&resource.group, &resource.kind, version, query.row_object)
+        })
+    };
     match (method, route) {
         (&Method::GET, Route::Version) => Ok(json_response(StatusCode::OK, discovery::version())),
         (&Method::GET, Route::CoreVersions) => {
@@ -94,6 +119,38 @@ fn dispatch(
             StatusCode::OK,
             discovery::groups(shared.store().resources()),
         )),
+        (&Method::GET, Route::OpenApiV3Index) => Ok(json_response(
+            StatusCode::OK,
+            openapi::v3_index(shared.store().resources())
+                .to_string()
+                .into_bytes(),
+        )),
+        (&Method::GET, Route::OpenApiV3 { group, version }) => {
+            openapi::v3(shared.store().resources(), &group, &version)
+                .map(|doc| json_response(StatusCode::OK, doc.to_string().into_bytes()))
+                .ok_or_else(not_found)
+        }
+        (&Method::GET, Route::OpenApiV2) => {
+            let accept = request.accept.as_str();
+            let json = accept.is_empty()
+                || accept.split(',').any(|media| {
+                    let media = media.split(';').next().unwrap_or("").trim();
+                    matches!(media, "application/json" | "*/*" | "application/*")
+                });
+            if !json {
+                return Err(Failure::new(
+                    StatusCode::NOT_ACCEPTABLE,
+                    "NotAcceptable",
+                    format!("only application/json is served here, not {accept:?}"),
+                ));
+            }
+            Ok(json_response(
+                StatusCode::OK,
+                openapi::v2(shared.store().resources())
+                    .to_string()
+                    .into_bytes(),
+            ))
+        }
         (&Method::POST, Route::TokenReviews) => {
             let answer = shared.tokens().review(&parse_body(body)?)?;
             Ok(json_response(
@@ -131,14 +188,17 @@ fn dispatch(
                 resource,
                 namespace,
             },
-        ) if query.watch => watch::open(shared, &resource, namespace, &query),
+        ) if query.watch => {
+            let table = table(&resource);
+            watch::open(shared, &resource, namespace, &query, table)
+        }
         (
             &Method::GET,
             Route::Collection {
                 resource,
                 namespace,
             },
-        ) => list(shared, &resource, namespace, &query),
+        ) => list(shared, &resource, namespace, &query, table(&resource)),
         (
             &Method::POST,
             Route::Collection {
@@ -147,10 +207,13 @@ fn dispatch(
             },
         ) => {
             let object = parse_body(body)?;
+            let warnings = fields::check(&resource, &object, query.field_validation)?;
             let created = shared
                 .store()
                 .create(&resource, namespace.as_deref(), object)?;
-            ok_object(StatusCode::CREATED, &created)
+            let mut response = ok_object(StatusCode::CREATED, &created)?;
+            fields::add_warnings(&mut response, &warnings);
+            Ok(response)
         }
         (
             &Method::DELETE,
@@ -177,13 +240,14 @@ fn dispatch(
             if resource.namespaced && namespace.is_empty() {
                 return Err(not_found());
             }
+            let table = table(&resource);
             let target = Target {
                 resource,
                 namespace,
                 name,
                 scope,
             };
-            object_request(shared, request, &target)
+            object_request(shared, request, &target, table, &query)
         }
         _ => Err(Failure::new(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -197,6 +261,8 @@ fn object_request(
     shared: &Arc<Shared>,
     request: &RecordedRequest,
     target: &Target,
+    table: Option<TableFormat>,
+    query: &Query,
 ) -> Result<Response<ResponseBody>, Failure> {
     let (content_type, body) = (request.content_type.as_str(), &request.body);
     let Target {
@@ -210,14 +276,27 @@ fn object_request(
     match request.method {
         Method::GET => {
             let object = store.require(resource, namespace, name)?;
-            ok_object(StatusCode::OK, &object)
+            match table {
+                Some(table) => {
+                    let rv = object.pointer("/metadata/resourceVersion").cloned();
+                    let printed = table.table([object.as_ref()], json!({"resourceVersion": rv}));
+                    Ok(json_response(
+                        StatusCode::OK,
+                        printed.to_string().into_bytes(),
+                    ))
+                }
+                None => ok_object(StatusCode::OK, &object),
+            }
         }
         Method::PUT => {
             let object = parse_body(body)?;
-            ok_object(
+            let warnings = fields::check(resource, &object, query.field_validation)?;
+            let mut response = ok_object(
                 StatusCode::OK,
                 &store.replace(resource, namespace, name, object, scope)?,
-            )
+            )?;
+            fields::add_warnings(&mut response, &warnings);
+            Ok(response)
         }
         Method::PATCH => {
             let patch_type = PatchType::from_content_type(content_type).ok_or_else(|| {
@@ -227,16 +306,19 @@ fn object_request(
                     format!("the body of the request was in an unknown format ({content_type:?}); accepted: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json"),
                 )
             })?;
-            let patched = store.modify(resource, namespace, name, scope, |stored| {
-                let mut object = stored.clone();
-                // The stored resourceVersion is no precondition of a patch; only one the patch sets is.
-                if let Ok(meta) = crate::store::meta::metadata_mut(&mut object) {
-                    meta.remove("resourceVersion");
-                }
-                patch_type.apply(&mut object, body)?;
-                Ok(object)
-            })?;
-            ok_object(StatusCode::OK, &patched)
+            // The patched object is computed and checked first; the store stays locked, so the
+            // change below starts from the same stored object.
+            let mut object = store.require(resource, namespace, name)?.as_ref().clone();
+            // The stored resourceVersion is no precondition of a patch; only one the patch sets is.
+            if let Ok(meta) = crate::store::meta::metadata_mut(&mut object) {
+                meta.remove("resourceVersion");
+            }
+            patch_type.apply(&mut object, body)?;
+            let warnings = fields::check(resource, &object, query.field_validation)?;
+            let patched = store.modify(resource, namespace, name, scope, |_| Ok(object))?;
+            let mut response = ok_object(StatusCode::OK, &patched)?;
+            fields::add_warnings(&mut response, &warnings);
+            Ok(response)
         }
         Method::DELETE => {
             let expected_rv = delete_precondition(body)?;
@@ -278,6 +360,7 @@ fn list(
     resource: &ResourceType,
     namespace: Option<String>,
     query: &Query,
+    table: Option<TableFormat>,
 ) -> Result<Response<ResponseBody>, Failure> {
     let filter = query.filter(namespace)?;
     let token = query
@@ -288,6 +371,17 @@ fn list(
     let page = shared
         .store()
         .list(resource, &filter, query.limit, token.as_ref())?;
+    if let Some(table) = table {
+        let mut metadata = json!({"resourceVersion": page.rv.to_string()});
+        if let Some(next) = &page.next {
+            metadata["continue"] = Value::String(next.encode());
+        }
+        let printed = table.table(page.items.iter().map(AsRef::as_ref), metadata);
+        return Ok(json_response(
+            StatusCode::OK,
+            printed.to_string().into_bytes(),
+        ));
+    }
     Ok(json_response(
         StatusCode::OK,
         list_json(resource, page.rv, page.next.as_ref(), &page.items),

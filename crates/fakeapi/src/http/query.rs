@@ -1,7 +1,9 @@
 //! Query parameters of list, watch, write and delete requests.
 
 use super::status::Failure;
+use crate::openapi::validate::FieldValidation;
 use crate::selector::{FieldSelector, LabelSelector, ObjectFilter};
+use crate::table::RowObject;
 use http::StatusCode;
 use std::time::Duration;
 
@@ -26,6 +28,10 @@ pub struct Query {
     pub send_initial_events: bool,
     /// `timeoutSeconds`.
     pub timeout: Option<Duration>,
+    /// `includeObject` of a Table request.
+    pub row_object: RowObject,
+    /// `fieldValidation` of a create, update or patch.
+    pub field_validation: FieldValidation,
 }
 
 impl Query {
@@ -56,6 +62,24 @@ impl Query {
                 "sendInitialEvents" => q.send_initial_events = truthy(&value),
                 "timeoutSeconds" => {
                     q.timeout = Some(Duration::from_secs(number("timeoutSeconds", &value)?))
+                }
+                "includeObject" => {
+                    q.row_object = RowObject::parse(&value).ok_or_else(|| {
+                        Failure::new(
+                            StatusCode::BAD_REQUEST,
+                            "BadRequest",
+                            format!("includeObject={value:?} is not one of None, Metadata, Object"),
+                        )
+                    })?
+                }
+                "fieldValidation" => {
+                    q.field_validation = FieldValidation::parse(&value).ok_or_else(|| {
+                        Failure::new(
+                            StatusCode::BAD_REQUEST,
+                            "BadRequest",
+                            format!("fieldValidation={value:?} is not one of Ignore, Warn, Strict"),
+                        )
+                    })?
                 }
                 _ => {}
             }

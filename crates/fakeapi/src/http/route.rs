@@ -1,5 +1,5 @@
-//! Request paths: which endpoint (`/version`, discovery, the review APIs, collection, object) a
-//! path names.
+//! Request paths: which endpoint (`/version`, discovery, OpenAPI, the review APIs, collection,
+//! object) a path names.
 
 use crate::resource::ResourceType;
 
@@ -12,6 +12,17 @@ pub enum Route {
     CoreVersions,
     /// `/apis`.
     Groups,
+    /// `/openapi/v2`.
+    OpenApiV2,
+    /// `/openapi/v3`.
+    OpenApiV3Index,
+    /// `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/{version}`.
+    OpenApiV3 {
+        /// API group ("" for core).
+        group: String,
+        /// API version.
+        version: String,
+    },
     /// `/apis/authentication.k8s.io/v1/tokenreviews`.
     TokenReviews,
     /// `/apis/authorization.k8s.io/v1/subjectaccessreviews`.
@@ -50,6 +61,20 @@ pub fn parse(path: &str, resources: &[ResourceType]) -> Option<Route> {
         ["version"] => return Some(Route::Version),
         ["api"] => return Some(Route::CoreVersions),
         ["apis"] => return Some(Route::Groups),
+        ["openapi", "v2"] => return Some(Route::OpenApiV2),
+        ["openapi", "v3"] => return Some(Route::OpenApiV3Index),
+        ["openapi", "v3", "api", version] => {
+            return Some(Route::OpenApiV3 {
+                group: String::new(),
+                version: (*version).to_owned(),
+            });
+        }
+        ["openapi", "v3", "apis", group, version] => {
+            return Some(Route::OpenApiV3 {
+                group: (*group).to_owned(),
+                version: (*version).to_owned(),
+            });
+        }
         ["apis", "authentication.k8s.io", "v1", "tokenreviews"] => {
             return Some(Route::TokenReviews);
         }

@@ -1,4 +1,5 @@
-//! Watch responses: a newline-delimited JSON stream of watch events fed by the store's channel.
+//! Watch responses: a newline-delimited JSON stream of watch events fed by the store's channel
+//! (each event's object printed as a one-row Table when the client asked for Tables).
 //!
 //! The stream ends after `timeoutSeconds`, after a 410 ERROR event, or fails its body when the
 //! server goes unavailable. Dropping it (client gone) unregisters the watch.
@@ -10,6 +11,7 @@ use crate::error::Unavailable;
 use crate::resource::ResourceType;
 use crate::server::Shared;
 use crate::store::WatchItem;
+use crate::table::TableFormat;
 use bytes::Bytes;
 use futures_util::stream;
 use http::{Response, StatusCode, header};
@@ -27,6 +29,7 @@ pub fn open(
     resource: &ResourceType,
     namespace: Option<String>,
     query: &Query,
+    table: Option<TableFormat>,
 ) -> Result<Response<ResponseBody>, Failure> {
     let filter = query.filter(namespace)?;
     let start = super::watch_start(query)?;
@@ -46,6 +49,7 @@ pub fn open(
         id,
         rx,
         resource: resource.clone(),
+        table,
         deadline: query.timeout.map(|t| Instant::now() + t),
         ticker: shared
             .bookmark_interval
@@ -71,6 +75,7 @@ struct WatchState {
     id: u64,
     rx: UnboundedReceiver<WatchItem>,
     resource: ResourceType,
+    table: Option<TableFormat>,
     deadline: Option<Instant>,
     ticker: Option<Interval>,
     done: bool,
@@ -92,9 +97,15 @@ impl WatchState {
             };
             let line = match item {
                 None => return None,
-                Some(WatchItem::Event { kind, object }) => {
-                    json!({"type": kind.as_str(), "object": object.as_ref()})
-                }
+                Some(WatchItem::Event { kind, object }) => match &self.table {
+                    Some(table) => {
+                        let rv = object.pointer("/metadata/resourceVersion").cloned();
+                        let printed =
+                            table.table([object.as_ref()], json!({"resourceVersion": rv}));
+                        json!({"type": kind.as_str(), "object": printed})
+                    }
+                    None => json!({"type": kind.as_str(), "object": object.as_ref()}),
+                },
                 Some(WatchItem::Bookmark {
                     rv,
                     initial_events_end,

@@ -1,11 +1,12 @@
 //! PATCH bodies: which patch type a `Content-Type` names and how it changes a JSON object.
 //!
-//! Strategic merge patch is applied as a JSON merge patch (RFC 7386): maps merge, lists are
-//! replaced whole and `$patch`/`$retainKeys` directives are not interpreted. Server-side apply
-//! (`application/apply-patch+yaml`) is not supported and answered with 415.
+//! Strategic merge patch merges the lists upstream types give a merge key (see `strategic`) and
+//! interprets its directives. Server-side apply (`application/apply-patch+yaml`) is not
+//! supported and answered with 415.
 
 mod json_patch;
 mod merge;
+mod strategic;
 
 use serde_json::Value;
 
@@ -30,7 +31,7 @@ pub enum PatchError {
 pub enum PatchType {
     /// `application/merge-patch+json` (RFC 7386).
     Merge,
-    /// `application/strategic-merge-patch+json`, applied as a merge patch.
+    /// `application/strategic-merge-patch+json`.
     StrategicMerge,
     /// `application/json-patch+json` (RFC 6902).
     Json,
@@ -54,12 +55,16 @@ impl PatchType {
             serde_json::from_slice(patch).map_err(|e| PatchError::Malformed(e.to_string()))?;
         match self {
             Self::Merge | Self::StrategicMerge => {
-                if !patch.is_object() {
+                let Value::Object(fields) = &patch else {
                     return Err(PatchError::Malformed(
                         "a merge patch must be a JSON object".into(),
                     ));
+                };
+                if self == Self::Merge {
+                    merge::apply(target, &patch);
+                } else {
+                    strategic::apply(target, fields);
                 }
-                merge::apply(target, &patch);
                 Ok(())
             }
             Self::Json => json_patch::apply(target, &patch),
