@@ -91,20 +91,30 @@ fn web_updates(node: &TestNode, run: u32) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn services_in_the_api_become_groups_and_flows_in_ovs_and_survive_a_restart() {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let mut lan = Lan::new();
+/// Node n1's agent up on a fake API server served in its namespace: the server, the Node and
+/// the server's handle (serving until dropped).
+fn node_on_the_api(
+    runtime: &tokio::runtime::Runtime,
+    lan: &mut Lan,
+) -> (FakeApiServer, TestNode, fakeapi::TcpServer) {
     let ns1 = lan.node_netns(1);
     let fake = FakeApiServer::new();
     fake.insert(&node("n1", "10.10.0.11", Some("10.244.1.0/24")))
         .unwrap();
     let mut n1 = TestNode::new("n1", &ns1, "", "");
     let kubeconfig = n1.dir.path().join("kubeconfig");
-    let _server = serve_in(&runtime, &fake, &ns1, &kubeconfig);
+    let server = serve_in(runtime, &fake, &ns1, &kubeconfig);
     n1.use_api(&kubeconfig);
     n1.start_and_wait_up();
     wait_until("the CNI server", || n1.cni_listening(1));
+    (fake, n1, server)
+}
+
+#[test]
+fn services_in_the_api_become_groups_and_flows_in_ovs_and_survive_a_restart() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut lan = Lan::new();
+    let (fake, mut n1, _server) = node_on_the_api(&runtime, &mut lan);
     assert!(select_groups(&n1).is_empty());
 
     // Created: one frontend flow into a group with a bucket per endpoint.
@@ -241,16 +251,7 @@ fn pod_ip(result: &serde_json::Value) -> String {
 fn pods_reach_a_cluster_ip_through_the_agents_datapath_with_real_packets() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let mut lan = Lan::new();
-    let ns1 = lan.node_netns(1);
-    let fake = FakeApiServer::new();
-    fake.insert(&node("n1", "10.10.0.11", Some("10.244.1.0/24")))
-        .unwrap();
-    let mut n1 = TestNode::new("n1", &ns1, "", "");
-    let kubeconfig = n1.dir.path().join("kubeconfig");
-    let _server = serve_in(&runtime, &fake, &ns1, &kubeconfig);
-    n1.use_api(&kubeconfig);
-    n1.start_and_wait_up();
-    wait_until("the CNI server", || n1.cni_listening(1));
+    let (fake, mut n1, _server) = node_on_the_api(&runtime, &mut lan);
 
     // A client and two endpoints, added through the real plugin.
     let mut ips = BTreeMap::new();

@@ -29,6 +29,10 @@
 mod support;
 
 #[cfg(target_os = "linux")]
+#[path = "common/measure.rs"]
+mod measure;
+
+#[cfg(target_os = "linux")]
 fn main() {
     bench::run();
 }
@@ -53,6 +57,7 @@ mod bench {
     use pipeline::render::{PolicyFlows, PolicyRenderer};
     use serde_json::json;
 
+    use super::measure::{median, mib, ms, status_kib};
     use super::support::switch::{Switch, texts};
 
     const NAMESPACES: usize = 100;
@@ -97,29 +102,6 @@ mod bench {
             },
         }))
         .unwrap()
-    }
-
-    /// A field of `/proc/self/status` in KiB (`VmRSS`, `VmHWM`).
-    fn status_kib(field: &str) -> u64 {
-        let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or_else(|| panic!("no {field} in /proc/self/status"))
-    }
-
-    fn mib(kib: u64) -> f64 {
-        kib as f64 / 1024.0
-    }
-
-    fn ms(d: Duration) -> f64 {
-        d.as_secs_f64() * 1e3
-    }
-
-    fn median(mut v: Vec<f64>) -> f64 {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
     }
 
     /// The switch holds exactly `cache`'s flows (read back with `ovs-ofctl dump-flows`).

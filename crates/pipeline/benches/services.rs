@@ -24,6 +24,10 @@
 mod support;
 
 #[cfg(target_os = "linux")]
+#[path = "common/measure.rs"]
+mod measure;
+
+#[cfg(target_os = "linux")]
 fn main() {
     bench::run();
 }
@@ -48,6 +52,7 @@ mod bench {
     use pipeline::cache::{Change, DesiredCache, Installer, SharedCache};
     use pipeline::render::{ServiceRenderer, service_owner};
 
+    use super::measure::{median, mib, ms, status_kib};
     use super::support::switch::{Switch, texts};
 
     const ENDPOINTS: usize = 10;
@@ -87,29 +92,6 @@ mod bench {
             external_traffic_policy: TrafficPolicy::Cluster,
             internal_traffic_policy: TrafficPolicy::Cluster,
         }
-    }
-
-    /// A field of `/proc/self/status` in KiB (`VmRSS`, `VmHWM`).
-    fn status_kib(field: &str) -> u64 {
-        let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or_else(|| panic!("no {field} in /proc/self/status"))
-    }
-
-    fn mib(kib: u64) -> f64 {
-        kib as f64 / 1024.0
-    }
-
-    fn ms(d: Duration) -> f64 {
-        d.as_secs_f64() * 1e3
-    }
-
-    fn median(mut v: Vec<f64>) -> f64 {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
     }
 
     fn lock(cache: &SharedCache) -> std::sync::MutexGuard<'_, DesiredCache> {
