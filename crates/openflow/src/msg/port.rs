@@ -78,7 +78,7 @@ pub enum PortProperty {
 pub struct Port {
     pub port_no: u32,
     pub hw_addr: [u8; 6],
-    /// At most 15 bytes; longer names are cut when emitted.
+    /// At most 15 bytes; longer names are cut when emitted (decoded ones already are).
     pub name: String,
     /// [`port_config`] bits.
     pub config: u32,
@@ -153,7 +153,10 @@ impl Port {
             .iter()
             .position(|&c| c == 0)
             .unwrap_or(PORT_NAME_LEN);
-        let name = String::from_utf8_lossy(&raw_name[..name_len]).into_owned();
+        // The name as `emit` sends it back: invalid UTF-8 replaced (U+FFFD, 3 bytes each),
+        // then cut to 15 bytes on a char boundary, so decode and encode agree.
+        let mut name = String::from_utf8_lossy(&raw_name[..name_len]).into_owned();
+        name.truncate(floor_char_boundary(&name, PORT_NAME_LEN - 1));
         b.advance(PORT_NAME_LEN);
         let config = b.get_u32();
         let state = b.get_u32();
@@ -461,6 +464,25 @@ mod tests {
         assert_eq!(&b[48..52], [0, 0, 0x28, 0x40]);
         assert_eq!(&b[64..68], 10_000_000u32.to_be_bytes());
         assert_eq!(Port::parse(&b), Ok((sample_port(), 72)));
+    }
+
+    #[test]
+    fn a_name_of_16_bytes_or_invalid_utf8_decodes_to_what_emit_sends_back() {
+        let mut b = Vec::new();
+        sample_port().emit(&mut b);
+        for raw in [
+            &b"abcdefghijklmnop"[..],
+            &[0xd4, 0x41, 0xd4, 0xd4, 0xd4, 0xd4, 0, 0],
+        ] {
+            let mut wire = b.clone();
+            wire[16..32].fill(0);
+            wire[16..16 + raw.len()].copy_from_slice(raw);
+            let (port, _) = Port::parse(&wire).unwrap();
+            assert!(port.name.len() < PORT_NAME_LEN, "{:?}", port.name);
+            let mut again = Vec::new();
+            port.emit(&mut again);
+            assert_eq!(Port::parse(&again).map(|(p, _)| p.name), Ok(port.name));
+        }
     }
 
     #[test]
