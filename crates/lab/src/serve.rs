@@ -75,10 +75,13 @@ impl ProbeError {
                     | UnexpectedEof
             )
         };
+        // A connect whose poll saw the socket hang up without an error code (std reports it as
+        // "no error set after POLLHUP") also ended on the network's answer.
+        let hung_up =
+            |e: &io::Error| e.raw_os_error().is_none() && e.to_string().contains("POLLHUP");
         match self {
-            ProbeError::Connect { source, .. } | ProbeError::Read { source, .. } => {
-                !network(source)
-            }
+            ProbeError::Connect { source, .. } => !network(source) && !hung_up(source),
+            ProbeError::Read { source, .. } => !network(source),
             ProbeError::Answer { .. } => false,
         }
     }
@@ -244,6 +247,20 @@ mod tests {
         assert!(
             err.report_line()
                 .starts_with("blocked: connect to 127.0.0.1:")
+        );
+    }
+
+    #[test]
+    fn a_connect_that_hung_up_without_an_error_code_was_blocked() {
+        let hung_up = ProbeError::Connect {
+            addr: SocketAddrV4::new(Ipv4Addr::new(10, 10, 0, 100), 8080),
+            source: io::Error::other("no error set after POLLHUP"),
+        };
+        assert!(!hung_up.could_not_run());
+        assert!(
+            hung_up
+                .report_line()
+                .starts_with("blocked: connect to 10.10.0.100:8080")
         );
     }
 
