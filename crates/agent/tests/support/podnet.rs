@@ -93,7 +93,12 @@ pub async fn probe(protocol: Protocol, to: SocketAddr) -> Observation {
             Err(_) => Observation::Blocked(format!("no handshake within {PROBE_TIMEOUT:?}")),
         },
         Protocol::Udp => {
-            let socket = match UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).await {
+            let Some(port) = fresh_source_port() else {
+                return Observation::CouldNotRun(format!(
+                    "every UDP source port of {FRESH_SOURCE_PORTS:?} was used in this run"
+                ));
+            };
+            let socket = match UdpSocket::bind((Ipv4Addr::UNSPECIFIED, port)).await {
                 Ok(socket) => socket,
                 Err(e) => return Observation::CouldNotRun(format!("bind a UDP socket: {e}")),
             };
@@ -111,6 +116,24 @@ pub async fn probe(protocol: Protocol, to: SocketAddr) -> Observation {
             }
         }
     }
+}
+
+/// The source ports UDP probes take, each once per test process: below the kernel's default
+/// ephemeral range (32768-60999), so no socket the kernel numbered holds one.
+const FRESH_SOURCE_PORTS: std::ops::Range<u16> = 1024..32768;
+
+/// A UDP source port no probe of this process used before, or none once all are used. A
+/// datagram the policy allowed leaves a conntrack entry (30 s, 120 s once a stream) that lets
+/// the same 5-tuple through as established whatever the policy says later, as in Antrea; an
+/// ephemeral port the kernel picks again within that window would make a denied cell connect.
+/// A fresh port makes every probe the new connection the truth table is about.
+fn fresh_source_port() -> Option<u16> {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(FRESH_SOURCE_PORTS.start);
+    NEXT.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |p| {
+        (p < FRESH_SOURCE_PORTS.end).then_some(p + 1)
+    })
+    .ok()
 }
 
 /// A socket call's error: blocked when it is the network's answer (refused, reset,
