@@ -27,6 +27,7 @@ use crate::controller::{
 use crate::datapath::Datapath;
 use crate::datapath::ovs::{RunningNode, bring_up};
 use crate::error::AgentError;
+use crate::flows::ServiceRejects;
 use crate::kubernetes::{ApiServices, KubernetesSession, NodeWait, PolicyFeed, SYNC_WAIT};
 use crate::node::NodeInfo;
 use crate::supervise::{Supervise, SupervisionPlan};
@@ -437,6 +438,12 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
                 stop.run_until_cancelled(feed.run(policy_tx)).await;
             });
             if let Some(proxy) = proxy {
+                let rejects = ServiceRejects::new(datapath.flows().connection().clone());
+                tasks.spawn(
+                    "Service rejections",
+                    Ending::AtStop,
+                    rejects.run(tasks.stop_token()),
+                );
                 let reflectors = &api.services.reflectors;
                 tasks.spawn(
                     "proxy controller",

@@ -5,7 +5,9 @@
 //! first round (its proxy controller sends nothing for the unchanged Service); deleting the
 //! Service removes its flows and its group. With real packets: Pods added through the plugin
 //! reach the cluster IP, answered by both endpoints, by the one left after a slice change, by
-//! none after the Service is deleted.
+//! none after the Service is deleted; a Service without endpoints refuses TCP with a reset and
+//! UDP with an ICMP port unreachable, answered by the agent (kube-proxy's REJECT), so the client
+//! sees "connection refused" and not a timeout.
 #![cfg(target_os = "linux")]
 
 mod objects;
@@ -57,6 +59,37 @@ fn web_slice(lasts: &[u8]) -> EndpointSlice {
         "endpoints": endpoints,
     }))
     .unwrap()
+}
+
+/// `quiet`: cluster IP 10.96.0.20, TCP 80 and UDP 53, and no EndpointSlice.
+fn quiet_service() -> Service {
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"namespace": "default", "name": "quiet"},
+        "spec": {
+            "clusterIP": "10.96.0.20", "clusterIPs": ["10.96.0.20"],
+            "ports": [
+                {"name": "http", "port": 80, "protocol": "TCP"},
+                {"name": "dns", "port": 53, "protocol": "UDP"},
+            ],
+        },
+    }))
+    .unwrap()
+}
+
+/// What a UDP datagram from `netns` to `to` gets back on a connected socket: the error of the
+/// receive (an ICMP port unreachable is `ConnectionRefused`), or the bytes of an answer.
+fn udp_exchange(netns: &str, to: &str) -> Result<Vec<u8>, std::io::Error> {
+    let to: SocketAddr = to.parse().unwrap();
+    in_netns(netns, || {
+        let socket = std::net::UdpSocket::bind("0.0.0.0:0")?;
+        socket.connect(to)?;
+        socket.set_read_timeout(Some(ANSWER_TIMEOUT))?;
+        socket.send(b"query")?;
+        let mut buf = [0u8; 64];
+        let n = socket.recv(&mut buf)?;
+        Ok(buf[..n].to_vec())
+    })
 }
 
 /// The select groups of the bridge, one line each.
@@ -297,6 +330,37 @@ fn pods_reach_a_cluster_ip_through_the_agents_datapath_with_real_packets() {
     n1.ovs.appctl(&["revalidator/purge"]).unwrap();
     let answers = cluster_ip_answers(&netns["client"], 12);
     assert!(answers.iter().all(|a| a == "e1"), "{answers:?}");
+
+    // A Service without endpoints refuses, answered by the agent: TCP gets a reset, UDP an ICMP
+    // port unreachable; each refusal, not a timeout, is what the client sees.
+    fake.insert(&quiet_service()).unwrap();
+    wait_until("quiet's frontends handing packets to the agent", || {
+        let flows = n1
+            .ovs
+            .ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br-int}"])
+            .expect("dump-flows");
+        flows
+            .lines()
+            .filter(|l| l.contains("nw_dst=10.96.0.20") && l.contains("controller("))
+            .count()
+            == 2
+    });
+    for i in 0..3 {
+        let refused = ask(&netns["client"], "10.96.0.20:80");
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|e| e.contains("Connection refused")),
+            "TCP connection {i} to the endpointless Service: {refused:?}"
+        );
+        let refused = udp_exchange(&netns["client"], "10.96.0.20:53");
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused),
+            "UDP datagram {i} to the endpointless Service: {refused:?}"
+        );
+    }
 
     // The Service deleted: the cluster IP answers nothing, e1 still answers directly.
     fake.delete::<Service>("default", "web").unwrap();

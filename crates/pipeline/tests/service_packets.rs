@@ -4,8 +4,9 @@
 //! the cluster IP are answered by the endpoints, both of them in turn (the handshake itself
 //! shows the reply was un-NATed: the client talks to the cluster IP only); under ClientIP
 //! affinity always the same one; after the Service drops one endpoint (and affinity), only the
-//! other answers; without endpoints nothing answers (the
-//! datapath drops: REJECT is not built yet).
+//! other answers; without endpoints nothing answers (the switch hands the packet to a
+//! controller, and none here answers it: the agent's refusal is tested in
+//! `agent/tests/kubernetes_services.rs`).
 #![cfg(target_os = "linux")]
 
 mod support;
@@ -311,7 +312,7 @@ fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
         assert_eq!(ask(&runtime, &client).as_deref(), Some("b"));
     }
 
-    // No endpoint: the connection is dropped (REJECT is not built yet).
+    // No endpoint: the packet goes to a controller; none here refuses it, so nothing answers.
     apply(&runtime, ovs, &mut renderer, &installer, &web_service(&[]));
     assert_eq!(ask(&runtime, &client), None);
 }

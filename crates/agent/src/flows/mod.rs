@@ -1,23 +1,43 @@
-//! The agent's OpenFlow side: one connection to the bridge whose on-connect hook replays the
-//! desired flows, groups and meters (ovs-vswitchd forgets them all when it restarts), the agent
-//! round on start ([`Flows::start_round`]), and changes of owners, with every mod counted.
+//! The agent's OpenFlow side: one connection to the bridge whose on-connect hook asks for the
+//! pipeline's packet-ins and replays the desired flows, groups and meters (ovs-vswitchd forgets
+//! them all when it restarts), the agent round on start ([`Flows::start_round`]), changes of
+//! owners, with every mod counted, and the answers to Services' rejections ([`ServiceRejects`]).
 
 mod round;
+mod service_reject;
 mod switch;
 
 pub use round::RoundOutcome;
+pub use service_reject::ServiceRejects;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use localipc::Endpoint;
-use openflow::conn::{ConnOptions, OfConnection};
+use openflow::conn::{ConnOptions, Encoded, OfConnection};
+use openflow::msg::config::{SetConfig, SwitchConfig, config_flags};
 use openflow::msg::flow_mod::FlowMod;
+use openflow::msg::packet_in::packet_in_format;
 use pipeline::cache::{DesiredCache, SharedCache, replay};
+use pipeline::layout::packet_in::PACKET_IN_MAX_LEN;
 use pipeline::{Change, ChangeDiff, FlowDiff, Installer, Objects, Owner, Round};
 
 use crate::error::AgentError;
+
+/// Asks the switch to send this connection the packets the pipeline hands to the agent, as
+/// `NXT_PACKET_IN2` (which carries the controller action's userdata). Open vSwitch sends a
+/// management connection no packet-in until its `miss_send_len` is set, and forgets both
+/// settings on reconnect.
+async fn receive_packet_ins(conn: &OfConnection) -> Result<(), openflow::conn::ConnError> {
+    conn.set_packet_in_format(packet_in_format::NXT_PACKET_IN2)
+        .await?;
+    conn.batch(&[Encoded::new(&SetConfig(SwitchConfig {
+        flags: config_flags::FRAG_NORMAL,
+        miss_send_len: PACKET_IN_MAX_LEN,
+    }))?])
+    .await
+}
 
 /// The bridge's flows, groups and meters as the agent keeps them.
 #[derive(Debug)]
@@ -46,6 +66,7 @@ impl Flows {
             let cache = hook_cache.clone();
             let armed = hook_armed.load(Ordering::Acquire);
             async move {
+                receive_packet_ins(&conn).await?;
                 if armed {
                     tracing::info!(
                         "OpenFlow connection (re)established: replaying the desired flows, groups and meters"

@@ -1,7 +1,8 @@
 //! The pipeline's layout: its tables (declared per feature, numbered by the table graph), the
-//! fixed ports' numbers, the register and mark bits the flows share, the priorities, and the constants every flow agrees
+//! fixed ports' numbers, what it sends the agent (`packet_in`), the register and mark bits the flows share, the priorities, and the constants every flow agrees
 //! on (conntrack zone, virtual MAC).
 
+pub mod packet_in;
 pub mod ports;
 pub mod priority;
 pub mod regs;

@@ -1,6 +1,7 @@
 //! `ServiceLB` flows: one per frontend IP, protocol and port. A packet still to be load-balanced
 //! (`reg4[16..18]` = to select) is marked selected (or to learn, under ClientIP affinity) and
-//! handed to the Service port's endpoint group; without usable endpoints it is dropped. Under
+//! handed to the Service port's endpoint group; without usable endpoints it goes to the agent,
+//! which refuses the connection (a TCP reset or an ICMP port unreachable, as kube-proxy's REJECT). Under
 //! affinity a second flow per frontend learns the endpoint the group chose (`affinity.rs`).
 
 use std::net::Ipv4Addr;
@@ -12,6 +13,7 @@ use openflow::oxm::{Field, Match};
 use super::affinity::learn_flow;
 use super::l4;
 use crate::layout::TableGraph;
+use crate::layout::packet_in::PacketInOperation;
 use crate::layout::priority::NORMAL;
 use crate::layout::regs::{EP_SELECTED, EP_TO_LEARN, EP_TO_SELECT};
 use crate::layout::tables::SERVICE_LB;
@@ -22,7 +24,7 @@ use model::{Protocol, SessionAffinity};
 pub(super) enum Dispatch {
     /// To the endpoint group `group`.
     Group(u32),
-    /// No usable endpoint: drop.
+    /// No usable endpoint: to the agent, to be refused.
     NoEndpoints,
 }
 
@@ -48,7 +50,14 @@ pub(super) fn frontend_flows(
 ) -> Vec<FlowMod> {
     let matched = frontend_match(EP_TO_SELECT, ip, protocol, port);
     let Dispatch::Group(group) = *dispatch else {
-        return vec![flow(g, SERVICE_LB, NORMAL, matched, vec![], None)];
+        return vec![flow(
+            g,
+            SERVICE_LB,
+            NORMAL,
+            matched,
+            vec![PacketInOperation::ServiceReject.controller_action()],
+            None,
+        )];
     };
     match affinity {
         SessionAffinity::None => vec![flow(

@@ -140,7 +140,7 @@ fn client_ip_affinity_learns_the_chosen_endpoint() {
 }
 
 #[test]
-fn no_usable_endpoint_drops_and_installs_no_group() {
+fn no_usable_endpoint_goes_to_the_agent_to_be_refused_and_installs_no_group() {
     let mut service = web(&[10]);
     service.ports[0].endpoints[0].is_local = false;
     service.internal_traffic_policy = TrafficPolicy::Local;
@@ -148,7 +148,7 @@ fn no_usable_endpoint_drops_and_installs_no_group() {
     assert_eq!(
         flow_texts(&objects.flows),
         [
-            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=drop"
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=controller(max_len=128,userdata=01)"
         ]
     );
     assert!(objects.groups.is_empty());
