@@ -4,7 +4,7 @@
 //! one endpoint fewer in the slice is one bucket fewer; a restarted agent has them in its
 //! first round (its proxy controller sends nothing for the unchanged Service); deleting the
 //! Service removes its flows and its group. With real packets: Pods added through the plugin
-//! reach the cluster IP, answered by both endpoints, by the one left after a slice change, by
+//! reach the cluster IP (and the external and load-balancer IPs), answered by both endpoints, by the one left after a slice change, by
 //! none after the Service is deleted; a Service without endpoints refuses TCP with a reset and
 //! UDP with an ICMP port unreachable, answered by the agent (kube-proxy's REJECT), so the client
 //! sees "connection refused" and not a timeout.
@@ -30,14 +30,23 @@ use support::{Lan, TestNode, serve_in, wait_until};
 /// hang guard for what the datapath drops, not a performance bound).
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// `web`'s external IP and load-balancer ingress IP: Pods reach it there too.
+const EXTERNAL_IP: &str = "192.0.2.10";
+const LOAD_BALANCER_IP: &str = "192.0.2.20";
+
+/// `web`: a LoadBalancer Service at 10.96.0.10, [`EXTERNAL_IP`] and [`LOAD_BALANCER_IP`], TCP
+/// 80 to the endpoints' port named `web`.
 fn web_service() -> Service {
     serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Service",
         "metadata": {"namespace": "default", "name": "web"},
         "spec": {
+            "type": "LoadBalancer",
             "clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"],
-            "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": "web"}],
+            "externalIPs": [EXTERNAL_IP],
+            "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": "web", "nodePort": 30080}],
         },
+        "status": {"loadBalancer": {"ingress": [{"ip": LOAD_BALANCER_IP}]}},
     }))
     .unwrap()
 }
@@ -321,6 +330,16 @@ fn pods_reach_a_cluster_ip_through_the_agents_datapath_with_real_packets() {
         .into_iter()
         .collect();
     assert_eq!(answers, BTreeSet::from(["e1".to_owned(), "e2".to_owned()]));
+    // From Pods the external and load-balancer IPs are the same Service.
+    for ip in [EXTERNAL_IP, LOAD_BALANCER_IP] {
+        for i in 0..4 {
+            let answer = ask(&netns["client"], &format!("{ip}:80"));
+            assert!(
+                matches!(answer.as_deref(), Ok("e1" | "e2")),
+                "connection {i} to {ip}: {answer:?}"
+            );
+        }
+    }
 
     // e2 leaves the slice: once its bucket is gone every new connection reaches e1.
     fake.insert(&web_slice(&[last("e1")])).unwrap();
@@ -370,6 +389,8 @@ fn pods_reach_a_cluster_ip_through_the_agents_datapath_with_real_packets() {
     n1.ovs.appctl(&["revalidator/purge"]).unwrap();
     let gone = ask(&netns["client"], "10.96.0.10:80");
     assert!(gone.is_err(), "the deleted cluster IP answered: {gone:?}");
+    let gone = ask(&netns["client"], &format!("{EXTERNAL_IP}:80"));
+    assert!(gone.is_err(), "the deleted external IP answered: {gone:?}");
     assert_eq!(
         ask(&netns["client"], &format!("{}:8080", ips["e1"])).as_deref(),
         Ok("e1")

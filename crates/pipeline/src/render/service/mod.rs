@@ -229,12 +229,29 @@ fn validate(service: &Service) -> Result<(), ServiceError> {
     Ok(())
 }
 
-/// `service`'s objects, its ports' groups numbered by `groups`. Cluster-IP traffic uses the
-/// endpoints its internal traffic policy allows; each endpoint appears once per port (several
-/// EndpointSlices may list it) and its DNAT flow once per Service.
+/// The addresses `service` is reached at from Pods: its cluster IPs, then its external IPs and
+/// load-balancer ingress IPs, each once (an address both external and load-balancer, as some
+/// load balancers publish, is one frontend). Pod traffic to any of them is cluster traffic, as
+/// kube-proxy short-circuits it: the internal traffic policy's endpoints, no SNAT.
+fn frontend_ips(service: &Service) -> Vec<Ipv4Addr> {
+    let mut seen = BTreeSet::new();
+    service
+        .cluster_ips
+        .iter()
+        .chain(&service.external_ips)
+        .chain(&service.load_balancer_ips)
+        .copied()
+        .filter(|ip| seen.insert(*ip))
+        .collect()
+}
+
+/// `service`'s objects, its ports' groups numbered by `groups`. Traffic to every frontend
+/// address uses the endpoints its internal traffic policy allows; each endpoint appears once
+/// per port (several EndpointSlices may list it) and its DNAT flow once per Service.
 fn render(g: &TableGraph, service: &Service, groups: &BTreeMap<PortId, u32>) -> Objects {
     let mut objects = Objects::default();
     let mut dnat: BTreeSet<(Protocol, Ipv4Addr, u16)> = BTreeSet::new();
+    let frontends = frontend_ips(service);
     for port in &service.ports {
         let id = (port.protocol, port.port);
         let mut endpoints: Vec<&Endpoint> = port.usable_endpoints(service.internal_traffic_policy);
@@ -252,7 +269,7 @@ fn render(g: &TableGraph, service: &Service, groups: &BTreeMap<PortId, u32>) -> 
             }
             _ => Dispatch::NoEndpoints,
         };
-        for ip in &service.cluster_ips {
+        for ip in &frontends {
             objects.flows.extend(frontend::frontend_flows(
                 g,
                 *ip,

@@ -320,3 +320,26 @@ fn an_endpoint_two_slices_list_and_two_ports_share_renders_once() {
         1
     );
 }
+
+#[test]
+fn external_and_load_balancer_ips_are_frontends_into_the_same_group_each_once() {
+    let mut service = web(&[10]);
+    let external = Ipv4Addr::new(192, 0, 2, 10);
+    let load_balancer = Ipv4Addr::new(192, 0, 2, 20);
+    service.external_ips = vec![external, load_balancer];
+    service.load_balancer_ips = vec![load_balancer, Ipv4Addr::new(10, 96, 0, 10)];
+    let objects = objects_of(&ServiceRenderer::new().upsert(&service).unwrap());
+    let frontends: Vec<String> = flow_texts(&objects.flows)
+        .into_iter()
+        .filter(|f| f.starts_with("table=ServiceLB"))
+        .collect();
+    assert_eq!(
+        frontends,
+        [
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1",
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=192.0.2.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1",
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=192.0.2.20,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1",
+        ]
+    );
+    assert_eq!(objects.groups.len(), 1);
+}
