@@ -29,6 +29,9 @@ use support::{Lan, TestNode, serve_in, wait_until};
 /// How long a connection waits to be accepted and answered before it counts as unanswered (a
 /// hang guard for what the datapath drops, not a performance bound).
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(2);
+/// How soon a Service without endpoints must refuse (issue 11: within a second): a refusal
+/// that comes later is a timeout of the probe, and fails.
+const REFUSAL_WITHIN: Duration = Duration::from_secs(1);
 
 /// `web`'s external IP and load-balancer ingress IP: Pods reach it there too.
 const EXTERNAL_IP: &str = "192.0.2.10";
@@ -86,14 +89,15 @@ fn quiet_service() -> Service {
     .unwrap()
 }
 
-/// What a UDP datagram from `netns` to `to` gets back on a connected socket: the error of the
-/// receive (an ICMP port unreachable is `ConnectionRefused`), or the bytes of an answer.
-fn udp_exchange(netns: &str, to: &str) -> Result<Vec<u8>, std::io::Error> {
+/// What a UDP datagram from `netns` to `to` gets back on a connected socket within `wait`: the
+/// error of the receive (an ICMP port unreachable is `ConnectionRefused`), or the bytes of an
+/// answer.
+fn udp_exchange(netns: &str, to: &str, wait: Duration) -> Result<Vec<u8>, std::io::Error> {
     let to: SocketAddr = to.parse().unwrap();
     in_netns(netns, || {
         let socket = std::net::UdpSocket::bind("0.0.0.0:0")?;
         socket.connect(to)?;
-        socket.set_read_timeout(Some(ANSWER_TIMEOUT))?;
+        socket.set_read_timeout(Some(wait))?;
         socket.send(b"query")?;
         let mut buf = [0u8; 64];
         let n = socket.recv(&mut buf)?;
@@ -257,11 +261,15 @@ fn serve_name(netns: &str, name: &'static str) {
 /// What a TCP connection from `netns` to `to` reads until the server closes, or why it got
 /// nothing (refused, timed out). Namespace and socket failures panic: they are not an answer.
 fn ask(netns: &str, to: &str) -> Result<String, String> {
+    ask_within(netns, to, ANSWER_TIMEOUT)
+}
+
+/// [`ask`] with the connection and the answer each waited for `wait`.
+fn ask_within(netns: &str, to: &str, wait: Duration) -> Result<String, String> {
     let to: SocketAddr = to.parse().unwrap();
     in_netns(netns, || {
-        let mut stream =
-            TcpStream::connect_timeout(&to, ANSWER_TIMEOUT).map_err(|e| e.to_string())?;
-        stream.set_read_timeout(Some(ANSWER_TIMEOUT)).unwrap();
+        let mut stream = TcpStream::connect_timeout(&to, wait).map_err(|e| e.to_string())?;
+        stream.set_read_timeout(Some(wait)).unwrap();
         let mut answer = String::new();
         stream
             .read_to_string(&mut answer)
@@ -351,7 +359,7 @@ fn pods_reach_a_cluster_ip_through_the_agents_datapath_with_real_packets() {
     assert!(answers.iter().all(|a| a == "e1"), "{answers:?}");
 
     // A Service without endpoints refuses, answered by the agent: TCP gets a reset, UDP an ICMP
-    // port unreachable; each refusal, not a timeout, is what the client sees.
+    // port unreachable; each refusal, within a second and not a timeout, is what the client sees.
     fake.insert(&quiet_service()).unwrap();
     wait_until("quiet's frontends handing packets to the agent", || {
         let flows = n1
@@ -365,14 +373,14 @@ fn pods_reach_a_cluster_ip_through_the_agents_datapath_with_real_packets() {
             == 2
     });
     for i in 0..3 {
-        let refused = ask(&netns["client"], "10.96.0.20:80");
+        let refused = ask_within(&netns["client"], "10.96.0.20:80", REFUSAL_WITHIN);
         assert!(
             refused
                 .as_ref()
                 .is_err_and(|e| e.contains("Connection refused")),
             "TCP connection {i} to the endpointless Service: {refused:?}"
         );
-        let refused = udp_exchange(&netns["client"], "10.96.0.20:53");
+        let refused = udp_exchange(&netns["client"], "10.96.0.20:53", REFUSAL_WITHIN);
         assert!(
             refused
                 .as_ref()
