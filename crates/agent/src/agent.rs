@@ -14,8 +14,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::apiserver::{
-    self, AgentApi, ApiAuth, READY_CNI, READY_NODE, READY_REFLECTORS, ServeLimits, ServingIdentity,
-    local_access,
+    self, AgentApi, AgentFacts, ApiAuth, READY_CNI, READY_NODE, READY_REFLECTORS, ServeLimits,
+    ServingIdentity, local_access,
 };
 use crate::cluster::{ClusterSource, DirectorySource, POLL_INTERVAL};
 use crate::cniserver::AddOutcome;
@@ -56,6 +56,8 @@ pub struct Options {
     pub config: PathBuf,
     /// The cluster source.
     pub cluster: ClusterChoice,
+    /// The log file (`--log-file`), when there is one (the support bundle holds it).
+    pub log_file: Option<PathBuf>,
 }
 
 /// Loads the configuration, logging what was ignored.
@@ -115,6 +117,11 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
     let node_name = node_name_from_environment(Platform::current())?;
     tracing::info!("Node name {node_name}");
     let agent_api = Arc::new(AgentApi::default());
+    agent_api.know_agent(AgentFacts {
+        config: config.clone(),
+        config_path: options.config.clone(),
+        log_file: options.log_file.clone(),
+    });
     let identity = ServingIdentity::from_config(&config.api, &node_name)?;
     let loopback_token =
         local_access::publish(&config.api.local_access_dir, identity.ca_pem.as_deref())?;
@@ -413,6 +420,7 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
     let (queries_tx, queries_rx) = mpsc::channel(8);
     agent_api.answer_policy_with(queries_tx);
     agent_api.read_pipeline_from(datapath.flows().connection().clone());
+    agent_api.read_ports_from(datapath.bridge().clone(), datapath.node().clone());
     tasks.spawn(
         "NetworkPolicy controller",
         Ending::AtStop,

@@ -61,6 +61,7 @@ impl RunArgs {
         Options {
             config: self.config.clone(),
             cluster,
+            log_file: self.log_file.clone(),
         }
     }
 

@@ -227,12 +227,23 @@ async fn tokens_get_200_401_or_403_and_the_probes_stay_open() {
     assert_eq!(api.status("/livez", None).await, 200);
     assert_eq!(api.status("/readyz", None).await, 503);
 
-    for path in ["/metrics", "/v1/pipeline", "/v1/networkpolicies"] {
+    for path in [
+        "/metrics",
+        "/v1/pipeline",
+        "/v1/networkpolicies",
+        "/v1/podinterfaces",
+        "/v1/ovsflows",
+        "/v1/tracepacket",
+        "/v1/supportbundle",
+        "/v1/featuregates",
+        "/v1/version",
+    ] {
         assert_eq!(api.status(path, None).await, 401, "{path} without a token");
         assert_eq!(api.status(path, Some("not-a-token")).await, 401, "{path}");
         assert_eq!(api.status(path, Some(&unpermitted)).await, 403, "{path}");
     }
     assert_eq!(api.status("/metrics", Some(&permitted)).await, 200);
+    assert_eq!(api.status("/v1/version", Some(&permitted)).await, 200);
     // Past authorization: the pipeline has no switch to read in this harness.
     let pipeline = api.get("/v1/pipeline", Some(&permitted)).await.unwrap_err();
     assert!(

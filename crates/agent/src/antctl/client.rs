@@ -37,12 +37,22 @@ pub enum ClientError {
 }
 
 /// GETs `path` from the agent API at `server` (`host:port`) with `credentials`; the body of a
-/// 200 response.
+/// 200 response, as text.
 pub async fn get(
     server: &str,
     path: &str,
     credentials: &Credentials,
 ) -> Result<String, ClientError> {
+    let body = get_bytes(server, path, credentials).await?;
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// [`get`] for a document that is not text (the support bundle): the body's bytes.
+pub async fn get_bytes(
+    server: &str,
+    path: &str,
+    credentials: &Credentials,
+) -> Result<Vec<u8>, ClientError> {
     let transport = |reason: String| ClientError::Transport {
         server: server.to_owned(),
         reason,
@@ -89,7 +99,7 @@ pub async fn get(
             .await
             .map_err(|e| transport(e.to_string()))?
             .to_bytes();
-        Ok((status, String::from_utf8_lossy(&body).into_owned()))
+        Ok((status, body.to_vec()))
     };
     let (status, body) = tokio::time::timeout(TIMEOUT, exchange)
         .await
@@ -103,7 +113,7 @@ pub async fn get(
             server: server.to_owned(),
             path: path.to_owned(),
             status: status.as_u16(),
-            body: body.trim_end().to_owned(),
+            body: String::from_utf8_lossy(&body).trim_end().to_owned(),
         })
     }
 }

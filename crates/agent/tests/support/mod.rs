@@ -303,6 +303,8 @@ pub struct TestNode {
     kubeconfig: Option<PathBuf>,
     /// Extra environment variables of the agent's runs.
     agent_env: Vec<(String, String)>,
+    /// Extra command-line arguments of the agent's runs.
+    agent_args: Vec<String>,
 }
 
 /// The Node objects of the cluster: `(name, Node IP, Pod CIDR)`. Each carries Antrea's MAC
@@ -349,6 +351,7 @@ impl TestNode {
             runs: 0,
             kubeconfig: None,
             agent_env: Vec::new(),
+            agent_args: Vec::new(),
         };
         node.write_config(extra);
         node.write_nodes(nodes);
@@ -439,9 +442,15 @@ impl TestNode {
             Some(path) => command.arg("--kubeconfig").arg(path),
             None => command.arg("--cluster-dir").arg(self.cluster_dir()),
         };
+        command.args(&self.agent_args);
         command.env("NODE_NAME", &self.name);
         command.envs(self.agent_env.iter().map(|(k, v)| (k, v)));
         command
+    }
+
+    /// From now on the agent runs with `args` added to its command line.
+    pub fn add_agent_args(&mut self, args: &[&str]) {
+        self.agent_args.extend(args.iter().map(|a| (*a).to_owned()));
     }
 
     /// From now on the agent runs with `key=value` in its environment.
@@ -548,7 +557,6 @@ impl TestNode {
         )
     }
 
-    /// A command run in the Node's namespace; returns stdout.
     /// `antctl` in the Node's namespace, where the agent API is, with this agent's loopback
     /// token and CA; its output.
     pub fn antctl(&self, args: &[&str]) -> String {
@@ -562,6 +570,19 @@ impl TestNode {
         self.exec(&full)
     }
 
+    /// [`TestNode::antctl`] that may fail: its exit status, stdout and stderr.
+    pub fn antctl_output(&self, args: &[&str]) -> std::process::Output {
+        let dir = self.api_local_access_dir();
+        Command::new("ip")
+            .args(["netns", "exec", &self.netns, env!("CARGO_BIN_EXE_antctl")])
+            .arg("--local-access-dir")
+            .arg(dir)
+            .args(args)
+            .output()
+            .expect("run antctl")
+    }
+
+    /// A command run in the Node's namespace; returns stdout.
     pub fn exec(&self, args: &[&str]) -> String {
         let mut full = vec!["ip", "netns", "exec", &self.netns];
         full.extend_from_slice(args);

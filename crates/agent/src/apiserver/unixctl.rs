@@ -1,0 +1,62 @@
+//! A client of ovs-vswitchd's control socket (what `ovs-appctl` talks to): one JSON-RPC
+//! request, `{"method": command, "params": [args…], "id": 0}`, and its reply's `result` text
+//! or `error`. The socket is `<ovsRunDir>/ovs-vswitchd.<pid>.ctl` (the pid read from
+//! `ovs-vswitchd.pid`), else `<ovsRunDir>/ovs-vswitchd.ctl` (ovs-vswitchd started with
+//! `--unixctl` there, and Windows, where it is a named pipe of that name).
+
+use std::path::Path;
+
+use localipc::{Endpoint, ovs_pipe_name};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::config::Platform;
+
+/// The control socket of ovs-vswitchd in `run_dir` on `platform`.
+pub fn vswitchd_endpoint(platform: Platform, run_dir: &str) -> Endpoint {
+    match platform {
+        Platform::Windows => Endpoint::NamedPipe(ovs_pipe_name(run_dir, "ovs-vswitchd.ctl")),
+        Platform::Linux => {
+            let dir = Path::new(run_dir);
+            let by_pid = std::fs::read_to_string(dir.join("ovs-vswitchd.pid"))
+                .ok()
+                .map(|pid| dir.join(format!("ovs-vswitchd.{}.ctl", pid.trim())))
+                .filter(|path| path.exists());
+            Endpoint::Unix(by_pid.unwrap_or_else(|| dir.join("ovs-vswitchd.ctl")))
+        }
+    }
+}
+
+/// Runs `command args…` on the daemon at `endpoint`; its output text.
+pub async fn call(endpoint: &Endpoint, command: &str, args: &[&str]) -> Result<String, String> {
+    let context = |e: std::io::Error| format!("{command} on {endpoint}: {e}");
+    let mut stream = localipc::dial(endpoint).await.map_err(context)?;
+    let request = json!({"method": command, "params": args, "id": 0});
+    stream
+        .write_all(request.to_string().as_bytes())
+        .await
+        .map_err(context)?;
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    let reply = loop {
+        let n = stream.read(&mut chunk).await.map_err(context)?;
+        if n == 0 {
+            return Err(format!("{command} on {endpoint}: closed before a reply"));
+        }
+        received.extend_from_slice(&chunk[..n]);
+        match serde_json::Deserializer::from_slice(&received)
+            .into_iter::<Value>()
+            .next()
+        {
+            Some(Ok(reply)) => break reply,
+            Some(Err(e)) if e.is_eof() => continue,
+            Some(Err(e)) => return Err(format!("{command} on {endpoint}: bad reply: {e}")),
+            None => continue,
+        }
+    };
+    match (&reply["error"], &reply["result"]) {
+        (Value::Null, Value::String(result)) => Ok(result.clone()),
+        (Value::String(error), _) => Err(format!("{command}: {}", error.trim_end())),
+        _ => Err(format!("{command} on {endpoint}: unexpected reply {reply}")),
+    }
+}
