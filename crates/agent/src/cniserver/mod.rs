@@ -6,9 +6,11 @@
 mod configurator;
 mod ipam_conf;
 mod locks;
+mod metrics;
 mod result;
 mod service;
 
 pub use configurator::{PodConfigurator, ReconcileReport};
 pub use ipam_conf::ipam_config;
+pub use metrics::CniMetrics;
 pub use service::{AddOutcome, CniService};
