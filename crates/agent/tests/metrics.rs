@@ -3,7 +3,8 @@
 //! gauges at 1 after start and a reconnect counted after ovs-vswitchd restarts and after
 //! ovsdb-server drops its clients; the per-table flow gauges and the group gauge equal to what
 //! `ovs-ofctl` dumps, after bring-up, a CNI ADD, a Service and a replay; the CNI ADD and DEL
-//! histograms counting the requests made through the real plugin; the Service sync histogram
+//! histograms counting the requests made through the real plugin, a failed ADD under its CNI
+//! error code; the Service sync histogram
 //! counting the sync that installs a new Service.
 #![cfg(target_os = "linux")]
 
@@ -239,5 +240,26 @@ fn each_new_metric_moves_with_the_event_it_measures() {
     assert_eq!(value(&after, ADD_OK), 1.0);
     let without_pod = wait_gauges_equal_switch(&n1, "after the DEL");
     assert!(without_pod < with_service, "the DEL left the Pod's flows");
+
+    // An ADD into a namespace that does not exist fails: one series with its error code.
+    fake.insert(&pod("p2", "n1")).unwrap();
+    let (ok, result) = n1.cni("ADD", "c-p2", "p2", "agt-no-such-netns", &n1.netconf(None));
+    assert!(!ok, "ADD into a missing namespace: {result}");
+    let failed: Vec<(String, f64)> = scrape(&n1)
+        .into_iter()
+        .filter(|(series, _)| {
+            series.starts_with("antrea_agent_cni_request_duration_seconds_count{command=\"ADD\"")
+                && !series.contains("result=\"success\"")
+        })
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    let code = result["code"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{result}"));
+    assert!(
+        failed[0].0.contains(&format!("result=\"{code}\"")),
+        "{failed:?} for {result}"
+    );
+    assert_eq!(failed[0].1, 1.0);
     assert!(n1.stop_agent());
 }

@@ -1,6 +1,7 @@
 //! The agent's OpenFlow side: one connection to the bridge whose on-connect hook replays the
 //! desired flows, groups and meters (ovs-vswitchd forgets them all when it restarts), the agent
-//! round on start ([`Flows::start_round`]), and changes of owners, with every mod counted.
+//! round on start ([`Flows::start_round`]), and changes of owners, with every mod counted and,
+//! after each install, the desired flows per table and groups in [`DesiredFlowMetrics`].
 
 mod metrics;
 mod round;
