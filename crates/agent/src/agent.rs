@@ -19,15 +19,16 @@ use crate::apiserver::{
 };
 use crate::cluster::{ClusterSource, DirectorySource, POLL_INTERVAL};
 use crate::cniserver::AddOutcome;
-use crate::cniserver::{CniService, PodConfigurator};
+use crate::cniserver::{CniMetrics, CniService, PodConfigurator};
 use crate::config::{AgentConfig, Platform, node_name_from_environment};
 use crate::controller::{
-    NetworkPolicyController, PeerController, PolicyInput, ProxyController, peers_of,
+    NetworkPolicyController, PeerController, PolicyInput, ProxyController, ServiceSyncMetrics,
+    peers_of,
 };
 use crate::datapath::Datapath;
-use crate::datapath::ovs::{RunningNode, bring_up};
+use crate::datapath::ovs::{ConnectionMetrics, RunningNode, bring_up};
 use crate::error::AgentError;
-use crate::flows::ServiceRejects;
+use crate::flows::{DesiredFlowMetrics, ServiceRejects};
 use crate::kubernetes::{ApiServices, KubernetesSession, NodeWait, PolicyFeed, SYNC_WAIT};
 use crate::node::NodeInfo;
 use crate::supervise::{Supervise, SupervisionPlan};
@@ -402,7 +403,17 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
     // Its parts may end (the takeover watchdog after its watch, nothing at all on Linux).
     tasks.spawn("host supervision", Ending::MayEnd, supervision.join());
     let requeue = RequeueMetrics::register(&mut registry);
+    let cni_metrics = CniMetrics::register(&mut registry);
+    let sync_metrics = ServiceSyncMetrics::register(&mut registry);
+    datapath
+        .flows()
+        .count_into(DesiredFlowMetrics::register(&mut registry));
+    let connections = ConnectionMetrics::register(&mut registry);
     agent_api.add_registry(registry);
+    let (stop, watched) = (tasks.stop_token(), datapath.clone());
+    tasks.spawn("OVS connection metrics", Ending::MayEnd, async move {
+        stop.run_until_cancelled(connections.follow(&watched)).await;
+    });
 
     let (events_tx, mut events_rx) = mpsc::channel(256);
     let (peer_tx, peer_rx) = mpsc::channel(256);
@@ -431,7 +442,7 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
             Requeue::new("networkpolicy", &requeue),
         ),
     );
-    let mut service = CniService::new(pods);
+    let mut service = CniService::new(pods, cni_metrics);
     // NetworkPolicy's objects come from the API server's reflectors when there is one, else
     // from the cluster directory's events (it holds every Pod, Namespace and policy).
     let (api_services, policy_events) = match api {
@@ -461,6 +472,7 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
                         reflectors.services.clone(),
                         reflectors.endpoint_slices.clone(),
                         Requeue::new("proxy", &requeue),
+                        sync_metrics,
                         tasks.stop_token(),
                     ),
                 );

@@ -2,6 +2,7 @@
 //! [`PodConfigurator`]; every failure becomes a CNI error in the response, never a gRPC status.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use cni::rpc::lifecycle::cni_lifecycle_server::CniLifecycle;
 use cni::rpc::pb::cni_server::Cni;
@@ -12,6 +13,7 @@ use tokio::sync::mpsc;
 use tonic::{Request, Response, Status};
 
 use super::configurator::PodConfigurator;
+use super::metrics::CniMetrics;
 use crate::datapath::Datapath;
 
 /// How a CNI ADD for a Pod ended, for whoever reports it (Kubernetes Events on the Pod).
@@ -28,6 +30,7 @@ pub struct AddOutcome {
 pub struct CniService<D> {
     pods: Arc<PodConfigurator<D>>,
     adds: Option<mpsc::UnboundedSender<AddOutcome>>,
+    metrics: CniMetrics,
 }
 
 impl<D> Clone for CniService<D> {
@@ -35,13 +38,19 @@ impl<D> Clone for CniService<D> {
         CniService {
             pods: self.pods.clone(),
             adds: self.adds.clone(),
+            metrics: self.metrics.clone(),
         }
     }
 }
 
 impl<D> CniService<D> {
-    pub fn new(pods: Arc<PodConfigurator<D>>) -> CniService<D> {
-        CniService { pods, adds: None }
+    /// The handler over `pods`; the ADD and DEL durations go to `metrics`.
+    pub fn new(pods: Arc<PodConfigurator<D>>, metrics: CniMetrics) -> CniService<D> {
+        CniService {
+            pods,
+            adds: None,
+            metrics,
+        }
     }
 
     /// Also sends the outcome of every ADD that names its Pod to `adds`.
@@ -82,7 +91,22 @@ fn log_failure(command: &str, request: &CmdRequest, error: &CniError) {
 }
 
 impl<D: Datapath> CniService<D> {
+    /// Answers `command`; an ADD's or DEL's time to the answer is observed by outcome.
     async fn handle(
+        &self,
+        command: &'static str,
+        request: pb::CniCmdRequest,
+    ) -> pb::CniCmdResponse {
+        let started = Instant::now();
+        let response = self.answer(command, request).await;
+        if matches!(command, "ADD" | "DEL") {
+            let code = response.error.as_ref().map(|error| error.code);
+            self.metrics.observe(command, code, started.elapsed());
+        }
+        response
+    }
+
+    async fn answer(
         &self,
         command: &'static str,
         request: pb::CniCmdRequest,

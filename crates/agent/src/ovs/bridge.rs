@@ -46,6 +46,11 @@ impl OvsBridge {
         &self.name
     }
 
+    /// The state of the connection to the database, from now on.
+    pub fn connection_state(&self) -> tokio::sync::watch::Receiver<ovsdb::ConnectionState> {
+        self.vs.client().connection_state()
+    }
+
     /// Write transactions sent so far.
     pub fn writes(&self) -> u64 {
         self.writes.load(Ordering::Relaxed)

@@ -7,7 +7,7 @@
 //! | `antrea_agent_datapath_update_retries_total{controller}` | counter | updates made again by the requeue, with no new input |
 //! | `antrea_agent_datapath_update_retry_pending{controller}` | gauge | 1 while the controller's last update failed and is not yet redone, else 0 |
 //!
-//! `controller` is `peers` or `networkpolicy`.
+//! `controller` is `peers`, `networkpolicy` or `proxy` (the Service proxy).
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -44,7 +44,7 @@ impl RequeueMetrics {
         let metrics = RequeueMetrics::default();
         registry.register(
             "antrea_agent_datapath_update_failures",
-            "Datapath updates of the controller (peers, NetworkPolicy) that failed",
+            "Datapath updates of the controller (peers, NetworkPolicy, Service proxy) that failed",
             metrics.failures.clone(),
         );
         registry.register(

@@ -193,6 +193,20 @@ impl DesiredCache {
         self.groups.get(&id).map_or(&[], |h| &h.holders)
     }
 
+    /// How many desired flows each table holds (tables without any are absent).
+    pub fn flows_per_table(&self) -> BTreeMap<u8, usize> {
+        let mut counts = BTreeMap::new();
+        for key in self.flows.keys() {
+            *counts.entry(key.table_id).or_default() += 1;
+        }
+        counts
+    }
+
+    /// How many groups are desired.
+    pub fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+
     /// Every desired flow as an `add`, for a full install or a replay after reconnecting.
     pub fn all_flows(&self) -> Vec<FlowMod> {
         self.flows.values().map(|h| h.object.clone()).collect()

@@ -250,6 +250,41 @@ fn shared_keys_are_installed_once_and_deleted_with_their_last_holder() {
 }
 
 #[test]
+fn flows_are_counted_per_table_once_per_key_and_groups_once_per_id() {
+    let mut cache = DesiredCache::new(round(1));
+    let (a, b) = (Owner::new(SERVICE, "ns/a"), Owner::new(SERVICE, "ns/b"));
+    let shared = fm("table=5,priority=200,ip,nw_dst=10.96.0.1 actions=group:1");
+    let g = group("group_id=1,type=select,bucket=actions=output:1");
+    let a_objects = Objects {
+        flows: vec![
+            shared.clone(),
+            fm("table=5,priority=100,ip,nw_dst=10.96.0.2 actions=drop"),
+            fm("table=7,priority=100,ip actions=drop"),
+        ],
+        groups: vec![g.clone()],
+        meters: Vec::new(),
+    };
+    cache.replace(a.clone(), a_objects).unwrap();
+    // b shares a's flow and group: they count once.
+    let b_objects = Objects {
+        flows: vec![shared, fm("table=0,priority=1 actions=drop")],
+        groups: vec![g],
+        meters: Vec::new(),
+    };
+    cache.replace(b.clone(), b_objects).unwrap();
+    assert_eq!(
+        cache.flows_per_table(),
+        BTreeMap::from([(0, 1), (5, 2), (7, 1)])
+    );
+    assert_eq!(cache.group_count(), 1);
+    cache.remove(a).unwrap();
+    assert_eq!(cache.flows_per_table(), BTreeMap::from([(0, 1), (5, 1)]));
+    cache.remove(b).unwrap();
+    assert!(cache.flows_per_table().is_empty());
+    assert_eq!(cache.group_count(), 0);
+}
+
+#[test]
 fn different_content_for_one_key_is_a_conflict_naming_both_owners() {
     let mut cache = DesiredCache::new(round(1));
     let a = Owner::new(POD, "ns/a");

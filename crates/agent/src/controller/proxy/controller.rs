@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use k8s_openapi::api::core::v1::Service as ApiService;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -15,6 +16,7 @@ use kube::runtime::reflector::Store;
 use model::{Service, ServiceKey};
 use tokio_util::sync::CancellationToken;
 
+use super::metrics::ServiceSyncMetrics;
 use super::translate::{Problem, translate};
 use crate::datapath::Datapath;
 use crate::error::AgentError;
@@ -146,22 +148,26 @@ impl ProxyController {
         }
     }
 
-    /// Syncs at once, then each time a store changes, until `stop`. A failed sync is retried
-    /// by `requeue` with backoff, with no new change needed; changes arriving meanwhile are
-    /// folded into that retry (it reads the stores as they are then).
+    /// Syncs at once, then each time a store changes, until `stop`; each sync's duration goes
+    /// to `metrics`. A failed sync is retried by `requeue` with backoff, with no new change
+    /// needed; changes arriving meanwhile are folded into that retry (it reads the stores as
+    /// they are then).
     pub async fn run<D: Datapath>(
         mut self,
         datapath: Arc<D>,
         services: Reflected<ApiService>,
         slices: Reflected<EndpointSlice>,
         mut requeue: Requeue,
+        metrics: ServiceSyncMetrics,
         stop: CancellationToken,
     ) {
         loop {
-            match self
+            let started = Instant::now();
+            let synced = self
                 .sync(datapath.as_ref(), services.store(), slices.store())
-                .await
-            {
+                .await;
+            metrics.observe(started.elapsed());
+            match synced {
                 Ok(_) => requeue.succeeded(),
                 Err(error) => {
                     let delay = requeue.failed();

@@ -3,8 +3,10 @@
 //! datapath. Only the API server has Services: the cluster-directory source does not.
 
 mod controller;
+mod metrics;
 pub mod translate;
 #[cfg(test)]
 mod translate_tests;
 
 pub use controller::{ProxyController, ProxySync};
+pub use metrics::ServiceSyncMetrics;

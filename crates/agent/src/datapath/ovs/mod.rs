@@ -8,6 +8,7 @@
 //! [`bring_up`] makes one: bridge, uplink, gateway, tunnel and the flows of a new round.
 
 mod bringup;
+mod connections;
 mod ofports;
 mod peers;
 mod pods;
@@ -17,6 +18,7 @@ mod services;
 pub use bringup::{
     RunningNode, TUNNEL_PORT, bring_up, traffic_mode, transport_selector, tunnel_options,
 };
+pub use connections::ConnectionMetrics;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
