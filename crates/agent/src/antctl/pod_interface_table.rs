@@ -24,7 +24,7 @@ pub fn pod_interface_table(interfaces: &[PodInterfaceReport]) -> String {
                 } else {
                     ips.join(",")
                 },
-                i.mac.clone().unwrap_or_else(dash),
+                i.mac.map_or_else(dash, |mac| mac.to_string()),
             ]
         })
         .collect();
@@ -48,7 +48,7 @@ mod tests {
             pod_interface: "eth0".into(),
             ofport: Some(4),
             ips: vec!["10.244.1.3".parse().unwrap()],
-            mac: Some("02:00:0a:f4:01:03".into()),
+            mac: Some(model::MacAddr([2, 0, 0x0a, 0xf4, 1, 3])),
         };
         assert_eq!(
             pod_interface_table(&[pod]),

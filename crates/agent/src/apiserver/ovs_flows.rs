@@ -94,7 +94,7 @@ impl FlowsReport {
 pub fn mentions_pod(flow: &str, pod: &PodInterfaceReport) -> bool {
     let ofport = pod.ofport.map(|p| p.to_string());
     let ips: Vec<String> = pod.ips.iter().map(ToString::to_string).collect();
-    let mac = pod.mac.as_deref().map(str::to_ascii_lowercase);
+    let mac = pod.mac.map(|mac| mac.to_string());
     flow.split([',', ' ', '(', ')']).any(|token| {
         let Some((key, value)) = token.split_once(['=', ':']) else {
             return false;
@@ -119,16 +119,7 @@ mod tests {
     }
 
     fn pod() -> PodInterfaceReport {
-        PodInterfaceReport {
-            namespace: "x".into(),
-            name: "a".into(),
-            container_id: "c".into(),
-            interface: "a-1234".into(),
-            pod_interface: "eth0".into(),
-            ofport: Some(3),
-            ips: vec!["10.244.1.3".parse().unwrap()],
-            mac: Some("02:00:0a:f4:01:03".into()),
-        }
+        PodInterfaceReport::example()
     }
 
     #[test]

@@ -76,7 +76,7 @@ pub fn packet_flow(
         .first()
         .ok_or_else(|| format!("Pod {who} has no address recorded"))?;
     let mac = pod
-        .mac_address()
+        .mac
         .ok_or_else(|| format!("Pod {who} has no MAC recorded"))?;
     let protocol = protocol.unwrap_or(match destination.port {
         Some(_) => TraceProtocol::Tcp,
@@ -208,16 +208,7 @@ mod tests {
     use super::*;
 
     fn pod() -> PodInterfaceReport {
-        PodInterfaceReport {
-            namespace: "x".into(),
-            name: "a".into(),
-            container_id: "c".into(),
-            interface: "a-1234".into(),
-            pod_interface: "eth0".into(),
-            ofport: Some(3),
-            ips: vec!["10.244.1.3".parse().unwrap()],
-            mac: Some("02:00:0a:f4:01:03".into()),
-        }
+        PodInterfaceReport::example()
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub struct PodInterfaceReport {
     /// The Pod's addresses.
     pub ips: Vec<Ipv4Addr>,
     /// The MAC of the Pod's interface, when recorded.
-    pub mac: Option<String>,
+    pub mac: Option<MacAddr>,
 }
 
 impl PodInterfaceReport {
@@ -45,7 +45,7 @@ impl PodInterfaceReport {
             pod_interface: port.ifname,
             ofport: port.ofport,
             ips: port.ip.into_iter().collect(),
-            mac: port.pod.map(|pod| pod.mac.to_string()),
+            mac: port.pod.map(|pod| pod.mac),
         }
     }
 
@@ -54,9 +54,19 @@ impl PodInterfaceReport {
         format!("{}/{}", self.namespace, self.name)
     }
 
-    /// The Pod's MAC, parsed.
-    pub fn mac_address(&self) -> Option<MacAddr> {
-        self.mac.as_deref()?.parse().ok()
+    /// Pod x/a at 10.244.1.3 on port 3, for tests.
+    #[cfg(test)]
+    pub(crate) fn example() -> PodInterfaceReport {
+        PodInterfaceReport {
+            namespace: "x".into(),
+            name: "a".into(),
+            container_id: "c".into(),
+            interface: "a-1234".into(),
+            pod_interface: "eth0".into(),
+            ofport: Some(3),
+            ips: vec![Ipv4Addr::new(10, 244, 1, 3)],
+            mac: Some(MacAddr([2, 0, 0x0a, 0xf4, 1, 3])),
+        }
     }
 }
 
