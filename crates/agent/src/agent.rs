@@ -405,9 +405,7 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
     let requeue = RequeueMetrics::register(&mut registry);
     let cni_metrics = CniMetrics::register(&mut registry);
     let sync_metrics = ServiceSyncMetrics::register(&mut registry);
-    datapath
-        .flows()
-        .count_into(DesiredFlowMetrics::register(&mut registry));
+    DesiredFlowMetrics::register(&mut registry, datapath.flows().cache());
     let connections = ConnectionMetrics::register(&mut registry);
     agent_api.add_registry(registry);
     let (stop, watched) = (tasks.stop_token(), datapath.clone());

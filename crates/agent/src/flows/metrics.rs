@@ -1,6 +1,7 @@
 //! [`DesiredFlowMetrics`]: how many flows per table, and groups, the agent keeps installed in
 //! the bridge (its desired-flow cache, which every confirmed install updates and every
-//! reconnect replays).
+//! reconnect replays), counted from the cache when the metrics are scraped, so installs pay
+//! nothing for them.
 //!
 //! | name | kind | meaning |
 //! |---|---|---|
@@ -12,13 +13,13 @@
 //! when it holds no flow.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 
-use pipeline::cache::DesiredCache;
+use pipeline::cache::SharedCache;
 use pipeline::layout::TableGraph;
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
 /// The series' label: the table.
@@ -27,59 +28,59 @@ struct TableLabel {
     table: String,
 }
 
-/// The desired flows per table and the groups, as of the last install.
-#[derive(Debug, Default)]
+/// The collector of the desired flows per table and the groups.
+#[derive(Debug)]
 pub struct DesiredFlowMetrics {
-    flows: Family<TableLabel, Gauge>,
-    groups: Gauge,
-    /// The tables with a series, by id; held while the gauges are read from a cache and set,
-    /// so that the last update to run is the one that stays.
-    tables: Mutex<BTreeMap<u8, TableLabel>>,
+    cache: SharedCache,
 }
 
 impl DesiredFlowMetrics {
-    /// New metrics, registered in `registry`; their series appear with the first update.
-    pub fn register(registry: &mut Registry) -> DesiredFlowMetrics {
-        let metrics = DesiredFlowMetrics::default();
-        registry.register(
-            "antrea_agent_ovs_flows",
-            "Flows the agent installed in the bridge's table",
-            metrics.flows.clone(),
-        );
-        registry.register(
-            "antrea_agent_ovs_groups",
-            "Groups the agent installed in the bridge",
-            metrics.groups.clone(),
-        );
-        metrics
+    /// Registers the metrics of `cache` in `registry`.
+    pub fn register(registry: &mut Registry, cache: SharedCache) {
+        registry.register_collector(Box::new(DesiredFlowMetrics { cache }));
     }
+}
 
-    /// Sets the gauges to what `cache` holds.
-    pub(super) fn update(&self, cache: &DesiredCache) {
-        let mut tables = self
-            .tables
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let counts = cache.flows_per_table();
+/// A count as a gauge's value.
+fn gauge(count: usize) -> ConstGauge {
+    ConstGauge::new(i64::try_from(count).unwrap_or(i64::MAX))
+}
+
+impl Collector for DesiredFlowMetrics {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let (counts, groups) = {
+            let cache = self
+                .cache
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            (cache.flows_per_table(), cache.group_count())
+        };
         let graph = TableGraph::standard();
-        for id in graph
+        let tables: BTreeMap<u8, TableLabel> = graph
             .tables()
             .map(|(id, _)| id)
             .chain(counts.keys().copied())
-        {
-            tables.entry(id).or_insert_with(|| TableLabel {
-                table: graph
+            .map(|id| {
+                let table = graph
                     .table(id)
-                    .map_or_else(|| id.to_string(), |table| table.name().to_owned()),
-            });
+                    .map_or_else(|| id.to_string(), |table| table.name().to_owned());
+                (id, TableLabel { table })
+            })
+            .collect();
+        let mut flows = encoder.encode_descriptor(
+            "antrea_agent_ovs_flows",
+            "Flows the agent installed in the bridge's table",
+            None,
+            MetricType::Gauge,
+        )?;
+        for (id, label) in &tables {
+            gauge(counts.get(id).copied().unwrap_or(0)).encode(flows.encode_family(label)?)?;
         }
-        for (id, label) in tables.iter() {
-            let count = counts.get(id).copied().unwrap_or(0);
-            self.flows
-                .get_or_create(label)
-                .set(i64::try_from(count).unwrap_or(i64::MAX));
-        }
-        self.groups
-            .set(i64::try_from(cache.group_count()).unwrap_or(i64::MAX));
+        gauge(groups).encode(encoder.encode_descriptor(
+            "antrea_agent_ovs_groups",
+            "Groups the agent installed in the bridge",
+            None,
+            MetricType::Gauge,
+        )?)
     }
 }

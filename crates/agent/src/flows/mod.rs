@@ -1,8 +1,8 @@
 //! The agent's OpenFlow side: one connection to the bridge whose on-connect hook asks for the
 //! pipeline's packet-ins and replays the desired flows, groups and meters (ovs-vswitchd forgets
 //! them all when it restarts), the agent round on start ([`Flows::start_round`]), changes of
-//! owners, with every mod counted and, after each install, the desired flows per table and
-//! groups in [`DesiredFlowMetrics`], and the answers to Services' rejections
+//! owners, with every mod counted, the desired flows per table and groups as metrics
+//! ([`DesiredFlowMetrics`]), and the answers to Services' rejections
 //! ([`ServiceRejects`]).
 
 mod metrics;
@@ -14,8 +14,8 @@ pub use metrics::DesiredFlowMetrics;
 pub use round::RoundOutcome;
 pub use service_reject::ServiceRejects;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use localipc::Endpoint;
@@ -55,8 +55,6 @@ pub struct Flows {
     /// holds.
     armed: Arc<AtomicBool>,
     mods: AtomicU64,
-    /// Where the desired flows and groups are counted after each install, once set.
-    metrics: OnceLock<DesiredFlowMetrics>,
 }
 
 impl Flows {
@@ -105,7 +103,6 @@ impl Flows {
             installer,
             armed,
             mods: AtomicU64::new(0),
-            metrics: OnceLock::new(),
         })
     }
 
@@ -136,33 +133,15 @@ impl Flows {
         Ok(())
     }
 
-    /// From now on the flows per table and the groups are counted in `metrics` after each
-    /// install, starting with what is installed now. Only the first call counts.
-    pub fn count_into(&self, metrics: DesiredFlowMetrics) {
-        if self.metrics.set(metrics).is_ok() {
-            self.count();
-        }
-    }
-
-    /// Sets the flow and group gauges to the cache, when they are set up.
-    fn count(&self) {
-        if let Some(metrics) = self.metrics.get() {
-            metrics.update(
-                &self
-                    .installer
-                    .cache()
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner),
-            );
-        }
+    /// The desired-state cache (for the metrics that count it).
+    pub fn cache(&self) -> SharedCache {
+        self.installer.cache().clone()
     }
 
     /// Applies `change` to the switch (meters first, then one bundle with the groups and flows
     /// that differ, confirmed).
     pub async fn apply(&self, change: Change) -> Result<ChangeDiff, AgentError> {
-        let applied = self.installer.apply(change).await;
-        self.count();
-        let diff = applied?;
+        let diff = self.installer.apply(change).await?;
         self.mods.fetch_add(diff.len() as u64, Ordering::Relaxed);
         Ok(diff)
     }
