@@ -12,26 +12,13 @@ mod support;
 use std::collections::BTreeMap;
 
 use pipeline::layout::TableGraph;
-use support::{Lan, TestNode, no_reply, nodes_yaml, ping_all_answered, run, wait_until};
+use support::{
+    Lan, TestNode, client_and_server_yaml, no_reply, nodes_yaml, ping_all_answered, run, wait_until,
+};
 
 const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
 const CLIENT_IP: &str = "10.244.1.2";
 const SERVER_IP: &str = "10.244.1.3";
-
-/// The `default` Namespace and the two Pods on `n1` with their labels and addresses.
-fn pods_yaml() -> String {
-    let pod = |name: &str, ip: &str| {
-        format!(
-            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\n  labels:\n    app: {name}\nspec:\n  nodeName: n1\nstatus:\n  phase: Running\n  podIP: {ip}\n"
-        )
-    };
-    [
-        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n".to_owned(),
-        pod("client", CLIENT_IP),
-        pod("server", SERVER_IP),
-    ]
-    .join("---\n")
-}
 
 /// A policy isolating the server Pod for ingress, allowing nothing in.
 const DENY_SERVER: &str = "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny-server\n  namespace: default\nspec:\n  podSelector:\n    matchLabels:\n      app: server\n  policyTypes:\n  - Ingress\n";
@@ -88,7 +75,10 @@ fn antctl_shows_pods_flows_traces_bundles_gates_and_versions() {
         "featureGates:\n  Egress: false\n  FlowExporter: true\n",
         &nodes_yaml(&[N1]),
     );
-    n1.write_cluster_file("pods.yaml", &pods_yaml());
+    n1.write_cluster_file(
+        "pods.yaml",
+        &client_and_server_yaml(Some((CLIENT_IP, SERVER_IP))),
+    );
     let log_file = n1.dir.path().join("logs/antrea-agent.log");
     n1.add_agent_args(&["--log-file", log_file.to_str().unwrap()]);
     n1.start_and_wait_up();

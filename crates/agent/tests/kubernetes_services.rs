@@ -20,8 +20,7 @@ use std::time::Duration;
 
 use fakeapi::FakeApiServer;
 use k8s_openapi::api::core::v1::Service;
-use k8s_openapi::api::discovery::v1::EndpointSlice;
-use objects::{node, pod};
+use objects::{node, pod, web_slice};
 use serde_json::json;
 use support::podnet::in_netns;
 use support::{Lan, TestNode, serve_in, wait_until};
@@ -50,25 +49,6 @@ fn web_service() -> Service {
             "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": "web", "nodePort": 30080}],
         },
         "status": {"loadBalancer": {"ingress": [{"ip": LOAD_BALANCER_IP}]}},
-    }))
-    .unwrap()
-}
-
-/// The slice of `web` with endpoints `10.244.1.<last>` on port 8080.
-fn web_slice(lasts: &[u8]) -> EndpointSlice {
-    let endpoints: Vec<_> = lasts
-        .iter()
-        .map(|last| json!({"addresses": [format!("10.244.1.{last}")], "nodeName": "n1"}))
-        .collect();
-    serde_json::from_value(json!({
-        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-        "metadata": {
-            "namespace": "default", "name": "web-abcde",
-            "labels": {"kubernetes.io/service-name": "web"},
-        },
-        "addressType": "IPv4",
-        "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
-        "endpoints": endpoints,
     }))
     .unwrap()
 }

@@ -16,8 +16,7 @@ use std::process::Command;
 
 use fakeapi::FakeApiServer;
 use k8s_openapi::api::core::v1::Service;
-use k8s_openapi::api::discovery::v1::EndpointSlice;
-use objects::{node, pod};
+use objects::{node, pod, web_slice};
 use pipeline::layout::TableGraph;
 use serde_json::json;
 use support::{Lan, TestNode, serve_in, wait_until};
@@ -30,20 +29,6 @@ fn web_service() -> Service {
             "clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"],
             "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080}],
         },
-    }))
-    .unwrap()
-}
-
-fn web_slice() -> EndpointSlice {
-    serde_json::from_value(json!({
-        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-        "metadata": {
-            "namespace": "default", "name": "web-abcde",
-            "labels": {"kubernetes.io/service-name": "web"},
-        },
-        "addressType": "IPv4",
-        "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
-        "endpoints": [{"addresses": ["10.244.1.10"], "nodeName": "n1"}],
     }))
     .unwrap()
 }
@@ -206,7 +191,7 @@ fn each_new_metric_moves_with_the_event_it_measures() {
     let syncs = now(&n1, SYNCS);
     assert!(syncs >= 1.0, "the proxy's first sync was not observed");
     fake.insert(&web_service()).unwrap();
-    fake.insert(&web_slice()).unwrap();
+    fake.insert(&web_slice(&[10])).unwrap();
     wait_until("the Service sync to be observed", || {
         now(&n1, SYNCS) > syncs
     });

@@ -12,30 +12,13 @@ mod support;
 use std::collections::BTreeMap;
 
 use pipeline::layout::TableGraph;
-use support::{Lan, TestNode, no_reply, nodes_yaml, ping_all_answered, wait_until};
+use support::{
+    Lan, TestNode, client_and_server_yaml, no_reply, nodes_yaml, ping_all_answered, wait_until,
+};
 
 const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
 const CLIENT_IP: &str = "10.244.1.2";
 const SERVER_IP: &str = "10.244.1.3";
-
-/// The `default` Namespace and the two Pods on `n1`, each with an `app` label and, once its
-/// sandbox is up, its address (as the kubelet reports it).
-fn pods_yaml(ips: Option<(&str, &str)>) -> String {
-    let pod = |name: &str, app: &str, ip: Option<&str>| {
-        let status = ip
-            .map(|ip| format!("status:\n  phase: Running\n  podIP: {ip}\n"))
-            .unwrap_or_default();
-        format!(
-            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\n  labels:\n    app: {app}\nspec:\n  nodeName: n1\n{status}"
-        )
-    };
-    [
-        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n".to_owned(),
-        pod("client", "client", ips.map(|(c, _)| c)),
-        pod("server", "server", ips.map(|(_, s)| s)),
-    ]
-    .join("---\n")
-}
 
 /// A policy selecting the server Pod for ingress, allowing Pods labelled `app: <from>` when
 /// given, else nothing.
@@ -139,7 +122,7 @@ fn policies_from_the_cluster_directory_isolate_and_open_a_pod() {
     let client = lan.pod_netns("client");
     let server = lan.pod_netns("server");
     let mut n1 = TestNode::new("n1", &ns1, "", &nodes_yaml(&[N1]));
-    write_file(&n1, "pods.yaml", &pods_yaml(None));
+    write_file(&n1, "pods.yaml", &client_and_server_yaml(None));
     up(&mut n1);
 
     let (ok, result) = n1.cni("ADD", "c-client", "client", &client, &n1.netconf(None));
@@ -148,7 +131,11 @@ fn policies_from_the_cluster_directory_isolate_and_open_a_pod() {
     let (ok, result) = n1.cni("ADD", "c-server", "server", &server, &n1.netconf(None));
     assert!(ok, "ADD server failed: {result}");
     assert_eq!(result["ips"][0]["address"], format!("{SERVER_IP}/24"));
-    write_file(&n1, "pods.yaml", &pods_yaml(Some((CLIENT_IP, SERVER_IP))));
+    write_file(
+        &n1,
+        "pods.yaml",
+        &client_and_server_yaml(Some((CLIENT_IP, SERVER_IP))),
+    );
     assert!(
         ping_all_answered(&client, SERVER_IP, 3),
         "client -> server, no policy"

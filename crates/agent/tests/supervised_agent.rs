@@ -12,26 +12,11 @@
 mod support;
 
 use agent::tasks::PANIC_TASK;
-use support::{Lan, TestNode, nodes_yaml, run, wait_until};
+use support::{Lan, TestNode, client_and_server_yaml, nodes_yaml, run, wait_until};
 
 const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
 const N2: (&str, &str, &str) = ("n2", "10.10.0.12", "10.244.2.0/24");
 const CLIENT_IP: &str = "10.244.1.2";
-
-/// The `default` Namespace and two Pods on `n1` with their addresses.
-fn pods_yaml() -> String {
-    let pod = |name: &str, ip: &str| {
-        format!(
-            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\n  labels:\n    app: {name}\nspec:\n  nodeName: n1\nstatus:\n  phase: Running\n  podIP: {ip}\n"
-        )
-    };
-    [
-        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n".to_owned(),
-        pod("client", CLIENT_IP),
-        pod("server", "10.244.1.3"),
-    ]
-    .join("---\n")
-}
 
 /// Ingress to the server only from the client.
 const ALLOW_CLIENT: &str = "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: allow-client\n  namespace: default\nspec:\n  podSelector:\n    matchLabels:\n      app: server\n  policyTypes:\n  - Ingress\n  ingress:\n  - from:\n    - podSelector:\n        matchLabels:\n          app: client\n";
@@ -105,7 +90,7 @@ fn failed_datapath_updates_are_retried_until_the_switch_is_back() {
     let mut lan = Lan::new();
     let ns1 = lan.node_netns(1);
     let mut n1 = TestNode::new("n1", &ns1, "", &nodes_yaml(&[N1]));
-    n1.write_pods(&pods_yaml());
+    n1.write_pods(&client_and_server_yaml(Some((CLIENT_IP, "10.244.1.3"))));
     up(&mut n1);
     let has_policy = |flows: &[String]| flows.iter().any(|f| f.contains(CLIENT_IP));
     let has_peer = |flows: &[String]| flows.iter().any(|f| f.contains("10.244.2.0/24"));

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 use serde_json::json;
 
 /// A Node with an InternalIP and, when given, a Pod CIDR.
@@ -27,4 +28,23 @@ pub fn pod(name: &str, node: &str) -> Pod {
         "spec": {"nodeName": node, "containers": [{"name": "c", "image": "pause"}]},
     }))
     .expect("a valid Pod")
+}
+
+/// The slice of `web` with endpoints `10.244.1.<last>` on port 8080.
+pub fn web_slice(lasts: &[u8]) -> EndpointSlice {
+    let endpoints: Vec<_> = lasts
+        .iter()
+        .map(|last| json!({"addresses": [format!("10.244.1.{last}")], "nodeName": "n1"}))
+        .collect();
+    serde_json::from_value(json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {
+            "namespace": "default", "name": "web-abcde",
+            "labels": {"kubernetes.io/service-name": "web"},
+        },
+        "addressType": "IPv4",
+        "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
+        "endpoints": endpoints,
+    }))
+    .expect("a valid EndpointSlice")
 }

@@ -307,6 +307,25 @@ pub struct TestNode {
     agent_args: Vec<String>,
 }
 
+/// The cluster directory's `default` Namespace and its Pods `client` and `server` on `n1`,
+/// each labelled `app: <name>`, with their addresses (`(client, server)`) when given.
+pub fn client_and_server_yaml(ips: Option<(&str, &str)>) -> String {
+    let pod = |name: &str, ip: Option<&str>| {
+        let status = ip
+            .map(|ip| format!("status:\n  phase: Running\n  podIP: {ip}\n"))
+            .unwrap_or_default();
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\n  labels:\n    app: {name}\nspec:\n  nodeName: n1\n{status}"
+        )
+    };
+    [
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n".to_owned(),
+        pod("client", ips.map(|(c, _)| c)),
+        pod("server", ips.map(|(_, s)| s)),
+    ]
+    .join("---\n")
+}
+
 /// The Node objects of the cluster: `(name, Node IP, Pod CIDR)`. Each carries Antrea's MAC
 /// annotation with the MAC [`Lan::node_netns`] gives the Node's NIC (`02:00:0a:0a:00:<last IP byte>`).
 pub fn nodes_yaml(nodes: &[(&str, &str, &str)]) -> String {
