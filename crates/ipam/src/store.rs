@@ -153,7 +153,9 @@ impl Locked<'_> {
     }
 
     /// Every address file and its owner (`None` when the file is empty or unreadable, e.g. left
-    /// by a host-local that crashed between creating and writing it), sorted by address.
+    /// by a host-local that crashed between creating and writing it), sorted by address. Only
+    /// a file whose name is the one [`reserve`](Self::reserve) would write for its address
+    /// counts (see [`address_of_file_name`]).
     pub fn entries(&self) -> Result<Vec<(IpAddr, Option<Owner>)>, IpamError> {
         let mut out = Vec::new();
         for entry in
@@ -163,7 +165,7 @@ impl Locked<'_> {
             let Some(ip) = entry
                 .file_name()
                 .to_str()
-                .and_then(|n| unescape(n).parse::<IpAddr>().ok())
+                .and_then(address_of_file_name)
             else {
                 continue;
             };
@@ -253,12 +255,23 @@ fn escape(name: &str) -> String {
     }
 }
 
-fn unescape(name: &str) -> String {
-    if cfg!(windows) {
-        name.replace('_', ":")
+/// The address whose file `name` is: the file [`Locked::reserve`] creates for it, so that
+/// a listed address is one that `reserve` sees as taken. Another spelling of an address
+/// (`FD00::2` or `fd00:0::2` for `fd00::2`) is a different file on a case-sensitive file
+/// system and holds nothing; on Windows, whose file names ignore case, only the case may differ.
+fn address_of_file_name(name: &str) -> Option<IpAddr> {
+    let ip: IpAddr = if cfg!(windows) {
+        name.replace('_', ":").parse().ok()?
     } else {
-        name.to_owned()
-    }
+        name.parse().ok()?
+    };
+    let own_name = escape(&ip.to_string());
+    let same = if cfg!(windows) {
+        own_name.eq_ignore_ascii_case(name)
+    } else {
+        own_name == name
+    };
+    same.then_some(ip)
 }
 
 #[cfg(test)]
@@ -332,5 +345,33 @@ mod tests {
         let entries = locked.entries().unwrap();
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[1], ("10.1.0.9".parse().unwrap(), None));
+    }
+
+    #[test]
+    fn only_the_file_reserve_writes_names_an_address() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), "net").unwrap();
+        let locked = store.lock().unwrap();
+        fs::write(store.dir().join("fd00:0::2"), b"other\r\neth0").unwrap();
+        if cfg!(windows) {
+            assert!(entries_of(&locked).is_empty());
+        } else {
+            fs::write(store.dir().join("FD00::2"), b"other\r\neth0").unwrap();
+            assert!(entries_of(&locked).is_empty(), "no other spelling is listed");
+        }
+        assert!(
+            locked.reserve("fd00::2".parse().unwrap(), "c1", "eth0", 1).unwrap(),
+            "another spelling does not hold the address"
+        );
+        assert_eq!(entries_of(&locked), ["fd00::2".parse::<IpAddr>().unwrap()]);
+        assert_eq!(
+            address_of_file_name(&escape("fd00::2").to_uppercase()).is_some(),
+            cfg!(windows),
+            "only Windows file names ignore case"
+        );
+    }
+
+    fn entries_of(locked: &Locked<'_>) -> Vec<IpAddr> {
+        locked.entries().unwrap().into_iter().map(|(ip, _)| ip).collect()
     }
 }
