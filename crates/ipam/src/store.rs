@@ -162,11 +162,7 @@ impl Locked<'_> {
             fs::read_dir(&self.store.dir).map_err(IpamError::io("list store", &self.store.dir))?
         {
             let entry = entry.map_err(IpamError::io("list store", &self.store.dir))?;
-            let Some(ip) = entry
-                .file_name()
-                .to_str()
-                .and_then(address_of_file_name)
-            else {
+            let Some(ip) = entry.file_name().to_str().and_then(address_of_file_name) else {
                 continue;
             };
             let owner = fs::read(entry.path())
@@ -357,10 +353,15 @@ mod tests {
             assert!(entries_of(&locked).is_empty());
         } else {
             fs::write(store.dir().join("FD00::2"), b"other\r\neth0").unwrap();
-            assert!(entries_of(&locked).is_empty(), "no other spelling is listed");
+            assert!(
+                entries_of(&locked).is_empty(),
+                "no other spelling is listed"
+            );
         }
         assert!(
-            locked.reserve("fd00::2".parse().unwrap(), "c1", "eth0", 1).unwrap(),
+            locked
+                .reserve("fd00::2".parse().unwrap(), "c1", "eth0", 1)
+                .unwrap(),
             "another spelling does not hold the address"
         );
         assert_eq!(entries_of(&locked), ["fd00::2".parse::<IpAddr>().unwrap()]);
@@ -372,6 +373,11 @@ mod tests {
     }
 
     fn entries_of(locked: &Locked<'_>) -> Vec<IpAddr> {
-        locked.entries().unwrap().into_iter().map(|(ip, _)| ip).collect()
+        locked
+            .entries()
+            .unwrap()
+            .into_iter()
+            .map(|(ip, _)| ip)
+            .collect()
     }
 }
