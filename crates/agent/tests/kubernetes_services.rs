@@ -4,7 +4,8 @@
 //! one endpoint fewer in the slice is one bucket fewer; a restarted agent has them in its
 //! first round (its proxy controller sends nothing for the unchanged Service); deleting the
 //! Service removes its flows and its group. With real packets: Pods added through the plugin
-//! reach the cluster IP (and the external and load-balancer IPs), answered by both endpoints, by the one left after a slice change, by
+//! reach the cluster IP (and the external and load-balancer IPs), answered by both endpoints,
+//! by the one left after a slice change (which reaches itself through it too: hairpin), by
 //! none after the Service is deleted; a Service without endpoints refuses TCP with a reset and
 //! UDP with an ICMP port unreachable, answered by the agent (kube-proxy's REJECT), so the client
 //! sees "connection refused" and not a timeout.
@@ -205,6 +206,10 @@ fn services_in_the_api_become_groups_and_flows_in_ovs_and_survive_a_restart() {
             .iter()
             .any(|f| f.contains("nat(dst=10.244.1.13:8080)"))
     });
+    // The line is logged once the datapath follows the change (after the flows are in).
+    wait_until("the restarted agent's update line", || {
+        !web_updates(&n1, 2).is_empty()
+    });
     let updates = web_updates(&n1, 2);
     assert_eq!(
         updates.len(),
@@ -223,6 +228,13 @@ fn services_in_the_api_become_groups_and_flows_in_ovs_and_survive_a_restart() {
     wait_until("the removal line", || {
         web_updates(&n1, 2).iter().any(|l| l.contains("removed"))
     });
+    for run in [1, 2] {
+        let log = n1.log(run);
+        assert!(
+            !log.contains("cached flows may still be the old ones"),
+            "each change waited for the datapath's revalidation: {log}"
+        );
+    }
     assert!(n1.stop_agent());
 }
 
@@ -336,6 +348,9 @@ fn pods_reach_a_cluster_ip_through_the_agents_datapath_with_real_packets() {
     });
     n1.ovs.appctl(&["revalidator/purge"]).unwrap();
     let answers = cluster_ip_answers(&netns["client"], 12);
+    assert!(answers.iter().all(|a| a == "e1"), "{answers:?}");
+    // Hairpin: e1, the Service's only endpoint, reaches it too, answered by itself.
+    let answers = cluster_ip_answers(&netns["e1"], 4);
     assert!(answers.iter().all(|a| a == "e1"), "{answers:?}");
 
     // A Service without endpoints refuses, answered by the agent: TCP gets a reset, UDP an ICMP

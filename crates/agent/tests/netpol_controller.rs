@@ -7,11 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent::cluster::ObjectKey;
+use agent::config::Platform;
 use agent::controller::{NetworkPolicyController, PolicyInput};
 use agent::datapath::Datapath;
 use agent::datapath::ovs::{OvsDatapath, OvsOptions};
 use agent::flows::Flows;
 use agent::ovs::OvsBridge;
+use agent::ovs::unixctl::VswitchdControl;
 use agent::tasks::{Requeue, RequeueMetrics};
 use model::{NodeNetwork, TrafficMode, TunnelType};
 use ovstest::Ovs;
@@ -86,6 +88,7 @@ async fn controller_installs_policy_flows_in_bursts() {
         netdev: true,
         gateway_if: "antrea-gw0".into(),
         snat: false,
+        vswitchd: VswitchdControl::new(Platform::Linux, &ovs.dir().to_string_lossy()),
     };
     let host = Arc::new(hostnet::linux::LinuxHost::current().await.unwrap());
     let datapath = Arc::new(OvsDatapath::new(

@@ -74,7 +74,8 @@ async fn a_service_s_endpoints_come_change_and_go() {
     let mut renderer = ServiceRenderer::new();
 
     let diff = upsert(&mut renderer, &installer, &web_service(&three())).await;
-    assert_eq!((diff.groups.adds.len(), diff.flows.adds.len()), (1, 4));
+    // The frontend, three DNAT flows, and the hairpin marks of the two local endpoints.
+    assert_eq!((diff.groups.adds.len(), diff.flows.adds.len()), (1, 6));
     let installed = dump(&sw);
     assert_eq!(installed, wanted(installer.cache()));
     assert_eq!(installed.1.len(), 1);

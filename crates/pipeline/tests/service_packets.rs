@@ -3,8 +3,8 @@
 //! endpoints, each endpoint answering TCP connections with its name. The client's connections to
 //! the cluster IP are answered by the endpoints, both of them in turn (the handshake itself
 //! shows the reply was un-NATed: the client talks to the cluster IP only); under ClientIP
-//! affinity always the same one; after the Service drops one endpoint (and affinity), only the
-//! other answers; without endpoints nothing answers (the switch hands the packet to a
+//! affinity always the same one; an endpoint reaches its own Service, itself included
+//! (hairpin); after the Service drops one endpoint (and affinity), only the other answers; without endpoints nothing answers (the switch hands the packet to a
 //! controller, and none here answers it: the agent's refusal is tested in
 //! `agent/tests/kubernetes_services.rs`).
 #![cfg(target_os = "linux")]
@@ -26,7 +26,7 @@ use pipeline::cache::{Installer, Owner};
 use pipeline::owners::{NODE, POD};
 use pipeline::render::{ServiceRenderer, node_flows, pod_flows};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::runtime::Runtime;
 use tokio::time::timeout;
 
@@ -161,7 +161,8 @@ fn in_netns<T: Send>(ns: &str, work: impl FnOnce() -> T + Send) -> T {
     })
 }
 
-/// Serves TCP 8080 in `pod`'s namespace: each connection gets the Pod's name.
+/// Serves TCP 8080 in `pod`'s namespace: each connection gets the Pod's name and the address
+/// the connection came from, `name from 10.244.1.10`.
 fn answer_with_name(runtime: &Runtime, pod: &PodNs) {
     let listener = in_netns(&pod.name, || {
         runtime.block_on(TcpListener::bind((Ipv4Addr::UNSPECIFIED, 8080)))
@@ -169,8 +170,9 @@ fn answer_with_name(runtime: &Runtime, pod: &PodNs) {
     .expect("bind 8080");
     let name = pod.pod.key.name.clone();
     runtime.spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            let _ = stream.write_all(name.as_bytes()).await;
+        while let Ok((mut stream, peer)) = listener.accept().await {
+            let answer = format!("{name} from {}", peer.ip());
+            let _ = stream.write_all(answer.as_bytes()).await;
         }
     });
 }
@@ -178,20 +180,46 @@ fn answer_with_name(runtime: &Runtime, pod: &PodNs) {
 /// A new connection from `client` to the cluster IP: the answerer's name, or `None` when no
 /// handshake completes.
 fn ask(runtime: &Runtime, client: &PodNs) -> Option<String> {
+    ask_who_saw(runtime, client).map(|(name, _)| name)
+}
+
+/// A source port no connection of this test used before. The client closes last, so its side
+/// of a connection keeps no TIME_WAIT and the kernel may pick a port again at once, while the
+/// switch's conntrack still holds the old connection (DNATed to the endpoint of that time).
+fn fresh_source_port() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(20_000);
+    let port = NEXT.fetch_add(1, Ordering::Relaxed);
+    assert!(port < 32_768, "out of fresh source ports");
+    port
+}
+
+/// [`ask`], with the source address the answerer saw.
+fn ask_who_saw(runtime: &Runtime, client: &PodNs) -> Option<(String, String)> {
     in_netns(&client.name, || {
         runtime.block_on(async {
             let to = SocketAddr::from((WEB_VIP, 80));
-            let mut stream = timeout(CONNECT_TIMEOUT, TcpStream::connect(to))
+            let socket = TcpSocket::new_v4().expect("a TCP socket");
+            socket
+                .bind(SocketAddr::from((
+                    Ipv4Addr::UNSPECIFIED,
+                    fresh_source_port(),
+                )))
+                .expect("bind a fresh source port");
+            let mut stream = timeout(CONNECT_TIMEOUT, socket.connect(to))
                 .await
                 .ok()?
                 .ok()?;
             assert_eq!(stream.peer_addr().unwrap(), to);
-            let mut name = String::new();
-            timeout(CONNECT_TIMEOUT, stream.read_to_string(&mut name))
+            let mut answer = String::new();
+            timeout(CONNECT_TIMEOUT, stream.read_to_string(&mut answer))
                 .await
                 .expect("an answer after the handshake")
                 .expect("read the answer");
-            Some(name)
+            let (name, seen) = answer
+                .split_once(" from ")
+                .unwrap_or_else(|| panic!("a malformed answer {answer:?}"));
+            Some((name.to_owned(), seen.to_owned()))
         })
     })
 }
@@ -288,6 +316,25 @@ fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
     }
     assert_eq!(answerers.len(), 2, "only {answerers:?} answered");
 
+    // Hairpin: endpoint a reaches the cluster IP too, answered by b and by itself. Its own
+    // answer saw the gateway IP as the source (a packet from its own address would be
+    // dropped), and both directions left through the port they came in on.
+    let gateway = node.gateway_ip.to_string();
+    let mut from_a = BTreeSet::new();
+    for _ in 0..64 {
+        let (name, seen) = ask_who_saw(&runtime, &a).expect("a reaches its own Service");
+        match name.as_str() {
+            "a" => assert_eq!(seen, gateway, "a's own answer saw {seen}"),
+            "b" => assert_eq!(seen, a.pod.ip.to_string(), "b saw {seen}"),
+            other => panic!("answered by {other:?}"),
+        }
+        from_a.insert(name);
+        if from_a.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(from_a.len(), 2, "a's connections reached only {from_a:?}");
+
     // ClientIP affinity: every new connection of the client reaches the endpoint its first
     // one reached.
     let mut sticky = web_service(&[a.pod.ip, b.pod.ip]);
@@ -310,6 +357,21 @@ fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
     );
     for _ in 0..8 {
         assert_eq!(ask(&runtime, &client).as_deref(), Some("b"));
+    }
+
+    // a as the only endpoint: every connection of a to its Service is hairpin.
+    apply(
+        &runtime,
+        ovs,
+        &mut renderer,
+        &installer,
+        &web_service(&[a.pod.ip]),
+    );
+    for _ in 0..8 {
+        assert_eq!(
+            ask_who_saw(&runtime, &a),
+            Some(("a".to_owned(), gateway.clone()))
+        );
     }
 
     // No endpoint: the packet goes to a controller; none here refuses it, so nothing answers.

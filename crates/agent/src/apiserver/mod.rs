@@ -30,7 +30,6 @@ mod readiness;
 mod serve;
 mod support_bundle;
 mod tls;
-mod unixctl;
 
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -61,6 +60,7 @@ pub use tls::ServingIdentity;
 use crate::cluster::ObjectKey;
 use crate::controller::{PolicyQuery, PolicyReport};
 use crate::ovs::OvsBridge;
+use crate::ovs::unixctl::VswitchdControl;
 use model::NodeNetwork;
 use ovs_flows::FlowFilter;
 use pipeline::layout::TableGraph;
@@ -235,15 +235,11 @@ impl AgentApi {
         .await?;
         let names = ports.into_iter().map(|p| (p.port_no, p.name)).collect();
         let config = &facts.config;
-        let endpoint = unixctl::vswitchd_endpoint(config.platform, &config.ovs_run_dir);
+        let vswitchd = VswitchdControl::new(config.platform, &config.ovs_run_dir);
         let bridge = config.ovs_bridge.as_str();
         let trace = bounded(
             "ofproto/trace",
-            unixctl::call(
-                &endpoint,
-                "ofproto/trace",
-                &[bridge, &flow, "--ct-next", "trk,new"],
-            ),
+            vswitchd.call("ofproto/trace", &[bridge, &flow, "--ct-next", "trk,new"]),
         )
         .await?;
         Ok(TraceReport::parse(

@@ -187,7 +187,8 @@ pub trait Datapath: Send + Sync + 'static {
     /// key; the other Services are not touched. A Service the datapath cannot realise (port 0,
     /// a port or frontend listed twice, an affinity timeout of 0) is refused with
     /// [`AgentError::ServiceRefused`]: resending it refuses it again. On any error nothing
-    /// changed, and the same Service can be sent again.
+    /// changed, and the same Service can be sent again. It returns once new connections take
+    /// the new way (no cached path leads to a removed endpoint).
     fn update_service(
         &self,
         service: &Service,

@@ -1,9 +1,11 @@
-//! The agent's side of the OVS database: the bridge and its ports as the agent wants them
-//! ([`BridgeWant`], [`PortWant`]), brought about with the fewest writes, each write counted so
-//! a restart can show that it changed nothing.
+//! The agent's side of Open vSwitch: in the OVS database, the bridge and its ports as the agent
+//! wants them ([`BridgeWant`], [`PortWant`]), brought about with the fewest writes, each write
+//! counted so a restart can show that it changed nothing; and ovs-vswitchd's control socket
+//! ([`unixctl`]).
 
 mod bridge;
 mod containers;
+pub mod unixctl;
 mod want;
 
 pub use bridge::OvsBridge;

@@ -31,6 +31,7 @@ const ETH_TYPE_IPV4: u128 = 0x0800;
 pub(crate) const CT_NEW: u128 = 0x01;
 pub(crate) const CT_EST: u128 = 0x02;
 pub(crate) const CT_REL: u128 = 0x04;
+pub(crate) const CT_RPL: u128 = 0x08;
 pub(crate) const CT_INV: u128 = 0x10;
 pub(crate) const CT_TRK: u128 = 0x20;
 const ETH_TYPE_ARP: u128 = 0x0806;

@@ -7,6 +7,7 @@ use openflow::msg::flow_mod::FlowMod;
 use openflow::oxm::{Field, Match};
 
 use super::policy::policy_table_flows;
+use super::service::hairpin::hairpin_flows;
 use super::service::tables::service_table_flows;
 use super::{CT_INV, CT_NEW, CT_TRK};
 use super::{arp, flow, in_port, ip, ipv4, ipv4_cidr, mac, output, set_mac};
@@ -35,6 +36,7 @@ pub(crate) fn render_node(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
     flows.extend(forwarding_flows(g, node));
     flows.extend(policy_table_flows(g, node));
     flows.extend(service_table_flows(g));
+    flows.extend(hairpin_flows(g, node));
     flows
 }
 

@@ -26,6 +26,7 @@ use crate::datapath::{Datapath, PeerChanges};
 use crate::error::AgentError;
 use crate::flows::{Flows, RoundOutcome};
 use crate::node::{NodeInfo, gateway_mac};
+use crate::ovs::unixctl::VswitchdControl;
 use crate::ovs::{BridgeWant, OvsBridge, PortWant, antrea_type};
 use crate::supervise::Takeover;
 
@@ -232,6 +233,7 @@ pub async fn bring_up<H: HostNetwork + 'static>(
             netdev: config.ovs_datapath_type == DatapathType::Netdev,
             gateway_if: config.host_gateway.clone(),
             snat: !config.no_snat,
+            vswitchd: VswitchdControl::new(config.platform, &config.ovs_run_dir),
         };
         let datapath = OvsDatapath::new(network, bridge, flows, host.clone(), options);
         let desired = datapath.first_round(peers, policy, services).await?;

@@ -13,6 +13,7 @@ mod ofports;
 mod peers;
 mod pods;
 mod policy;
+mod revalidation;
 mod services;
 
 pub use bringup::{
@@ -37,6 +38,7 @@ use super::{
 use crate::error::AgentError;
 use crate::flows::Flows;
 use crate::ovs::OvsBridge;
+use crate::ovs::unixctl::VswitchdControl;
 use ofports::PodOfports;
 use policy::PolicyState;
 use services::ServiceState;
@@ -52,6 +54,7 @@ pub struct OvsDatapath<H> {
     netdev: bool,
     gateway_if: String,
     snat: bool,
+    vswitchd: VswitchdControl,
     ofports: PodOfports,
     policy: tokio::sync::Mutex<PolicyState>,
     services: tokio::sync::Mutex<ServiceState>,
@@ -66,6 +69,8 @@ pub struct OvsOptions {
     pub gateway_if: String,
     /// Pod egress masquerade (off with `noSNAT`).
     pub snat: bool,
+    /// ovs-vswitchd's control socket (revalidation after Service changes).
+    pub vswitchd: VswitchdControl,
 }
 
 impl<H> OvsDatapath<H> {
@@ -86,6 +91,7 @@ impl<H> OvsDatapath<H> {
             netdev: options.netdev,
             gateway_if: options.gateway_if,
             snat: options.snat,
+            vswitchd: options.vswitchd,
             ofports: PodOfports::default(),
             policy: tokio::sync::Mutex::default(),
             services: tokio::sync::Mutex::default(),
@@ -213,10 +219,20 @@ impl<H: HostNetwork + 'static> Datapath for OvsDatapath<H> {
     }
 
     async fn update_service(&self, service: &Service) -> Result<ServiceChanges, AgentError> {
-        self.install_service(service).await
+        let changes = self.install_service(service).await?;
+        if changes.changed > 0 {
+            self.wait_for_revalidation(&format!("Service {}", service.key))
+                .await;
+        }
+        Ok(changes)
     }
 
     async fn remove_service(&self, key: &ServiceKey) -> Result<ServiceChanges, AgentError> {
-        self.uninstall_service(key).await
+        let changes = self.uninstall_service(key).await?;
+        if changes.changed > 0 {
+            self.wait_for_revalidation(&format!("Service {key} removed"))
+                .await;
+        }
+        Ok(changes)
     }
 }

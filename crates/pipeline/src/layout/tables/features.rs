@@ -18,6 +18,9 @@ pub const SPOOF_GUARD: Table = Table::new("SpoofGuard", Stage::Validation);
 
 // Conntrack.
 
+/// Replies to the gateway IP go through the SNAT zone (65521) first, which gives back the
+/// addresses of connections whose source was NATed (hairpin, `docs/services.md`).
+pub const UN_SNAT: Table = Table::new("UnSNAT", Stage::ConntrackState);
 /// Sends IP packets through conntrack (zone 65520).
 pub const CONNTRACK_ZONE: Table = Table::new("ConntrackZone", Stage::ConntrackState);
 /// Drops invalid connections.
@@ -38,6 +41,11 @@ pub const SESSION_AFFINITY: Table = Table::new("SessionAffinity", Stage::PreRout
 pub const SERVICE_LB: Table = Table::new("ServiceLB", Stage::PreRouting);
 /// Per chosen endpoint: commits the connection with its destination NATed to the endpoint.
 pub const ENDPOINT_DNAT: Table = Table::new("EndpointDNAT", Stage::PreRouting);
+/// Per local endpoint: marks a new connection from the endpoint to itself (a Pod reaching its
+/// own Service) as hairpin, in its conntrack entry.
+pub const SNAT_MARK: Table = Table::new("SNATMark", Stage::PostRouting);
+/// NATs the source of hairpin connections to the gateway IP (zone 65521).
+pub const SNAT: Table = Table::new("SNAT", Stage::PostRouting);
 
 // NetworkPolicy egress.
 
@@ -94,7 +102,7 @@ pub const FEATURES: &[Feature<'static>] = &[
     },
     Feature {
         name: "conntrack",
-        tables: &[CONNTRACK_ZONE, CONNTRACK_STATE, CONNTRACK_COMMIT],
+        tables: &[UN_SNAT, CONNTRACK_ZONE, CONNTRACK_STATE, CONNTRACK_COMMIT],
     },
     Feature {
         name: "Services",
@@ -103,6 +111,8 @@ pub const FEATURES: &[Feature<'static>] = &[
             SESSION_AFFINITY,
             SERVICE_LB,
             ENDPOINT_DNAT,
+            SNAT_MARK,
+            SNAT,
         ],
     },
     Feature {

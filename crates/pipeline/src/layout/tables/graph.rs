@@ -127,8 +127,8 @@ impl TableGraph {
 mod tests {
     use super::*;
     use crate::layout::tables::{
-        ARP_RESPONDER, CLASSIFIER, CONNTRACK_COMMIT, L2_FORWARDING_CALC, OUTPUT,
-        PRE_ROUTING_CLASSIFIER, SPOOF_GUARD,
+        ARP_RESPONDER, CLASSIFIER, CONNTRACK_COMMIT, OUTPUT, PRE_ROUTING_CLASSIFIER, SNAT_MARK,
+        SPOOF_GUARD,
     };
 
     #[test]
@@ -143,28 +143,31 @@ mod tests {
             [
                 "0 Classifier Classifier",
                 "1 SpoofGuard Validation",
-                "2 ConntrackZone ConntrackState",
-                "3 ConntrackState ConntrackState",
-                "4 PreRoutingClassifier PreRouting",
-                "5 SessionAffinity PreRouting",
-                "6 ServiceLB PreRouting",
-                "7 EndpointDNAT PreRouting",
-                "8 EgressRule EgressSecurity",
-                "9 EgressDefaultRule EgressSecurity",
-                "10 L3Forwarding Routing",
-                "11 L3DecTTL Routing",
-                "12 L2ForwardingCalc Switching",
-                "13 IngressRule IngressSecurity",
-                "14 IngressDefaultRule IngressSecurity",
-                "15 ConntrackCommit Conntrack",
-                "16 Output Output",
-                "17 ARPResponder Output",
+                "2 UnSNAT ConntrackState",
+                "3 ConntrackZone ConntrackState",
+                "4 ConntrackState ConntrackState",
+                "5 PreRoutingClassifier PreRouting",
+                "6 SessionAffinity PreRouting",
+                "7 ServiceLB PreRouting",
+                "8 EndpointDNAT PreRouting",
+                "9 EgressRule EgressSecurity",
+                "10 EgressDefaultRule EgressSecurity",
+                "11 L3Forwarding Routing",
+                "12 L3DecTTL Routing",
+                "13 SNATMark PostRouting",
+                "14 SNAT PostRouting",
+                "15 L2ForwardingCalc Switching",
+                "16 IngressRule IngressSecurity",
+                "17 IngressDefaultRule IngressSecurity",
+                "18 ConntrackCommit Conntrack",
+                "19 Output Output",
+                "20 ARPResponder Output",
             ]
         );
         for (id, t) in g.tables() {
             assert_eq!((g.id(t), g.table(id)), (id, Some(t)));
         }
-        assert_eq!(g.table(18), None);
+        assert_eq!(g.table(21), None);
     }
 
     #[test]
@@ -176,8 +179,18 @@ mod tests {
         assert_eq!(g.first(Stage::Classifier), CLASSIFIER);
         assert_eq!(g.first(Stage::Output), OUTPUT);
         assert_eq!(g.first(Stage::PreRouting), PRE_ROUTING_CLASSIFIER);
-        // No post-routing table yet: a jump there lands on the next stage's first table.
-        assert_eq!(g.first(Stage::PostRouting), L2_FORWARDING_CALC);
+        assert_eq!(g.first(Stage::PostRouting), SNAT_MARK);
+        // A stage without tables: a jump there lands on the next stage's first table.
+        let (routing, switching) = (
+            Table::new("R", Stage::Routing),
+            Table::new("S", Stage::Switching),
+        );
+        let sparse = TableGraph::new(&[Feature {
+            name: "sparse",
+            tables: &[routing, switching],
+        }])
+        .unwrap();
+        assert_eq!(sparse.first(Stage::PostRouting), switching);
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //!   endpoint group; [`group`]: that `select` group, one bucket per endpoint.
 //! - [`dnat`]: `EndpointDNAT`, `ct(commit,nat(dst=ENDPOINT))` per endpoint.
 //! - [`affinity`]: ClientIP affinity by `learn` into `SessionAffinity`.
+//! - [`hairpin`]: a Pod reaching itself through its Service (`SNATMark` per local endpoint,
+//!   the Node's `UnSNAT`/`SNAT` flows).
 //! - [`group_ids`]: stable group ids per Service port.
 //!
 //! [`ServiceRenderer`] turns one [`Service`] into one owner's objects
@@ -21,6 +23,7 @@ pub mod error;
 mod frontend;
 mod group;
 mod group_ids;
+pub(crate) mod hairpin;
 pub(crate) mod tables;
 #[cfg(test)]
 mod tests;
@@ -247,10 +250,12 @@ fn frontend_ips(service: &Service) -> Vec<Ipv4Addr> {
 
 /// `service`'s objects, its ports' groups numbered by `groups`. Traffic to every frontend
 /// address uses the endpoints its internal traffic policy allows; each endpoint appears once
-/// per port (several EndpointSlices may list it) and its DNAT flow once per Service.
+/// per port (several EndpointSlices may list it), its DNAT flow once per Service, and a local
+/// endpoint's hairpin mark once per Service.
 fn render(g: &TableGraph, service: &Service, groups: &BTreeMap<PortId, u32>) -> Objects {
     let mut objects = Objects::default();
     let mut dnat: BTreeSet<(Protocol, Ipv4Addr, u16)> = BTreeSet::new();
+    let mut hairpin: BTreeSet<Ipv4Addr> = BTreeSet::new();
     let frontends = frontend_ips(service);
     for port in &service.ports {
         let id = (port.protocol, port.port);
@@ -282,6 +287,9 @@ fn render(g: &TableGraph, service: &Service, groups: &BTreeMap<PortId, u32>) -> 
         for ep in endpoints {
             if dnat.insert((port.protocol, ep.ip, ep.port)) {
                 objects.flows.push(dnat::dnat_flow(g, port.protocol, ep));
+            }
+            if ep.is_local && hairpin.insert(ep.ip) {
+                objects.flows.push(hairpin::hairpin_mark_flow(g, ep.ip));
             }
         }
     }

@@ -86,6 +86,10 @@ fn a_cluster_ip_with_three_endpoints() {
             "table=EndpointDNAT,priority=200,tcp,reg3=0xaf4010a,reg4=0x21f90/0x7ffff actions=ct(commit,table=EgressRule,zone=65520,nat(dst=10.244.1.10:8080))",
             "table=EndpointDNAT,priority=200,tcp,reg3=0xaf4010b,reg4=0x21f90/0x7ffff actions=ct(commit,table=EgressRule,zone=65520,nat(dst=10.244.1.11:8080))",
             "table=EndpointDNAT,priority=200,tcp,reg3=0xaf4010c,reg4=0x21f90/0x7ffff actions=ct(commit,table=EgressRule,zone=65520,nat(dst=10.244.1.12:8080))",
+            // The endpoints are local: each has its hairpin mark.
+            "table=SNATMark,priority=200,ct_state=+new+trk,ip,nw_src=10.244.1.10,nw_dst=10.244.1.10 actions=ct(commit,table=SNAT,zone=65520,exec(set_field:0x40/0x40->ct_mark))",
+            "table=SNATMark,priority=200,ct_state=+new+trk,ip,nw_src=10.244.1.11,nw_dst=10.244.1.11 actions=ct(commit,table=SNAT,zone=65520,exec(set_field:0x40/0x40->ct_mark))",
+            "table=SNATMark,priority=200,ct_state=+new+trk,ip,nw_src=10.244.1.12,nw_dst=10.244.1.12 actions=ct(commit,table=SNAT,zone=65520,exec(set_field:0x40/0x40->ct_mark))",
             "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1",
         ]
     );
@@ -105,7 +109,7 @@ fn the_fixed_flows_of_the_service_tables() {
         flow_texts(&tables::service_table_flows(g)),
         [
             "table=EndpointDNAT,priority=0 actions=goto_table:EgressRule",
-            "table=PreRoutingClassifier,priority=200,ip actions=resubmit(,5),resubmit(,6)",
+            "table=PreRoutingClassifier,priority=200,ip actions=resubmit(,6),resubmit(,7)",
             "table=ServiceLB,priority=0 actions=goto_table:EndpointDNAT",
             "table=ServiceLB,priority=200,ip,reg4=0x20000/0x70000 actions=goto_table:EndpointDNAT",
             "table=SessionAffinity,priority=0 actions=set_field:0x10000/0x70000->reg4",
@@ -113,7 +117,7 @@ fn the_fixed_flows_of_the_service_tables() {
     );
     assert_eq!(
         (g.id(SESSION_AFFINITY_TABLE), g.id(SERVICE_LB_TABLE)),
-        (5, 6)
+        (6, 7)
     );
 }
 
@@ -129,8 +133,9 @@ fn client_ip_affinity_learns_the_chosen_endpoint() {
     };
     let objects = objects_of(&ServiceRenderer::new().upsert(&service).unwrap());
     let flows = flow_texts(&objects.flows);
+    // After the endpoint's DNAT flow and hairpin mark:
     assert_eq!(
-        flows[1..],
+        flows[2..],
         [
             "table=ServiceLB,priority=190,tcp,reg4=0x30000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=learn(table=SessionAffinity,idle_timeout=65535,priority=200,delete_learned,eth_type=0x800,nw_proto=6,NXM_OF_TCP_DST[],NXM_OF_IP_DST[],NXM_OF_IP_SRC[],load:NXM_NX_REG3[]->NXM_NX_REG3[],load:NXM_NX_REG4[0..15]->NXM_NX_REG4[0..15],load:0x2->NXM_NX_REG4[16..18]),set_field:0x20000/0x70000->reg4,goto_table:EndpointDNAT",
             "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x30000/0x70000->reg4,group:1",
@@ -178,22 +183,60 @@ fn an_endpoint_change_modifies_the_group_and_the_changed_dnat_flows_only() {
             diff.flows.modifies.len(),
             diff.flows.deletes.len()
         ),
-        (1, 0, 1)
+        (2, 0, 2),
+        "the DNAT flow and hairpin mark of the local endpoint that came, and of the one that went"
     );
-    assert!(
-        diff.flows.adds[0]
-            .to_string()
-            .contains("nat(dst=10.244.1.13:8080)")
-    );
+    let texts = |flows: &[FlowMod]| flow_texts(flows).join("\n");
+    assert!(texts(&diff.flows.adds).contains("nat(dst=10.244.1.13:8080)"));
+    assert!(texts(&diff.flows.adds).contains("nw_src=10.244.1.13,nw_dst=10.244.1.13"));
+    assert!(texts(&diff.flows.deletes).contains("nw_src=10.244.1.11,nw_dst=10.244.1.11"));
     // Removing the Service removes its flows, then its group.
     let update = renderer.remove(&ServiceKey::new("default", "web"));
     let diff = cache.apply(update.change).unwrap();
     renderer.commit(update.groups);
     assert_eq!(
         (diff.flows.deletes.len(), diff.groups.deletes.len()),
-        (4, 1)
+        (7, 1)
     );
     assert_eq!(cache.owners().count(), 0);
+}
+
+#[test]
+fn only_local_endpoints_have_a_hairpin_mark_held_by_each_service_using_them() {
+    let mut renderer = ServiceRenderer::new();
+    let mut cache = DesiredCache::new(Round::new(1).unwrap());
+    let mut web = web(&[10, 20]);
+    web.ports[0].endpoints[1].is_local = false;
+    let mut db = web.clone();
+    db.key = ServiceKey::new("default", "db");
+    db.cluster_ips = vec![Ipv4Addr::new(10, 96, 0, 20)];
+    for service in [&web, &db] {
+        let update = renderer.upsert(service).unwrap();
+        cache.apply(update.change).unwrap();
+        renderer.commit(update.groups);
+    }
+    let marks = |cache: &DesiredCache, key: &ServiceKey| -> Vec<String> {
+        flow_texts(&cache.objects_of(&service_owner(key)).flows)
+            .into_iter()
+            .filter(|f| f.starts_with("table=SNATMark"))
+            .collect()
+    };
+    let local_mark = [
+        "table=SNATMark,priority=200,ct_state=+new+trk,ip,nw_src=10.244.1.10,nw_dst=10.244.1.10 actions=ct(commit,table=SNAT,zone=65520,exec(set_field:0x40/0x40->ct_mark))",
+    ];
+    assert_eq!(marks(&cache, &web.key), local_mark);
+    assert_eq!(marks(&cache, &db.key), local_mark);
+    // Removing one Service leaves the mark to the other.
+    let update = renderer.remove(&web.key);
+    let diff = cache.apply(update.change).unwrap();
+    renderer.commit(update.groups);
+    assert!(
+        !flow_texts(&diff.flows.deletes)
+            .iter()
+            .any(|f| f.starts_with("table=SNATMark")),
+        "the mark db still holds was deleted"
+    );
+    assert_eq!(marks(&cache, &db.key), local_mark);
 }
 
 #[test]

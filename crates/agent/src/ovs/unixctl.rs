@@ -12,8 +12,36 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::config::Platform;
 
+/// Where ovs-vswitchd's control socket is: found again at each call, since a restarted
+/// ovs-vswitchd has a new pid and so a new socket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VswitchdControl {
+    platform: Platform,
+    run_dir: String,
+}
+
+impl VswitchdControl {
+    /// The control socket of the ovs-vswitchd whose run directory is `run_dir` on `platform`.
+    pub fn new(platform: Platform, run_dir: &str) -> VswitchdControl {
+        VswitchdControl {
+            platform,
+            run_dir: run_dir.to_owned(),
+        }
+    }
+
+    /// Runs `command args…` on ovs-vswitchd; its output text.
+    pub async fn call(&self, command: &str, args: &[&str]) -> Result<String, String> {
+        call(
+            &vswitchd_endpoint(self.platform, &self.run_dir),
+            command,
+            args,
+        )
+        .await
+    }
+}
+
 /// The control socket of ovs-vswitchd in `run_dir` on `platform`.
-pub fn vswitchd_endpoint(platform: Platform, run_dir: &str) -> Endpoint {
+fn vswitchd_endpoint(platform: Platform, run_dir: &str) -> Endpoint {
     match platform {
         Platform::Windows => Endpoint::NamedPipe(ovs_pipe_name(run_dir, "ovs-vswitchd.ctl")),
         Platform::Linux => {
@@ -28,7 +56,7 @@ pub fn vswitchd_endpoint(platform: Platform, run_dir: &str) -> Endpoint {
 }
 
 /// Runs `command args…` on the daemon at `endpoint`; its output text.
-pub async fn call(endpoint: &Endpoint, command: &str, args: &[&str]) -> Result<String, String> {
+async fn call(endpoint: &Endpoint, command: &str, args: &[&str]) -> Result<String, String> {
     let context = |e: std::io::Error| format!("{command} on {endpoint}: {e}");
     let mut stream = localipc::dial(endpoint).await.map_err(context)?;
     let request = json!({"method": command, "params": args, "id": 0});

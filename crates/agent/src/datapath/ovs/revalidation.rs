@@ -1,0 +1,37 @@
+//! Waiting for ovs-vswitchd's datapath to follow a change of the OpenFlow tables. The datapath
+//! caches flows (megaflows) and ovs-vswitchd revalidates them against the tables
+//! asynchronously, so right after a change is committed a new connection may still take the
+//! old path, e.g. to an endpoint just removed. `revalidator/wait` returns when the revalidation
+//! round in progress ends, and that round may have started before the change; so it is asked
+//! twice: the second round starts after the first ended, hence after the change, and checks
+//! every cached flow against the changed tables.
+
+use std::time::Duration;
+
+use super::OvsDatapath;
+
+/// How long both rounds may take before the wait is given up (and logged): a hang guard for an
+/// ovs-vswitchd that does not answer, not a performance bound.
+const REVALIDATION_WAIT: Duration = Duration::from_secs(5);
+
+impl<H> OvsDatapath<H> {
+    /// Returns once no datapath flow cached before the change just committed for `what` is
+    /// used any more. A failure is logged, not returned: the tables are right, and
+    /// ovs-vswitchd's own revalidation brings the datapath to them within a period.
+    pub(super) async fn wait_for_revalidation(&self, what: &str) {
+        let rounds = async {
+            for _ in 0..2 {
+                self.vswitchd.call("revalidator/wait", &[]).await?;
+            }
+            Ok::<(), String>(())
+        };
+        let failure = match tokio::time::timeout(REVALIDATION_WAIT, rounds).await {
+            Ok(Ok(())) => return,
+            Ok(Err(e)) => e,
+            Err(_) => format!("no revalidation round ended within {REVALIDATION_WAIT:?}"),
+        };
+        tracing::warn!(
+            "{what}: installed, but the datapath's cached flows may still be the old ones for a while: {failure}"
+        );
+    }
+}
