@@ -150,33 +150,6 @@ fn verdict(sw: &Switch, flow: &str, ct: &str) -> Option<u32> {
     Some(port.trim().parse().unwrap())
 }
 
-/// Sends the packet `fields` (ovs-ofctl compose-packet syntax) into the pipeline as if it
-/// arrived on `in_port`; returns its length in bytes.
-fn send(sw: &Switch, in_port: u32, fields: &str) -> u64 {
-    let dump = sw
-        .ovs
-        .ofctl(&["compose-packet", fields])
-        .expect("compose-packet");
-    let hex: String = dump
-        .lines()
-        .filter_map(|l| l.split_once("  ").map(|(_, rest)| rest))
-        .flat_map(|rest| {
-            rest.split(['-', ' '])
-                .take_while(|b| b.len() == 2)
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    sw.ovs
-        .ofctl(&[
-            "packet-out",
-            "{mgmt:br0}",
-            &format!("in_port={in_port} packet={hex} actions=table"),
-        ])
-        .expect("packet-out");
-    hex.len() as u64 / 2
-}
-
 fn from_tunnel(src: &str, dst: &str, l4: &str) -> String {
     format!("{TUN_IN},{l4},nw_src={src},nw_dst={dst},nw_ttl=64")
 }
@@ -327,10 +300,10 @@ async fn policies_allow_and_drop_in_ovs() {
             "udp,eth_src={P3_MAC},eth_dst={GW_MAC},nw_src=10.244.1.11,nw_dst={dst},nw_ttl=64,udp_src={sport},udp_dst=53"
         )
     };
-    let len = send(&sw, 11, &udp(1000, "10.244.2.10"));
-    send(&sw, 11, &udp(1000, "10.244.2.10"));
-    send(&sw, 11, &udp(1001, "10.244.2.10"));
-    send(&sw, 11, &udp(1002, "10.244.2.11"));
+    let len = sw.send_packet(11, &udp(1000, "10.244.2.10"));
+    sw.send_packet(11, &udp(1000, "10.244.2.10"));
+    sw.send_packet(11, &udp(1001, "10.244.2.10"));
+    sw.send_packet(11, &udp(1002, "10.244.2.11"));
     let stats = sw
         .conn
         .dump_flows(&openflow::msg::flow_stats::FlowDescRequest::default())

@@ -2,20 +2,30 @@
 //! `ovs-ofctl dump-flows` / `dump-groups` as the oracle: a Service with three endpoints is
 //! installed with its select group, changed to two endpoints (the group modified in place, one
 //! DNAT flow deleted, nothing else sent) and removed; `ofproto/trace` shows a Pod's SYN to the
-//! cluster IP picked by the group and DNATed. Bad input — a group too large for one OpenFlow
-//! message, a frontend another Service holds, a malformed Service — leaves the switch, the cache
-//! and the renderer unchanged.
+//! cluster IP picked by the group and DNATed. A Service of 5,000 endpoints — a group five times
+//! longer than one OpenFlow message, sent as an add and bucket inserts in one bundle — is
+//! installed, changed to 4,999, 3 and 5,000 endpoints and removed, the switch equal to the cache
+//! at each step (such a group is read back from the raw stream: `support::raw_group`), and Pod
+//! SYNs to its cluster IP are DNATed to its endpoints. Bad input — a bucket too large for one
+//! OpenFlow message, a frontend another Service holds, a malformed Service — leaves the switch,
+//! the cache and the renderer unchanged.
 #![cfg(target_os = "linux")]
 
 mod support;
 
 use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use model::{Service, ServiceKey, TrafficMode, TunnelType};
-use openflow::conn::ConnError;
-use pipeline::cache::{Installer, SharedCache};
+use openflow::conn::{ConnError, ConnEvent, ConnOptions};
+use openflow::msg::flow_mod::FlowMod;
+use openflow::msg::group_mod::GroupDesc;
+use pipeline::cache::{Change, DesiredCache, Installer, Objects, Owner, SharedCache, replay};
+use pipeline::owners::SERVICE;
 use pipeline::render::{ServiceError, ServiceRenderer};
 use pipeline::{ApplyError, CacheError, Round};
+use support::raw_group;
 use support::switch::{Switch, install_all, texts};
 use support::{WEB_VIP, web_service};
 
@@ -34,6 +44,36 @@ fn three() -> [Ipv4Addr; 3] {
 /// What the switch holds, as the oracle prints it: flows and groups.
 fn dump(sw: &Switch) -> (Vec<String>, Vec<String>) {
     (sw.dump(), sw.dump_groups())
+}
+
+/// What the switch holds when a group may be longer than one OpenFlow message (which
+/// `dump-groups` cannot read): the flows, and each group the cache has read whole from the raw
+/// stream. The steps with only small groups check with [`dump`] that the switch has no other.
+fn dump_long(sw: &Switch, cache: &SharedCache) -> (Vec<String>, Vec<String>) {
+    let ids: Vec<u32> = cache
+        .lock()
+        .unwrap()
+        .all_groups()
+        .iter()
+        .map(|g| g.group_id)
+        .collect();
+    let mut groups: Vec<String> = ids
+        .into_iter()
+        .map(|id| {
+            raw_group::group(sw, id)
+                .unwrap_or_else(|| panic!("the switch has no group {id}"))
+                .to_string()
+        })
+        .collect();
+    groups.sort();
+    (sw.dump(), groups)
+}
+
+/// `n` endpoints in 10.245.0.0/16 (none local).
+fn many(n: u32) -> Vec<Ipv4Addr> {
+    (0..n)
+        .map(|i| Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 245, 0, 0)) + i))
+        .collect()
 }
 
 /// What the cache wants, in the oracle's form.
@@ -61,9 +101,30 @@ async fn upsert(
 
 async fn node_switch() -> (Switch, Installer) {
     let sw = Switch::start(Some("geneve")).await;
-    let node = support::node(TrafficMode::Encap(TunnelType::Geneve));
     let installer = sw.installer(Round::FIRST);
-    install_all(&installer, &node).await;
+    install_all(
+        &installer,
+        &support::node(TrafficMode::Encap(TunnelType::Geneve)),
+    )
+    .await;
+    (sw, installer)
+}
+
+/// Like [`node_switch`], the connection replaying the cache each time it (re)connects.
+async fn replaying_node_switch() -> (Switch, Installer) {
+    let cache: SharedCache = Arc::new(Mutex::new(DesiredCache::new(Round::FIRST)));
+    let hook_cache = cache.clone();
+    let options = ConnOptions::default().on_connect(move |conn| {
+        let cache = hook_cache.clone();
+        async move { replay(&conn, &cache).await }
+    });
+    let sw = Switch::start_with(Some("geneve"), options).await;
+    let installer = Installer::new(sw.conn.clone(), cache);
+    install_all(
+        &installer,
+        &support::node(TrafficMode::Encap(TunnelType::Geneve)),
+    )
+    .await;
     (sw, installer)
 }
 
@@ -156,18 +217,28 @@ async fn bad_input_changes_neither_the_switch_nor_the_cache() {
         );
     };
 
-    // 3,000 endpoints: the group does not fit in one OpenFlow message (inserting buckets in
-    // several messages is not built yet). Refused before anything is sent.
-    let many: Vec<Ipv4Addr> = (0..3000u32)
-        .map(|i| Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 245, 0, 0)) + i))
-        .collect();
-    let update = renderer.upsert(&web_service(&many)).unwrap();
-    let err = installer.apply(update.change).await.unwrap_err();
+    // A group whose one bucket is longer than an OpenFlow message (9,000 outputs), with a
+    // flow using it: no split can send it. Refused before anything is sent.
+    let actions = vec!["output:1"; 9000].join(",");
+    let huge =
+        GroupDesc::from_text(&format!("group_id=99,type=select,bucket=actions={actions}")).unwrap();
+    let user: FlowMod = "table=0,priority=7,tcp,nw_dst=10.96.0.99,tp_dst=80 actions=group:99"
+        .parse()
+        .unwrap();
+    let change = Change::new().replace(
+        Owner::new(SERVICE, ServiceKey::new("default", "huge")),
+        Objects {
+            flows: vec![user],
+            groups: vec![huge],
+            meters: Vec::new(),
+        },
+    );
+    let err = installer.apply(change).await.unwrap_err();
     assert!(
-        matches!(&err, ApplyError::Switch { source: ConnError::Encode(_), what } if what == "the objects of service:default/web"),
+        matches!(&err, ApplyError::Switch { source: ConnError::Encode(_), what } if what == "the objects of service:default/huge"),
         "{err}"
     );
-    unchanged("oversized group");
+    unchanged("a bucket longer than a message");
 
     // Another Service claims the frontend: refused by the cache, naming both.
     let mut thief = web_service(&three()[..1]);
@@ -194,4 +265,143 @@ async fn bad_input_changes_neither_the_switch_nor_the_cache() {
     // installer sends nothing.
     let update = renderer.upsert(&web_service(&three())).unwrap();
     assert!(installer.apply(update.change).await.unwrap().is_empty());
+}
+
+/// The endpoints a Pod's SYNs to the cluster IP were DNATed to, from the switch's conntrack
+/// table (zone 65520): one per connection sent.
+fn dnat_targets(sw: &Switch) -> Vec<String> {
+    let ct = sw
+        .ovs
+        .appctl(&["dpctl/dump-conntrack", "zone=65520"])
+        .expect("dump-conntrack");
+    ct.lines()
+        .filter(|l| l.contains(&format!("dst={WEB_VIP},")))
+        .map(|l| {
+            let reply = l.split("reply=(").nth(1).expect("a reply tuple");
+            let src = reply.split("src=").nth(1).expect("a reply source");
+            let port = reply.split("sport=").nth(1).expect("a reply port");
+            let ip = src.split(',').next().unwrap();
+            let port = port.split(',').next().unwrap();
+            format!("{ip}:{port}")
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_service_with_5000_endpoints_is_installed_changed_and_removed() {
+    let (sw, installer) = node_switch().await;
+    let node_only = dump(&sw);
+    let mut renderer = ServiceRenderer::new();
+    let cache_group = |installer: &Installer| -> GroupDesc {
+        let groups = installer.cache().lock().unwrap().all_groups();
+        assert_eq!(groups.len(), 1, "the Service's one group");
+        groups[0].clone()
+    };
+
+    // 5,000 endpoints: a group of about 320 kB; flows: the frontend, a DNAT flow per endpoint
+    // and a hairpin mark per local one (10.245.1.0/24, 256 of them).
+    let diff = upsert(&mut renderer, &installer, &web_service(&many(5000))).await;
+    assert_eq!(
+        (diff.groups.adds.len(), diff.flows.adds.len()),
+        (1, 1 + 5000 + 256)
+    );
+    let installed = dump_long(&sw, installer.cache());
+    assert_eq!(installed, wanted(installer.cache()));
+    let group = cache_group(&installer);
+    assert_eq!(group.buckets.len(), 5000);
+    assert_eq!(raw_group::group(&sw, group.group_id), Some(group.clone()));
+    let frontend = format!(
+        "nw_dst={WEB_VIP},tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:{}",
+        group.group_id
+    );
+    assert!(
+        installed.0.iter().any(|f| f.contains(&frontend)),
+        "no frontend flow to group {}",
+        group.group_id
+    );
+
+    // Real packets: Pod SYNs to the cluster IP, each a new connection, are hashed to buckets
+    // of the 5,000 and DNATed to their endpoints by EndpointDNAT's flows.
+    let p1 = P1.strip_prefix("in_port=10,").unwrap();
+    for sport in 40000..40008 {
+        sw.send_packet(
+            10,
+            &format!("{p1},nw_dst={WEB_VIP},nw_ttl=64,tp_src={sport},tp_dst=80,tcp_flags=0x002"),
+        );
+    }
+    let targets = dnat_targets(&sw);
+    assert_eq!(targets.len(), 8, "one connection per SYN: {targets:?}");
+    let endpoints: Vec<String> = many(5000).iter().map(|ip| format!("{ip}:8080")).collect();
+    for t in &targets {
+        assert!(endpoints.contains(t), "DNAT to {t}, not an endpoint");
+    }
+    let mut distinct = targets.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert!(
+        distinct.len() > 1,
+        "every connection to one endpoint: {targets:?}"
+    );
+
+    // One endpoint goes: one group modify (the whole group again, in several messages) and
+    // one DNAT flow delete.
+    let diff = upsert(&mut renderer, &installer, &web_service(&many(4999))).await;
+    assert_eq!(
+        (
+            diff.groups.modifies.len(),
+            diff.groups.len(),
+            diff.flows.deletes.len(),
+            diff.flows.len()
+        ),
+        (1, 1, 1, 1)
+    );
+    assert_eq!(dump_long(&sw, installer.cache()), wanted(installer.cache()));
+    assert_eq!(cache_group(&installer).buckets.len(), 4999);
+
+    // Down to 3: the group fits in one message again, and `dump-groups` reads the whole switch.
+    upsert(&mut renderer, &installer, &web_service(&many(3))).await;
+    let small = dump(&sw);
+    assert_eq!(small, wanted(installer.cache()));
+    assert_eq!(small.1.len(), 1);
+    assert_eq!(small.1[0].matches("bucket=").count(), 3);
+
+    // And back to 5,000: a modify that replaces the 3 buckets, then inserts.
+    let diff = upsert(&mut renderer, &installer, &web_service(&many(5000))).await;
+    assert_eq!(
+        (diff.groups.modifies.len(), diff.flows.adds.len()),
+        (1, 4997 + 256)
+    );
+    assert_eq!(dump_long(&sw, installer.cache()), wanted(installer.cache()));
+    let group = cache_group(&installer);
+    assert_eq!(raw_group::group(&sw, group.group_id), Some(group.clone()));
+
+    // The Service goes: its flows, then its group.
+    let update = renderer.remove(&ServiceKey::new("default", "web"));
+    installer
+        .apply(update.change)
+        .await
+        .expect("the switch takes the removal");
+    renderer.commit(update.groups);
+    assert_eq!(dump(&sw), node_only);
+    assert_eq!(raw_group::group(&sw, group.group_id), None);
+}
+
+#[tokio::test]
+async fn a_5000_endpoint_group_comes_back_after_vswitchd_restarts() {
+    let (sw, installer) = replaying_node_switch().await;
+    let mut renderer = ServiceRenderer::new();
+    upsert(&mut renderer, &installer, &web_service(&many(5000))).await;
+    let before = dump_long(&sw, installer.cache());
+    assert_eq!(before, wanted(installer.cache()));
+
+    // The restarted switch has nothing; the replay's one bundle adds the group (an
+    // add-or-modify and bucket inserts) before the flows that use it.
+    let mut events = sw.conn.events();
+    sw.ovs.restart_vswitchd().expect("restart ovs-vswitchd");
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !matches!(events.recv().await, Ok(ConnEvent::Connected { .. })) {}
+    })
+    .await
+    .expect("no reconnect within 30 s");
+    assert_eq!(dump_long(&sw, installer.cache()), before);
 }

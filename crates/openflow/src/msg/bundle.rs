@@ -21,6 +21,9 @@ pub mod bundle_flags {
 
 /// Length of `ofp_bundle_add_msg` before the inner message, header included.
 const BUNDLE_ADD_LEN: usize = HEADER_LEN + 8;
+/// The longest message a bundle add can carry: the add message itself must fit in
+/// [`MAX_MESSAGE_LEN`].
+pub const MAX_BUNDLED_LEN: usize = MAX_MESSAGE_LEN - BUNDLE_ADD_LEN;
 
 /// `ofp_bundle_ctrl_type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,6 +22,8 @@ use crate::{DecodeError, TextError};
 pub const GROUP_ALL: u32 = 0xffff_fffc;
 /// `OFPG15_BUCKET_ALL`: the `command_bucket_id` of plain add/modify/delete.
 pub const BUCKET_ALL: u32 = 0xffff_ffff;
+/// `OFPG15_BUCKET_LAST`: the `command_bucket_id` of an insert after the group's last bucket.
+pub const BUCKET_LAST: u32 = 0xffff_fffe;
 
 const BUCKET_PROP_WEIGHT: u16 = 0;
 const BUCKET_PROP_WATCH_PORT: u16 = 1;
@@ -123,7 +125,7 @@ pub struct GroupMod {
 }
 
 impl Bucket {
-    fn emit(&self, group_type: GroupType, out: &mut Vec<u8>) {
+    pub(super) fn emit(&self, group_type: GroupType, out: &mut Vec<u8>) {
         let start = out.len();
         out.extend_from_slice(&[0; 4]);
         out.extend_from_slice(&self.bucket_id.to_be_bytes());

@@ -10,6 +10,7 @@ pub mod error;
 pub mod features;
 pub mod flow_mod;
 pub mod flow_stats;
+pub mod group_chunks;
 pub mod group_mod;
 pub mod hello;
 pub mod meter_mod;

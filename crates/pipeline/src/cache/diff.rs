@@ -8,11 +8,14 @@
 //! 1. before the bundle, confirmed: meter adds and modifies (Open vSwitch refuses meter mods
 //!    inside bundles);
 //! 2. one atomic bundle: group adds (a group after the groups it uses), group modifies, flow
-//!    deletes, flow modifies, flow adds, group deletes (a group before the groups it uses);
+//!    deletes, flow modifies, flow adds, group deletes (a group before the groups it uses). A
+//!    group add or modify too long for one message is its command with the first buckets and
+//!    then bucket inserts, one after the other: the group is whole before the next mod;
 //! 3. after the bundle: meter deletes.
 
 use openflow::EncodeError;
 use openflow::conn::Encoded;
+use openflow::msg::bundle::MAX_BUNDLED_LEN;
 use openflow::msg::flow_mod::FlowMod;
 use openflow::msg::group_mod::GroupMod;
 use openflow::msg::meter_mod::MeterMod;
@@ -123,12 +126,24 @@ pub enum SwitchMod<'a> {
 }
 
 impl SwitchMod<'_> {
-    pub fn encode(self) -> Result<Encoded, EncodeError> {
+    /// Appends the mod's messages to `out`: one, except for a group add or modify longer than
+    /// a bundled message, which becomes the command with the first buckets followed by bucket
+    /// inserts ([`GroupMod::chunks`]; groups only go to the switch in bundles). Fails, leaving
+    /// `out` as it was, when a message cannot be encoded.
+    pub fn encode_into(self, out: &mut Vec<Encoded>) -> Result<(), EncodeError> {
         match self {
-            SwitchMod::Flow(m) => Encoded::new(m),
-            SwitchMod::Group(m) => Encoded::new(m),
-            SwitchMod::Meter(m) => Encoded::new(m),
+            SwitchMod::Flow(m) => out.push(Encoded::new(m)?),
+            SwitchMod::Group(m) => {
+                let chunks = m
+                    .chunks(MAX_BUNDLED_LEN)?
+                    .iter()
+                    .map(Encoded::new)
+                    .collect::<Result<Vec<_>, _>>()?;
+                out.extend(chunks);
+            }
+            SwitchMod::Meter(m) => out.push(Encoded::new(m)?),
         }
+        Ok(())
     }
 }
 

@@ -88,7 +88,8 @@ impl Installer {
     /// carries the cache's round, adds or modifies every group in place and adds every flow.
     /// With a cache filled for a new round, this replaces the previous round's objects in
     /// place; the caller then records the new round and calls [`Installer::delete_round`].
-    /// Returns the number of mods sent.
+    /// Returns the number of messages sent (a group too long for one message counts each of
+    /// the messages it is sent in).
     pub async fn install_all(&self) -> Result<usize, ApplyError> {
         let _serial = self.changes.lock().await;
         let round = lock(&self.cache).round();

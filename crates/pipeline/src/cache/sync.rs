@@ -29,7 +29,11 @@ pub(super) struct Encoded3 {
 fn encode_all<'a>(
     mods: impl IntoIterator<Item = SwitchMod<'a>>,
 ) -> Result<Vec<Encoded>, EncodeError> {
-    mods.into_iter().map(SwitchMod::encode).collect()
+    let mut out = Vec::new();
+    for m in mods {
+        m.encode_into(&mut out)?;
+    }
+    Ok(out)
 }
 
 fn encode_each<M: Message>(msgs: &[M]) -> Result<Vec<Encoded>, EncodeError> {
@@ -150,7 +154,7 @@ fn encode_error(e: EncodeError) -> ConnError {
 }
 
 /// Makes the switch hold exactly the cache's objects of its round and returns the number of
-/// mods sent: meters set first
+/// messages sent: meters set first
 /// (confirmed), then one bundle that deletes the round's flows, adds or modifies every group
 /// (each after the groups it uses) and adds every flow. With `delete_stale`, the same bundle
 /// ends by deleting the groups no owner wants and the meters are deleted after it (a replay);

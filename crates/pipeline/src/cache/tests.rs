@@ -559,6 +559,60 @@ fn refused_changes_name_what_is_wrong_and_change_nothing() {
 }
 
 #[test]
+fn a_group_longer_than_a_message_is_sent_in_bundled_messages_before_its_users() {
+    use openflow::Message;
+    use openflow::msg::bundle::MAX_BUNDLED_LEN;
+    use openflow::msg::group_mod::{BUCKET_LAST, Bucket, GroupMod};
+    // 20,000 empty buckets of 8 bytes: 160 kB. Messages as full as a whole message may be
+    // (65,535 bytes) would be too long for a bundle add; the chunks must leave it room.
+    let mut big = group("group_id=1,type=all");
+    big.buckets = (0..20_000)
+        .map(|i| Bucket {
+            bucket_id: 20_000 - i,
+            weight: 0,
+            watch_port: None,
+            watch_group: None,
+            actions: Vec::new(),
+        })
+        .collect();
+    let mut cache = DesiredCache::new(round(1));
+    let objects = Objects {
+        flows: vec![fm("table=5,priority=1,ip actions=group:1")],
+        groups: vec![big.clone()],
+        meters: Vec::new(),
+    };
+    let diff = cache.replace(Owner::new(SERVICE, "a"), objects).unwrap();
+    let msgs = super::sync::Encoded3::of_steps(diff.steps(), &[]).unwrap();
+    let (flow, groups) = msgs.bundle.split_last().unwrap();
+    assert!(groups.len() >= 3, "{} group messages", groups.len());
+    let mods: Vec<GroupMod> = groups
+        .iter()
+        .map(|m| {
+            assert!(
+                m.as_bytes().len() <= MAX_BUNDLED_LEN,
+                "{}",
+                m.as_bytes().len()
+            );
+            GroupMod::decode(m.as_bytes()).unwrap().0
+        })
+        .collect();
+    assert_eq!(mods[0].command, GroupModCommand::Add);
+    assert!(
+        mods[1..]
+            .iter()
+            .all(|m| (m.command, m.command_bucket_id)
+                == (GroupModCommand::InsertBucket, BUCKET_LAST))
+    );
+    let sent: Vec<&Bucket> = mods.iter().flat_map(|m| &m.group.buckets).collect();
+    assert_eq!(sent, big.buckets.iter().collect::<Vec<_>>());
+    assert_eq!(
+        FlowMod::parse(flow.as_bytes()).unwrap().0.flow_match,
+        fm("table=5,priority=1,ip actions=group:1").flow_match,
+        "the flow goes after the whole group"
+    );
+}
+
+#[test]
 fn steps_put_what_is_used_before_its_users() {
     let mut cache = DesiredCache::new(round(1));
     let svc = Owner::new(SERVICE, "a");

@@ -153,6 +153,33 @@ impl Switch {
         meters
     }
 
+    /// Sends the packet `fields` (ovs-ofctl compose-packet syntax) into the pipeline as if it
+    /// arrived on `in_port`; returns its length in bytes.
+    pub fn send_packet(&self, in_port: u32, fields: &str) -> u64 {
+        let dump = self
+            .ovs
+            .ofctl(&["compose-packet", fields])
+            .expect("compose-packet");
+        let hex: String = dump
+            .lines()
+            .filter_map(|l| l.split_once("  ").map(|(_, rest)| rest))
+            .flat_map(|rest| {
+                rest.split(['-', ' '])
+                    .take_while(|b| b.len() == 2)
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        self.ovs
+            .ofctl(&[
+                "packet-out",
+                "{mgmt:br0}",
+                &format!("in_port={in_port} packet={hex} actions=table"),
+            ])
+            .expect("packet-out");
+        hex.len() as u64 / 2
+    }
+
     /// `ofproto/trace br0 FLOW [--ct-next STATE]...`.
     pub fn trace(&self, flow: &str, ct_next: &[&str]) -> String {
         let mut args = vec!["ofproto/trace", "br0", flow];
