@@ -28,7 +28,7 @@ use crate::controller::{
 use crate::datapath::Datapath;
 use crate::datapath::ovs::{ConnectionMetrics, RunningNode, bring_up};
 use crate::error::AgentError;
-use crate::flows::{DesiredFlowMetrics, ServiceRejects};
+use crate::flows::{ConntrackFlushMetrics, DesiredFlowMetrics, ServiceRejects};
 use crate::kubernetes::{ApiServices, KubernetesSession, NodeWait, PolicyFeed, SYNC_WAIT};
 use crate::node::NodeInfo;
 use crate::supervise::{Supervise, SupervisionPlan};
@@ -406,6 +406,7 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
     let cni_metrics = CniMetrics::register(&mut registry);
     let sync_metrics = ServiceSyncMetrics::register(&mut registry);
     DesiredFlowMetrics::register(&mut registry, datapath.flows().cache());
+    ConntrackFlushMetrics::register(&mut registry, datapath.flows().conntrack_flush_counts());
     let connections = ConnectionMetrics::register(&mut registry);
     agent_api.add_registry(registry);
     let (stop, watched) = (tasks.stop_token(), datapath.clone());

@@ -8,7 +8,10 @@
 //! by the one left after a slice change (which reaches itself through it too: hairpin), by
 //! none after the Service is deleted; a Service without endpoints refuses TCP with a reset and
 //! UDP with an ICMP port unreachable, answered by the agent (kube-proxy's REJECT), so the client
-//! sees "connection refused" and not a timeout.
+//! sees "connection refused" and not a timeout. Stale UDP conntrack: a client socket that keeps
+//! its source port is answered by the endpoint it first reached while that endpoint stays, and
+//! by the remaining one with its next datagram once the slice drops it (the agent flushed the
+//! entry).
 #![cfg(target_os = "linux")]
 
 mod objects;
@@ -21,7 +24,7 @@ use std::time::Duration;
 
 use fakeapi::FakeApiServer;
 use k8s_openapi::api::core::v1::Service;
-use objects::{node, pod, web_slice};
+use objects::{dns_slice, node, pod, web_slice};
 use serde_json::json;
 use support::podnet::in_netns;
 use support::{Lan, TestNode, serve_in, wait_until};
@@ -68,6 +71,68 @@ fn quiet_service() -> Service {
         },
     }))
     .unwrap()
+}
+
+/// `dns`: cluster IP 10.96.0.30, UDP 53 to the endpoints' port named `dns`.
+fn dns_service() -> Service {
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"namespace": "default", "name": "dns"},
+        "spec": {
+            "clusterIP": "10.96.0.30", "clusterIPs": ["10.96.0.30"],
+            "ports": [{"name": "dns", "port": 53, "protocol": "UDP", "targetPort": "dns"}],
+        },
+    }))
+    .unwrap()
+}
+
+/// Serves UDP port 5353 in `netns` on its own thread: each datagram is answered with `name`.
+fn serve_udp_name(netns: &str, name: &'static str) {
+    let socket = in_netns(netns, || std::net::UdpSocket::bind(("0.0.0.0", 5353)))
+        .unwrap_or_else(|e| panic!("bind UDP 5353 in {netns}: {e}"));
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 64];
+        while let Ok((_, from)) = socket.recv_from(&mut buf) {
+            let _ = socket.send_to(name.as_bytes(), from);
+        }
+    });
+}
+
+/// A UDP socket of `netns` on source port `port`, connected to `to`: all its datagrams are one
+/// 5-tuple, as a DNS client's that keeps its port.
+fn udp_client(netns: &str, port: u16, to: &str) -> std::net::UdpSocket {
+    let to: SocketAddr = to.parse().unwrap();
+    in_netns(netns, || {
+        let socket = std::net::UdpSocket::bind(("0.0.0.0", port))?;
+        socket.connect(to)?;
+        socket.set_read_timeout(Some(ANSWER_TIMEOUT))?;
+        Ok::<_, std::io::Error>(socket)
+    })
+    .expect("a UDP client socket")
+}
+
+/// The answer to one datagram of `socket`, or why there is none.
+fn udp_ask(socket: &std::net::UdpSocket) -> Result<String, String> {
+    socket.send(b"query").map_err(|e| e.to_string())?;
+    let mut buf = [0u8; 64];
+    let n = socket.recv(&mut buf).map_err(|e| e.to_string())?;
+    Ok(String::from_utf8_lossy(&buf[..n]).into_owned())
+}
+
+/// Waits for the `nth` line of the proxy controller about Service `default/NAME` in run 1's
+/// log that says `what` (`: N endpoints, ` for an update, ` removed: `). The line is logged
+/// once the datapath follows the change (cached megaflows revalidated, stale UDP conntrack
+/// flushed), so the test flushes no datapath cache.
+fn wait_for_service_line(node: &TestNode, name: &str, what: &str, nth: usize) {
+    let prefix = format!("Service default/{name}{what}");
+    wait_until(&format!("line {nth} with {prefix:?}"), || {
+        node.log(1).lines().filter(|l| l.contains(&prefix)).count() >= nth
+    });
+}
+
+/// Whether run 1's log has a line that ends with `tail`.
+fn logged(node: &TestNode, tail: &str) -> bool {
+    node.log(1).lines().any(|l| l.trim_end().ends_with(tail))
 }
 
 /// What a UDP datagram from `netns` to `to` gets back on a connected socket within `wait`: the
@@ -341,17 +406,53 @@ fn pods_reach_a_cluster_ip_through_the_agents_datapath_with_real_packets() {
         }
     }
 
-    // e2 leaves the slice: once its bucket is gone every new connection reaches e1.
+    // e2 leaves the slice: once the change's line is logged every new connection reaches e1
+    // (the agent waited for the datapath's revalidation; the test purges nothing).
     fake.insert(&web_slice(&[last("e1")])).unwrap();
-    wait_until("the group with 1 bucket", || {
-        select_groups(&n1).iter().any(|g| buckets(g) == 1)
-    });
-    n1.ovs.appctl(&["revalidator/purge"]).unwrap();
+    wait_for_service_line(&n1, "web", ": 1 endpoints, ", 1);
+    assert!(select_groups(&n1).iter().any(|g| buckets(g) == 1));
     let answers = cluster_ip_answers(&netns["client"], 12);
     assert!(answers.iter().all(|a| a == "e1"), "{answers:?}");
     // Hairpin: e1, the Service's only endpoint, reaches it too, answered by itself.
     let answers = cluster_ip_answers(&netns["e1"], 4);
     assert!(answers.iter().all(|a| a == "e1"), "{answers:?}");
+
+    // Stale UDP conntrack: `dns` with e1 only answers the client's port 40001 from e1, and
+    // still from e1 once e2 joins (the entry keeps its endpoint). When e1 leaves the slice the
+    // agent flushes the entry, and the same 5-tuple's next datagram reaches e2.
+    serve_udp_name(&netns["e1"], "e1");
+    serve_udp_name(&netns["e2"], "e2");
+    fake.insert(&dns_service()).unwrap();
+    fake.insert(&dns_slice(&[last("e1")])).unwrap();
+    wait_for_service_line(&n1, "dns", ": 1 endpoints, ", 1);
+    let dns = udp_client(&netns["client"], 40001, "10.96.0.30:53");
+    assert_eq!(udp_ask(&dns).as_deref(), Ok("e1"));
+    fake.insert(&dns_slice(&[last("e1"), last("e2")])).unwrap();
+    wait_for_service_line(&n1, "dns", ": 2 endpoints, ", 1);
+    for _ in 0..4 {
+        assert_eq!(udp_ask(&dns).as_deref(), Ok("e1"), "the entry keeps e1");
+    }
+    fake.insert(&dns_slice(&[last("e2")])).unwrap();
+    let flushed = format!(
+        "Service default/dns: flushed UDP conntrack to {}:5353 (via 10.96.0.30:53)",
+        ips["e1"]
+    );
+    wait_for_service_line(&n1, "dns", ": 1 endpoints, ", 2);
+    assert!(logged(&n1, &flushed), "{}", n1.log(1));
+    assert_eq!(udp_ask(&dns).as_deref(), Ok("e2"));
+    assert_eq!(udp_ask(&dns).as_deref(), Ok("e2"));
+    // `dns` deleted: every entry through its frontend is flushed, and nothing answers.
+    fake.delete::<Service>("default", "dns").unwrap();
+    wait_for_service_line(&n1, "dns", " removed: ", 1);
+    assert!(
+        logged(
+            &n1,
+            "Service default/dns: flushed UDP conntrack to 10.96.0.30:53"
+        ),
+        "{}",
+        n1.log(1)
+    );
+    assert!(udp_ask(&dns).is_err(), "the deleted dns Service answered");
 
     // A Service without endpoints refuses, answered by the agent: TCP gets a reset, UDP an ICMP
     // port unreachable; each refusal, within a second and not a timeout, is what the client sees.

@@ -139,7 +139,7 @@ mod bench {
         for service in services {
             let update = renderer.upsert(service).expect("a valid Service");
             change = change.replace(service_owner(&service.key), update.objects());
-            renderer.commit(update.groups);
+            renderer.commit(update.record);
         }
         change
     }
@@ -294,7 +294,7 @@ mod bench {
             let diff = rt
                 .block_on(installer.apply(update.change))
                 .expect("install the change");
-            renderer.commit(update.groups);
+            renderer.commit(update.record);
             let total = start.elapsed();
             println!(
                 "| {rep} | {} | {:.2} | {:.2} | {:.2} | {} | {} |",

@@ -95,7 +95,7 @@ async fn upsert(
         .apply(update.change)
         .await
         .expect("the switch takes the Service");
-    renderer.commit(update.groups);
+    renderer.commit(update.record);
     diff
 }
 
@@ -198,7 +198,7 @@ async fn a_service_s_endpoints_come_change_and_go() {
         .apply(update.change)
         .await
         .expect("the switch takes the removal");
-    renderer.commit(update.groups);
+    renderer.commit(update.record);
     assert_eq!(dump(&sw), node_only);
 }
 
@@ -381,7 +381,7 @@ async fn a_service_with_5000_endpoints_is_installed_changed_and_removed() {
         .apply(update.change)
         .await
         .expect("the switch takes the removal");
-    renderer.commit(update.groups);
+    renderer.commit(update.record);
     assert_eq!(dump(&sw), node_only);
     assert_eq!(raw_group::group(&sw, group.group_id), None);
 }

@@ -7,24 +7,33 @@
 //! (hairpin); after the Service drops one endpoint (and affinity), only the other answers; without endpoints nothing answers (the switch hands the packet to a
 //! controller, and none here answers it: the agent's refusal is tested in
 //! `agent/tests/kubernetes_services.rs`).
+//!
+//! Stale UDP conntrack: a client socket keeps its source port (as a DNS client does), so all
+//! its datagrams are one conntrack entry. Once the Service drops the endpoint that entry was
+//! DNATed to, the update's `NXT_CT_FLUSH`es delete it and the same 5-tuple's next datagram is
+//! answered by the remaining endpoint, while (`dpctl/dump-conntrack`) the entries of a
+//! connection to the remaining endpoint and of another Service to the removed one stay.
 #![cfg(target_os = "linux")]
 
 mod support;
 
 use std::collections::BTreeSet;
 use std::fs::File;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::process::Command;
 use std::time::Duration;
 
-use model::{LocalPod, PodKey, Service, SessionAffinity, TrafficMode};
+use model::{
+    Endpoint, EndpointConditions, LocalPod, PodKey, Protocol, Service, ServiceKey, ServicePort,
+    SessionAffinity, TrafficMode,
+};
 use nix::sched::{CloneFlags, setns};
-use openflow::conn::ConnOptions;
+use openflow::conn::{ConnOptions, Encoded};
 use ovstest::Ovs;
 use pipeline::Round;
 use pipeline::cache::{Installer, Owner};
 use pipeline::owners::{NODE, POD};
-use pipeline::render::{ServiceRenderer, node_flows, pod_flows};
+use pipeline::render::{ServiceRenderer, StaleUdp, node_flows, pod_flows};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::runtime::Runtime;
@@ -224,23 +233,34 @@ fn ask_who_saw(runtime: &Runtime, client: &PodNs) -> Option<(String, String)> {
     })
 }
 
-/// Installs `service`, then flushes the datapath's flow cache: the switch has committed the
-/// change, but megaflows cached before it stay until a revalidator pass, and the next SYN must
-/// see the new tables.
+/// Installs `service`, then flushes the datapath's flow cache (the switch has committed the
+/// change, but megaflows cached before it stay until a revalidator pass, and the next packet
+/// must see the new tables), then the UDP conntrack entries the update left stale, as the
+/// agent's datapath does; returns those.
 fn apply(
     runtime: &Runtime,
-    ovs: &Ovs,
+    sw: &Switch,
     renderer: &mut ServiceRenderer,
     installer: &Installer,
     service: &Service,
-) {
+) -> Vec<StaleUdp> {
     let update = renderer.upsert(service).expect("a valid Service");
     runtime
         .block_on(installer.apply(update.change))
         .expect("install the Service");
-    renderer.commit(update.groups);
-    ovs.appctl(&["revalidator/purge"])
+    renderer.commit(update.record);
+    sw.ovs
+        .appctl(&["revalidator/purge"])
         .expect("purge the datapath flows");
+    let flushes: Vec<Encoded> = update
+        .stale_udp
+        .iter()
+        .map(|stale| Encoded::new(&stale.ct_flush()).expect("a flush fits a message"))
+        .collect();
+    runtime
+        .block_on(sw.conn.batch(&flushes))
+        .expect("the switch takes the flushes");
+    update.stale_udp
 }
 
 /// Waits until OVS gave each Pod's port its requested number (the port is open then).
@@ -264,27 +284,22 @@ fn wait_for_ports(ovs: &Ovs, pods: &[&PodNs]) {
     }
 }
 
-#[test]
-fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
-    let runtime = Runtime::new().unwrap();
+/// A switch with the Node's flows and Pods `client` (`10.244.1.10`), `a` (`.11`) and `b`
+/// (`.12`) with theirs, the Pods' names prefixed with `prefix`.
+fn three_pods(runtime: &Runtime, prefix: &str) -> (Switch, [PodNs; 3], Installer) {
     let sw = runtime.block_on(Switch::with_pods(None, ConnOptions::default(), &[]));
     let ovs = &sw.ovs;
-    let client = pod(ovs, "client", 10);
-    let a = pod(ovs, "a", 11);
-    let b = pod(ovs, "b", 12);
-    wait_for_ports(ovs, &[&client, &a, &b]);
-    answer_with_name(&runtime, &a);
-    answer_with_name(&runtime, &b);
-
+    let pods = [("client", 10), ("a", 11), ("b", 12)]
+        .map(|(name, last)| pod(ovs, &format!("{prefix}{name}"), last));
+    wait_for_ports(ovs, &pods.each_ref());
     let node = support::node(TrafficMode::NoEncap);
-    let mut renderer = ServiceRenderer::new();
     let installer = sw.installer(Round::FIRST);
     runtime.block_on(async {
         installer
             .replace(Owner::from(NODE), node_flows(&node))
             .await
             .expect("node flows");
-        for p in [&client, &a, &b] {
+        for p in &pods {
             installer
                 .replace(
                     Owner::new(POD, &p.pod.key),
@@ -294,13 +309,23 @@ fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
                 .expect("pod flows");
         }
     });
+    (sw, pods, installer)
+}
+
+#[test]
+fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
+    let runtime = Runtime::new().unwrap();
+    let (sw, [client, a, b], installer) = three_pods(&runtime, "");
+    answer_with_name(&runtime, &a);
+    answer_with_name(&runtime, &b);
+    let mut renderer = ServiceRenderer::new();
 
     // Both endpoints answer, and nothing else does. Each connection has a new source port, so
     // the group's hash spreads them; 64 connections all landing on one endpoint would mean it
     // does not.
     apply(
         &runtime,
-        ovs,
+        &sw,
         &mut renderer,
         &installer,
         &web_service(&[a.pod.ip, b.pod.ip]),
@@ -319,7 +344,7 @@ fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
     // Hairpin: endpoint a reaches the cluster IP too, answered by b and by itself. Its own
     // answer saw the gateway IP as the source (a packet from its own address would be
     // dropped), and both directions left through the port they came in on.
-    let gateway = node.gateway_ip.to_string();
+    let gateway = support::node(TrafficMode::NoEncap).gateway_ip.to_string();
     let mut from_a = BTreeSet::new();
     for _ in 0..64 {
         let (name, seen) = ask_who_saw(&runtime, &a).expect("a reaches its own Service");
@@ -341,7 +366,7 @@ fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
     sticky.session_affinity = SessionAffinity::ClientIp {
         timeout_seconds: 600,
     };
-    apply(&runtime, ovs, &mut renderer, &installer, &sticky);
+    apply(&runtime, &sw, &mut renderer, &installer, &sticky);
     let first = ask(&runtime, &client).expect("an endpoint answers");
     for _ in 0..16 {
         assert_eq!(ask(&runtime, &client).as_ref(), Some(&first));
@@ -350,7 +375,7 @@ fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
     // Affinity off and endpoint a gone: new connections reach b only.
     apply(
         &runtime,
-        ovs,
+        &sw,
         &mut renderer,
         &installer,
         &web_service(&[b.pod.ip]),
@@ -362,7 +387,7 @@ fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
     // a as the only endpoint: every connection of a to its Service is hairpin.
     apply(
         &runtime,
-        ovs,
+        &sw,
         &mut renderer,
         &installer,
         &web_service(&[a.pod.ip]),
@@ -375,6 +400,174 @@ fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
     }
 
     // No endpoint: the packet goes to a controller; none here refuses it, so nothing answers.
-    apply(&runtime, ovs, &mut renderer, &installer, &web_service(&[]));
+    apply(&runtime, &sw, &mut renderer, &installer, &web_service(&[]));
     assert_eq!(ask(&runtime, &client), None);
+}
+
+/// Serves UDP 5353 in `pod`'s namespace: each datagram is answered with the Pod's name.
+fn answer_udp_with_name(runtime: &Runtime, pod: &PodNs) {
+    let socket = in_netns(&pod.name, || {
+        runtime.block_on(tokio::net::UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 5353)))
+    })
+    .expect("bind UDP 5353");
+    let name = pod.pod.key.name.clone();
+    runtime.spawn(async move {
+        let mut buf = [0u8; 64];
+        while let Ok((_, from)) = socket.recv_from(&mut buf).await {
+            let _ = socket.send_to(name.as_bytes(), from).await;
+        }
+    });
+}
+
+/// A UDP socket of `client` on source port `port`, connected to `to`: every datagram it sends
+/// has the same 5-tuple, as a DNS client's that keeps its port.
+fn udp_client(client: &PodNs, port: u16, to: SocketAddr) -> UdpSocket {
+    in_netns(&client.name, || {
+        let socket = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, port)).expect("bind the client port");
+        socket.connect(to).expect("connect");
+        socket
+            .set_read_timeout(Some(CONNECT_TIMEOUT))
+            .expect("set a timeout");
+        socket
+    })
+}
+
+/// One datagram from `socket`: the answerer's name, or `None` when nothing answers.
+fn ask_udp(socket: &UdpSocket) -> Option<String> {
+    socket.send(b"who").expect("send");
+    let mut buf = [0u8; 64];
+    let n = socket.recv(&mut buf).ok()?;
+    Some(String::from_utf8_lossy(&buf[..n]).into_owned())
+}
+
+/// `default/NAME` on `vip` UDP 53 → port 5353 of `endpoints`.
+fn dns_service(name: &str, vip: Ipv4Addr, endpoints: &[Ipv4Addr]) -> Service {
+    Service {
+        key: ServiceKey::new("default", name),
+        cluster_ips: vec![vip],
+        ports: vec![ServicePort {
+            name: "dns".into(),
+            protocol: Protocol::Udp,
+            port: 53,
+            node_port: None,
+            endpoints: endpoints
+                .iter()
+                .map(|&ip| Endpoint {
+                    ip,
+                    port: 5353,
+                    conditions: EndpointConditions::READY,
+                    node: None,
+                    is_local: true,
+                })
+                .collect(),
+        }],
+        ..web_service(&[])
+    }
+}
+
+/// The zone-65520 conntrack entries of the switch (`dpctl/dump-conntrack`), one a line.
+fn conntrack(ovs: &Ovs) -> Vec<String> {
+    ovs.appctl(&["dpctl/dump-conntrack", "zone=65520"])
+        .expect("dump conntrack")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether `entries` has a UDP entry from `client` port `sport` to `vip` port 53 whose replies
+/// come from `endpoint` port 5353.
+fn has_entry(entries: &[String], sport: u16, vip: Ipv4Addr, endpoint: Ipv4Addr) -> bool {
+    let orig = format!("dst={vip},sport={sport},dport=53)");
+    let reply = format!("reply=(src={endpoint},dst=10.244.1.10,sport=5353,dport={sport})");
+    entries
+        .iter()
+        .any(|e| e.starts_with("udp,") && e.contains(&orig) && e.contains(&reply))
+}
+
+#[test]
+fn a_removed_udp_endpoint_s_conntrack_is_flushed_and_its_client_moves_on() {
+    const DNS_VIP: Ipv4Addr = Ipv4Addr::new(10, 96, 0, 53);
+    const OTHER_VIP: Ipv4Addr = Ipv4Addr::new(10, 96, 0, 54);
+    let runtime = Runtime::new().unwrap();
+    let (sw, [client, a, b], installer) = three_pods(&runtime, "u");
+    let ovs = &sw.ovs;
+    answer_udp_with_name(&runtime, &a);
+    answer_udp_with_name(&runtime, &b);
+    let (a_ip, b_ip) = (a.pod.ip, b.pod.ip);
+    let mut renderer = ServiceRenderer::new();
+
+    // `dns` has only a: the client's socket on port 40001 is answered by a. `other` (another
+    // cluster IP) has a as well, for the client's port 40003.
+    let dns_only_a = dns_service("dns", DNS_VIP, &[a_ip]);
+    assert!(apply(&runtime, &sw, &mut renderer, &installer, &dns_only_a).is_empty());
+    let other = dns_service("other", OTHER_VIP, &[a_ip]);
+    assert!(apply(&runtime, &sw, &mut renderer, &installer, &other).is_empty());
+    let stale = udp_client(&client, 40001, SocketAddr::from((DNS_VIP, 53)));
+    assert_eq!(ask_udp(&stale).as_deref(), Some("ua"));
+    let to_other = udp_client(&client, 40003, SocketAddr::from((OTHER_VIP, 53)));
+    assert_eq!(ask_udp(&to_other).as_deref(), Some("ua"));
+
+    // a and b: nothing is stale. The first source port from 40100 up that b answers is a
+    // connection to a surviving endpoint (the group hashes each new one).
+    let both = dns_service("dns", DNS_VIP, &[a_ip, b_ip]);
+    assert!(apply(&runtime, &sw, &mut renderer, &installer, &both).is_empty());
+    assert_eq!(ask_udp(&stale).as_deref(), Some("ua"), "the entry keeps a");
+    let surviving = (40100..40164)
+        .map(|port| {
+            (
+                port,
+                udp_client(&client, port, SocketAddr::from((DNS_VIP, 53))),
+            )
+        })
+        .find(|(_, socket)| ask_udp(socket).as_deref() == Some("ub"));
+    let (surviving_port, surviving) = surviving.expect("b answers one of 64 new source ports");
+
+    // a leaves `dns`: its entries through DNS_VIP are flushed, and only those.
+    let removed = apply(
+        &runtime,
+        &sw,
+        &mut renderer,
+        &installer,
+        &dns_service("dns", DNS_VIP, &[b_ip]),
+    );
+    assert_eq!(
+        removed.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ["10.244.1.11:5353 (via 10.96.0.53:53)"]
+    );
+    let entries = conntrack(ovs);
+    assert!(
+        !has_entry(&entries, 40001, DNS_VIP, a_ip),
+        "the stale entry is still there: {entries:#?}"
+    );
+    assert!(
+        has_entry(&entries, surviving_port, DNS_VIP, b_ip),
+        "the surviving endpoint's entry was flushed: {entries:#?}"
+    );
+    assert!(
+        has_entry(&entries, 40003, OTHER_VIP, a_ip),
+        "the other Service's entry was flushed: {entries:#?}"
+    );
+    // The same 5-tuple now reaches b; the others are where they were.
+    assert_eq!(ask_udp(&stale).as_deref(), Some("ub"));
+    assert_eq!(ask_udp(&surviving).as_deref(), Some("ub"));
+    assert_eq!(ask_udp(&to_other).as_deref(), Some("ua"));
+
+    // `other` goes whole: its frontend's entries are flushed.
+    let gone = renderer.remove(&other.key);
+    runtime
+        .block_on(installer.apply(gone.change))
+        .expect("remove the Service");
+    renderer.commit(gone.record);
+    let flushes: Vec<Encoded> = gone
+        .stale_udp
+        .iter()
+        .map(|stale| Encoded::new(&stale.ct_flush()).unwrap())
+        .collect();
+    runtime.block_on(sw.conn.batch(&flushes)).unwrap();
+    let entries = conntrack(ovs);
+    assert!(
+        !has_entry(&entries, 40003, OTHER_VIP, a_ip),
+        "the removed Service's entry is still there: {entries:#?}"
+    );
+    assert!(has_entry(&entries, 40001, DNS_VIP, b_ip), "{entries:#?}");
 }

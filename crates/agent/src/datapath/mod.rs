@@ -188,7 +188,8 @@ pub trait Datapath: Send + Sync + 'static {
     /// a port or frontend listed twice, an affinity timeout of 0) is refused with
     /// [`AgentError::ServiceRefused`]: resending it refuses it again. On any error nothing
     /// changed, and the same Service can be sent again. It returns once new connections take
-    /// the new way (no cached path leads to a removed endpoint).
+    /// the new way (no cached path leads to a removed endpoint) and the UDP conntrack entries
+    /// to an endpoint or frontend the Service no longer has are flushed.
     fn update_service(
         &self,
         service: &Service,

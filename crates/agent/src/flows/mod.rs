@@ -2,14 +2,16 @@
 //! pipeline's packet-ins and replays the desired flows, groups and meters (ovs-vswitchd forgets
 //! them all when it restarts), the agent round on start ([`Flows::start_round`]), changes of
 //! owners, with every mod counted, the desired flows per table and groups as metrics
-//! ([`DesiredFlowMetrics`]), and the answers to Services' rejections
-//! ([`ServiceRejects`]).
+//! ([`DesiredFlowMetrics`]), conntrack flushes with their counts ([`ConntrackFlushMetrics`]),
+//! and the answers to Services' rejections ([`ServiceRejects`]).
 
+mod conntrack;
 mod metrics;
 mod round;
 mod service_reject;
 mod switch;
 
+pub use conntrack::{ConntrackFlushCounts, ConntrackFlushMetrics};
 pub use metrics::DesiredFlowMetrics;
 pub use round::RoundOutcome;
 pub use service_reject::ServiceRejects;
@@ -55,6 +57,7 @@ pub struct Flows {
     /// holds.
     armed: Arc<AtomicBool>,
     mods: AtomicU64,
+    conntrack_flushes: Arc<ConntrackFlushCounts>,
 }
 
 impl Flows {
@@ -103,6 +106,7 @@ impl Flows {
             installer,
             armed,
             mods: AtomicU64::new(0),
+            conntrack_flushes: Arc::default(),
         })
     }
 

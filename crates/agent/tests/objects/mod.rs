@@ -30,6 +30,25 @@ pub fn pod(name: &str, node: &str) -> Pod {
     .expect("a valid Pod")
 }
 
+/// The slice of `dns` with endpoints `10.244.1.<last>` on UDP port 5353.
+pub fn dns_slice(lasts: &[u8]) -> EndpointSlice {
+    let endpoints: Vec<_> = lasts
+        .iter()
+        .map(|last| json!({"addresses": [format!("10.244.1.{last}")], "nodeName": "n1"}))
+        .collect();
+    serde_json::from_value(json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {
+            "namespace": "default", "name": "dns-abcde",
+            "labels": {"kubernetes.io/service-name": "dns"},
+        },
+        "addressType": "IPv4",
+        "ports": [{"name": "dns", "port": 5353, "protocol": "UDP"}],
+        "endpoints": endpoints,
+    }))
+    .expect("a valid EndpointSlice")
+}
+
 /// The slice of `web` with endpoints `10.244.1.<last>` on port 8080.
 pub fn web_slice(lasts: &[u8]) -> EndpointSlice {
     let endpoints: Vec<_> = lasts

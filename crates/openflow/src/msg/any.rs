@@ -14,6 +14,7 @@ use crate::message::Message;
 use crate::msg::barrier::{BarrierReply, BarrierRequest};
 use crate::msg::bundle::{BundleAdd, BundleControl};
 use crate::msg::config::{GetConfigReply, GetConfigRequest, SetConfig};
+use crate::msg::ct_flush::{self, CtFlush};
 use crate::msg::echo::{EchoReply, EchoRequest};
 use crate::msg::error::ErrorMsg;
 use crate::msg::features::{FeaturesReply, FeaturesRequest};
@@ -62,6 +63,8 @@ pub enum AnyMessage {
     PacketIn2(PacketIn2),
     /// `NXT_SET_PACKET_IN_FORMAT` (experimenter `0x2320`, subtype 16).
     SetPacketInFormat(SetPacketInFormat),
+    /// `NXT_CT_FLUSH` (experimenter `0x2320`, subtype 32).
+    CtFlush(CtFlush),
     PacketOut(PacketOut),
     FlowDescRequest(FlowDescRequest),
     FlowDescReply(FlowDescReply),
@@ -163,6 +166,7 @@ impl AnyMessage {
                 Some(packet_in::NXT_SET_PACKET_IN_FORMAT) => {
                     AnyMessage::SetPacketInFormat(SetPacketInFormat::parse_body(body)?)
                 }
+                Some(ct_flush::NXT_CT_FLUSH) => AnyMessage::CtFlush(CtFlush::parse_body(body)?),
                 _ => AnyMessage::Other {
                     header,
                     body: body.to_vec(),
@@ -244,6 +248,7 @@ impl AnyMessage {
             AnyMessage::PacketIn(m) => m.emit(xid, out),
             AnyMessage::PacketIn2(m) => m.emit(xid, out),
             AnyMessage::SetPacketInFormat(m) => m.emit(xid, out),
+            AnyMessage::CtFlush(m) => m.emit(xid, out),
             AnyMessage::PacketOut(m) => m.emit(xid, out),
             AnyMessage::FlowDescRequest(m) => m.emit(xid, out),
             AnyMessage::FlowDescReply(m) => m.emit(xid, out),

@@ -5,6 +5,7 @@ pub mod any;
 pub mod barrier;
 pub mod bundle;
 pub mod config;
+pub mod ct_flush;
 pub mod echo;
 pub mod error;
 pub mod features;

@@ -88,7 +88,7 @@ pub fn nicira_subtype(body: &[u8]) -> Option<u32> {
 }
 
 /// Checks that `body` is Nicira experimenter message `subtype`; returns the rest.
-fn nicira_body<'a>(
+pub(crate) fn nicira_body<'a>(
     body: &'a [u8],
     subtype: u32,
     name: &'static str,

@@ -14,7 +14,9 @@ pub use peer::peer_flows;
 pub use pod::pod_flows;
 pub use policy::counters::RuleCounters;
 pub use policy::{PolicyFlows, PolicyPatch, PolicyRenderer, PolicyUndo, PolicyUpdate, RuleFlows};
-pub use service::{GroupAllocation, ServiceError, ServiceRenderer, ServiceUpdate, service_owner};
+pub use service::{
+    ServiceError, ServiceRecord, ServiceRenderer, ServiceUpdate, StaleUdp, service_owner,
+};
 
 use std::net::Ipv4Addr;
 

@@ -219,20 +219,10 @@ impl<H: HostNetwork + 'static> Datapath for OvsDatapath<H> {
     }
 
     async fn update_service(&self, service: &Service) -> Result<ServiceChanges, AgentError> {
-        let changes = self.install_service(service).await?;
-        if changes.changed > 0 {
-            self.wait_for_revalidation(&format!("Service {}", service.key))
-                .await;
-        }
-        Ok(changes)
+        self.install_service(service).await
     }
 
     async fn remove_service(&self, key: &ServiceKey) -> Result<ServiceChanges, AgentError> {
-        let changes = self.uninstall_service(key).await?;
-        if changes.changed > 0 {
-            self.wait_for_revalidation(&format!("Service {key} removed"))
-                .await;
-        }
-        Ok(changes)
+        self.uninstall_service(key).await
     }
 }

@@ -4,12 +4,21 @@
 //! once the switch took the change, so a refused or failed install leaves the renderer, the
 //! cache and the switch as they were. Bring-up's first round renders every Service given to it
 //! the same way, so a restart keeps Service traffic flowing.
+//!
+//! Once an update is installed, the datapath's revalidation is waited for (no cached megaflow
+//! still sends a new connection the old way), then the UDP conntrack entries it left stale (connections DNATed to
+//! an endpoint the Service no longer uses, or to a frontend that is gone) are flushed, so a
+//! client that keeps its source port reaches a remaining endpoint with its next datagram. A
+//! failed flush is logged and counted (`Flows::flush_conntrack`) and does not fail the update:
+//! the flows are right, the stale entries only live until they idle out. The renderer knows what
+//! it installed since the agent started: an endpoint removed while the agent was down leaves
+//! its entries to idle out.
 
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
 use model::{Protocol, Service, ServiceKey};
-use pipeline::render::{ServiceRenderer, service_owner};
+use pipeline::render::{ServiceRenderer, StaleUdp, service_owner};
 use pipeline::{Objects, Owner};
 
 use super::OvsDatapath;
@@ -46,7 +55,7 @@ impl ServiceState {
             match self.renderer.upsert(service) {
                 Ok(update) => {
                     round.push((service_owner(&service.key), update.objects()));
-                    self.renderer.commit(update.groups);
+                    self.renderer.commit(update.record);
                     frontends.extend(mine);
                 }
                 Err(error) => tracing::warn!("left out of the first round: {error}"),
@@ -64,7 +73,9 @@ impl<H> OvsDatapath<H> {
         let mut state = self.services.lock().await;
         let update = state.renderer.upsert(service)?;
         let diff = self.flows.apply(update.change).await?;
-        state.renderer.commit(update.groups);
+        state.renderer.commit(update.record);
+        self.settle(&service.key, diff.len(), &update.stale_udp)
+            .await;
         Ok(ServiceChanges {
             endpoints: service.ports.iter().map(|p| p.endpoints.len()).sum(),
             changed: diff.len(),
@@ -78,10 +89,45 @@ impl<H> OvsDatapath<H> {
         let mut state = self.services.lock().await;
         let update = state.renderer.remove(key);
         let diff = self.flows.apply(update.change).await?;
-        state.renderer.commit(update.groups);
+        state.renderer.commit(update.record);
+        self.settle(key, diff.len(), &update.stale_udp).await;
         Ok(ServiceChanges {
             endpoints: 0,
             changed: diff.len(),
         })
+    }
+
+    /// Brings the datapath to an installed update of Service `key` that sent `changed` mods:
+    /// waits for revalidation, so that no cached megaflow still sends a new connection the old
+    /// way, then flushes the UDP conntrack entries `stale` names. In this order, a datagram
+    /// that was tracked to a removed endpoint through a stale megaflow before the wait ended is
+    /// flushed as well, and the next one is tracked through the new tables.
+    async fn settle(&self, key: &ServiceKey, changed: usize, stale: &[StaleUdp]) {
+        if changed > 0 {
+            self.wait_for_revalidation(&format!("Service {key}")).await;
+        }
+        self.flush_stale_udp(key, stale).await;
+    }
+
+    /// Flushes the UDP conntrack entries `stale` names; logs what was flushed, or the failure.
+    async fn flush_stale_udp(&self, key: &ServiceKey, stale: &[StaleUdp]) {
+        if stale.is_empty() {
+            return;
+        }
+        let flushes: Vec<_> = stale.iter().map(StaleUdp::ct_flush).collect();
+        match self.flows.flush_conntrack(&flushes).await {
+            Ok(()) => {
+                for entries in stale {
+                    tracing::info!("Service {key}: flushed UDP conntrack to {entries}");
+                }
+            }
+            Err(error) => {
+                let names: Vec<String> = stale.iter().map(ToString::to_string).collect();
+                tracing::warn!(
+                    "Service {key}: UDP conntrack to {} not flushed (its flows are installed; the entries idle out): {error}",
+                    names.join(", ")
+                );
+            }
+        }
     }
 }

@@ -9,6 +9,8 @@
 //! - [`hairpin`]: a Pod reaching itself through its Service (`SNATMark` per local endpoint,
 //!   the Node's `UnSNAT`/`SNAT` flows).
 //! - [`group_ids`]: stable group ids per Service port.
+//! - [`stale_udp`]: the UDP conntrack entries an update leaves pointing at an endpoint the
+//!   Service no longer uses, and the flush that deletes them.
 //!
 //! [`ServiceRenderer`] turns one [`Service`] into one owner's objects
 //! (`service:NAMESPACE/NAME`): a change of a Service replaces only that owner's set, so its cost
@@ -24,11 +26,13 @@ mod frontend;
 mod group;
 mod group_ids;
 pub(crate) mod hairpin;
+pub mod stale_udp;
 pub(crate) mod tables;
 #[cfg(test)]
 mod tests;
 
 pub use error::ServiceError;
+pub use stale_udp::StaleUdp;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
@@ -42,6 +46,7 @@ use crate::render::ip;
 use frontend::Dispatch;
 use group_ids::GroupIds;
 use model::{Endpoint, Protocol, Service, ServiceKey, SessionAffinity};
+use stale_udp::UdpBackends;
 
 /// A Service port as the renderer knows it: protocol and frontend port.
 type PortId = (Protocol, u16);
@@ -64,19 +69,24 @@ pub fn service_owner(key: &ServiceKey) -> Owner {
     Owner::new(SERVICE, key)
 }
 
-/// The group ids one Service's ports hold after an update (`None`: the Service is gone). Give
-/// it to [`ServiceRenderer::commit`] once the update's change is installed.
+/// What the renderer records of one Service once an update is installed: the group ids its
+/// ports hold (`None`: the Service is gone) and the endpoints its UDP frontends send to. Give it
+/// to [`ServiceRenderer::commit`] once the update's change is installed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupAllocation {
+pub struct ServiceRecord {
     key: ServiceKey,
     groups: Option<BTreeMap<PortId, u32>>,
+    udp: UdpBackends,
 }
 
-/// A rendered update of one Service: the change to install, and the group ids to commit after.
+/// A rendered update of one Service: the change to install, the record to commit after, and
+/// the UDP conntrack entries the change leaves stale (to flush once it is installed: before,
+/// a new datagram could still be sent to, and tracked to, a removed endpoint).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServiceUpdate {
     pub change: Change,
-    pub groups: GroupAllocation,
+    pub record: ServiceRecord,
+    pub stale_udp: Vec<StaleUdp>,
 }
 
 impl ServiceUpdate {
@@ -99,6 +109,8 @@ impl ServiceUpdate {
 pub struct ServiceRenderer {
     graph: &'static TableGraph,
     groups: BTreeMap<ServiceKey, BTreeMap<PortId, u32>>,
+    /// The installed Services with UDP frontends, and where those send.
+    udp: BTreeMap<ServiceKey, UdpBackends>,
     ids: GroupIds,
 }
 
@@ -119,6 +131,7 @@ impl ServiceRenderer {
         ServiceRenderer {
             graph,
             groups: BTreeMap::new(),
+            udp: BTreeMap::new(),
             ids: GroupIds::default(),
         }
     }
@@ -146,29 +159,48 @@ impl ServiceRenderer {
                 .zip(self.ids.free(ports.len() - groups.len())),
         );
         let objects = render(self.graph, service, &groups);
+        let udp = UdpBackends::of(service);
         Ok(ServiceUpdate {
             change: Change::new().replace(service_owner(&service.key), objects),
-            groups: GroupAllocation {
+            stale_udp: self.stale_udp(&service.key, &udp),
+            record: ServiceRecord {
                 key: service.key.clone(),
                 groups: Some(groups),
+                udp,
             },
         })
     }
 
     /// The change that removes Service `key` from the switch.
     pub fn remove(&self, key: &ServiceKey) -> ServiceUpdate {
+        let udp = UdpBackends::default();
         ServiceUpdate {
             change: Change::new().remove(service_owner(key)),
-            groups: GroupAllocation {
+            stale_udp: self.stale_udp(key, &udp),
+            record: ServiceRecord {
                 key: key.clone(),
                 groups: None,
+                udp,
             },
         }
     }
 
-    /// Records the group ids of an installed update.
-    pub fn commit(&mut self, allocation: GroupAllocation) {
-        let GroupAllocation { key, groups } = allocation;
+    /// What installing `udp` for Service `key` leaves stale of what is installed.
+    fn stale_udp(&self, key: &ServiceKey, udp: &UdpBackends) -> Vec<StaleUdp> {
+        self.udp
+            .get(key)
+            .map(|installed| installed.stale_after(udp))
+            .unwrap_or_default()
+    }
+
+    /// Records the group ids and UDP endpoints of an installed update.
+    pub fn commit(&mut self, record: ServiceRecord) {
+        let ServiceRecord { key, groups, udp } = record;
+        if udp.is_empty() {
+            self.udp.remove(&key);
+        } else {
+            self.udp.insert(key.clone(), udp);
+        }
         let before = match groups {
             Some(groups) => {
                 for id in groups.values() {

@@ -1,10 +1,12 @@
 //! The Service renderer's flows and groups in `ovs-ofctl` text by table name, and what its
 //! changes do to a desired-state cache: an endpoint change modifies one group and the DNAT flows
 //! of the endpoints that came or went; a shared endpoint's DNAT flow lives while one Service
-//! holds it; a frontend two Services claim is refused; bad Services are refused by name.
+//! holds it; a frontend two Services claim is refused; bad Services are refused by name; the UDP
+//! conntrack entries an update leaves stale, and their flushes.
 
 use std::net::Ipv4Addr;
 
+use openflow::msg::ct_flush::{CtFlush, CtTuple};
 use openflow::msg::flow_mod::FlowMod;
 use openflow::msg::group_mod::GroupDesc;
 
@@ -165,10 +167,10 @@ fn an_endpoint_change_modifies_the_group_and_the_changed_dnat_flows_only() {
     let mut cache = DesiredCache::new(Round::new(1).unwrap());
     let update = renderer.upsert(&web(&[10, 11, 12])).unwrap();
     cache.apply(update.change).unwrap();
-    renderer.commit(update.groups);
+    renderer.commit(update.record);
     let update = renderer.upsert(&web(&[10, 12, 13])).unwrap();
     let diff = cache.apply(update.change).unwrap();
-    renderer.commit(update.groups);
+    renderer.commit(update.record);
     assert_eq!(
         (
             diff.groups.adds.len(),
@@ -193,7 +195,7 @@ fn an_endpoint_change_modifies_the_group_and_the_changed_dnat_flows_only() {
     // Removing the Service removes its flows, then its group.
     let update = renderer.remove(&ServiceKey::new("default", "web"));
     let diff = cache.apply(update.change).unwrap();
-    renderer.commit(update.groups);
+    renderer.commit(update.record);
     assert_eq!(
         (diff.flows.deletes.len(), diff.groups.deletes.len()),
         (7, 1)
@@ -213,7 +215,7 @@ fn only_local_endpoints_have_a_hairpin_mark_held_by_each_service_using_them() {
     for service in [&web, &db] {
         let update = renderer.upsert(service).unwrap();
         cache.apply(update.change).unwrap();
-        renderer.commit(update.groups);
+        renderer.commit(update.record);
     }
     let marks = |cache: &DesiredCache, key: &ServiceKey| -> Vec<String> {
         flow_texts(&cache.objects_of(&service_owner(key)).flows)
@@ -229,7 +231,7 @@ fn only_local_endpoints_have_a_hairpin_mark_held_by_each_service_using_them() {
     // Removing one Service leaves the mark to the other.
     let update = renderer.remove(&web.key);
     let diff = cache.apply(update.change).unwrap();
-    renderer.commit(update.groups);
+    renderer.commit(update.record);
     assert!(
         !flow_texts(&diff.flows.deletes)
             .iter()
@@ -247,12 +249,12 @@ fn group_ids_stay_with_their_port_and_are_reused() {
     db.cluster_ips = vec![Ipv4Addr::new(10, 96, 0, 20)];
     for service in [web(&[10]), db.clone()] {
         let update = renderer.upsert(&service).unwrap();
-        renderer.commit(update.groups);
+        renderer.commit(update.record);
     }
     let again = renderer.upsert(&db).unwrap();
     assert_eq!(objects_group_ids(&again), [2]);
     let gone = renderer.remove(&ServiceKey::new("default", "web"));
-    renderer.commit(gone.groups);
+    renderer.commit(gone.record);
     let mut dns = web(&[30]);
     dns.key = ServiceKey::new("kube-system", "dns");
     assert_eq!(objects_group_ids(&renderer.upsert(&dns).unwrap()), [1]);
@@ -280,7 +282,7 @@ fn a_shared_endpoint_s_dnat_flow_lives_while_a_service_holds_it() {
     for service in [web(&[10]), alias.clone()] {
         let update = renderer.upsert(&service).unwrap();
         cache.apply(update.change).unwrap();
-        renderer.commit(update.groups);
+        renderer.commit(update.record);
     }
     let dnat = |cache: &DesiredCache| {
         cache
@@ -302,7 +304,7 @@ fn a_frontend_two_services_claim_is_refused() {
     let mut cache = DesiredCache::new(Round::new(1).unwrap());
     let update = renderer.upsert(&web(&[10])).unwrap();
     cache.apply(update.change).unwrap();
-    renderer.commit(update.groups);
+    renderer.commit(update.record);
     let mut thief = web(&[11]);
     thief.key = ServiceKey::new("default", "thief");
     let err = cache
@@ -385,4 +387,139 @@ fn external_and_load_balancer_ips_are_frontends_into_the_same_group_each_once() 
         ]
     );
     assert_eq!(objects.groups.len(), 1);
+}
+
+/// `kube-system/dns`: cluster IP 10.96.0.53 and external IP 192.0.2.53, UDP 53 and TCP 53 to
+/// port 5353 of `endpoints`.
+fn dns(endpoints: &[u8]) -> Service {
+    let eps: Vec<Endpoint> = endpoints
+        .iter()
+        .map(|n| Endpoint {
+            port: 5353,
+            ..endpoint(*n, true)
+        })
+        .collect();
+    let port = |protocol| ServicePort {
+        name: format!("dns-{protocol}"),
+        protocol,
+        port: 53,
+        node_port: None,
+        endpoints: eps.clone(),
+    };
+    Service {
+        key: ServiceKey::new("kube-system", "dns"),
+        cluster_ips: vec![Ipv4Addr::new(10, 96, 0, 53)],
+        external_ips: vec![Ipv4Addr::new(192, 0, 2, 53)],
+        ports: vec![port(Protocol::Udp), port(Protocol::Tcp)],
+        ..web(&[])
+    }
+}
+
+fn stale_texts(update: &ServiceUpdate) -> Vec<String> {
+    update.stale_udp.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn a_removed_udp_endpoint_leaves_its_frontends_connections_stale() {
+    let mut renderer = ServiceRenderer::new();
+    let first = renderer.upsert(&dns(&[10, 11])).unwrap();
+    assert!(first.stale_udp.is_empty(), "nothing was installed before");
+    // Not committed (the install failed): nothing is stale yet.
+    assert!(renderer.upsert(&dns(&[11])).unwrap().stale_udp.is_empty());
+    renderer.commit(first.record);
+
+    // Endpoint .10 goes: its UDP connections through each frontend, and nothing of TCP.
+    let update = renderer.upsert(&dns(&[11, 12])).unwrap();
+    assert_eq!(
+        stale_texts(&update),
+        [
+            "10.244.1.10:5353 (via 10.96.0.53:53)",
+            "10.244.1.10:5353 (via 192.0.2.53:53)"
+        ]
+    );
+    let flush = update.stale_udp[0].ct_flush();
+    assert_eq!(
+        flush,
+        CtFlush {
+            ip_proto: 17,
+            orig: CtTuple {
+                dst: Some(Ipv4Addr::new(10, 96, 0, 53).into()),
+                dst_port: Some(53),
+                ..CtTuple::default()
+            },
+            reply: CtTuple {
+                src: Some(Ipv4Addr::new(10, 244, 1, 10).into()),
+                src_port: Some(5353),
+                ..CtTuple::default()
+            },
+            zone: Some(65520),
+        }
+    );
+    renderer.commit(update.record);
+
+    // The same endpoints again, or only a TCP change: nothing stale.
+    assert!(
+        renderer
+            .upsert(&dns(&[11, 12]))
+            .unwrap()
+            .stale_udp
+            .is_empty()
+    );
+    let mut tcp_only = dns(&[11, 12]);
+    tcp_only.ports[1].endpoints.clear();
+    assert!(renderer.upsert(&tcp_only).unwrap().stale_udp.is_empty());
+
+    // A target port change makes the old address stale; an endpoint no longer ready too.
+    let mut moved = dns(&[11, 12]);
+    moved.ports[0].endpoints[0].port = 5354;
+    moved.ports[0].endpoints[1].conditions = EndpointConditions {
+        ready: false,
+        serving: false,
+        terminating: true,
+    };
+    assert_eq!(
+        stale_texts(&renderer.upsert(&moved).unwrap()),
+        [
+            "10.244.1.11:5353 (via 10.96.0.53:53)",
+            "10.244.1.12:5353 (via 10.96.0.53:53)",
+            "10.244.1.11:5353 (via 192.0.2.53:53)",
+            "10.244.1.12:5353 (via 192.0.2.53:53)"
+        ]
+    );
+
+    // Without endpoints every one of them is stale.
+    assert_eq!(renderer.upsert(&dns(&[])).unwrap().stale_udp.len(), 4);
+
+    // The external IP goes, and with it every connection through it.
+    let mut internal = dns(&[11, 12]);
+    internal.external_ips.clear();
+    let update = renderer.upsert(&internal).unwrap();
+    assert_eq!(stale_texts(&update), ["192.0.2.53:53"]);
+    assert_eq!(update.stale_udp[0].ct_flush().reply, CtTuple::default());
+}
+
+#[test]
+fn a_removed_udp_service_or_port_leaves_its_frontends_stale() {
+    let mut renderer = ServiceRenderer::new();
+    let update = renderer.upsert(&dns(&[10])).unwrap();
+    renderer.commit(update.record);
+    let mut tcp = dns(&[10]);
+    tcp.ports.remove(0);
+    assert_eq!(
+        stale_texts(&renderer.upsert(&tcp).unwrap()),
+        ["10.96.0.53:53", "192.0.2.53:53"]
+    );
+    let gone = renderer.remove(&ServiceKey::new("kube-system", "dns"));
+    assert_eq!(stale_texts(&gone), ["10.96.0.53:53", "192.0.2.53:53"]);
+    renderer.commit(gone.record);
+    // Once removed, nothing of it is left to flush, and a TCP-only Service never has any.
+    assert!(
+        renderer
+            .remove(&ServiceKey::new("kube-system", "dns"))
+            .stale_udp
+            .is_empty()
+    );
+    let update = renderer.upsert(&web(&[10])).unwrap();
+    renderer.commit(update.record);
+    assert!(renderer.upsert(&web(&[])).unwrap().stale_udp.is_empty());
 }
