@@ -11,7 +11,9 @@
 //! sees "connection refused" and not a timeout. Stale UDP conntrack: a client socket that keeps
 //! its source port is answered by the endpoint it first reached while that endpoint stays, and
 //! by the remaining one with its next datagram once the slice drops it (the agent flushed the
-//! entry).
+//! entry). Endpoint churn under load: while a client opens new connections without pause, one
+//! of three endpoints leaves the slice; once the agent logged the change no new connection
+//! reaches it, and connections established before to the two others keep working.
 #![cfg(target_os = "linux")]
 
 mod objects;
@@ -20,7 +22,9 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use fakeapi::FakeApiServer;
 use k8s_openapi::api::core::v1::Service;
@@ -499,5 +503,137 @@ fn pods_reach_a_cluster_ip_through_the_agents_datapath_with_real_packets() {
         ask(&netns["client"], &format!("{}:8080", ips["e1"])).as_deref(),
         Ok("e1")
     );
+    assert!(n1.stop_agent());
+}
+
+/// Serves TCP port 8080 in `netns` on its own thread, a thread per connection: `name` once
+/// accepted, then again for every byte the client sends, until it closes. So a connection
+/// kept open shows, each time it is used, which endpoint still holds it.
+fn serve_name_per_byte(netns: &str, name: &'static str) {
+    let listener = in_netns(netns, || std::net::TcpListener::bind(("0.0.0.0", 8080)))
+        .unwrap_or_else(|e| panic!("bind 8080 in {netns}: {e}"));
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut byte = [0u8; 1];
+                while stream.write_all(name.as_bytes()).is_ok()
+                    && matches!(stream.read(&mut byte), Ok(1))
+                {}
+            });
+        }
+    });
+}
+
+/// A new connection from `netns` to the cluster IP and the name its endpoint first sent, or
+/// why there is none.
+fn open_to_cluster_ip(netns: &str) -> Result<(TcpStream, String), String> {
+    let to: SocketAddr = "10.96.0.10:80".parse().unwrap();
+    in_netns(netns, || {
+        let mut stream =
+            TcpStream::connect_timeout(&to, ANSWER_TIMEOUT).map_err(|e| e.to_string())?;
+        stream.set_read_timeout(Some(ANSWER_TIMEOUT)).unwrap();
+        let name = read_name(&mut stream)?;
+        Ok((stream, name))
+    })
+}
+
+/// The next name (two bytes, `e1`) an endpoint sent on `stream`.
+fn read_name(stream: &mut TcpStream) -> Result<String, String> {
+    let mut name = [0u8; 2];
+    stream.read_exact(&mut name).map_err(|e| e.to_string())?;
+    Ok(String::from_utf8_lossy(&name).into_owned())
+}
+
+#[test]
+fn no_new_connection_reaches_a_removed_endpoint_and_established_ones_survive() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut lan = Lan::new();
+    let (fake, mut n1, _server) = node_on_the_api(&runtime, &mut lan);
+    let mut ips = BTreeMap::new();
+    let mut netns = BTreeMap::new();
+    for name in ["client", "e1", "e2", "e3"] {
+        fake.insert(&pod(name, "n1")).unwrap();
+        let ns = lan.pod_netns(name);
+        let (ok, result) = n1.cni("ADD", &format!("c-{name}"), name, &ns, &n1.netconf(None));
+        assert!(ok, "ADD {name}: {result}");
+        ips.insert(name, pod_ip(&result));
+        netns.insert(name, ns);
+    }
+    for name in ["e1", "e2", "e3"] {
+        serve_name_per_byte(&netns[name], name);
+    }
+    let last = |name: &str| -> u8 { ips[name].rsplit('.').next().unwrap().parse().unwrap() };
+    fake.insert(&web_service()).unwrap();
+    fake.insert(&web_slice(&[last("e1"), last("e2"), last("e3")]))
+        .unwrap();
+    wait_for_service_line(&n1, "web", ": 3 endpoints, ", 1);
+
+    // Connections established before the change: 12, so that e1 and e2 hold some (all 12 on
+    // e3 has probability 3^-12).
+    let mut established: Vec<(TcpStream, String)> = (0..12)
+        .map(|i| {
+            open_to_cluster_ip(&netns["client"])
+                .unwrap_or_else(|e| panic!("connection {i} before the change: {e}"))
+        })
+        .collect();
+    assert!(
+        established.iter().any(|(_, name)| name != "e3"),
+        "all 12 connections reached e3"
+    );
+
+    // Load: new connections one after the other, each with the time it began and its answer.
+    let stop = Arc::new(AtomicBool::new(false));
+    let load = {
+        let (stop, client) = (stop.clone(), netns["client"].clone());
+        std::thread::spawn(move || {
+            let mut connections = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                let began = Instant::now();
+                let answer = open_to_cluster_ip(&client).map(|(_, name)| name);
+                connections.push((began, answer));
+            }
+            connections
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+
+    // e3 leaves the slice. From the moment the agent's line is seen, no new connection may
+    // reach e3 (or fail): not once.
+    fake.insert(&web_slice(&[last("e1"), last("e2")])).unwrap();
+    wait_for_service_line(&n1, "web", ": 2 endpoints, ", 1);
+    let installed = Instant::now();
+    std::thread::sleep(Duration::from_secs(2));
+    stop.store(true, Ordering::Relaxed);
+    let connections = load.join().expect("the load thread");
+    let before: Vec<_> = connections.iter().filter(|(t, _)| *t < installed).collect();
+    let after: Vec<_> = connections
+        .iter()
+        .filter(|(t, _)| *t >= installed)
+        .collect();
+    assert!(
+        before.iter().any(|(_, a)| a.as_deref() == Ok("e3")),
+        "the load reached e3 before the change ({} connections): the probe would not see it",
+        before.len()
+    );
+    assert!(
+        after.len() >= 10,
+        "only {} connections after the change",
+        after.len()
+    );
+    for (i, (_, answer)) in after.iter().enumerate() {
+        assert!(
+            matches!(answer.as_deref(), Ok("e1" | "e2")),
+            "new connection {i} of {} after the change: {answer:?}",
+            after.len()
+        );
+    }
+
+    // The established connections to e1 and e2 still reach them.
+    for (stream, name) in established.iter_mut().filter(|(_, name)| name != "e3") {
+        stream
+            .write_all(b"?")
+            .expect("send on an established connection");
+        assert_eq!(read_name(stream).as_deref(), Ok(name.as_str()));
+    }
     assert!(n1.stop_agent());
 }
