@@ -22,8 +22,8 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fakeapi::FakeApiServer;
@@ -358,16 +358,20 @@ fn pod_ip(result: &serde_json::Value) -> String {
     address.split('/').next().unwrap().to_owned()
 }
 
-#[test]
-fn pods_reach_a_cluster_ip_through_the_agents_datapath_with_real_packets() {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let mut lan = Lan::new();
-    let (fake, mut n1, _server) = node_on_the_api(&runtime, &mut lan);
-
-    // A client and two endpoints, added through the real plugin.
+/// Pods `names` of Node n1, in the API and added through the real plugin: their IPs and
+/// network namespaces by name.
+fn add_pods(
+    fake: &FakeApiServer,
+    n1: &TestNode,
+    lan: &mut Lan,
+    names: &[&'static str],
+) -> (
+    BTreeMap<&'static str, String>,
+    BTreeMap<&'static str, String>,
+) {
     let mut ips = BTreeMap::new();
     let mut netns = BTreeMap::new();
-    for name in ["client", "e1", "e2"] {
+    for &name in names {
         fake.insert(&pod(name, "n1")).unwrap();
         let ns = lan.pod_netns(name);
         let (ok, result) = n1.cni("ADD", &format!("c-{name}"), name, &ns, &n1.netconf(None));
@@ -375,6 +379,17 @@ fn pods_reach_a_cluster_ip_through_the_agents_datapath_with_real_packets() {
         ips.insert(name, pod_ip(&result));
         netns.insert(name, ns);
     }
+    (ips, netns)
+}
+
+#[test]
+fn pods_reach_a_cluster_ip_through_the_agents_datapath_with_real_packets() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut lan = Lan::new();
+    let (fake, mut n1, _server) = node_on_the_api(&runtime, &mut lan);
+
+    // A client and two endpoints, added through the real plugin.
+    let (ips, netns) = add_pods(&fake, &n1, &mut lan, &["client", "e1", "e2"]);
     serve_name(&netns["e1"], "e1");
     serve_name(&netns["e2"], "e2");
     let last = |name: &str| -> u8 { ips[name].rsplit('.').next().unwrap().parse().unwrap() };
@@ -549,16 +564,7 @@ fn no_new_connection_reaches_a_removed_endpoint_and_established_ones_survive() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let mut lan = Lan::new();
     let (fake, mut n1, _server) = node_on_the_api(&runtime, &mut lan);
-    let mut ips = BTreeMap::new();
-    let mut netns = BTreeMap::new();
-    for name in ["client", "e1", "e2", "e3"] {
-        fake.insert(&pod(name, "n1")).unwrap();
-        let ns = lan.pod_netns(name);
-        let (ok, result) = n1.cni("ADD", &format!("c-{name}"), name, &ns, &n1.netconf(None));
-        assert!(ok, "ADD {name}: {result}");
-        ips.insert(name, pod_ip(&result));
-        netns.insert(name, ns);
-    }
+    let (ips, netns) = add_pods(&fake, &n1, &mut lan, &["client", "e1", "e2", "e3"]);
     for name in ["e1", "e2", "e3"] {
         serve_name_per_byte(&netns[name], name);
     }
@@ -582,29 +588,48 @@ fn no_new_connection_reaches_a_removed_endpoint_and_established_ones_survive() {
     );
 
     // Load: new connections one after the other, each with the time it began and its answer.
+    type Connections = Vec<(Instant, Result<String, String>)>;
     let stop = Arc::new(AtomicBool::new(false));
+    let connections: Arc<Mutex<Connections>> = Arc::default();
     let load = {
-        let (stop, client) = (stop.clone(), netns["client"].clone());
+        let (stop, connections) = (stop.clone(), connections.clone());
+        let client = netns["client"].clone();
         std::thread::spawn(move || {
-            let mut connections = Vec::new();
             while !stop.load(Ordering::Relaxed) {
                 let began = Instant::now();
                 let answer = open_to_cluster_ip(&client).map(|(_, name)| name);
-                connections.push((began, answer));
+                connections.lock().unwrap().push((began, answer));
             }
-            connections
         })
     };
-    std::thread::sleep(Duration::from_millis(500));
+    let reached_e3 = || {
+        connections
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(_, a)| a.as_deref() == Ok("e3"))
+    };
+    wait_until("a new connection answered by e3", reached_e3);
 
     // e3 leaves the slice. From the moment the agent's line is seen, no new connection may
     // reach e3 (or fail): not once.
     fake.insert(&web_slice(&[last("e1"), last("e2")])).unwrap();
     wait_for_service_line(&n1, "web", ": 2 endpoints, ", 1);
     let installed = Instant::now();
-    std::thread::sleep(Duration::from_secs(2));
+    let begun_after = || {
+        connections
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(t, _)| *t >= installed)
+            .count()
+    };
+    wait_until("1,000 new connections after the change", || {
+        begun_after() >= 1000
+    });
     stop.store(true, Ordering::Relaxed);
-    let connections = load.join().expect("the load thread");
+    load.join().expect("the load thread");
+    let connections = connections.lock().unwrap();
     let before: Vec<_> = connections.iter().filter(|(t, _)| *t < installed).collect();
     let after: Vec<_> = connections
         .iter()

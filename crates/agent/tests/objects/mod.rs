@@ -32,25 +32,21 @@ pub fn pod(name: &str, node: &str) -> Pod {
 
 /// The slice of `dns` with endpoints `10.244.1.<last>` on UDP port 5353.
 pub fn dns_slice(lasts: &[u8]) -> EndpointSlice {
-    let endpoints: Vec<_> = lasts
-        .iter()
-        .map(|last| json!({"addresses": [format!("10.244.1.{last}")], "nodeName": "n1"}))
-        .collect();
-    serde_json::from_value(json!({
-        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-        "metadata": {
-            "namespace": "default", "name": "dns-abcde",
-            "labels": {"kubernetes.io/service-name": "dns"},
-        },
-        "addressType": "IPv4",
-        "ports": [{"name": "dns", "port": 5353, "protocol": "UDP"}],
-        "endpoints": endpoints,
-    }))
-    .expect("a valid EndpointSlice")
+    slice_on_n1("dns", ("dns", 5353, "UDP"), lasts)
 }
 
 /// The slice of `web` with endpoints `10.244.1.<last>` on port 8080.
 pub fn web_slice(lasts: &[u8]) -> EndpointSlice {
+    slice_on_n1("web", ("http", 8080, "TCP"), lasts)
+}
+
+/// The one slice of Service `default/SERVICE`: endpoints `10.244.1.<last>` on Node n1, one
+/// port (name, number, protocol).
+fn slice_on_n1(
+    service: &str,
+    (name, port, protocol): (&str, u16, &str),
+    lasts: &[u8],
+) -> EndpointSlice {
     let endpoints: Vec<_> = lasts
         .iter()
         .map(|last| json!({"addresses": [format!("10.244.1.{last}")], "nodeName": "n1"}))
@@ -58,11 +54,11 @@ pub fn web_slice(lasts: &[u8]) -> EndpointSlice {
     serde_json::from_value(json!({
         "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
         "metadata": {
-            "namespace": "default", "name": "web-abcde",
-            "labels": {"kubernetes.io/service-name": "web"},
+            "namespace": "default", "name": format!("{service}-abcde"),
+            "labels": {"kubernetes.io/service-name": service},
         },
         "addressType": "IPv4",
-        "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
+        "ports": [{"name": name, "port": port, "protocol": protocol}],
         "endpoints": endpoints,
     }))
     .expect("a valid EndpointSlice")
