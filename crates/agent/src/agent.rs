@@ -22,8 +22,8 @@ use crate::cniserver::AddOutcome;
 use crate::cniserver::{CniMetrics, CniService, PodConfigurator};
 use crate::config::{AgentConfig, Platform, node_name_from_environment};
 use crate::controller::{
-    NetworkPolicyController, PeerController, PolicyInput, ProxyController, ServiceSyncMetrics,
-    peers_of,
+    NetworkPolicyController, PeerController, PolicyInput, ProxyController, ServiceCidr,
+    ServiceSyncMetrics, peers_of,
 };
 use crate::datapath::Datapath;
 use crate::datapath::ovs::{ConnectionMetrics, RunningNode, bring_up};
@@ -318,7 +318,10 @@ pub async fn run_node<H: HostNetwork + Supervise + 'static>(
 /// cluster directory has no Services).
 fn proxy_of(config: &AgentConfig, api: Option<&ApiRun>, node: &str) -> Option<ProxyController> {
     match (config.antrea_proxy.enable, api) {
-        (true, Some(_)) => Some(ProxyController::new(node)),
+        (true, Some(_)) => Some(ProxyController::new(
+            node,
+            ServiceCidr::new(config.antrea_proxy.proxy_all, config.service_cidr),
+        )),
         (true, None) => {
             tracing::info!("Services are not load-balanced: the cluster directory has none");
             None

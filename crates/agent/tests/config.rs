@@ -53,7 +53,7 @@ fn linux_defaults_are_antreas() {
         (c.tunnel_port, c.tunnel_csum, c.no_snat, c.default_mtu),
         (0, false, false, 0)
     );
-    assert_eq!(c.service_cidr.to_string(), "10.96.0.0/12");
+    assert_eq!(c.service_cidr, None, "unset: discovered");
     assert_eq!(c.api_port, 10350);
     assert!(c.enable_prometheus_metrics);
     assert_eq!(
@@ -129,7 +129,10 @@ fn every_implemented_key_is_read() {
     assert_eq!(c.tunnel_port, 8472);
     assert!(c.tunnel_csum);
     assert_eq!(c.default_mtu, 1400);
-    assert_eq!(c.service_cidr.to_string(), "10.112.0.0/16");
+    assert_eq!(
+        c.service_cidr.map(|c| c.to_string()).as_deref(),
+        Some("10.112.0.0/16")
+    );
     assert_eq!(c.transport_interface.as_deref(), Some("eth1"));
     let cidrs: Vec<String> = c
         .transport_interface_cidrs
@@ -235,6 +238,10 @@ fn invalid_values_name_key_value_and_choices() {
         (
             "serviceCIDR: 10.96.0.0/33",
             r#"serviceCIDR: "10.96.0.0/33" is not a CIDR such as 10.96.0.0/12"#,
+        ),
+        (
+            "serviceCIDR: fd00:10:96::/108",
+            r#"serviceCIDR: "fd00:10:96::/108" is not an IPv4 CIDR such as 10.96.0.0/12 (IPv6 is serviceCIDRv6)"#,
         ),
         (
             "transportInterfaceCIDRs: [10.0.0.0/8, nope]",

@@ -13,7 +13,10 @@
 //! by the remaining one with its next datagram once the slice drops it (the agent flushed the
 //! entry). Endpoint churn under load: while a client opens new connections without pause, one
 //! of three endpoints leaves the slice; once the agent logged the change no new connection
-//! reaches it, and connections established before to the two others keep working.
+//! reaches it, and connections established before to the two others keep working. With
+//! proxyAll, the Node's own stack reaches the cluster IP through the gateway (the route to the
+//! Service CIDR discovered from the cluster IPs, the permanent neighbour for 169.254.0.253),
+//! answered by both endpoints, and is refused by a Service without endpoints.
 #![cfg(target_os = "linux")]
 
 mod objects;
@@ -72,6 +75,19 @@ fn quiet_service() -> Service {
                 {"name": "http", "port": 80, "protocol": "TCP"},
                 {"name": "dns", "port": 53, "protocol": "UDP"},
             ],
+        },
+    }))
+    .unwrap()
+}
+
+/// `kubernetes`: the API server's Service, cluster IP 10.96.0.1 (no slice here).
+fn kubernetes_service() -> Service {
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"namespace": "default", "name": "kubernetes"},
+        "spec": {
+            "clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"],
+            "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
         },
     }))
     .unwrap()
@@ -193,11 +209,20 @@ fn node_on_the_api(
     runtime: &tokio::runtime::Runtime,
     lan: &mut Lan,
 ) -> (FakeApiServer, TestNode, fakeapi::TcpServer) {
+    node_on_the_api_with(runtime, lan, "")
+}
+
+/// [`node_on_the_api`] with `extra` appended to the agent's configuration.
+fn node_on_the_api_with(
+    runtime: &tokio::runtime::Runtime,
+    lan: &mut Lan,
+    extra: &str,
+) -> (FakeApiServer, TestNode, fakeapi::TcpServer) {
     let ns1 = lan.node_netns(1);
     let fake = FakeApiServer::new();
     fake.insert(&node("n1", "10.10.0.11", Some("10.244.1.0/24")))
         .unwrap();
-    let mut n1 = TestNode::new("n1", &ns1, "", "");
+    let mut n1 = TestNode::new("n1", &ns1, extra, "");
     let kubeconfig = n1.dir.path().join("kubeconfig");
     let server = serve_in(runtime, &fake, &ns1, &kubeconfig);
     n1.use_api(&kubeconfig);
@@ -660,5 +685,71 @@ fn no_new_connection_reaches_a_removed_endpoint_and_established_ones_survive() {
             .expect("send on an established connection");
         assert_eq!(read_name(stream).as_deref(), Ok(name.as_str()));
     }
+    assert!(n1.stop_agent());
+}
+
+/// The Node's routes with the Service routes' protocol number (165), as `ip route` prints them.
+fn service_routes(node: &TestNode) -> Vec<String> {
+    node.exec(&["ip", "-4", "route", "show", "proto", "165"])
+        .lines()
+        .map(|l| l.trim().to_owned())
+        .collect()
+}
+
+#[test]
+fn with_proxy_all_the_node_itself_reaches_cluster_ips_through_the_datapath() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut lan = Lan::new();
+    let (fake, mut n1, _server) =
+        node_on_the_api_with(&runtime, &mut lan, "antreaProxy:\n  proxyAll: true\n");
+    let (ips, netns) = add_pods(&fake, &n1, &mut lan, &["e1", "e2"]);
+    serve_name(&netns["e1"], "e1");
+    serve_name(&netns["e2"], "e2");
+    let last = |name: &str| -> u8 { ips[name].rsplit('.').next().unwrap().parse().unwrap() };
+
+    // No serviceCIDR in the config: the route covers the cluster IPs seen, widening as
+    // Services come (10.96.0.1 alone, then with 10.96.0.10 and 10.96.0.20: 10.96.0.0/27).
+    fake.insert(&kubernetes_service()).unwrap();
+    wait_until("the route to the kubernetes Service", || {
+        service_routes(&n1)
+            .contains(&"10.96.0.1 via 169.254.0.253 dev antrea-gw0 onlink".to_owned())
+    });
+    fake.insert(&web_service()).unwrap();
+    fake.insert(&web_slice(&[last("e1"), last("e2")])).unwrap();
+    fake.insert(&quiet_service()).unwrap();
+    wait_until("the discovered Service CIDR's route", || {
+        service_routes(&n1)
+            == [
+                "10.96.0.0/27 via 169.254.0.253 dev antrea-gw0 onlink",
+                "169.254.0.253 dev antrea-gw0 scope link",
+            ]
+    });
+    let neighbour = n1.exec(&["ip", "neigh", "show", "169.254.0.253", "dev", "antrea-gw0"]);
+    assert_eq!(
+        neighbour.trim(),
+        "169.254.0.253 lladdr aa:bb:cc:dd:ee:ff PERMANENT"
+    );
+    assert!(logged(
+        &n1,
+        "for [10.96.0.0/27] (discovered from the Services' cluster IPs)"
+    ));
+    wait_until("the web Service's group with 2 buckets", || {
+        select_groups(&n1).iter().any(|g| buckets(g) == 2)
+    });
+
+    // The Node's own stack (no Pod namespace): every connection to the cluster IP is answered,
+    // by both endpoints over 24 connections.
+    n1.ovs.appctl(&["revalidator/purge"]).unwrap();
+    let answers: BTreeSet<String> = cluster_ip_answers(&n1.netns, 24).into_iter().collect();
+    assert_eq!(answers, BTreeSet::from(["e1".to_owned(), "e2".to_owned()]));
+    // A Service without endpoints refuses the Node too, at once.
+    let refused = ask_within(&n1.netns, "10.96.0.20:80", REFUSAL_WITHIN);
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.contains("Connection refused")),
+        "the Node's connection to the endpointless Service: {refused:?}"
+    );
+
     assert!(n1.stop_agent());
 }

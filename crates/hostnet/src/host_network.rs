@@ -10,6 +10,7 @@
 //! | `take_over_uplink` | move MAC/addresses/routes of the NIC to the `br-int` tap | create the Transparent HNS network (moves the config to its vNIC), rename the vNIC `br-int`; after `prepare_bridge` finds it done |
 //! | `configure_gateway` | netlink on `antrea-gw0` | `New-NetIPAddress`/`SetIpInterfaceEntry` on `antrea-gw0` |
 //! | `reconcile_peer_routes` | routes with antrea's protocol number | IP Helper routes on the gateway/`br-int` |
+//! | `reconcile_service_routes` | permanent neighbour + routes via `169.254.0.253` (protocol 165) | the same through IP Helper (metric 50) |
 //! | `ensure_pod_snat` | nftables `ip antrea` masquerade | NetNat `antrea-nat` |
 //! | `block_kernel_ingress` | nftables netdev ingress drop | nothing (the vSwitch extension owns the port) |
 //! | `create_pod_interface` | veth pair into the Pod netns | HNS endpoint attached to the HCN namespace |
@@ -21,7 +22,7 @@ use model::MacAddr;
 use crate::error::Result;
 use crate::model::{
     GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat,
-    RouteChanges, TransportSelector, Uplink,
+    RouteChanges, ServiceRoutes, TransportSelector, Uplink,
 };
 
 /// The Node's OS networking. Implementations operate on the Node's own network stack (on Linux:
@@ -85,6 +86,19 @@ pub trait HostNetwork: Send + Sync {
     fn reconcile_peer_routes(
         &self,
         desired: &[PeerRoute],
+    ) -> impl Future<Output = Result<RouteChanges>> + Send;
+
+    /// Makes the host send its own traffic to `routes.destinations` into the datapath through
+    /// `routes.interface`: a permanent neighbour entry [`model::VIRTUAL_SERVICE_IP`] →
+    /// [`model::GLOBAL_VIRTUAL_MAC`], a host route to that address on the interface, and one
+    /// route per destination via it. Routes of ours no longer wanted are deleted; with no
+    /// destination the neighbour entry and the host route go too. Only the backend's own
+    /// Service routes are touched (peer routes and everyone else's stay); a destination that
+    /// already has a route of someone else is [`crate::Error::RouteConflict`]. The changes
+    /// name the destinations, not the host route.
+    fn reconcile_service_routes(
+        &self,
+        routes: &ServiceRoutes,
     ) -> impl Future<Output = Result<RouteChanges>> + Send;
 
     /// Installs (or updates) the Pod egress SNAT rule.

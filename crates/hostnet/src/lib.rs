@@ -4,8 +4,9 @@
 //! uplink and its IP configuration moves to the bridge's LOCAL interface (`br-int`), the gateway
 //! interface holds the first IP of the Pod CIDR, Pods get one interface each, Pod egress is
 //! source-NATed by the host. This crate owns the OS side of that: finding the transport
-//! interface, moving its configuration, the gateway's addresses, routes to peer Pod CIDRs, SNAT,
-//! keeping the kernel off OVS-owned ports, and Pod interfaces.
+//! interface, moving its configuration, the gateway's addresses, routes to peer Pod CIDRs and
+//! the host's routes to Services, SNAT, keeping the kernel off OVS-owned ports, and Pod
+//! interfaces.
 //!
 //! Platform-neutral parts (the trait, its value types, the endpoint naming rule) compile
 //! everywhere; the Linux backend ([`linux::LinuxHost`]) uses rtnetlink, `nft` and ethtool. The
@@ -32,5 +33,5 @@ pub use host_network::HostNetwork;
 pub const POD_INTERFACE_GROUP: u32 = 0x616e_7472;
 pub use model::{
     GatewayConfig, HostRoute, NicConfig, Outcome, PeerRoute, PodDns, PodInterface,
-    PodInterfaceSpec, PodSnat, RouteChanges, TransportSelector, Uplink,
+    PodInterfaceSpec, PodSnat, RouteChanges, ServiceRoutes, TransportSelector, Uplink,
 };

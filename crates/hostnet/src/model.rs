@@ -1,10 +1,13 @@
 //! The values [`crate::HostNetwork`] takes and returns: what to look for, snapshots of interface
 //! configuration, and the desired state of gateway, routes, SNAT and Pod interfaces.
 
+use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
 use ipnet::Ipv4Net;
-use model::MacAddr;
+use model::{MacAddr, VIRTUAL_SERVICE_IP};
+
+use crate::error::{Error, Result};
 
 /// How the agent finds the Node's transport interface (Antrea's `transportInterface` option,
 /// then `transportInterfaceCIDRs`, then the Node's IP).
@@ -126,7 +129,33 @@ pub struct PeerRoute {
     pub onlink: bool,
 }
 
-/// What a peer route reconciliation did.
+/// The Node's own traffic to Services (proxyAll): what the host routes into the datapath.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceRoutes {
+    /// The gateway interface (`antrea-gw0`) the traffic leaves through.
+    pub interface: String,
+    /// The destinations sent to the datapath: the Service CIDR (and any other range of
+    /// frontends). Empty: the host routes no Service traffic, and the neighbour entry goes too.
+    pub destinations: Vec<Ipv4Net>,
+}
+
+impl ServiceRoutes {
+    /// The destinations, host bits cleared and each once; a destination holding the virtual
+    /// Service IP (the routes' own next hop) is refused.
+    pub(crate) fn checked_destinations(&self) -> Result<BTreeSet<Ipv4Net>> {
+        let wanted: BTreeSet<Ipv4Net> = self.destinations.iter().map(Ipv4Net::trunc).collect();
+        match wanted.iter().find(|d| d.contains(&VIRTUAL_SERVICE_IP)) {
+            Some(bad) => Err(Error::Invalid {
+                what: "Service route destination",
+                value: bad.to_string(),
+                reason: "holds 169.254.0.253, the Service routes' next hop",
+            }),
+            None => Ok(wanted),
+        }
+    }
+}
+
+/// What a route reconciliation (peer or Service routes) did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RouteChanges {
     /// Destinations that had no route of ours.
@@ -141,6 +170,18 @@ impl RouteChanges {
     /// Whether nothing was changed.
     pub fn is_empty(&self) -> bool {
         self.added.is_empty() && self.replaced.is_empty() && self.deleted.is_empty()
+    }
+
+    /// One line for a Service route reconciliation on `interface` that changed something.
+    pub(crate) fn log_service_routes(&self, interface: &str) {
+        if !self.is_empty() {
+            tracing::info!(
+                "Service routes via {VIRTUAL_SERVICE_IP} on {interface}: {} added, {} replaced, {} deleted",
+                self.added.len(),
+                self.replaced.len(),
+                self.deleted.len()
+            );
+        }
     }
 }
 

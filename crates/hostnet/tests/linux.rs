@@ -8,11 +8,11 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use hostnet::linux::{LinuxHost, Netns, ROUTE_PROTOCOL};
+use hostnet::linux::{LinuxHost, Netns, ROUTE_PROTOCOL, SERVICE_ROUTE_PROTOCOL};
 use hostnet::naming::endpoint_name;
 use hostnet::{
     Error, GatewayConfig, HostNetwork, Outcome, PeerRoute, PodInterfaceSpec, PodSnat,
-    TransportSelector,
+    ServiceRoutes, TransportSelector,
 };
 use ipnet::Ipv4Net;
 use model::MacAddr;
@@ -705,6 +705,227 @@ async fn peer_routes_reconcile_touches_only_our_routes() {
         n.routes("eth0").len(),
         4,
         "default, extra, connected and the foreign route remain"
+    );
+}
+
+/// The Node's routes with protocol `proto`, as `dst [via gw] dev d [scope s] [onlink]`.
+fn routes_with_protocol(n: &Node, proto: u8) -> Vec<String> {
+    let mut r: Vec<String> = n
+        .ip_json(&["-4", "route", "show", "proto", &proto.to_string()])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let mut text = r["dst"].as_str().unwrap().to_owned();
+            if let Some(gw) = r["gateway"].as_str() {
+                text += &format!(" via {gw}");
+            }
+            text += &format!(" dev {}", r["dev"].as_str().unwrap());
+            if let Some(scope) = r["scope"].as_str() {
+                text += &format!(" scope {scope}");
+            }
+            if r["flags"]
+                .as_array()
+                .is_some_and(|f| f.contains(&Value::from("onlink")))
+            {
+                text += " onlink";
+            }
+            text
+        })
+        .collect();
+    r.sort();
+    r
+}
+
+/// `169.254.0.253`'s neighbour entries, as `dev lladdr STATE`.
+fn virtual_ip_neighbours(n: &Node) -> Vec<String> {
+    n.ip_json(&["-4", "neigh", "show", "to", "169.254.0.253"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {} {}",
+                e["dev"].as_str().unwrap(),
+                e["lladdr"].as_str().unwrap_or("-"),
+                e["state"][0].as_str().unwrap_or("-")
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn service_routes_send_the_nodes_service_traffic_to_the_gateway_and_leave_peer_routes_alone()
+{
+    let n = Node::new();
+    for args in [
+        &["tuntap", "add", "antrea-gw0", "mode", "tap"][..],
+        &["addr", "add", "10.244.1.1/24", "dev", "antrea-gw0"],
+        &["link", "set", "antrea-gw0", "up"],
+        &[
+            "route",
+            "add",
+            "10.97.0.0/16",
+            "via",
+            "10.10.0.99",
+            "dev",
+            "eth0",
+        ],
+    ] {
+        let mut full = vec!["ip", "-n", &n.node];
+        full.extend_from_slice(args);
+        run(&full);
+    }
+    let host = n.host().await;
+    let peer = PeerRoute {
+        destination: cidr("10.244.2.0/24"),
+        gateway: ip("10.244.2.1"),
+        interface: "antrea-gw0".into(),
+        onlink: true,
+    };
+    host.reconcile_peer_routes(std::slice::from_ref(&peer))
+        .await
+        .unwrap();
+    let cluster = ServiceRoutes {
+        interface: "antrea-gw0".into(),
+        destinations: vec![cidr("10.96.0.0/12")],
+    };
+
+    let changes = host.reconcile_service_routes(&cluster).await.unwrap();
+    assert_eq!(
+        (
+            changes.added.clone(),
+            changes.replaced.len(),
+            changes.deleted.len()
+        ),
+        (vec![cidr("10.96.0.0/12")], 0, 0)
+    );
+    assert_eq!(
+        routes_with_protocol(&n, SERVICE_ROUTE_PROTOCOL),
+        [
+            "10.96.0.0/12 via 169.254.0.253 dev antrea-gw0 onlink",
+            "169.254.0.253 dev antrea-gw0 scope link"
+        ]
+    );
+    assert_eq!(
+        virtual_ip_neighbours(&n),
+        ["antrea-gw0 aa:bb:cc:dd:ee:ff PERMANENT"]
+    );
+    // The kernel now sends the Node's own Service traffic through the gateway, from its address.
+    let chosen = n.ip_json(&["-4", "route", "get", "10.96.0.10"]);
+    assert_eq!(
+        (
+            &chosen[0]["dev"],
+            &chosen[0]["gateway"],
+            &chosen[0]["prefsrc"]
+        ),
+        (
+            &Value::from("antrea-gw0"),
+            &Value::from("169.254.0.253"),
+            &Value::from("10.244.1.1")
+        ),
+        "{chosen}"
+    );
+
+    let writes = host.writes();
+    assert!(
+        host.reconcile_service_routes(&cluster)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(host.writes(), writes, "a repeat writes nothing");
+
+    // Peer routes and Service routes are reconciled apart: neither removes the other's.
+    assert!(host.reconcile_peer_routes(&[]).await.unwrap().deleted == [peer.destination]);
+    assert_eq!(routes_with_protocol(&n, SERVICE_ROUTE_PROTOCOL).len(), 2);
+    host.reconcile_peer_routes(std::slice::from_ref(&peer))
+        .await
+        .unwrap();
+
+    // A changed entry for the virtual IP is put back.
+    n.exec(&[
+        "ip",
+        "neigh",
+        "replace",
+        "169.254.0.253",
+        "lladdr",
+        "02:00:00:00:00:01",
+        "dev",
+        "antrea-gw0",
+        "nud",
+        "permanent",
+    ]);
+    let wider = ServiceRoutes {
+        interface: "antrea-gw0".into(),
+        destinations: vec![
+            cidr("10.96.0.0/16"),
+            cidr("192.0.2.10/32"),
+            cidr("10.96.0.9/16"),
+        ],
+    };
+    let changes = host.reconcile_service_routes(&wider).await.unwrap();
+    assert_eq!(
+        (changes.added, changes.replaced, changes.deleted),
+        (
+            vec![cidr("10.96.0.0/16"), cidr("192.0.2.10/32")],
+            vec![],
+            vec![cidr("10.96.0.0/12")]
+        )
+    );
+    assert_eq!(
+        virtual_ip_neighbours(&n),
+        ["antrea-gw0 aa:bb:cc:dd:ee:ff PERMANENT"]
+    );
+
+    // Someone else's route to a destination is a conflict, and the virtual IP itself cannot be
+    // a destination; neither changes anything.
+    let before = routes_with_protocol(&n, SERVICE_ROUTE_PROTOCOL);
+    let taken = ServiceRoutes {
+        destinations: vec![cidr("10.97.0.0/16")],
+        ..wider.clone()
+    };
+    let error = host.reconcile_service_routes(&taken).await.unwrap_err();
+    assert!(matches!(error, Error::RouteConflict { .. }), "{error}");
+    let holding = ServiceRoutes {
+        destinations: vec![cidr("169.254.0.0/16")],
+        ..wider.clone()
+    };
+    let error = host.reconcile_service_routes(&holding).await.unwrap_err();
+    assert!(matches!(error, Error::Invalid { .. }), "{error}");
+    let missing = ServiceRoutes {
+        interface: "antrea-gw9".into(),
+        ..wider.clone()
+    };
+    let error = host.reconcile_service_routes(&missing).await.unwrap_err();
+    assert!(matches!(error, Error::InterfaceNotFound { .. }), "{error}");
+    host.reconcile_service_routes(&wider).await.unwrap();
+    assert_eq!(routes_with_protocol(&n, SERVICE_ROUTE_PROTOCOL).len(), 3);
+    assert!(
+        before
+            .iter()
+            .all(|r| routes_with_protocol(&n, SERVICE_ROUTE_PROTOCOL).contains(r))
+    );
+
+    // None wanted: every Service route and the neighbour entry go; the rest stays.
+    let none = ServiceRoutes {
+        interface: "antrea-gw0".into(),
+        destinations: vec![],
+    };
+    let changes = host.reconcile_service_routes(&none).await.unwrap();
+    assert_eq!(
+        changes.deleted,
+        [cidr("10.96.0.0/16"), cidr("192.0.2.10/32")]
+    );
+    assert!(routes_with_protocol(&n, SERVICE_ROUTE_PROTOCOL).is_empty());
+    assert!(virtual_ip_neighbours(&n).is_empty());
+    assert_eq!(
+        routes_with_protocol(&n, ROUTE_PROTOCOL),
+        ["10.244.2.0/24 via 10.244.2.1 dev antrea-gw0 onlink"]
+    );
+    assert_eq!(
+        n.ip_json(&["-4", "route", "show", "10.97.0.0/16"])[0]["gateway"],
+        "10.10.0.99"
     );
 }
 

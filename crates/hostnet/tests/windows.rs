@@ -1,7 +1,7 @@
 //! The Windows backend over the fakes (`FakeWindows` = HNS + IP Helper, NetNat, firewall):
 //! Node bring-up through the trait, restart, rollback at each step, the path where Windows does
-//! not move the Node IP, a virtual uplink, reboot recovery, uninstall, peer routes and Pod
-//! endpoints, and the takeover's guards (network recreation by the reconciler, rollback by the
+//! not move the Node IP, a virtual uplink, reboot recovery, uninstall, peer routes, the host's
+//! Service routes (the IP Helper calls made, as golden data) and Pod endpoints, and the takeover's guards (network recreation by the reconciler, rollback by the
 //! watchdog). Runs on every platform (Linux and Wine alike).
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -17,17 +17,18 @@ use hostnet::windows::heal::{
 };
 use hostnet::windows::watchdog::{ScriptedProbe, Watchdog, WatchdogConfig, WatchdogVerdict};
 use hostnet::windows::{
-    FakeWindows, HNS_NETWORK, PEER_ROUTE_METRIC, TakeoverGuard, WindowsHost, WindowsSettings,
+    FakeWindows, HNS_NETWORK, PEER_ROUTE_METRIC, SERVICE_ROUTE_METRIC, TakeoverGuard, WindowsHost,
+    WindowsSettings,
 };
 use hostnet::{
     Error, GatewayConfig, HostNetwork, Outcome, PeerRoute, PodDns, PodInterfaceSpec, PodSnat,
-    RouteChanges, TransportSelector,
+    RouteChanges, ServiceRoutes, TransportSelector,
 };
 use ipnet::Ipv4Net;
 use model::MacAddr;
 use winos::firewall::FakeFirewall;
 use winos::iphelper::{IpHelperCall, IpHelperOp};
-use winos::model::{Adapter, InterfaceType, IpFamily, Luid, OperStatus, Route};
+use winos::model::{Adapter, InterfaceType, IpFamily, Luid, NeighborState, OperStatus, Route};
 use winos::netnat::FakeNetNat;
 use winos::{FakeIpHelper, IpHelper, WinOsError};
 
@@ -174,6 +175,7 @@ fn writes(ip: &FakeIpHelper) -> Vec<IpHelperCall> {
         IpHelperOp::Adapters,
         IpHelperOp::Routes,
         IpHelperOp::UnicastAddresses,
+        IpHelperOp::Neighbors,
         IpHelperOp::IpInterface,
     ];
     ip.calls()
@@ -603,6 +605,156 @@ async fn peer_routes_are_added_replaced_and_deleted_and_others_are_left_alone() 
     }];
     let error = node.host.reconcile_peer_routes(&missing).await.unwrap_err();
     assert!(matches!(error, Error::InterfaceNotFound { .. }), "{error}");
+}
+
+fn service_routes(destinations: &[&str]) -> ServiceRoutes {
+    ServiceRoutes {
+        interface: GATEWAY.into(),
+        destinations: destinations.iter().map(|d| cidr(d)).collect(),
+    }
+}
+
+#[tokio::test]
+async fn service_routes_are_antreas_neighbor_and_routes_on_the_gateway_and_peer_routes_stay() {
+    let node = node();
+    bring_up(&node).await.unwrap();
+    let gw = node.ip.adapter_by_alias(GATEWAY).unwrap().unwrap().index;
+    node.host
+        .reconcile_peer_routes(&[peer("10.244.2.0/24", "10.244.2.1")])
+        .await
+        .unwrap();
+    let vip: IpAddr = "169.254.0.253".parse().unwrap();
+    let gvm = MacAddr([0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff]);
+    let on_link = Route::new(
+        "169.254.0.253/32".parse().unwrap(),
+        "0.0.0.0".parse().unwrap(),
+        gw,
+        SERVICE_ROUTE_METRIC,
+    );
+    let via_vip = |d: &str| Route::new(d.parse().unwrap(), vip, gw, SERVICE_ROUTE_METRIC);
+    node.ip.clear_calls();
+
+    let changes = node
+        .host
+        .reconcile_service_routes(&service_routes(&["10.96.0.0/12"]))
+        .await
+        .unwrap();
+    assert_eq!(changes.added, [cidr("10.96.0.0/12")]);
+    // What Windows is sent, in order: Antrea's permanent neighbour, then the routes (metric 50).
+    assert_eq!(
+        writes(&node.ip),
+        [
+            IpHelperCall::CreatePermanentNeighbor {
+                interface_index: gw,
+                address: vip,
+                mac: gvm
+            },
+            IpHelperCall::CreateRoute(on_link.clone()),
+            IpHelperCall::CreateRoute(via_vip("10.96.0.0/12")),
+        ]
+    );
+    let neighbors = node.ip.neighbors(IpFamily::V4).unwrap();
+    assert!(
+        neighbors.iter().any(|n| n.interface_index == gw
+            && n.address == vip
+            && n.mac == gvm
+            && n.state == NeighborState::Permanent),
+        "{neighbors:?}"
+    );
+
+    node.ip.clear_calls();
+    let again = node
+        .host
+        .reconcile_service_routes(&service_routes(&["10.96.0.0/12"]))
+        .await
+        .unwrap();
+    assert!(again.is_empty());
+    assert_eq!(writes(&node.ip), [], "a repeat writes nothing");
+
+    // Peer routes and Service routes are reconciled apart.
+    node.host.reconcile_peer_routes(&[]).await.unwrap();
+    let routes = node.ip.routes().unwrap();
+    assert!(routes.contains(&on_link) && routes.contains(&via_vip("10.96.0.0/12")));
+    node.host
+        .reconcile_peer_routes(&[peer("10.244.2.0/24", "10.244.2.1")])
+        .await
+        .unwrap();
+
+    // A neighbour entry for the virtual IP with another MAC is replaced.
+    node.ip.delete_neighbor(gw, vip).unwrap();
+    node.ip
+        .create_permanent_neighbor(gw, vip, MacAddr([2, 0, 0, 0, 0, 1]))
+        .unwrap();
+    node.ip.clear_calls();
+    let changes = node
+        .host
+        .reconcile_service_routes(&service_routes(&["10.96.0.0/16", "192.0.2.10/32"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        changes,
+        RouteChanges {
+            added: vec![cidr("10.96.0.0/16"), cidr("192.0.2.10/32")],
+            replaced: vec![],
+            deleted: vec![cidr("10.96.0.0/12")],
+        }
+    );
+    assert_eq!(
+        writes(&node.ip),
+        [
+            IpHelperCall::DeleteNeighbor {
+                interface_index: gw,
+                address: vip
+            },
+            IpHelperCall::CreatePermanentNeighbor {
+                interface_index: gw,
+                address: vip,
+                mac: gvm
+            },
+            IpHelperCall::DeleteRoute(via_vip("10.96.0.0/12").key()),
+            IpHelperCall::CreateRoute(via_vip("10.96.0.0/16")),
+            IpHelperCall::CreateRoute(via_vip("192.0.2.10/32")),
+        ]
+    );
+
+    let error = node
+        .host
+        .reconcile_service_routes(&service_routes(&["169.254.0.0/16"]))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, Error::Invalid { .. }), "{error}");
+    let missing = ServiceRoutes {
+        interface: "antrea-gw9".into(),
+        ..service_routes(&["10.96.0.0/16"])
+    };
+    let error = node
+        .host
+        .reconcile_service_routes(&missing)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, Error::InterfaceNotFound { .. }), "{error}");
+
+    // None wanted: the routes and the neighbour go, the peer route stays.
+    let changes = node
+        .host
+        .reconcile_service_routes(&service_routes(&[]))
+        .await
+        .unwrap();
+    assert_eq!(
+        changes.deleted,
+        [cidr("10.96.0.0/16"), cidr("192.0.2.10/32")]
+    );
+    let routes = node.ip.routes().unwrap();
+    assert!(!routes.iter().any(|r| r.metric == SERVICE_ROUTE_METRIC));
+    assert!(routes.iter().any(|r| r.metric == PEER_ROUTE_METRIC));
+    assert!(
+        !node
+            .ip
+            .neighbors(IpFamily::V4)
+            .unwrap()
+            .iter()
+            .any(|n| n.address == vip)
+    );
 }
 
 #[tokio::test]

@@ -9,6 +9,8 @@
 //!   the `netpol` crate.
 //! - [`service`]: Services as a datapath load-balances them ([`Service`], [`ServicePort`],
 //!   [`Endpoint`]), target ports resolved.
+//! - [`virtual_addresses`]: the addresses the datapath answers for itself
+//!   ([`GLOBAL_VIRTUAL_MAC`], [`VIRTUAL_SERVICE_IP`]).
 //!
 //! The project's address types live here too, the only ones any crate may use:
 //!
@@ -29,6 +31,7 @@ pub mod peer;
 pub mod pod;
 pub mod policy;
 pub mod service;
+pub mod virtual_addresses;
 
 pub use ipnet::Ipv4Net;
 pub use mac::{MacAddr, MacParseError};
@@ -42,3 +45,4 @@ pub use policy::{
 pub use service::{
     Endpoint, EndpointConditions, Service, ServiceKey, ServicePort, SessionAffinity, TrafficPolicy,
 };
+pub use virtual_addresses::{GLOBAL_VIRTUAL_MAC, VIRTUAL_SERVICE_IP};

@@ -18,7 +18,7 @@ mod tls;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ipnet::IpNet;
+use ipnet::{IpNet, Ipv4Net};
 use localipc::Endpoint;
 
 pub use agent_api::AgentApiConfig;
@@ -63,8 +63,9 @@ pub struct AgentConfig {
     pub tunnel_csum: bool,
     /// `defaultMTU`: the Pod and gateway MTU; 0 means derived from the transport interface.
     pub default_mtu: u16,
-    /// `serviceCIDR` (default `10.96.0.0/12`).
-    pub service_cidr: IpNet,
+    /// `serviceCIDR`: the IPv4 Service CIDR the Node routes into the datapath with
+    /// `antreaProxy.proxyAll`. Unset (or `""`): discovered from the Services' cluster IPs.
+    pub service_cidr: Option<Ipv4Net>,
     /// `transportInterface`: the interface carrying traffic between Nodes.
     pub transport_interface: Option<String>,
     /// `transportInterfaceCIDRs`: find the transport interface by its network.
@@ -140,9 +141,7 @@ impl AgentConfig {
             tunnel_port: 0,
             tunnel_csum: false,
             default_mtu: 0,
-            service_cidr: "10.96.0.0/12"
-                .parse()
-                .expect("the default Service CIDR is valid"),
+            service_cidr: None,
             transport_interface: None,
             transport_interface_cidrs: Vec::new(),
             api_port: 10350,

@@ -119,7 +119,16 @@ pub(super) fn parse(text: &str, platform: Platform) -> Result<LoadedConfig, Conf
     }
     config.default_mtu = port(root.integer("defaultMTU", 0, 65535)?).unwrap_or(0);
     if let Some(cidr) = root.string("serviceCIDR")? {
-        config.service_cidr = parse_cidr("serviceCIDR".to_owned(), cidr)?;
+        match parse_cidr("serviceCIDR".to_owned(), cidr)? {
+            ipnet::IpNet::V4(v4) => config.service_cidr = Some(v4.trunc()),
+            ipnet::IpNet::V6(_) => {
+                return Err(ConfigError::InvalidValue {
+                    key: "serviceCIDR".to_owned(),
+                    value: format!("{cidr:?}"),
+                    allowed: "an IPv4 CIDR such as 10.96.0.0/12 (IPv6 is serviceCIDRv6)".to_owned(),
+                });
+            }
+        }
     }
     config.transport_interface = root.string("transportInterface")?.map(str::to_owned);
     config.transport_interface_cidrs = root

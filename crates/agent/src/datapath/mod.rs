@@ -18,6 +18,7 @@ use std::future::Future;
 use std::net::Ipv4Addr;
 
 use hostnet::{PodInterface, PodInterfaceSpec, RouteChanges};
+use ipnet::Ipv4Net;
 use model::{NodeNetwork, PeerNode, PodKey, Service, ServiceKey};
 use netpol::{PolicyDelta, RuleId};
 
@@ -194,6 +195,14 @@ pub trait Datapath: Send + Sync + 'static {
         &self,
         service: &Service,
     ) -> impl Future<Output = Result<ServiceChanges, AgentError>> + Send;
+
+    /// Makes the Node's own traffic to `destinations` (the Service CIDR) enter the datapath's
+    /// Service load balancing (proxyAll), and only that: destinations sent before and not now
+    /// stop being routed; with none, nothing is. Repeating the call changes nothing.
+    fn set_service_routes(
+        &self,
+        destinations: &[Ipv4Net],
+    ) -> impl Future<Output = Result<RouteChanges, AgentError>> + Send;
 
     /// Stops load-balancing Service `key`: its frontends and endpoints go. Removing a Service
     /// the datapath does not have succeeds and changes nothing; on error nothing changed.

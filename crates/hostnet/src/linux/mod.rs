@@ -1,5 +1,5 @@
-//! The Linux backend: rtnetlink for links, addresses and routes, `nft` for SNAT and for keeping
-//! the kernel off OVS-owned ports, the ethtool ioctl for checksum offload.
+//! The Linux backend: rtnetlink for links, addresses, routes and neighbours, `nft` for SNAT and
+//! for keeping the kernel off OVS-owned ports, the ethtool ioctl for checksum offload.
 //!
 //! [`LinuxHost`] works on one network namespace, fixed when it is created (normally the agent's
 //! own, [`LinuxHost::current`]). Its netlink socket belongs to that namespace; everything else
@@ -15,6 +15,7 @@ mod nfnetlink;
 mod nft;
 mod pod;
 mod routes;
+mod service_routes;
 mod sysctl;
 mod uplink;
 mod writes;
@@ -23,6 +24,7 @@ use tokio::task::JoinHandle;
 
 pub use netns::Netns;
 pub use routes::ROUTE_PROTOCOL;
+pub use service_routes::SERVICE_ROUTE_PROTOCOL;
 pub use uplink::UPLINK_ALIAS_PREFIX;
 
 use model::MacAddr;
@@ -31,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::host_network::HostNetwork;
 use crate::model::{
     GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat,
-    RouteChanges, TransportSelector, Uplink,
+    RouteChanges, ServiceRoutes, TransportSelector, Uplink,
 };
 use netlink::Kernel;
 use writes::Writes;
@@ -141,6 +143,10 @@ impl HostNetwork for LinuxHost {
 
     async fn reconcile_peer_routes(&self, desired: &[PeerRoute]) -> Result<RouteChanges> {
         self.peer_routes(desired).await
+    }
+
+    async fn reconcile_service_routes(&self, routes: &ServiceRoutes) -> Result<RouteChanges> {
+        self.service_routes(routes).await
     }
 
     async fn ensure_pod_snat(&self, snat: &PodSnat) -> Result<Outcome> {

@@ -1,10 +1,14 @@
-//! Route-netlink access for one network namespace: reading links, IPv4 addresses and routes
-//! into this crate's types, and the few writes the backend makes, each counted.
+//! Route-netlink access for one network namespace: reading links, IPv4 addresses, routes and
+//! neighbour entries into this crate's types, and the few writes the backend makes, each
+//! counted.
 
 use futures_util::TryStreamExt;
 use netlink_packet_route::AddressFamily;
 use netlink_packet_route::address::{AddressAttribute, AddressMessage};
 use netlink_packet_route::link::{InfoKind, LinkAttribute, LinkFlags, LinkInfo, LinkMessage};
+use netlink_packet_route::neighbour::{
+    NeighbourAddress, NeighbourAttribute, NeighbourMessage, NeighbourState,
+};
 use netlink_packet_route::route::{
     RouteAddress, RouteAttribute, RouteFlags, RouteHeader, RouteMessage, RouteProtocol, RouteScope,
     RouteType,
@@ -46,6 +50,16 @@ pub struct Link {
 pub struct KernelRoute {
     pub route: HostRoute,
     pub oif: Option<u32>,
+}
+
+/// An IPv4 neighbour entry as the kernel reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelNeighbour {
+    pub index: u32,
+    pub address: Ipv4Addr,
+    pub mac: Option<MacAddr>,
+    /// `NUD_PERMANENT`: configured, never expires.
+    pub permanent: bool,
 }
 
 /// A netlink handle on one namespace plus the count of writes made through it.
@@ -312,6 +326,64 @@ impl Kernel {
                 link.name
             )))
     }
+
+    /// Every IPv4 neighbour entry.
+    pub async fn neighbours(&self) -> Result<Vec<KernelNeighbour>> {
+        let messages: Vec<NeighbourMessage> = self
+            .handle
+            .neighbours()
+            .get()
+            .set_address_family(AddressFamily::Inet)
+            .execute()
+            .try_collect()
+            .await
+            .map_err(netlink_error("list neighbours"))?;
+        Ok(messages.iter().filter_map(parse_neighbour).collect())
+    }
+
+    /// Makes `address` on `link` a permanent entry for `mac`, replacing any entry it has.
+    pub async fn set_permanent_neighbour(
+        &self,
+        link: &Link,
+        address: Ipv4Addr,
+        mac: MacAddr,
+    ) -> Result<()> {
+        self.count_write();
+        self.handle
+            .neighbours()
+            .add(link.index, IpAddr::V4(address))
+            .state(NeighbourState::Permanent)
+            .link_layer_address(&mac.0)
+            .replace()
+            .execute()
+            .await
+            .map_err(netlink_error(format!(
+                "set neighbour {address} lladdr {mac} permanent on {:?}",
+                link.name
+            )))
+    }
+
+    /// Deletes the entry of `neighbour.address` on its interface.
+    pub async fn delete_neighbour(&self, neighbour: &KernelNeighbour) -> Result<()> {
+        self.count_write();
+        let mut message = NeighbourMessage::default();
+        message.header.family = AddressFamily::Inet;
+        message.header.ifindex = neighbour.index;
+        message
+            .attributes
+            .push(NeighbourAttribute::Destination(NeighbourAddress::Inet(
+                neighbour.address,
+            )));
+        self.handle
+            .neighbours()
+            .del(message)
+            .execute()
+            .await
+            .map_err(netlink_error(format!(
+                "delete neighbour {} on interface {}",
+                neighbour.address, neighbour.index
+            )))
+    }
 }
 
 /// `dst [via gw] metric m table t`, for messages.
@@ -399,6 +471,29 @@ fn parse_address(message: &AddressMessage) -> Option<(u32, Ipv4Net)> {
         message.header.index,
         Ipv4Net::new(address, message.header.prefix_len).ok()?,
     ))
+}
+
+fn parse_neighbour(message: &NeighbourMessage) -> Option<KernelNeighbour> {
+    if message.header.family != AddressFamily::Inet {
+        return None;
+    }
+    let mut address = None;
+    let mut mac = None;
+    for attribute in &message.attributes {
+        match attribute {
+            NeighbourAttribute::Destination(NeighbourAddress::Inet(ip)) => address = Some(*ip),
+            NeighbourAttribute::LinkLayerAddress(bytes) => {
+                mac = <[u8; 6]>::try_from(bytes.as_slice()).ok().map(MacAddr);
+            }
+            _ => {}
+        }
+    }
+    Some(KernelNeighbour {
+        index: message.header.ifindex,
+        address: address?,
+        mac,
+        permanent: message.header.state == NeighbourState::Permanent,
+    })
 }
 
 fn parse_route(message: &RouteMessage) -> Option<KernelRoute> {

@@ -100,7 +100,12 @@ impl LinuxHost {
 
     /// Adds `route` through `link`; while the kernel answers `ENETDOWN` (the device is being
     /// re-opened), brings the device up again and retries, for up to [`LINK_UP_WAIT`].
-    async fn add_route_when_up(&self, route: &HostRoute, link: &Link, replace: bool) -> Result<()> {
+    pub(super) async fn add_route_when_up(
+        &self,
+        route: &HostRoute,
+        link: &Link,
+        replace: bool,
+    ) -> Result<()> {
         let deadline = tokio::time::Instant::now() + LINK_UP_WAIT;
         let mut link = link.clone();
         loop {

@@ -28,6 +28,7 @@ mod guards;
 pub mod heal;
 mod pod;
 mod routes;
+mod service_routes;
 mod snat;
 mod uplink;
 pub mod watchdog;
@@ -38,6 +39,7 @@ use std::time::Duration;
 #[cfg(feature = "fake")]
 pub use fake::FakeWindows;
 pub use guards::TakeoverGuard;
+pub use service_routes::SERVICE_ROUTE_METRIC;
 
 /// An error returned by a caller's callback (network recreation, takeover rollback), kept as
 /// the caller's own error.
@@ -50,7 +52,7 @@ use crate::error::{Error, Result};
 use crate::host_network::HostNetwork;
 use crate::model::{
     GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat,
-    RouteChanges, TransportSelector, Uplink,
+    RouteChanges, ServiceRoutes, TransportSelector, Uplink,
 };
 
 /// The HNS network the backend creates on the uplink NIC (Antrea's name).
@@ -218,6 +220,11 @@ where
     async fn reconcile_peer_routes(&self, desired: &[PeerRoute]) -> Result<RouteChanges> {
         let desired = desired.to_vec();
         self.blocking(move |b| b.peer_routes(&desired)).await
+    }
+
+    async fn reconcile_service_routes(&self, routes: &ServiceRoutes) -> Result<RouteChanges> {
+        let routes = routes.clone();
+        self.blocking(move |b| b.service_routes(&routes)).await
     }
 
     async fn ensure_pod_snat(&self, snat: &PodSnat) -> Result<Outcome> {

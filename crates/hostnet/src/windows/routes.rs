@@ -25,6 +25,18 @@ where
     H: hcn::HcnApi,
     I: winos::IpHelper,
 {
+    /// Creates `route`; someone else's route with the same key is a
+    /// [`Error::RouteConflict`].
+    pub(super) fn create_owned_route(&self, route: &Route) -> Result<()> {
+        match self.ip.create_route(route) {
+            Ok(()) => Ok(()),
+            Err(e) if e.is_already_exists() => Err(Error::RouteConflict {
+                destination: route.destination.to_string(),
+            }),
+            Err(e) => Err(os(format!("adding {}", route.key()))(e)),
+        }
+    }
+
     /// See [`crate::HostNetwork::reconcile_peer_routes`]. A desired destination listed twice
     /// keeps its first route.
     pub(super) fn peer_routes(&self, desired: &[PeerRoute]) -> Result<RouteChanges> {
@@ -72,15 +84,7 @@ where
             if ours.iter().any(|r| r.key() == route.key()) {
                 continue;
             }
-            match self.ip.create_route(route) {
-                Ok(()) => {}
-                Err(e) if e.is_already_exists() => {
-                    return Err(Error::RouteConflict {
-                        destination: destination.to_string(),
-                    });
-                }
-                Err(e) => return Err(os(format!("adding {}", route.key()))(e)),
-            }
+            self.create_owned_route(route)?;
             if had_ours {
                 changes.replaced.push(*destination)
             } else {

@@ -13,8 +13,6 @@ pub mod tables;
 pub use ports::NodePorts;
 pub use tables::{Stage, Table, TableGraph};
 
-use model::MacAddr;
-
 /// The conntrack zone of all Pod traffic (Antrea's `CtZone`).
 pub const CT_ZONE: u16 = 0xfff0;
 
@@ -22,6 +20,4 @@ pub const CT_ZONE: u16 = 0xfff0;
 /// `SNATCtZone`): today a Pod reaching itself through its Service (hairpin).
 pub const SNAT_CT_ZONE: u16 = 0xfff1;
 
-/// The MAC the ARP responder gives for peer gateways, and the destination MAC of Pod packets
-/// sent into the tunnel (Antrea's `GlobalVirtualMAC`).
-pub const GLOBAL_VIRTUAL_MAC: MacAddr = MacAddr([0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff]);
+pub use model::GLOBAL_VIRTUAL_MAC;

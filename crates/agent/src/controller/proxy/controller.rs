@@ -4,12 +4,16 @@
 //! stores and sends only the Services whose value differs (an update) or that went away (a
 //! removal), so the datapath work is the size of the change. A failed update stays different
 //! from what was installed and is retried with backoff; a Service the datapath refuses is
-//! logged once and not sent again until it changes.
+//! logged once and not sent again until it changes. Each sync also sets the datapath's
+//! Service routes (the Node's own traffic to the Service CIDR, [`ServiceCidr`]) when they
+//! differ from what was last set, the first sync always (a restart finds the routes as the OS
+//! kept them).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use ipnet::Ipv4Net;
 use k8s_openapi::api::core::v1::Service as ApiService;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::runtime::reflector::Store;
@@ -17,6 +21,7 @@ use model::{Service, ServiceKey};
 use tokio_util::sync::CancellationToken;
 
 use super::metrics::ServiceSyncMetrics;
+use super::service_cidr::ServiceCidr;
 use super::translate::{Problem, translate};
 use crate::datapath::Datapath;
 use crate::error::AgentError;
@@ -42,16 +47,23 @@ pub struct ProxyController {
     refused: BTreeMap<ServiceKey, Service>,
     /// Objects that could not be translated, as last logged.
     problems: BTreeMap<String, Problem>,
+    /// Which destinations the Node routes into the datapath.
+    service_cidr: ServiceCidr,
+    /// The destinations last set in the datapath (`None`: not set since the start).
+    routed: Option<Vec<Ipv4Net>>,
 }
 
 impl ProxyController {
-    /// A controller for Node `node_name` that has installed nothing.
-    pub fn new(node_name: &str) -> ProxyController {
+    /// A controller for Node `node_name` that has installed nothing, routing the Node's own
+    /// Service traffic as `service_cidr` says.
+    pub fn new(node_name: &str, service_cidr: ServiceCidr) -> ProxyController {
         ProxyController {
             node_name: node_name.to_owned(),
             installed: BTreeMap::new(),
             refused: BTreeMap::new(),
             problems: BTreeMap::new(),
+            service_cidr,
+            routed: None,
         }
     }
 
@@ -142,9 +154,45 @@ impl ProxyController {
                 }
             }
         }
+        if let Err(error) = self.route(datapath, services).await {
+            first_error.get_or_insert(error);
+        }
         match first_error {
             Some(error) => Err(error),
             None => Ok(sent),
+        }
+    }
+
+    /// Sets the datapath's Service routes when they differ from what was last set.
+    async fn route<D: Datapath>(
+        &mut self,
+        datapath: &D,
+        services: &Store<ApiService>,
+    ) -> Result<(), AgentError> {
+        let state = services.state();
+        let wanted = self
+            .service_cidr
+            .destinations(state.iter().map(|s| s.as_ref()));
+        if self.routed.as_ref() == Some(&wanted) {
+            return Ok(());
+        }
+        match datapath.set_service_routes(&wanted).await {
+            Ok(changes) => {
+                if !changes.is_empty() {
+                    let list: Vec<String> = wanted.iter().map(ToString::to_string).collect();
+                    tracing::info!(
+                        "the Node's own traffic to Services now enters the datapath for [{}] ({})",
+                        list.join(", "),
+                        self.service_cidr.describe()
+                    );
+                }
+                self.routed = Some(wanted);
+                Ok(())
+            }
+            Err(error) => {
+                tracing::error!("Service routes: {error}");
+                Err(error)
+            }
         }
     }
 

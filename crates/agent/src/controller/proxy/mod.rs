@@ -1,12 +1,15 @@
 //! AntreaProxy's agent side: Services and their EndpointSlices from the API server become
 //! [`model::Service`] values ([`translate`]) that [`ProxyController`] keeps installed in the
-//! datapath. Only the API server has Services: the cluster-directory source does not.
+//! datapath, with the Node's own Service traffic routed into it ([`ServiceCidr`], proxyAll).
+//! Only the API server has Services: the cluster-directory source does not.
 
 mod controller;
 mod metrics;
+mod service_cidr;
 pub mod translate;
 #[cfg(test)]
 mod translate_tests;
 
 pub use controller::{ProxyController, ProxySync};
 pub use metrics::ServiceSyncMetrics;
+pub use service_cidr::ServiceCidr;

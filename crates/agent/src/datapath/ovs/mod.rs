@@ -24,7 +24,8 @@ pub use connections::ConnectionMetrics;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec};
+use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec, RouteChanges};
+use ipnet::Ipv4Net;
 use model::{NodeNetwork, PeerNode, PodKey, Service, ServiceKey};
 use netpol::{PolicyDelta, RuleId, Snapshot};
 use pipeline::owners::{NETWORK_POLICY, NODE, PEER, POD};
@@ -224,5 +225,16 @@ impl<H: HostNetwork + 'static> Datapath for OvsDatapath<H> {
 
     async fn remove_service(&self, key: &ServiceKey) -> Result<ServiceChanges, AgentError> {
         self.uninstall_service(key).await
+    }
+
+    async fn set_service_routes(
+        &self,
+        destinations: &[Ipv4Net],
+    ) -> Result<RouteChanges, AgentError> {
+        let routes = hostnet::ServiceRoutes {
+            interface: self.gateway_if.clone(),
+            destinations: destinations.to_vec(),
+        };
+        Ok(self.host.reconcile_service_routes(&routes).await?)
     }
 }
