@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::model::{HostRoute, PeerRoute, RouteChanges};
 
 use super::LinuxHost;
-use super::netlink::{Link, MAIN_TABLE, is_errno};
+use super::netlink::{KernelRoute, Link, MAIN_TABLE, is_errno};
 
 /// How long a route add waits for its interface to come (back) up. Open vSwitch's userspace
 /// datapath re-opens its tap devices (e.g. `antrea-gw0`) while it reconfigures after a port
@@ -21,6 +21,13 @@ const LINK_UP_POLL: Duration = Duration::from_millis(20);
 /// The route protocol number marking routes antrea owns (unassigned in `rtnetlink.h` and in
 /// iproute2's `rt_protos`).
 pub const ROUTE_PROTOCOL: u8 = 164;
+
+/// What [`LinuxHost::ensure_owned_route`] did.
+pub(super) enum RouteOutcome {
+    Unchanged,
+    Added,
+    Replaced,
+}
 
 fn host_route(peer: &PeerRoute) -> HostRoute {
     HostRoute {
@@ -47,13 +54,7 @@ impl LinuxHost {
                 });
             }
         }
-        let ours: Vec<_> = self
-            .kernel
-            .routes()
-            .await?
-            .into_iter()
-            .filter(|r| r.route.protocol == ROUTE_PROTOCOL && r.route.table == MAIN_TABLE)
-            .collect();
+        let ours = self.owned_routes(ROUTE_PROTOCOL).await?;
         let links = self.kernel.links().await?;
         let mut changes = RouteChanges::default();
         for (destination, peer) in &wanted {
@@ -64,48 +65,90 @@ impl LinuxHost {
                     name: peer.interface.clone(),
                     purpose: "peer route",
                 })?;
-            let route = host_route(peer);
-            match ours.iter().find(|r| r.route.destination == *destination) {
-                Some(current) if current.oif == Some(link.index) && current.route == route => {}
-                Some(_) => {
-                    self.add_route_when_up(&route, link, true).await?;
-                    changes.replaced.push(*destination);
-                }
-                None => match self.add_route_when_up(&route, link, false).await {
-                    Ok(()) => changes.added.push(*destination),
-                    Err(e) if is_errno(&e, libc::EEXIST) => {
-                        return Err(Error::RouteConflict {
-                            destination: destination.to_string(),
-                        });
-                    }
-                    Err(e) => return Err(e),
-                },
+            match self
+                .ensure_owned_route(&ours, &host_route(peer), link)
+                .await?
+            {
+                RouteOutcome::Unchanged => {}
+                RouteOutcome::Added => changes.added.push(*destination),
+                RouteOutcome::Replaced => changes.replaced.push(*destination),
             }
         }
-        for stale in ours
-            .iter()
-            .filter(|r| !wanted.contains_key(&r.route.destination))
-        {
-            let Some(link) = links.iter().find(|l| Some(l.index) == stale.oif) else {
-                continue;
-            };
-            self.kernel.delete_route(&stale.route, link).await?;
-            changes.deleted.push(stale.route.destination);
-        }
+        changes.deleted = self
+            .delete_routes(
+                ours.iter()
+                    .filter(|r| !wanted.contains_key(&r.route.destination)),
+                &links,
+            )
+            .await?;
         changes.added.sort();
         changes.replaced.sort();
         changes.deleted.sort();
         Ok(changes)
     }
 
-    /// Adds `route` through `link`; while the kernel answers `ENETDOWN` (the device is being
-    /// re-opened), brings the device up again and retries, for up to [`LINK_UP_WAIT`].
-    pub(super) async fn add_route_when_up(
+    /// The main table's routes with route protocol `protocol`: the ones a reconciliation owns.
+    pub(super) async fn owned_routes(&self, protocol: u8) -> Result<Vec<KernelRoute>> {
+        Ok(self
+            .kernel
+            .routes()
+            .await?
+            .into_iter()
+            .filter(|r| r.route.protocol == protocol && r.route.table == MAIN_TABLE)
+            .collect())
+    }
+
+    /// Makes `route` through `link` one of `ours`: nothing when it is, a replacement when our
+    /// route to the destination differs, an add otherwise (someone else's route to the same
+    /// destination is a [`Error::RouteConflict`]).
+    pub(super) async fn ensure_owned_route(
         &self,
+        ours: &[KernelRoute],
         route: &HostRoute,
         link: &Link,
-        replace: bool,
-    ) -> Result<()> {
+    ) -> Result<RouteOutcome> {
+        match ours
+            .iter()
+            .find(|r| r.route.destination == route.destination)
+        {
+            Some(current) if current.oif == Some(link.index) && current.route == *route => {
+                Ok(RouteOutcome::Unchanged)
+            }
+            Some(_) => {
+                self.add_route_when_up(route, link, true).await?;
+                Ok(RouteOutcome::Replaced)
+            }
+            None => match self.add_route_when_up(route, link, false).await {
+                Ok(()) => Ok(RouteOutcome::Added),
+                Err(e) if is_errno(&e, libc::EEXIST) => Err(Error::RouteConflict {
+                    destination: route.destination.to_string(),
+                }),
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    /// Deletes `stale` (routes whose interface is gone in `links` went with it) and returns
+    /// their destinations.
+    pub(super) async fn delete_routes(
+        &self,
+        stale: impl Iterator<Item = &KernelRoute>,
+        links: &[Link],
+    ) -> Result<Vec<Ipv4Net>> {
+        let mut deleted = Vec::new();
+        for route in stale {
+            let Some(link) = links.iter().find(|l| Some(l.index) == route.oif) else {
+                continue;
+            };
+            self.kernel.delete_route(&route.route, link).await?;
+            deleted.push(route.route.destination);
+        }
+        Ok(deleted)
+    }
+
+    /// Adds `route` through `link`; while the kernel answers `ENETDOWN` (the device is being
+    /// re-opened), brings the device up again and retries, for up to [`LINK_UP_WAIT`].
+    async fn add_route_when_up(&self, route: &HostRoute, link: &Link, replace: bool) -> Result<()> {
         let deadline = tokio::time::Instant::now() + LINK_UP_WAIT;
         let mut link = link.clone();
         loop {

@@ -10,11 +10,12 @@ use std::collections::BTreeSet;
 use ipnet::Ipv4Net;
 use model::{GLOBAL_VIRTUAL_MAC, VIRTUAL_SERVICE_IP};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::{HostRoute, RouteChanges, ServiceRoutes};
 
 use super::LinuxHost;
-use super::netlink::{KernelNeighbour, KernelRoute, Link, MAIN_TABLE, is_errno};
+use super::netlink::{KernelNeighbour, MAIN_TABLE};
+use super::routes::RouteOutcome;
 
 /// The route protocol number marking the host's routes to Services (unassigned in
 /// `rtnetlink.h` and in iproute2's `rt_protos`; the peer routes' is 164).
@@ -58,24 +59,11 @@ fn is_ours(neighbour: &KernelNeighbour) -> bool {
         && neighbour.mac == Some(GLOBAL_VIRTUAL_MAC)
 }
 
-/// What [`LinuxHost::ensure_route`] did.
-enum Ensured {
-    Unchanged,
-    Added,
-    Replaced,
-}
-
 impl LinuxHost {
     /// See [`crate::HostNetwork::reconcile_service_routes`].
     pub(super) async fn service_routes(&self, routes: &ServiceRoutes) -> Result<RouteChanges> {
         let wanted = routes.checked_destinations()?;
-        let ours: Vec<KernelRoute> = self
-            .kernel
-            .routes()
-            .await?
-            .into_iter()
-            .filter(|r| r.route.protocol == SERVICE_ROUTE_PROTOCOL && r.route.table == MAIN_TABLE)
-            .collect();
+        let ours = self.owned_routes(SERVICE_ROUTE_PROTOCOL).await?;
         let link = if wanted.is_empty() {
             None
         } else {
@@ -103,62 +91,33 @@ impl LinuxHost {
                     .set_permanent_neighbour(link, VIRTUAL_SERVICE_IP, GLOBAL_VIRTUAL_MAC)
                     .await?;
             }
-            self.ensure_route(&ours, &virtual_ip_route(), link).await?;
+            self.ensure_owned_route(&ours, &virtual_ip_route(), link)
+                .await?;
             kept.insert(Ipv4Net::from(VIRTUAL_SERVICE_IP));
             for destination in &wanted {
                 match self
-                    .ensure_route(&ours, &destination_route(*destination), link)
+                    .ensure_owned_route(&ours, &destination_route(*destination), link)
                     .await?
                 {
-                    Ensured::Unchanged => {}
-                    Ensured::Added => changes.added.push(*destination),
-                    Ensured::Replaced => changes.replaced.push(*destination),
+                    RouteOutcome::Unchanged => {}
+                    RouteOutcome::Added => changes.added.push(*destination),
+                    RouteOutcome::Replaced => changes.replaced.push(*destination),
                 }
                 kept.insert(*destination);
             }
         }
         let links = self.kernel.links().await?;
-        for stale in ours.iter().filter(|r| !kept.contains(&r.route.destination)) {
-            let Some(link) = links.iter().find(|l| Some(l.index) == stale.oif) else {
-                continue;
-            };
-            self.kernel.delete_route(&stale.route, link).await?;
-            if stale.route.destination != Ipv4Net::from(VIRTUAL_SERVICE_IP) {
-                changes.deleted.push(stale.route.destination);
-            }
-        }
+        changes.deleted = self
+            .delete_routes(
+                ours.iter().filter(|r| !kept.contains(&r.route.destination)),
+                &links,
+            )
+            .await?;
+        changes
+            .deleted
+            .retain(|d| *d != Ipv4Net::from(VIRTUAL_SERVICE_IP));
         changes.deleted.sort();
         changes.log_service_routes(&routes.interface);
         Ok(changes)
-    }
-
-    /// Makes `route` through `link` one of `ours`: nothing when it is, a replacement when our
-    /// route to the destination differs, an add otherwise (someone else's route to the same
-    /// destination is a conflict).
-    async fn ensure_route(
-        &self,
-        ours: &[KernelRoute],
-        route: &HostRoute,
-        link: &Link,
-    ) -> Result<Ensured> {
-        match ours
-            .iter()
-            .find(|r| r.route.destination == route.destination)
-        {
-            Some(current) if current.oif == Some(link.index) && current.route == *route => {
-                Ok(Ensured::Unchanged)
-            }
-            Some(_) => {
-                self.add_route_when_up(route, link, true).await?;
-                Ok(Ensured::Replaced)
-            }
-            None => match self.add_route_when_up(route, link, false).await {
-                Ok(()) => Ok(Ensured::Added),
-                Err(e) if is_errno(&e, libc::EEXIST) => Err(Error::RouteConflict {
-                    destination: route.destination.to_string(),
-                }),
-                Err(e) => Err(e),
-            },
-        }
     }
 }
