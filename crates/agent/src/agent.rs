@@ -22,8 +22,8 @@ use crate::cniserver::AddOutcome;
 use crate::cniserver::{CniMetrics, CniService, PodConfigurator};
 use crate::config::{AgentConfig, Platform, node_name_from_environment};
 use crate::controller::{
-    NetworkPolicyController, PeerController, PolicyInput, ProxyController, ServiceCidr,
-    ServiceSyncMetrics, peers_of,
+    FromOutside, NetworkPolicyController, PeerController, PolicyInput, ProxyController,
+    ServiceCidr, ServiceSyncMetrics, peers_of,
 };
 use crate::datapath::Datapath;
 use crate::datapath::ovs::{ConnectionMetrics, RunningNode, bring_up};
@@ -321,6 +321,10 @@ fn proxy_of(config: &AgentConfig, api: Option<&ApiRun>, node: &str) -> Option<Pr
         (true, Some(_)) => Some(ProxyController::new(
             node,
             ServiceCidr::new(config.antrea_proxy.proxy_all, config.service_cidr),
+            FromOutside::new(
+                config.antrea_proxy.proxy_all,
+                config.antrea_proxy.node_port_addresses.clone(),
+            ),
         )),
         (true, None) => {
             tracing::info!("Services are not load-balanced: the cluster directory has none");

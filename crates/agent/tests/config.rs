@@ -60,7 +60,8 @@ fn linux_defaults_are_antreas() {
         c.antrea_proxy,
         AntreaProxyConfig {
             enable: true,
-            proxy_all: false
+            proxy_all: false,
+            node_port_addresses: Vec::new(),
         }
     );
     assert_eq!(
@@ -146,7 +147,8 @@ fn every_implemented_key_is_read() {
         c.antrea_proxy,
         AntreaProxyConfig {
             enable: true,
-            proxy_all: true
+            proxy_all: true,
+            node_port_addresses: vec!["10.10.0.0/24".parse().unwrap()],
         }
     );
 }
@@ -242,6 +244,14 @@ fn invalid_values_name_key_value_and_choices() {
         (
             "serviceCIDR: fd00:10:96::/108",
             r#"serviceCIDR: "fd00:10:96::/108" is not an IPv4 CIDR such as 10.96.0.0/12 (IPv6 is serviceCIDRv6)"#,
+        ),
+        (
+            "antreaProxy: {nodePortAddresses: [10.0.0.0/8, nope]}",
+            r#"antreaProxy.nodePortAddresses[1]: "nope" is not a CIDR such as 10.96.0.0/12"#,
+        ),
+        (
+            "antreaProxy: {nodePortAddresses: [\"fd00::/64\"]}",
+            r#"antreaProxy.nodePortAddresses[0]: "fd00::/64" is not an IPv4 CIDR such as 192.168.1.0/24 (IPv6 NodePorts are not served)"#,
         ),
         (
             "transportInterfaceCIDRs: [10.0.0.0/8, nope]",

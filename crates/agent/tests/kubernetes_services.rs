@@ -34,7 +34,7 @@ use k8s_openapi::api::core::v1::Service;
 use objects::{dns_slice, node, pod, web_slice};
 use serde_json::json;
 use support::podnet::in_netns;
-use support::{Lan, TestNode, serve_in, wait_until};
+use support::{Lan, TestNode, run, serve_in, wait_until};
 
 /// How long a connection waits to be accepted and answered before it counts as unanswered (a
 /// hang guard for what the datapath drops, not a performance bound).
@@ -717,11 +717,17 @@ fn with_proxy_all_the_node_itself_reaches_cluster_ips_through_the_datapath() {
     fake.insert(&web_service()).unwrap();
     fake.insert(&web_slice(&[last("e1"), last("e2")])).unwrap();
     fake.insert(&quiet_service()).unwrap();
+    // web's NodePort, external and load-balancer IPs add their /32s.
     wait_until("the discovered Service CIDR's route", || {
-        service_routes(&n1)
+        let mut routes = service_routes(&n1);
+        routes.sort();
+        routes
             == [
                 "10.96.0.0/27 via 169.254.0.253 dev antrea-gw0 onlink",
+                "169.254.0.252 via 169.254.0.253 dev antrea-gw0 onlink",
                 "169.254.0.253 dev antrea-gw0 scope link",
+                "192.0.2.10 via 169.254.0.253 dev antrea-gw0 onlink",
+                "192.0.2.20 via 169.254.0.253 dev antrea-gw0 onlink",
             ]
     });
     let neighbour = n1.exec(&["ip", "neigh", "show", "169.254.0.253", "dev", "antrea-gw0"]);
@@ -751,5 +757,156 @@ fn with_proxy_all_the_node_itself_reaches_cluster_ips_through_the_datapath() {
         "the Node's connection to the endpointless Service: {refused:?}"
     );
 
+    assert!(n1.stop_agent());
+}
+
+/// Serves TCP port 8080 in `netns` on its own thread: each connection is answered with
+/// `NAME PEER`, the address the endpoint saw the connection come from.
+fn serve_name_and_peer(netns: &str, name: &'static str) {
+    let listener = in_netns(netns, || std::net::TcpListener::bind(("0.0.0.0", 8080)))
+        .unwrap_or_else(|e| panic!("bind 8080 in {netns}: {e}"));
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let peer = stream
+                .peer_addr()
+                .map(|p| p.ip().to_string())
+                .unwrap_or_default();
+            let _ = stream.write_all(format!("{name} {peer}").as_bytes());
+        }
+    });
+}
+
+/// The answers of `n` new connections from `netns` to `to`; every one must be answered.
+fn answers(netns: &str, to: &str, n: usize) -> BTreeSet<String> {
+    (0..n)
+        .map(|i| ask(netns, to).unwrap_or_else(|e| panic!("connection {i} to {to}: {e}")))
+        .collect()
+}
+
+/// `web` with `externalTrafficPolicy` `policy`.
+fn web_service_with_policy(policy: &str) -> Service {
+    let mut service = web_service();
+    service.spec.as_mut().unwrap().external_traffic_policy = Some(policy.to_owned());
+    service
+}
+
+#[test]
+fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_with_the_client() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut lan = Lan::new();
+    let (fake, mut n1, _server) =
+        node_on_the_api_with(&runtime, &mut lan, "antreaProxy:\n  proxyAll: true\n");
+    let (ips, netns) = add_pods(&fake, &n1, &mut lan, &["e1", "e2"]);
+    serve_name_and_peer(&netns["e1"], "e1");
+    serve_name_and_peer(&netns["e2"], "e2");
+    let last = |name: &str| -> u8 { ips[name].rsplit('.').next().unwrap().parse().unwrap() };
+    // The LAN's router sends the load-balancer IP to the Node.
+    run(&[
+        "ip",
+        "-n",
+        &lan.underlay,
+        "route",
+        "add",
+        LOAD_BALANCER_IP,
+        "via",
+        "10.10.0.11",
+    ]);
+
+    fake.insert(&web_service()).unwrap();
+    fake.insert(&web_slice(&[last("e1"), last("e2")])).unwrap();
+    wait_until("the routes of the NodePort and outside IPs", || {
+        let routes = service_routes(&n1);
+        [
+            "169.254.0.252 via 169.254.0.253 dev antrea-gw0 onlink",
+            "192.0.2.10 via 169.254.0.253 dev antrea-gw0 onlink",
+            "192.0.2.20 via 169.254.0.253 dev antrea-gw0 onlink",
+        ]
+        .iter()
+        .all(|r| routes.contains(&(*r).to_owned()))
+    });
+    wait_until("the NodePort rule", || {
+        n1.exec(&["nft", "list", "table", "ip", "antrea-nodeport"])
+            .contains("tcp . 30080")
+    });
+    assert!(logged(
+        &n1,
+        "NodePorts from outside and from the Node now enter the datapath: [TCP/30080]"
+    ));
+    n1.ovs.appctl(&["revalidator/purge"]).unwrap();
+
+    // externalTrafficPolicy Cluster: from outside, the NodePort and the load-balancer IP are
+    // answered by both endpoints, each seeing the gateway IP (the source NATed, as kube-proxy
+    // masquerades it).
+    let snated = BTreeSet::from(["e1 10.244.1.1".to_owned(), "e2 10.244.1.1".to_owned()]);
+    assert_eq!(answers(&lan.underlay, "10.10.0.11:30080", 16), snated);
+    assert_eq!(
+        answers(&lan.underlay, &format!("{LOAD_BALANCER_IP}:80"), 16),
+        snated
+    );
+    // The Node reaches its own NodePort too.
+    let from_node = answers(&n1.netns, "10.10.0.11:30080", 16);
+    assert_eq!(from_node.len(), 2, "{from_node:?}");
+
+    // externalTrafficPolicy Local: the client's address is kept.
+    fake.insert(&web_service_with_policy("Local")).unwrap();
+    wait_until("the NodePort frontend without the source NAT", || {
+        n1.flows().iter().any(|f| {
+            f.contains("nw_dst=169.254.0.252,tp_dst=30080") && !f.contains("0x80000/0x80000")
+        })
+    });
+    n1.ovs.appctl(&["revalidator/purge"]).unwrap();
+    let kept = BTreeSet::from(["e1 10.10.0.1".to_owned(), "e2 10.10.0.1".to_owned()]);
+    assert_eq!(answers(&lan.underlay, "10.10.0.11:30080", 16), kept);
+    assert_eq!(
+        answers(&lan.underlay, &format!("{LOAD_BALANCER_IP}:80"), 16),
+        kept
+    );
+
+    // Only local endpoints serve traffic from outside: e1 now on another Node.
+    let mut slice = web_slice(&[last("e1"), last("e2")]);
+    slice.endpoints[0].node_name = Some("n2".to_owned());
+    fake.insert(&slice).unwrap();
+    wait_until("a second group, of the local endpoint", || {
+        select_groups(&n1).len() == 2
+    });
+    n1.ovs.appctl(&["revalidator/purge"]).unwrap();
+    assert_eq!(
+        answers(&lan.underlay, "10.10.0.11:30080", 16),
+        BTreeSet::from(["e2 10.10.0.1".to_owned()])
+    );
+    // No local endpoint: traffic from outside is dropped (a timeout, not a refusal), while
+    // Pods and the Node still reach both endpoints at the cluster IP.
+    for endpoint in &mut slice.endpoints {
+        endpoint.node_name = Some("n2".to_owned());
+    }
+    fake.insert(&slice).unwrap();
+    wait_until("the dropping NodePort frontend", || {
+        n1.flows()
+            .iter()
+            .any(|f| f.contains("nw_dst=169.254.0.252,tp_dst=30080") && f.ends_with("actions=drop"))
+    });
+    n1.ovs.appctl(&["revalidator/purge"]).unwrap();
+    let dropped = ask(&lan.underlay, "10.10.0.11:30080");
+    assert!(
+        dropped.as_ref().is_err_and(|e| e.contains("timed out")),
+        "{dropped:?}"
+    );
+    let inside: BTreeSet<String> = answers(&n1.netns, "10.96.0.10:80", 16)
+        .into_iter()
+        .map(|a| a.split(' ').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(inside, BTreeSet::from(["e1".to_owned(), "e2".to_owned()]));
+
+    // The Service gone: no NodePort rule is left and the port is the Node's again.
+    fake.delete::<Service>("default", "web").unwrap();
+    wait_until("the NodePort table gone", || {
+        !n1.exec(&["nft", "list", "tables"])
+            .contains("antrea-nodeport")
+    });
+    let after = ask(&lan.underlay, "10.10.0.11:30080");
+    assert!(
+        after.as_ref().is_err_and(|e| e.contains("refused")),
+        "{after:?}"
+    );
     assert!(n1.stop_agent());
 }

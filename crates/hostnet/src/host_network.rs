@@ -11,6 +11,7 @@
 //! | `configure_gateway` | netlink on `antrea-gw0` | `New-NetIPAddress`/`SetIpInterfaceEntry` on `antrea-gw0` |
 //! | `reconcile_peer_routes` | routes with antrea's protocol number | IP Helper routes on the gateway/`br-int` |
 //! | `reconcile_service_routes` | permanent neighbour + routes via `169.254.0.253` (protocol 165) | the same through IP Helper (metric 50) |
+//! | `reconcile_node_ports` | nftables `ip antrea-nodeport`: DNAT to `169.254.0.252` | NetNat `antrea-nat-nodeport` static mappings to `169.254.0.252` |
 //! | `ensure_pod_snat` | nftables `ip antrea` masquerade | NetNat `antrea-nat` |
 //! | `block_kernel_ingress` | nftables netdev ingress drop | nothing (the vSwitch extension owns the port) |
 //! | `create_pod_interface` | veth pair into the Pod netns | HNS endpoint attached to the HCN namespace |
@@ -21,8 +22,8 @@ use model::MacAddr;
 
 use crate::error::Result;
 use crate::model::{
-    GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat,
-    RouteChanges, ServiceRoutes, TransportSelector, Uplink,
+    GatewayConfig, NicConfig, NodePortRules, Outcome, PeerRoute, PodInterface, PodInterfaceSpec,
+    PodSnat, RouteChanges, ServiceRoutes, TransportSelector, Uplink,
 };
 
 /// The Node's OS networking. Implementations operate on the Node's own network stack (on Linux:
@@ -100,6 +101,14 @@ pub trait HostNetwork: Send + Sync {
         &self,
         routes: &ServiceRoutes,
     ) -> impl Future<Output = Result<RouteChanges>> + Send;
+
+    /// Makes the host hand exactly `rules`' NodePorts to the datapath (see [`NodePortRules`]):
+    /// rules for ports no longer listed go, an empty list leaves nothing. A repeat writes
+    /// nothing.
+    fn reconcile_node_ports(
+        &self,
+        rules: &NodePortRules,
+    ) -> impl Future<Output = Result<Outcome>> + Send;
 
     /// Installs (or updates) the Pod egress SNAT rule.
     fn ensure_pod_snat(&self, snat: &PodSnat) -> impl Future<Output = Result<Outcome>> + Send;

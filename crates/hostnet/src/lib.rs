@@ -32,6 +32,6 @@ pub use host_network::HostNetwork;
 /// ASCII "antr".
 pub const POD_INTERFACE_GROUP: u32 = 0x616e_7472;
 pub use model::{
-    GatewayConfig, HostRoute, NicConfig, Outcome, PeerRoute, PodDns, PodInterface,
+    GatewayConfig, HostRoute, NicConfig, NodePortRules, Outcome, PeerRoute, PodDns, PodInterface,
     PodInterfaceSpec, PodSnat, RouteChanges, ServiceRoutes, TransportSelector, Uplink,
 };

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
 use ipnet::Ipv4Net;
-use model::{MacAddr, VIRTUAL_SERVICE_IP};
+use model::{MacAddr, Protocol, VIRTUAL_SERVICE_IP};
 
 use crate::error::{Error, Result};
 
@@ -153,6 +153,19 @@ impl ServiceRoutes {
             None => Ok(wanted),
         }
     }
+}
+
+/// The host's half of NodePort (proxyAll): NodePort traffic to the Node's addresses, from
+/// outside and from the Node itself, is DNATed to the virtual NodePort IP (169.254.0.252,
+/// `model::VIRTUAL_NODE_PORT_IP`) with its port kept, and so routed to the datapath (the
+/// Service routes carry 169.254.0.252/32), where the NodePort frontends load-balance it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodePortRules {
+    /// Every NodePort, each (protocol, port) once. Empty: no NodePort rule is left.
+    pub ports: BTreeSet<(Protocol, u16)>,
+    /// The addresses NodePorts are served on (`antreaProxy.nodePortAddresses`); empty: every
+    /// address of the Node.
+    pub addresses: Vec<Ipv4Net>,
 }
 
 /// What a route reconciliation (peer or Service routes) did.

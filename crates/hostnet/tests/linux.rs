@@ -11,11 +11,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use hostnet::linux::{LinuxHost, Netns, ROUTE_PROTOCOL, SERVICE_ROUTE_PROTOCOL};
 use hostnet::naming::endpoint_name;
 use hostnet::{
-    Error, GatewayConfig, HostNetwork, Outcome, PeerRoute, PodInterfaceSpec, PodSnat,
-    ServiceRoutes, TransportSelector,
+    Error, GatewayConfig, HostNetwork, NodePortRules, Outcome, PeerRoute, PodInterfaceSpec,
+    PodSnat, ServiceRoutes, TransportSelector,
 };
 use ipnet::Ipv4Net;
-use model::MacAddr;
+use model::{MacAddr, Protocol};
 use ovstest::{Daemons, Ovs};
 use serde_json::Value;
 
@@ -926,6 +926,187 @@ async fn service_routes_send_the_nodes_service_traffic_to_the_gateway_and_leave_
     assert_eq!(
         n.ip_json(&["-4", "route", "show", "10.97.0.0/16"])[0]["gateway"],
         "10.10.0.99"
+    );
+}
+
+/// A TCP listener in namespace `ns` on port `port` that answers each connection with the peer
+/// address it saw, until the test ends.
+async fn answer_peer_addresses(ns: &str, port: u16) {
+    let netns = Netns::open(&Path::new("/var/run/netns").join(ns)).unwrap();
+    let listener = netns
+        .run(move || {
+            std::net::TcpListener::bind(("0.0.0.0", port))
+                .map_err(|e| Error::os(format!("bind {port}"), e))
+        })
+        .await
+        .unwrap();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            use std::io::Write;
+            let peer = stream.peer_addr().map(|p| p.ip().to_string());
+            let _ = stream.write_all(peer.unwrap_or_default().as_bytes());
+        }
+    });
+}
+
+/// What a TCP connection from namespace `ns` to `target` reads: the answerer's text, or the
+/// connect error (`connection refused` from a Node port nobody serves).
+async fn tcp_answer(ns: &str, target: &str) -> Result<String, String> {
+    let netns = Netns::open(&Path::new("/var/run/netns").join(ns)).unwrap();
+    let target: std::net::SocketAddr = target.parse().unwrap();
+    netns
+        .run(move || {
+            use std::io::Read;
+            let answer =
+                std::net::TcpStream::connect_timeout(&target, std::time::Duration::from_secs(2))
+                    .and_then(|mut stream| {
+                        stream.set_read_timeout(Some(std::time::Duration::from_secs(2)))?;
+                        let mut text = String::new();
+                        stream.read_to_string(&mut text).map(|_| text)
+                    });
+            Ok(answer.map_err(|e| e.to_string()))
+        })
+        .await
+        .unwrap()
+}
+
+fn node_port_rules(ports: &[(Protocol, u16)], addresses: &[&str]) -> NodePortRules {
+    NodePortRules {
+        ports: ports.iter().copied().collect(),
+        addresses: addresses.iter().map(|a| cidr(a)).collect(),
+    }
+}
+
+#[tokio::test]
+async fn node_ports_reach_the_datapath_from_outside_and_from_the_node_with_the_client_kept() {
+    let mut n = Node::new();
+    // The datapath's stand-in: a namespace behind `antrea-gw0` that owns the virtual NodePort
+    // IP and the virtual MAC the Service routes' neighbour entry gives it.
+    let dp = n.namespaces.add("dp");
+    run(&[
+        "ip",
+        "-n",
+        &n.node,
+        "link",
+        "add",
+        "antrea-gw0",
+        "type",
+        "veth",
+        "peer",
+        "name",
+        "dp0",
+        "netns",
+        &dp,
+    ]);
+    for args in [
+        &["addr", "add", "10.244.1.1/24", "dev", "antrea-gw0"][..],
+        &["link", "set", "antrea-gw0", "up"],
+    ] {
+        let mut full = vec!["ip", "-n", &n.node];
+        full.extend_from_slice(args);
+        run(&full);
+    }
+    for args in [
+        &["link", "set", "dp0", "address", "aa:bb:cc:dd:ee:ff", "up"][..],
+        &["addr", "add", "10.244.1.2/24", "dev", "dp0"],
+        &["addr", "add", "169.254.0.252/32", "dev", "dp0"],
+        &["route", "add", "default", "via", "10.244.1.1"],
+    ] {
+        let mut full = vec!["ip", "-n", &dp];
+        full.extend_from_slice(args);
+        run(&full);
+    }
+    answer_peer_addresses(&dp, 30080).await;
+    let host = n.host().await;
+    n.exec(&["sysctl", "-qw", "net.ipv4.ip_forward=0"]);
+    host.reconcile_service_routes(&ServiceRoutes {
+        interface: "antrea-gw0".into(),
+        destinations: vec![cidr("169.254.0.252/32")],
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        n.exec(&["cat", "/proc/sys/net/ipv4/ip_forward"]).trim(),
+        "1",
+        "the Service routes switch forwarding on"
+    );
+    assert!(
+        tcp_answer(&n.underlay, "10.10.0.11:30080").await.is_err(),
+        "nothing serves the NodePort before the rules"
+    );
+
+    let rules = node_port_rules(&[(Protocol::Tcp, 30080), (Protocol::Udp, 30053)], &[]);
+    assert_eq!(
+        host.reconcile_node_ports(&rules).await.unwrap(),
+        Outcome::Changed
+    );
+    // From outside: DNATed to 169.254.0.252, forwarded through the gateway, the client's own
+    // address kept; the answer comes back un-DNATed (or the client would not take it).
+    assert_eq!(
+        tcp_answer(&n.underlay, "10.10.0.11:30080").await,
+        Ok("10.10.0.1".to_owned())
+    );
+    // From the Node itself, to its own address.
+    assert_eq!(
+        tcp_answer(&n.node, "10.10.0.11:30080").await,
+        Ok("10.10.0.11".to_owned())
+    );
+    // A port that is not a NodePort stays the Node's own: nothing listens there.
+    let other = tcp_answer(&n.underlay, "10.10.0.11:30081").await;
+    assert!(
+        other.as_ref().is_err_and(|e| e.contains("refused")),
+        "{other:?}"
+    );
+
+    let writes = host.writes();
+    assert_eq!(
+        host.reconcile_node_ports(&rules).await.unwrap(),
+        Outcome::Unchanged
+    );
+    assert_eq!(host.writes(), writes, "a repeat writes nothing");
+
+    // nodePortAddresses: only those addresses serve NodePorts.
+    run(&[
+        "ip",
+        "-n",
+        &n.node,
+        "addr",
+        "add",
+        "10.20.0.11/24",
+        "dev",
+        "eth0",
+    ]);
+    let restricted = node_port_rules(&[(Protocol::Tcp, 30080)], &["10.20.0.0/24"]);
+    assert_eq!(
+        host.reconcile_node_ports(&restricted).await.unwrap(),
+        Outcome::Changed
+    );
+    assert_eq!(
+        tcp_answer(&n.node, "10.20.0.11:30080").await,
+        Ok("10.20.0.11".to_owned())
+    );
+    let outside = tcp_answer(&n.node, "10.10.0.11:30080").await;
+    assert!(
+        outside.as_ref().is_err_and(|e| e.contains("refused")),
+        "{outside:?}"
+    );
+    let table = n.exec(&["nft", "-j", "list", "table", "ip", "antrea-nodeport"]);
+    assert!(!table.contains("\"udp\""), "the UDP port is gone: {table}");
+
+    // No NodePort: the table goes, the port is the Node's again.
+    let none = NodePortRules::default();
+    assert_eq!(
+        host.reconcile_node_ports(&none).await.unwrap(),
+        Outcome::Changed
+    );
+    assert!(
+        !n.exec(&["nft", "list", "tables"])
+            .contains("antrea-nodeport")
+    );
+    assert!(tcp_answer(&n.node, "10.20.0.11:30080").await.is_err());
+    assert_eq!(
+        host.reconcile_node_ports(&none).await.unwrap(),
+        Outcome::Unchanged
     );
 }
 

@@ -1,8 +1,10 @@
 //! The Windows backend over the fakes (`FakeWindows` = HNS + IP Helper, NetNat, firewall):
 //! Node bring-up through the trait, restart, rollback at each step, the path where Windows does
 //! not move the Node IP, a virtual uplink, reboot recovery, uninstall, peer routes, the host's
-//! Service routes (the IP Helper calls made, as golden data) and Pod endpoints, and the takeover's guards (network recreation by the reconciler, rollback by the
-//! watchdog). Runs on every platform (Linux and Wine alike).
+//! Service routes (the IP Helper calls made, as golden data), NodePort static mappings (the
+//! NetNat calls made, as golden data) and Pod endpoints, and the takeover's guards (network
+//! recreation by the reconciler, rollback by the watchdog). Runs on every platform (Linux and
+//! Wine alike).
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
@@ -21,16 +23,19 @@ use hostnet::windows::{
     WindowsSettings,
 };
 use hostnet::{
-    Error, GatewayConfig, HostNetwork, Outcome, PeerRoute, PodDns, PodInterfaceSpec, PodSnat,
-    RouteChanges, ServiceRoutes, TransportSelector,
+    Error, GatewayConfig, HostNetwork, NodePortRules, Outcome, PeerRoute, PodDns, PodInterfaceSpec,
+    PodSnat, RouteChanges, ServiceRoutes, TransportSelector,
 };
 use ipnet::Ipv4Net;
-use model::MacAddr;
+use model::{MacAddr, Protocol};
 use winos::firewall::FakeFirewall;
 use winos::iphelper::{IpHelperCall, IpHelperOp};
 use winos::model::{Adapter, InterfaceType, IpFamily, Luid, NeighborState, OperStatus, Route};
-use winos::netnat::FakeNetNat;
-use winos::{FakeIpHelper, IpHelper, WinOsError};
+use winos::netnat::{
+    ANTREA_NAT, ANTREA_NODE_PORT_NAT, FakeNetNat, NatProtocol, NetNatCall, StaticMapping,
+    StaticMappingInstance,
+};
+use winos::{FakeIpHelper, IpHelper, NatInstance, NetNat, WinOsError};
 
 const BRIDGE: &str = "br-int";
 const GATEWAY: &str = "antrea-gw0";
@@ -755,6 +760,210 @@ async fn service_routes_are_antreas_neighbor_and_routes_on_the_gateway_and_peer_
             .iter()
             .any(|n| n.address == vip)
     );
+}
+
+fn node_ports(ports: &[(Protocol, u16)], addresses: &[&str]) -> NodePortRules {
+    NodePortRules {
+        ports: ports.iter().copied().collect(),
+        addresses: addresses.iter().map(|a| cidr(a)).collect(),
+    }
+}
+
+/// A mapping of ours: `external:port` to the same port on 169.254.0.252.
+fn node_port_mapping(protocol: NatProtocol, external: &str, port: u16) -> StaticMapping {
+    StaticMapping {
+        nat: ANTREA_NODE_PORT_NAT.into(),
+        protocol,
+        external_address: ip(external),
+        external_port: port,
+        internal_address: ip("169.254.0.252"),
+        internal_port: port,
+    }
+}
+
+/// The NetNat calls sent since the last look, and forgets them.
+fn nat_calls(nat: &FakeNetNat) -> Vec<NetNatCall> {
+    let calls = nat.calls();
+    nat.clear_calls();
+    calls
+}
+
+#[tokio::test]
+async fn node_ports_are_static_mappings_of_antreas_nodeport_nat_and_other_nats_stay() {
+    use NatProtocol::{Tcp, Udp};
+    let node = node();
+    bring_up(&node).await.unwrap();
+    // Someone else's mapping in the SNAT instance (another port: the external port is the
+    // host's, whatever the instance).
+    let foreign = StaticMapping {
+        nat: ANTREA_NAT.into(),
+        protocol: Tcp,
+        external_address: ip("0.0.0.0"),
+        external_port: 8443,
+        internal_address: ip("10.244.1.5"),
+        internal_port: 443,
+    };
+    node.nat.add_static_mapping(&foreign).unwrap();
+    nat_calls(&node.nat);
+    let get = NetNatCall::Get(ANTREA_NODE_PORT_NAT.into());
+    let list = NetNatCall::StaticMappings(ANTREA_NODE_PORT_NAT.into());
+    let remove = |id| NetNatCall::RemoveStaticMapping {
+        nat: ANTREA_NODE_PORT_NAT.into(),
+        id,
+    };
+    let add = |protocol, external, port| {
+        NetNatCall::AddStaticMapping(node_port_mapping(protocol, external, port))
+    };
+    let any_port = [
+        (Protocol::Tcp, 30080),
+        (Protocol::Tcp, 30443),
+        (Protocol::Udp, 30053),
+    ];
+
+    // What Windows is sent, in order: Antrea's NAT on 169.254.0.252/32, then one mapping per
+    // NodePort from 0.0.0.0:P to 169.254.0.252:P.
+    let outcome = node
+        .host
+        .reconcile_node_ports(&node_ports(&any_port, &[]))
+        .await
+        .unwrap();
+    assert_eq!(outcome, Outcome::Changed);
+    assert_eq!(
+        nat_calls(&node.nat),
+        [
+            get.clone(),
+            NetNatCall::Create(NatInstance {
+                name: ANTREA_NODE_PORT_NAT.into(),
+                internal_prefix: "169.254.0.252/32".parse().unwrap(),
+            }),
+            list.clone(),
+            add(Tcp, "0.0.0.0", 30080),
+            add(Tcp, "0.0.0.0", 30443),
+            add(Udp, "0.0.0.0", 30053),
+        ]
+    );
+
+    let outcome = node
+        .host
+        .reconcile_node_ports(&node_ports(&any_port, &[]))
+        .await
+        .unwrap();
+    assert_eq!(outcome, Outcome::Unchanged);
+    assert_eq!(
+        nat_calls(&node.nat),
+        [get.clone(), list.clone()],
+        "a repeat writes nothing"
+    );
+
+    // One NodePort gone: exactly its mapping is removed (ids: 0 the foreign one, 1-3 ours).
+    let two = [(Protocol::Tcp, 30080), (Protocol::Udp, 30053)];
+    let outcome = node
+        .host
+        .reconcile_node_ports(&node_ports(&two, &[]))
+        .await
+        .unwrap();
+    assert_eq!(outcome, Outcome::Changed);
+    assert_eq!(nat_calls(&node.nat), [get.clone(), list.clone(), remove(2)]);
+
+    // nodePortAddresses as /32s: one mapping per address and port, the 0.0.0.0 ones go first.
+    let addresses = ["10.10.0.11/32", "192.0.2.10/32"];
+    node.host
+        .reconcile_node_ports(&node_ports(&two, &addresses))
+        .await
+        .unwrap();
+    assert_eq!(
+        nat_calls(&node.nat),
+        [
+            get.clone(),
+            list.clone(),
+            remove(1),
+            remove(3),
+            add(Tcp, "10.10.0.11", 30080),
+            add(Tcp, "192.0.2.10", 30080),
+            add(Udp, "10.10.0.11", 30053),
+            add(Udp, "192.0.2.10", 30053),
+        ]
+    );
+    let ours = |nat: &FakeNetNat| -> Vec<StaticMapping> {
+        nat.static_mappings(ANTREA_NODE_PORT_NAT)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.mapping)
+            .collect()
+    };
+    let before = ours(&node.nat);
+    assert_eq!(before.len(), 4);
+    nat_calls(&node.nat);
+
+    // A prefix NetNat cannot map: refused before anything is sent.
+    let error = node
+        .host
+        .reconcile_node_ports(&node_ports(&two, &["10.10.0.0/24"]))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::Invalid {
+                what: "NodePort address",
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().contains("single addresses"), "{error}");
+    assert_eq!(nat_calls(&node.nat), [], "nothing is sent");
+    assert_eq!(ours(&node.nat), before);
+
+    // SCTP has no NetNat mapping: skipped, the TCP port is still mapped.
+    let with_sctp = [(Protocol::Tcp, 30080), (Protocol::Sctp, 30099)];
+    node.host
+        .reconcile_node_ports(&node_ports(&with_sctp, &["10.10.0.11/32"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        ours(&node.nat),
+        [node_port_mapping(Tcp, "10.10.0.11", 30080)]
+    );
+    // SCTP ports only: nothing to map, so the NAT goes.
+    node.host
+        .reconcile_node_ports(&node_ports(&[(Protocol::Sctp, 30099)], &[]))
+        .await
+        .unwrap();
+    assert_eq!(node.nat.get(ANTREA_NODE_PORT_NAT).unwrap(), None);
+    node.host
+        .reconcile_node_ports(&node_ports(&two, &[]))
+        .await
+        .unwrap();
+    nat_calls(&node.nat);
+
+    // None left: the NAT is deleted with its mappings; the SNAT NAT and its foreign mapping stay.
+    let outcome = node
+        .host
+        .reconcile_node_ports(&NodePortRules::default())
+        .await
+        .unwrap();
+    assert_eq!(outcome, Outcome::Changed);
+    assert_eq!(
+        nat_calls(&node.nat),
+        [get.clone(), NetNatCall::Delete(ANTREA_NODE_PORT_NAT.into())]
+    );
+    let names: Vec<String> = node.nat.instances().into_iter().map(|n| n.name).collect();
+    assert_eq!(names, [ANTREA_NAT]);
+    assert_eq!(
+        node.nat.mappings(),
+        [StaticMappingInstance {
+            id: 0,
+            mapping: foreign
+        }]
+    );
+    let outcome = node
+        .host
+        .reconcile_node_ports(&NodePortRules::default())
+        .await
+        .unwrap();
+    assert_eq!(outcome, Outcome::Unchanged);
+    assert_eq!(nat_calls(&node.nat), [get], "a repeat writes nothing");
 }
 
 #[tokio::test]

@@ -45,4 +45,4 @@ pub use policy::{
 pub use service::{
     Endpoint, EndpointConditions, Service, ServiceKey, ServicePort, SessionAffinity, TrafficPolicy,
 };
-pub use virtual_addresses::{GLOBAL_VIRTUAL_MAC, VIRTUAL_SERVICE_IP};
+pub use virtual_addresses::{GLOBAL_VIRTUAL_MAC, VIRTUAL_NODE_PORT_IP, VIRTUAL_SERVICE_IP};

@@ -14,3 +14,9 @@ pub const GLOBAL_VIRTUAL_MAC: MacAddr = MacAddr([0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0
 /// to it through the gateway, with a permanent neighbour entry [`GLOBAL_VIRTUAL_MAC`], and the
 /// datapath load-balances it (Antrea's `VirtualServiceIPv4`).
 pub const VIRTUAL_SERVICE_IP: Ipv4Addr = Ipv4Addr::new(169, 254, 0, 253);
+
+/// Where the host sends NodePort traffic (proxyAll): NodePort connections to the Node's
+/// addresses are DNATed to this address, the port kept, and routed to the datapath like Service
+/// traffic; the datapath's NodePort frontends are this address and each NodePort (Antrea's
+/// `VirtualNodePortDNATIPv4`).
+pub const VIRTUAL_NODE_PORT_IP: Ipv4Addr = Ipv4Addr::new(169, 254, 0, 252);

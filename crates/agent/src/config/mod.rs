@@ -102,12 +102,15 @@ pub struct TakeoverWatchdogConfig {
 }
 
 /// The `antreaProxy` section.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AntreaProxyConfig {
     /// `antreaProxy.enable` (default true).
     pub enable: bool,
     /// `antreaProxy.proxyAll`: also serve NodePort/LoadBalancer and host traffic (default false).
     pub proxy_all: bool,
+    /// `antreaProxy.nodePortAddresses`: the IPv4 prefixes whose Node addresses serve
+    /// NodePorts (default empty: every address of the Node).
+    pub node_port_addresses: Vec<Ipv4Net>,
 }
 
 /// A configuration that was accepted, with what was ignored on the way.
@@ -150,6 +153,7 @@ impl AgentConfig {
             antrea_proxy: AntreaProxyConfig {
                 enable: true,
                 proxy_all: false,
+                node_port_addresses: Vec::new(),
             },
             hns_reconcile_interval: Duration::from_secs(60),
             takeover_watchdog: TakeoverWatchdogConfig {

@@ -52,7 +52,6 @@ const NOT_IMPLEMENTED: &[&str] = &[
 
 /// `antreaProxy` keys antrea-rs accepts and ignores.
 const PROXY_NOT_IMPLEMENTED: &[&str] = &[
-    "nodePortAddresses",
     "skipServices",
     "proxyLoadBalancerIPs",
     "serviceProxyName",
@@ -166,6 +165,20 @@ pub(super) fn parse(text: &str, platform: Platform) -> Result<LoadedConfig, Conf
         config.antrea_proxy.enable = enable;
     }
     config.antrea_proxy.proxy_all = proxy.bool("proxyAll")?.unwrap_or(false);
+    for (i, cidr) in proxy.strings("nodePortAddresses")?.into_iter().enumerate() {
+        let key = format!("antreaProxy.nodePortAddresses[{i}]");
+        match parse_cidr(key.clone(), cidr)? {
+            ipnet::IpNet::V4(v4) => config.antrea_proxy.node_port_addresses.push(v4.trunc()),
+            ipnet::IpNet::V6(_) => {
+                return Err(ConfigError::InvalidValue {
+                    key,
+                    value: format!("{cidr:?}"),
+                    allowed: "an IPv4 CIDR such as 192.168.1.0/24 (IPv6 NodePorts are not served)"
+                        .to_owned(),
+                });
+            }
+        }
+    }
     proxy.not_implemented(PROXY_NOT_IMPLEMENTED, &mut warnings);
     proxy.finish(&mut warnings);
 

@@ -13,13 +13,13 @@
 pub mod ovs;
 pub mod step_clock;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::net::Ipv4Addr;
 
 use hostnet::{PodInterface, PodInterfaceSpec, RouteChanges};
 use ipnet::Ipv4Net;
-use model::{NodeNetwork, PeerNode, PodKey, Service, ServiceKey};
+use model::{NodeNetwork, PeerNode, PodKey, Protocol, Service, ServiceKey};
 use netpol::{PolicyDelta, RuleId};
 
 use crate::error::AgentError;
@@ -203,6 +203,16 @@ pub trait Datapath: Send + Sync + 'static {
         &self,
         destinations: &[Ipv4Net],
     ) -> impl Future<Output = Result<RouteChanges, AgentError>> + Send;
+
+    /// Makes Service traffic from outside and from the Node to the Node's addresses on
+    /// `node_ports` (on the addresses within `addresses`; empty: every Node address) enter the
+    /// datapath's NodePort frontends (proxyAll), and only those ports: with none, nothing does.
+    /// Returns whether anything changed; repeating the call changes nothing.
+    fn set_node_ports(
+        &self,
+        node_ports: &BTreeSet<(Protocol, u16)>,
+        addresses: &[Ipv4Net],
+    ) -> impl Future<Output = Result<bool, AgentError>> + Send;
 
     /// Stops load-balancing Service `key`: its frontends and endpoints go. Removing a Service
     /// the datapath does not have succeeds and changes nothing; on error nothing changed.

@@ -17,7 +17,7 @@ impl LinuxHost {
             .netns
             .run(move || {
                 let op = "read the Pod SNAT rule";
-                if let Some(objects) = nft::list_table("ip", op)? {
+                if let Some(objects) = nft::list_table("ip", TABLE, op)? {
                     let rules = nft::objects(&objects, "rule", SNAT_CHAIN);
                     let chain_present = !nft::objects(&objects, "chain", SNAT_CHAIN).is_empty();
                     if chain_present
@@ -39,7 +39,7 @@ impl LinuxHost {
             .netns
             .run(|| {
                 let op = "read the Pod SNAT rule";
-                let Some(objects) = nft::list_table("ip", op)? else {
+                let Some(objects) = nft::list_table("ip", TABLE, op)? else {
                     return Ok(false);
                 };
                 if nft::objects(&objects, "chain", SNAT_CHAIN).is_empty() {
@@ -88,7 +88,7 @@ impl LinuxHost {
         Ok(self.outcome(changed))
     }
 
-    fn outcome(&self, changed: bool) -> Outcome {
+    pub(super) fn outcome(&self, changed: bool) -> Outcome {
         if changed {
             self.kernel.writes().record();
             Outcome::Changed

@@ -13,6 +13,7 @@ mod netlink;
 mod netns;
 mod nfnetlink;
 mod nft;
+mod node_ports;
 mod pod;
 mod routes;
 mod service_routes;
@@ -32,8 +33,8 @@ use model::MacAddr;
 use crate::error::{Error, Result};
 use crate::host_network::HostNetwork;
 use crate::model::{
-    GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat,
-    RouteChanges, ServiceRoutes, TransportSelector, Uplink,
+    GatewayConfig, NicConfig, NodePortRules, Outcome, PeerRoute, PodInterface, PodInterfaceSpec,
+    PodSnat, RouteChanges, ServiceRoutes, TransportSelector, Uplink,
 };
 use netlink::Kernel;
 use writes::Writes;
@@ -147,6 +148,10 @@ impl HostNetwork for LinuxHost {
 
     async fn reconcile_service_routes(&self, routes: &ServiceRoutes) -> Result<RouteChanges> {
         self.service_routes(routes).await
+    }
+
+    async fn reconcile_node_ports(&self, rules: &NodePortRules) -> Result<Outcome> {
+        self.node_ports(rules).await
     }
 
     async fn ensure_pod_snat(&self, snat: &PodSnat) -> Result<Outcome> {

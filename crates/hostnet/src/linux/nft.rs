@@ -1,4 +1,5 @@
-//! nftables through the `nft` command: Pod egress SNAT (table `ip antrea`, chain `pod-snat`).
+//! nftables through the `nft` command: Pod egress SNAT (table `ip antrea`, chain `pod-snat`) and
+//! the NodePort DNAT (table `ip antrea-nodeport`, `node_ports.rs`).
 //! Keeping the kernel off OVS-owned interfaces (table `netdev antrea`, an ingress chain with
 //! policy drop per interface) happens once per Pod and goes through netlink instead
 //! (`nfnetlink`).
@@ -10,6 +11,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+use ipnet::Ipv4Net;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -53,16 +55,16 @@ pub fn apply(script: &str, op: &str) -> Result<()> {
     nft(&["-f", "-"], script, op).map(drop)
 }
 
-/// The objects of a table (`nft -j list table`), or `None` when the table does not exist.
-pub fn list_table(family: &str, op: &str) -> Result<Option<Vec<Value>>> {
+/// The objects of table `table` (`nft -j list table`), or `None` when it does not exist.
+pub fn list_table(family: &str, table: &str, op: &str) -> Result<Option<Vec<Value>>> {
     let tables = nft(&["-j", "list", "tables", family], "", op)?;
     let exists = parse(&tables, op)?
         .iter()
-        .any(|o| o.get("table").and_then(|t| t.get("name")) == Some(&Value::from(TABLE)));
+        .any(|o| o.get("table").and_then(|t| t.get("name")) == Some(&Value::from(table)));
     if !exists {
         return Ok(None);
     }
-    let listing = nft(&["-j", "list", "table", family, TABLE], "", op)?;
+    let listing = nft(&["-j", "list", "table", family, table], "", op)?;
     parse(&listing, op).map(Some)
 }
 
@@ -89,13 +91,18 @@ pub fn objects<'a>(objects: &'a [Value], kind: &str, chain: &str) -> Vec<&'a Val
         .collect()
 }
 
+/// `nets` as nft prefixes: host bits cleared, each once, in order.
+pub fn prefixes(nets: &[Ipv4Net]) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    nets.iter()
+        .map(|n| n.trunc().to_string())
+        .filter(|p| seen.insert(p.clone()))
+        .collect()
+}
+
 /// The comment that identifies the SNAT rule for `snat`.
 pub fn snat_comment(snat: &PodSnat) -> String {
-    let cluster: Vec<String> = snat
-        .cluster_cidrs
-        .iter()
-        .map(|c| c.trunc().to_string())
-        .collect();
+    let cluster = prefixes(&snat.cluster_cidrs);
     format!(
         "antrea pod snat {} not {} oif {}",
         snat.pod_cidr.trunc(),
@@ -108,11 +115,7 @@ pub fn snat_comment(snat: &PodSnat) -> String {
 pub fn snat_script(snat: &PodSnat) -> String {
     let mut rule = format!("ip saddr {}", snat.pod_cidr.trunc());
     if !snat.cluster_cidrs.is_empty() {
-        let cluster: Vec<String> = snat
-            .cluster_cidrs
-            .iter()
-            .map(|c| c.trunc().to_string())
-            .collect();
+        let cluster = prefixes(&snat.cluster_cidrs);
         rule.push_str(&format!(" ip daddr != {{ {} }}", cluster.join(", ")));
     }
     format!(

@@ -4,18 +4,23 @@
 //! `proto 165`), distinct from the peer routes' so that neither reconciliation touches the
 //! other's; the neighbour entry is ours when it is the virtual IP's, permanent, with the
 //! virtual MAC.
+//!
+//! With any destination, IPv4 forwarding is switched on: Service traffic from outside (an
+//! external or load-balancer IP routed to the Node, a NodePort after its DNAT) arrives on the
+//! bridge's interface and leaves through the gateway.
 
 use std::collections::BTreeSet;
 
 use ipnet::Ipv4Net;
 use model::{GLOBAL_VIRTUAL_MAC, VIRTUAL_SERVICE_IP};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::{HostRoute, RouteChanges, ServiceRoutes};
 
 use super::LinuxHost;
 use super::netlink::{KernelNeighbour, MAIN_TABLE};
 use super::routes::RouteOutcome;
+use super::sysctl;
 
 /// The route protocol number marking the host's routes to Services (unassigned in
 /// `rtnetlink.h` and in iproute2's `rt_protos`; the peer routes' is 164).
@@ -83,6 +88,19 @@ impl LinuxHost {
         let mut changes = RouteChanges::default();
         let mut kept = BTreeSet::new();
         if let Some(link) = &link {
+            let forwarding = self
+                .netns
+                .run(|| {
+                    sysctl::enable_ip_forwarding()
+                        .map_err(|e| Error::os("switch on net.ipv4.ip_forward", e))
+                })
+                .await?;
+            if forwarding {
+                self.kernel.writes().record();
+                tracing::info!(
+                    "IPv4 forwarding switched on: Service traffic from outside is forwarded to the gateway"
+                );
+            }
             if !neighbours
                 .iter()
                 .any(|n| n.index == link.index && is_ours(n))

@@ -1,4 +1,5 @@
-//! Per-interface IPv6 switch (`net.ipv6.conf.<if>.disable_ipv6`). `/proc/sys/net` shows the
+//! Per-interface IPv6 switch (`net.ipv6.conf.<if>.disable_ipv6`) and IPv4 forwarding
+//! (`net.ipv4.ip_forward`). `/proc/sys/net` shows the
 //! namespace of the thread that opens the file, so callers run this inside the namespace.
 
 use std::io;
@@ -13,4 +14,15 @@ pub fn disable_ipv6(ifname: &str) -> io::Result<bool> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e),
     }
+}
+
+/// The IPv4 forwarding switch.
+const IP_FORWARD: &str = "/proc/sys/net/ipv4/ip_forward";
+
+/// Switches IPv4 forwarding on; returns whether it was off.
+pub fn enable_ip_forwarding() -> io::Result<bool> {
+    if std::fs::read_to_string(IP_FORWARD)?.trim() == "1" {
+        return Ok(false);
+    }
+    std::fs::write(IP_FORWARD, "1").map(|()| true)
 }

@@ -1,7 +1,7 @@
 //! The Windows backend of [`HostNetwork`]: [`WindowsHost`], Antrea's Windows Node networking
 //! on HNS (the Transparent network `antrea-hnsnetwork` with the Open vSwitch extension, one
-//! endpoint per Pod), IP Helper (addresses, routes, interface settings), NetNat (`antrea-nat`)
-//! and the Windows Firewall.
+//! endpoint per Pod), IP Helper (addresses, routes, interface settings), NetNat (`antrea-nat`
+//! for Pod SNAT, `antrea-nat-nodeport` for NodePorts) and the Windows Firewall.
 //!
 //! It is generic over the four OS interfaces (`hcn::HcnApi`, `winos::IpHelper`,
 //! `winos::NetNat`, `winos::Firewall`), so it compiles everywhere and its tests run on Linux
@@ -26,6 +26,7 @@ mod fake;
 mod gateway;
 mod guards;
 pub mod heal;
+mod node_ports;
 mod pod;
 mod routes;
 mod service_routes;
@@ -51,8 +52,8 @@ use model::MacAddr;
 use crate::error::{Error, Result};
 use crate::host_network::HostNetwork;
 use crate::model::{
-    GatewayConfig, NicConfig, Outcome, PeerRoute, PodInterface, PodInterfaceSpec, PodSnat,
-    RouteChanges, ServiceRoutes, TransportSelector, Uplink,
+    GatewayConfig, NicConfig, NodePortRules, Outcome, PeerRoute, PodInterface, PodInterfaceSpec,
+    PodSnat, RouteChanges, ServiceRoutes, TransportSelector, Uplink,
 };
 
 /// The HNS network the backend creates on the uplink NIC (Antrea's name).
@@ -225,6 +226,12 @@ where
     async fn reconcile_service_routes(&self, routes: &ServiceRoutes) -> Result<RouteChanges> {
         let routes = routes.clone();
         self.blocking(move |b| b.service_routes(&routes)).await
+    }
+
+    /// NetNat `antrea-nat-nodeport` static mappings to 169.254.0.252 (see `node_ports.rs`).
+    async fn reconcile_node_ports(&self, rules: &NodePortRules) -> Result<Outcome> {
+        let rules = rules.clone();
+        self.blocking(move |b| b.node_ports(&rules)).await
     }
 
     async fn ensure_pod_snat(&self, snat: &PodSnat) -> Result<Outcome> {

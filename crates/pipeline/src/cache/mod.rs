@@ -23,7 +23,7 @@ pub mod prepare;
 pub mod sync;
 
 #[cfg(test)]
-mod model_switch;
+pub(crate) mod model_switch;
 #[cfg(test)]
 mod tests;
 

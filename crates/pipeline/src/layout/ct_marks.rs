@@ -3,6 +3,7 @@
 //!
 //! | bits | meaning |
 //! |---|---|
+//! | 5 | Service connection from outside, source NATed to the gateway IP (Antrea's `ConnSNATCTMark`) |
 //! | 6 | hairpin: a Pod's connection to itself through a Service (Antrea's `HairpinCTMark`) |
 
 use openflow::action::Action;
@@ -32,4 +33,11 @@ impl CtMark {
 pub const HAIRPIN: CtMark = CtMark {
     value: 0x40,
     mask: 0x40,
+};
+
+/// A Service connection from outside whose source is NATed to the gateway IP
+/// (`regs::NEEDS_SNAT`); its replies return to the client through the gateway.
+pub const SERVICE_SNAT: CtMark = CtMark {
+    value: 0x20,
+    mask: 0x20,
 };

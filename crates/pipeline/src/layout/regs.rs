@@ -7,6 +7,7 @@
 //! | `reg3` | 0..31 | a Service connection's chosen endpoint IP (Antrea's `EndpointIPField`) |
 //! | `reg4` | 0..15 | the chosen endpoint's port (`EndpointPortField`) |
 //! | `reg4` | 16..18 | Service endpoint state: 1 to select, 2 selected, 3 to learn (`ServiceEPStateField`) |
+//! | `reg4` | 19 | a Service connection from outside whose source is NATed (`externalTrafficPolicy: Cluster`) |
 
 use openflow::action::Action;
 use openflow::oxm::{Field, Match, Subfield};
@@ -109,4 +110,13 @@ pub const EP_TO_LEARN: RegMark = RegMark {
     reg: ENDPOINT_REG,
     value: 3 << 16,
     mask: EP_STATE_MASK,
+};
+
+/// A Service connection from outside (a NodePort, an external or load-balancer IP through the
+/// gateway) under `externalTrafficPolicy: Cluster`: its source is NATed to the gateway IP, as
+/// kube-proxy masquerades it, so the endpoint's reply comes back through this Node.
+pub const NEEDS_SNAT: RegMark = RegMark {
+    reg: ENDPOINT_REG,
+    value: 1 << 19,
+    mask: 1 << 19,
 };

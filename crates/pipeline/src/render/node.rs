@@ -8,6 +8,7 @@ use openflow::oxm::{Field, Match};
 
 use super::policy::policy_table_flows;
 use super::service::hairpin::hairpin_flows;
+use super::service::snat::gateway_snat_flows;
 use super::service::tables::service_table_flows;
 use super::{CT_INV, CT_NEW, CT_TRK};
 use super::{arp, flow, in_port, ip, ipv4, ipv4_cidr, mac, output, set_mac};
@@ -37,6 +38,7 @@ pub(crate) fn render_node(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
     flows.extend(policy_table_flows(g, node));
     flows.extend(service_table_flows(g));
     flows.extend(hairpin_flows(g, node));
+    flows.extend(gateway_snat_flows(g, node));
     flows
 }
 

@@ -1,12 +1,15 @@
 //! The host NAT (`MSFT_NetNat`, what `New-NetNat` creates) that masquerades Pod traffic leaving
-//! the Node in noEncap/hybrid setups: [`NetNat`] is what the agent calls, `FakeNetNat` (feature
-//! `fake`) a stateful stand-in for tests and `WmiNetNat` (Windows only) talks to WMI
-//! `root\StandardCimv2`.
+//! the Node in noEncap/hybrid setups, and its static mappings (`MSFT_NetNatStaticMapping`, what
+//! `Add-NetNatStaticMapping` creates) that hand NodePort connections to the datapath: [`NetNat`]
+//! is what the agent calls, `FakeNetNat` (feature `fake`) a stateful stand-in for tests and
+//! `WmiNetNat` (Windows only) talks to WMI `root\StandardCimv2`.
 
 #[cfg(feature = "fake")]
 mod fake;
 #[cfg(windows)]
 mod native;
+
+use std::net::Ipv4Addr;
 
 use ipnet::IpNet;
 
@@ -20,6 +23,9 @@ use crate::{Ensured, Result};
 /// The NAT name the agent owns.
 pub const ANTREA_NAT: &str = "antrea-nat";
 
+/// The NAT the agent owns for NodePort (proxyAll): its static mappings carry the NodePorts.
+pub const ANTREA_NODE_PORT_NAT: &str = "antrea-nat-nodeport";
+
 /// One NetNat instance as far as the agent uses it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct NatInstance {
@@ -27,6 +33,86 @@ pub struct NatInstance {
     pub name: String,
     /// The internal prefix whose traffic is translated (`InternalIPInterfaceAddressPrefix`).
     pub internal_prefix: IpNet,
+}
+
+/// The transport protocol of a static mapping: NetNat maps TCP and UDP only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum NatProtocol {
+    /// TCP (`Protocol` 6).
+    Tcp,
+    /// UDP (`Protocol` 17).
+    Udp,
+}
+
+impl NatProtocol {
+    /// The IP protocol number `MSFT_NetNatStaticMapping.Protocol` holds.
+    pub fn number(self) -> u8 {
+        match self {
+            NatProtocol::Tcp => 6,
+            NatProtocol::Udp => 17,
+        }
+    }
+
+    /// The protocol whose number is `number`; `None` for one NetNat does not map.
+    pub fn from_number(number: u8) -> Option<NatProtocol> {
+        match number {
+            6 => Some(NatProtocol::Tcp),
+            17 => Some(NatProtocol::Udp),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for NatProtocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NatProtocol::Tcp => "TCP",
+            NatProtocol::Udp => "UDP",
+        })
+    }
+}
+
+/// A static mapping of a NAT instance: connections of `protocol` to
+/// `external_address:external_port` (`0.0.0.0`: to any address of the host) are translated to
+/// `internal_address:internal_port`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StaticMapping {
+    /// The instance the mapping belongs to (`NatName`).
+    pub nat: String,
+    /// `Protocol`.
+    pub protocol: NatProtocol,
+    /// `ExternalIPAddress`.
+    pub external_address: Ipv4Addr,
+    /// `ExternalPort`.
+    pub external_port: u16,
+    /// `InternalIPAddress`.
+    pub internal_address: Ipv4Addr,
+    /// `InternalPort`.
+    pub internal_port: u16,
+}
+
+impl std::fmt::Display for StaticMapping {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}:{} -> {}:{} (NetNat {:?})",
+            self.protocol,
+            self.external_address,
+            self.external_port,
+            self.internal_address,
+            self.internal_port,
+            self.nat
+        )
+    }
+}
+
+/// A static mapping as Windows lists it: the mapping and the id Windows gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StaticMappingInstance {
+    /// `StaticMappingID`, unique within the instance.
+    pub id: u32,
+    /// What it maps.
+    pub mapping: StaticMapping,
 }
 
 /// The NetNat calls the agent makes. All calls block.
@@ -37,8 +123,21 @@ pub trait NetNat: Send + Sync + std::fmt::Debug {
     /// Creates an instance; `AlreadyExists` when one is called `nat.name`.
     fn create(&self, nat: &NatInstance) -> Result<()>;
 
-    /// Deletes the instance called `name`; `NotFound` when there is none.
+    /// Deletes the instance called `name`, and with it its static mappings; `NotFound` when
+    /// there is none.
     fn delete(&self, name: &str) -> Result<()>;
+
+    /// The static mappings of the instance called `nat`; none when there is no such instance.
+    fn static_mappings(&self, nat: &str) -> Result<Vec<StaticMappingInstance>>;
+
+    /// Adds `mapping` to the instance called `mapping.nat`: `NotFound` when there is none,
+    /// `AlreadyExists` when a mapping of any instance has the same protocol, external address
+    /// and external port.
+    fn add_static_mapping(&self, mapping: &StaticMapping) -> Result<()>;
+
+    /// Removes the static mapping `id` of the instance called `nat`; `NotFound` when it has no
+    /// mapping with that id.
+    fn remove_static_mapping(&self, nat: &str, id: u32) -> Result<()>;
 
     /// Makes the instance called `name` translate `internal_prefix`: creates it, keeps it, or
     /// (another prefix) deletes and re-creates it, as Antrea does.

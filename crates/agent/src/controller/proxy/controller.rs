@@ -7,7 +7,8 @@
 //! logged once and not sent again until it changes. Each sync also sets the datapath's
 //! Service routes (the Node's own traffic to the Service CIDR, [`ServiceCidr`]) when they
 //! differ from what was last set, the first sync always (a restart finds the routes as the OS
-//! kept them).
+//! kept them), and the host's NodePort rules and routes for traffic from outside
+//! ([`FromOutside`]) the same way.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use kube::runtime::reflector::Store;
 use model::{Service, ServiceKey};
 use tokio_util::sync::CancellationToken;
 
+use super::from_outside::{FromOutside, OutsideTraffic};
 use super::metrics::ServiceSyncMetrics;
 use super::service_cidr::ServiceCidr;
 use super::translate::{Problem, translate};
@@ -51,12 +53,20 @@ pub struct ProxyController {
     service_cidr: ServiceCidr,
     /// The destinations last set in the datapath (`None`: not set since the start).
     routed: Option<Vec<Ipv4Net>>,
+    /// Whether and where the Node serves Service traffic from outside.
+    from_outside: FromOutside,
+    /// The NodePorts last set in the datapath (`None`: not set since the start).
+    node_ports: Option<OutsideTraffic>,
 }
 
 impl ProxyController {
     /// A controller for Node `node_name` that has installed nothing, routing the Node's own
-    /// Service traffic as `service_cidr` says.
-    pub fn new(node_name: &str, service_cidr: ServiceCidr) -> ProxyController {
+    /// Service traffic as `service_cidr` says and traffic from outside as `from_outside` says.
+    pub fn new(
+        node_name: &str,
+        service_cidr: ServiceCidr,
+        from_outside: FromOutside,
+    ) -> ProxyController {
         ProxyController {
             node_name: node_name.to_owned(),
             installed: BTreeMap::new(),
@@ -64,6 +74,8 @@ impl ProxyController {
             problems: BTreeMap::new(),
             service_cidr,
             routed: None,
+            from_outside,
+            node_ports: None,
         }
     }
 
@@ -163,28 +175,80 @@ impl ProxyController {
         }
     }
 
-    /// Sets the datapath's Service routes when they differ from what was last set.
+    /// Sets the datapath's Service routes, then its NodePorts, when they differ from what was
+    /// last set.
     async fn route<D: Datapath>(
         &mut self,
         datapath: &D,
         services: &Store<ApiService>,
     ) -> Result<(), AgentError> {
         let state = services.state();
-        let wanted = self
+        let outside = self.from_outside.wanted(self.installed.values());
+        let cidr = self
             .service_cidr
             .destinations(state.iter().map(|s| s.as_ref()));
+        self.set_routes(datapath, cidr, &outside).await?;
+        if self.node_ports.as_ref() == Some(&outside) {
+            return Ok(());
+        }
+        match datapath
+            .set_node_ports(&outside.node_ports, self.from_outside.node_port_addresses())
+            .await
+        {
+            Ok(changed) => {
+                if changed {
+                    let list: Vec<String> = outside
+                        .node_ports
+                        .iter()
+                        .map(|(protocol, port)| format!("{protocol}/{port}"))
+                        .collect();
+                    tracing::info!(
+                        "NodePorts from outside and from the Node now enter the datapath: [{}]",
+                        list.join(", ")
+                    );
+                }
+                self.node_ports = Some(outside);
+                Ok(())
+            }
+            Err(error) => {
+                tracing::error!("NodePorts: {error}");
+                Err(error)
+            }
+        }
+    }
+
+    /// Sets the datapath's Service routes to the Service CIDR `cidr` and the `/32`s of
+    /// `outside` when they differ from what was last set.
+    async fn set_routes<D: Datapath>(
+        &mut self,
+        datapath: &D,
+        cidr: Vec<Ipv4Net>,
+        outside: &OutsideTraffic,
+    ) -> Result<(), AgentError> {
+        let mut wanted = cidr.clone();
+        wanted.extend(outside.routes.iter().copied());
+        wanted.sort();
+        wanted.dedup();
         if self.routed.as_ref() == Some(&wanted) {
             return Ok(());
         }
         match datapath.set_service_routes(&wanted).await {
             Ok(changes) => {
                 if !changes.is_empty() {
-                    let list: Vec<String> = wanted.iter().map(ToString::to_string).collect();
+                    let list = |nets: &mut dyn Iterator<Item = &Ipv4Net>| {
+                        nets.map(ToString::to_string).collect::<Vec<_>>().join(", ")
+                    };
                     tracing::info!(
                         "the Node's own traffic to Services now enters the datapath for [{}] ({})",
-                        list.join(", "),
+                        list(&mut cidr.iter()),
                         self.service_cidr.describe()
                     );
+                    if !outside.routes.is_empty() {
+                        tracing::info!(
+                            "traffic from outside to [{}] (the NodePort address, external and load-balancer IPs) now enters the datapath",
+                            list(&mut outside.routes.iter())
+                        );
+                    }
                 }
                 self.routed = Some(wanted);
                 Ok(())

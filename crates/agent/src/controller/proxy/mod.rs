@@ -1,9 +1,11 @@
 //! AntreaProxy's agent side: Services and their EndpointSlices from the API server become
 //! [`model::Service`] values ([`translate`]) that [`ProxyController`] keeps installed in the
-//! datapath, with the Node's own Service traffic routed into it ([`ServiceCidr`], proxyAll).
+//! datapath, with the Node's own Service traffic routed into it ([`ServiceCidr`], proxyAll) and
+//! Service traffic from outside handed to it by the host ([`FromOutside`]).
 //! Only the API server has Services: the cluster-directory source does not.
 
 mod controller;
+mod from_outside;
 mod metrics;
 mod service_cidr;
 pub mod translate;
@@ -11,5 +13,6 @@ pub mod translate;
 mod translate_tests;
 
 pub use controller::{ProxyController, ProxySync};
+pub use from_outside::FromOutside;
 pub use metrics::ServiceSyncMetrics;
 pub use service_cidr::ServiceCidr;

@@ -21,12 +21,12 @@ pub use bringup::{
 };
 pub use connections::ConnectionMetrics;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec, RouteChanges};
 use ipnet::Ipv4Net;
-use model::{NodeNetwork, PeerNode, PodKey, Service, ServiceKey};
+use model::{NodeNetwork, PeerNode, PodKey, Protocol, Service, ServiceKey};
 use netpol::{PolicyDelta, RuleId, Snapshot};
 use pipeline::owners::{NETWORK_POLICY, NODE, PEER, POD};
 use pipeline::render::{node_flows, peer_flows, pod_flows};
@@ -236,5 +236,18 @@ impl<H: HostNetwork + 'static> Datapath for OvsDatapath<H> {
             destinations: destinations.to_vec(),
         };
         Ok(self.host.reconcile_service_routes(&routes).await?)
+    }
+
+    async fn set_node_ports(
+        &self,
+        node_ports: &BTreeSet<(Protocol, u16)>,
+        addresses: &[Ipv4Net],
+    ) -> Result<bool, AgentError> {
+        let rules = hostnet::NodePortRules {
+            ports: node_ports.clone(),
+            addresses: addresses.to_vec(),
+        };
+        let outcome = self.host.reconcile_node_ports(&rules).await?;
+        Ok(outcome == hostnet::Outcome::Changed)
     }
 }

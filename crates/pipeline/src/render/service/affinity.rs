@@ -3,22 +3,20 @@
 //! client IP, frontend IP, protocol and port that loads the same endpoint (and "selected") into
 //! the registers; it expires after the affinity timeout without new connections. The learning
 //! flow carries `delete_learned`, so removing it (affinity switched off, the Service gone)
-//! removes what it learned.
-
-use std::net::Ipv4Addr;
+//! removes what it learned. A connection from outside under `externalTrafficPolicy: Cluster`
+//! learns the source NAT mark too, so the client's later connections are NATed as its first.
 
 use openflow::action::{Action, Learn, LearnSpec};
 use openflow::msg::flow_mod::FlowMod;
 use openflow::oxm::{Field, Subfield};
 
-use super::frontend::frontend_match;
+use super::frontend::Frontend;
 use super::l4;
 use crate::layout::TableGraph;
 use crate::layout::priority::{LOW, NORMAL};
 use crate::layout::regs::{ENDPOINT_IP_REG, ENDPOINT_REG, EP_SELECTED, EP_TO_LEARN};
 use crate::layout::tables::{ENDPOINT_DNAT, SERVICE_LB, SESSION_AFFINITY};
 use crate::render::flow;
-use model::Protocol;
 
 /// OpenFlow timeouts are 16-bit: a longer affinity (Kubernetes allows a day) expires after
 /// this many seconds.
@@ -28,12 +26,11 @@ const MAX_TIMEOUT: u16 = u16::MAX;
 /// and sends the packet on to its DNAT.
 pub(super) fn learn_flow(
     g: &TableGraph,
-    ip: Ipv4Addr,
-    protocol: Protocol,
-    port: u16,
+    frontend: Frontend,
     timeout_seconds: u32,
+    snat: bool,
 ) -> FlowMod {
-    let (_, dst_port) = l4(protocol);
+    let (_, dst_port) = l4(frontend.protocol);
     let whole = Subfield::whole;
     let learn = Learn {
         table: g.id(SESSION_AFFINITY),
@@ -47,7 +44,7 @@ pub(super) fn learn_flow(
             },
             LearnSpec::MatchImm {
                 dst: whole(Field::IpProto),
-                value: u128::from(protocol.number()),
+                value: u128::from(frontend.protocol.number()),
             },
             LearnSpec::MatchField {
                 dst: whole(dst_port),
@@ -73,14 +70,20 @@ pub(super) fn learn_flow(
                 value: u128::from(EP_SELECTED.value >> 16),
                 dst: Subfield::bits(Field::Reg(ENDPOINT_REG), 16, 18),
             },
-        ],
+        ]
+        .into_iter()
+        .chain(snat.then(|| LearnSpec::LoadImm {
+            value: 1,
+            dst: Subfield::bits(Field::Reg(ENDPOINT_REG), 19, 19),
+        }))
+        .collect(),
         ..Learn::default()
     };
     flow(
         g,
         SERVICE_LB,
-        LOW,
-        frontend_match(EP_TO_LEARN, ip, protocol, port),
+        frontend.priority(LOW),
+        frontend.matching(EP_TO_LEARN),
         vec![Action::Learn(learn), EP_SELECTED.set()],
         Some(ENDPOINT_DNAT),
     )

@@ -3,6 +3,9 @@
 //! handed to the Service port's endpoint group; without usable endpoints it goes to the agent,
 //! which refuses the connection (a TCP reset or an ICMP port unreachable, as kube-proxy's REJECT). Under
 //! affinity a second flow per frontend learns the endpoint the group chose (`affinity.rs`).
+//! Traffic from outside has frontends of its own (`Frontend::from_gateway`, the NodePort
+//! frontends), with the external traffic policy's endpoints and, under `Cluster`, the source NAT
+//! mark (`snat.rs`).
 
 use std::net::Ipv4Addr;
 
@@ -14,70 +17,108 @@ use super::affinity::learn_flow;
 use super::l4;
 use crate::layout::TableGraph;
 use crate::layout::packet_in::PacketInOperation;
-use crate::layout::priority::NORMAL;
-use crate::layout::regs::{EP_SELECTED, EP_TO_LEARN, EP_TO_SELECT};
+use crate::layout::priority::{HIGH, NORMAL};
+use crate::layout::regs::{
+    EP_SELECTED, EP_TO_LEARN, EP_TO_SELECT, FROM_GATEWAY, NEEDS_SNAT, RegMark,
+};
 use crate::layout::tables::SERVICE_LB;
 use crate::render::{flow, ipv4};
 use model::{Protocol, SessionAffinity};
 
 /// What one frontend's traffic does.
 pub(super) enum Dispatch {
-    /// To the endpoint group `group`.
-    Group(u32),
+    /// To the endpoint group `group`; `snat`: the source is NATed to the gateway IP (traffic
+    /// from outside under `externalTrafficPolicy: Cluster`).
+    Group { group: u32, snat: bool },
     /// No usable endpoint: to the agent, to be refused.
     NoEndpoints,
+    /// Traffic from outside under `externalTrafficPolicy: Local` on a Node without a local
+    /// endpoint: dropped, as kube-proxy drops it (the load balancer's health check steers
+    /// clients to Nodes that have one).
+    Drop,
 }
 
-/// `proto,reg4=STATE/0x70000,nw_dst=IP,tp_dst=PORT`.
-pub(super) fn frontend_match(
-    state: crate::layout::regs::RegMark,
-    ip: Ipv4Addr,
-    protocol: Protocol,
-    port: u16,
-) -> Match {
-    let (base, dst_port) = l4(protocol);
-    ipv4(Field::Ipv4Dst, state.match_on(base), ip).with(dst_port, u128::from(port))
+/// Where one frontend is reached: an address, a protocol and a port, and whether only traffic
+/// from the gateway counts (an external or load-balancer IP reached from outside, whose Pod
+/// traffic has its own, internal, frontend).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Frontend {
+    pub ip: Ipv4Addr,
+    pub protocol: Protocol,
+    pub port: u16,
+    pub from_gateway: bool,
 }
 
-/// The flows of frontend `ip` `protocol`/`port`.
+impl Frontend {
+    /// The frontend's match in endpoint state `state`.
+    pub(super) fn matching(&self, state: RegMark) -> Match {
+        let (base, dst_port) = l4(self.protocol);
+        let base = if self.from_gateway {
+            FROM_GATEWAY.match_on(base)
+        } else {
+            base
+        };
+        ipv4(Field::Ipv4Dst, state.match_on(base), self.ip).with(dst_port, u128::from(self.port))
+    }
+
+    /// The priority of its flows: traffic from the gateway wins over the same address's
+    /// internal frontend.
+    pub(super) fn priority(&self, normal: u16) -> u16 {
+        if self.from_gateway { HIGH } else { normal }
+    }
+}
+
+/// The flows of `frontend`.
 pub(super) fn frontend_flows(
     g: &TableGraph,
-    ip: Ipv4Addr,
-    protocol: Protocol,
-    port: u16,
+    frontend: Frontend,
     dispatch: &Dispatch,
     affinity: SessionAffinity,
 ) -> Vec<FlowMod> {
-    let matched = frontend_match(EP_TO_SELECT, ip, protocol, port);
-    let Dispatch::Group(group) = *dispatch else {
-        return vec![flow(
-            g,
-            SERVICE_LB,
-            NORMAL,
-            matched,
-            vec![PacketInOperation::ServiceReject.controller_action()],
-            None,
-        )];
+    let matched = frontend.matching(EP_TO_SELECT);
+    let priority = frontend.priority(NORMAL);
+    let (group, snat) = match *dispatch {
+        Dispatch::Group { group, snat } => (group, snat),
+        Dispatch::NoEndpoints => {
+            return vec![flow(
+                g,
+                SERVICE_LB,
+                priority,
+                matched,
+                vec![PacketInOperation::ServiceReject.controller_action()],
+                None,
+            )];
+        }
+        Dispatch::Drop => return vec![flow(g, SERVICE_LB, priority, matched, vec![], None)],
     };
+    let snat_mark = snat.then(|| NEEDS_SNAT.set());
     match affinity {
         SessionAffinity::None => vec![flow(
             g,
             SERVICE_LB,
-            NORMAL,
+            priority,
             matched,
-            vec![EP_SELECTED.set(), Action::Group(group)],
+            [EP_SELECTED.set()]
+                .into_iter()
+                .chain(snat_mark)
+                .chain([Action::Group(group)])
+                .collect(),
             None,
         )],
         SessionAffinity::ClientIp { timeout_seconds } => vec![
             flow(
                 g,
                 SERVICE_LB,
-                NORMAL,
+                priority,
                 matched,
-                vec![EP_TO_LEARN.set(), Action::Group(group)],
+                [EP_TO_LEARN.set()]
+                    .into_iter()
+                    .chain(snat_mark)
+                    .chain([Action::Group(group)])
+                    .collect(),
                 None,
             ),
-            learn_flow(g, ip, protocol, port, timeout_seconds),
+            learn_flow(g, frontend, timeout_seconds, snat),
         ],
     }
 }

@@ -7,23 +7,24 @@
 //!   connection whose source and destination are that endpoint `HAIRPIN` in its zone-65520
 //!   entry;
 //! - `SNAT` NATs the source of hairpin connections to the gateway IP in zone 65521 (new ones
-//!   commit, later ones are NATed by their entry);
+//!   commit, later ones are NATed by their entry; `snat.rs`, shared with connections from
+//!   outside);
 //! - `UnSNAT`, before `ConntrackZone`, sends what the Pods send to the gateway IP through zone
 //!   65521, which gives the replies their addresses back; zone 65520 then un-DNATs them;
-//! - both directions skip the ingress rules (the Pod talks to itself) and the second commit,
-//!   and leave through `IN_PORT`.
+//! - both directions skip the ingress rules (the Pod talks to itself) and the second commit
+//!   (`snat.rs`), and leave through `IN_PORT`.
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::Ipv4Addr;
 
-use openflow::action::{Action, Ct, CtZone, Nat, NatKind};
+use openflow::action::{Action, Ct, CtZone, Nat};
 use openflow::msg::flow_mod::FlowMod;
 use openflow::oxm::{Field, Match, PortNo};
 
 use crate::layout::ct_marks::HAIRPIN;
 use crate::layout::priority::{HIGH, MISS, NORMAL, POLICY_BYPASS};
-use crate::layout::tables::{CONNTRACK_COMMIT, INGRESS_RULE, OUTPUT, SNAT, SNAT_MARK, UN_SNAT};
+use crate::layout::tables::{INGRESS_RULE, OUTPUT, SNAT, SNAT_MARK, UN_SNAT};
 use crate::layout::{CT_ZONE, SNAT_CT_ZONE, Stage, TableGraph};
-use crate::render::{CT_NEW, CT_RPL, CT_TRK, flow, ip, ipv4};
+use crate::render::{CT_NEW, CT_TRK, flow, ip, ipv4};
 use model::NodeNetwork;
 
 /// The `SNATMark` flow of local endpoint `endpoint`: a new connection from it to itself is
@@ -51,25 +52,10 @@ pub(super) fn hairpin_mark_flow(g: &TableGraph, endpoint: Ipv4Addr) -> FlowMod {
     )
 }
 
-/// The Node's hairpin flows: un-SNAT of replies to the gateway IP, the source NAT, the
-/// exceptions in the ingress rules, the commit and the output, and the misses of the new
-/// tables.
+/// The Node's hairpin flows: un-SNAT of replies to the gateway IP, the exceptions in the
+/// ingress rules and the output, and the misses of the new tables (the source NAT itself is
+/// `snat.rs`'s, shared with connections from outside).
 pub(crate) fn hairpin_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
-    let gateway = IpAddr::V4(node.gateway_ip);
-    let snat_zone = |commit: bool, nat: Nat| Ct {
-        commit,
-        table: Some(g.id(g.next(SNAT))),
-        zone: CtZone::Imm(SNAT_CT_ZONE),
-        nat: Some(nat),
-        exec: if commit { vec![HAIRPIN.set()] } else { vec![] },
-        ..Ct::default()
-    };
-    let to_gateway_source = Nat {
-        kind: Some(NatKind::Src),
-        addrs: Some((gateway, gateway)),
-        ..Nat::default()
-    };
-    let later_request = ip().with_masked(Field::CtState, CT_TRK, CT_NEW | CT_RPL | CT_TRK);
     vec![
         flow(
             g,
@@ -100,22 +86,6 @@ pub(crate) fn hairpin_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> 
             vec![],
             Some(g.next(SNAT_MARK)),
         ),
-        flow(
-            g,
-            SNAT,
-            NORMAL,
-            HAIRPIN.match_on(new_connection()),
-            vec![Action::Ct(snat_zone(true, to_gateway_source))],
-            None,
-        ),
-        flow(
-            g,
-            SNAT,
-            NORMAL,
-            HAIRPIN.match_on(later_request),
-            vec![Action::Ct(snat_zone(false, Nat::default()))],
-            None,
-        ),
         flow(g, SNAT, MISS, Match::new(), vec![], Some(g.next(SNAT))),
         flow(
             g,
@@ -124,14 +94,6 @@ pub(crate) fn hairpin_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> 
             HAIRPIN.match_on(ip()),
             vec![],
             Some(g.first(Stage::Conntrack)),
-        ),
-        flow(
-            g,
-            CONNTRACK_COMMIT,
-            HIGH,
-            HAIRPIN.match_on(ip()),
-            vec![],
-            Some(g.next(CONNTRACK_COMMIT)),
         ),
         flow(
             g,
@@ -145,6 +107,6 @@ pub(crate) fn hairpin_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> 
 }
 
 /// IP packets of a connection conntrack has just seen for the first time.
-fn new_connection() -> Match {
+pub(super) fn new_connection() -> Match {
     ip().with_masked(Field::CtState, CT_NEW | CT_TRK, CT_NEW | CT_TRK)
 }

@@ -7,7 +7,8 @@
 //! - [`dnat`]: `EndpointDNAT`, `ct(commit,nat(dst=ENDPOINT))` per endpoint.
 //! - [`affinity`]: ClientIP affinity by `learn` into `SessionAffinity`.
 //! - [`hairpin`]: a Pod reaching itself through its Service (`SNATMark` per local endpoint,
-//!   the Node's `UnSNAT`/`SNAT` flows).
+//!   the Node's `UnSNAT` flows); [`snat`]: the source NAT to the gateway IP of hairpin
+//!   connections and of connections from outside under `externalTrafficPolicy: Cluster`.
 //! - [`group_ids`]: stable group ids per Service port.
 //! - [`stale_udp`]: the UDP conntrack entries an update leaves pointing at an endpoint the
 //!   Service no longer uses, and the flush that deletes them.
@@ -26,6 +27,7 @@ mod frontend;
 mod group;
 mod group_ids;
 pub(crate) mod hairpin;
+pub(crate) mod snat;
 pub mod stale_udp;
 pub(crate) mod tables;
 #[cfg(test)]
@@ -37,19 +39,35 @@ pub use stale_udp::StaleUdp;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
+use openflow::msg::flow_mod::FlowMod;
 use openflow::oxm::{Field, Match};
 
 use crate::cache::{Change, Objects, Owner, Update};
-use crate::layout::TableGraph;
+use crate::layout::priority::NORMAL;
+use crate::layout::tables::CLASSIFIER;
+use crate::layout::{NodePorts, TableGraph};
 use crate::owners::SERVICE;
-use crate::render::ip;
-use frontend::Dispatch;
+use crate::render::{flow, in_port, ip, ipv4, output};
+use frontend::{Dispatch, Frontend};
 use group_ids::GroupIds;
-use model::{Endpoint, Protocol, Service, ServiceKey, SessionAffinity};
+use model::{
+    Endpoint, Protocol, Service, ServiceKey, ServicePort, SessionAffinity, TrafficPolicy,
+    VIRTUAL_NODE_PORT_IP,
+};
 use stale_udp::UdpBackends;
 
-/// A Service port as the renderer knows it: protocol and frontend port.
-type PortId = (Protocol, u16);
+/// Whose traffic a Service port's endpoint group serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Scope {
+    /// Pods' and the Node's: the internal traffic policy's endpoints.
+    Internal,
+    /// Traffic from outside, when the external traffic policy chooses other endpoints than
+    /// the internal one (`Local`: the local ones).
+    External,
+}
+
+/// One endpoint group of a Service: its port and the traffic it serves.
+type GroupKey = (Protocol, u16, Scope);
 
 /// `ip,nw_proto=N` and the protocol's destination-port field.
 fn l4(protocol: Protocol) -> (Match, Field) {
@@ -75,7 +93,7 @@ pub fn service_owner(key: &ServiceKey) -> Owner {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServiceRecord {
     key: ServiceKey,
-    groups: Option<BTreeMap<PortId, u32>>,
+    groups: Option<BTreeMap<GroupKey, u32>>,
     udp: UdpBackends,
 }
 
@@ -108,7 +126,7 @@ impl ServiceUpdate {
 #[derive(Debug, Clone)]
 pub struct ServiceRenderer {
     graph: &'static TableGraph,
-    groups: BTreeMap<ServiceKey, BTreeMap<PortId, u32>>,
+    groups: BTreeMap<ServiceKey, BTreeMap<GroupKey, u32>>,
     /// The installed Services with UDP frontends, and where those send.
     udp: BTreeMap<ServiceKey, UdpBackends>,
     ids: GroupIds,
@@ -142,21 +160,21 @@ impl ServiceRenderer {
     pub fn upsert(&self, service: &Service) -> Result<ServiceUpdate, ServiceError> {
         validate(service)?;
         let held = self.groups.get(&service.key);
-        let ports: BTreeSet<PortId> = service.ports.iter().map(|p| (p.protocol, p.port)).collect();
-        let new: Vec<PortId> = ports
+        let wanted = group_keys(service);
+        let new: Vec<GroupKey> = wanted
             .iter()
-            .filter(|p| !held.is_some_and(|h| h.contains_key(p)))
+            .filter(|k| !held.is_some_and(|h| h.contains_key(k)))
             .copied()
             .collect();
-        let mut groups: BTreeMap<PortId, u32> = held
+        let mut groups: BTreeMap<GroupKey, u32> = held
             .into_iter()
             .flatten()
-            .filter(|(p, _)| ports.contains(p))
-            .map(|(p, id)| (*p, *id))
+            .filter(|(k, _)| wanted.contains(k))
+            .map(|(k, id)| (*k, *id))
             .collect();
         groups.extend(
             new.into_iter()
-                .zip(self.ids.free(ports.len() - groups.len())),
+                .zip(self.ids.free(wanted.len() - groups.len())),
         );
         let objects = render(self.graph, service, &groups);
         let udp = UdpBackends::of(service);
@@ -280,43 +298,139 @@ fn frontend_ips(service: &Service) -> Vec<Ipv4Addr> {
         .collect()
 }
 
-/// `service`'s objects, its ports' groups numbered by `groups`. Traffic to every frontend
-/// address uses the endpoints its internal traffic policy allows; each endpoint appears once
-/// per port (several EndpointSlices may list it), its DNAT flow once per Service, and a local
-/// endpoint's hairpin mark once per Service.
-fn render(g: &TableGraph, service: &Service, groups: &BTreeMap<PortId, u32>) -> Objects {
+/// A port's endpoints under `policy`, each (IP, port) once, in order (several EndpointSlices
+/// may list one).
+fn endpoints_of(port: &ServicePort, policy: TrafficPolicy) -> Vec<&Endpoint> {
+    let mut endpoints = port.usable_endpoints(policy);
+    endpoints.sort_by_key(|e| (e.ip, e.port));
+    endpoints.dedup_by_key(|e| (e.ip, e.port));
+    endpoints
+}
+
+/// Whether traffic from outside reaches `port`: it has a NodePort, or the Service external
+/// or load-balancer IPs.
+fn reached_from_outside(service: &Service, port: &ServicePort) -> bool {
+    port.node_port.is_some()
+        || !service.external_ips.is_empty()
+        || !service.load_balancer_ips.is_empty()
+}
+
+/// The endpoint groups `service` needs: one per port, and a second for a port reached from
+/// outside whose external traffic policy chooses other (and some) endpoints.
+fn group_keys(service: &Service) -> BTreeSet<GroupKey> {
+    let mut keys = BTreeSet::new();
+    for port in &service.ports {
+        keys.insert((port.protocol, port.port, Scope::Internal));
+        if reached_from_outside(service, port) {
+            let external = endpoints_of(port, service.external_traffic_policy);
+            if !external.is_empty()
+                && external != endpoints_of(port, service.internal_traffic_policy)
+            {
+                keys.insert((port.protocol, port.port, Scope::External));
+            }
+        }
+    }
+    keys
+}
+
+/// The addresses traffic from outside reaches `service` at through the gateway: its external
+/// and load-balancer IPs, each once (one that is also a cluster IP stays internal).
+fn outside_ips(service: &Service) -> BTreeSet<Ipv4Addr> {
+    service
+        .external_ips
+        .iter()
+        .chain(&service.load_balancer_ips)
+        .filter(|ip| !service.cluster_ips.contains(ip))
+        .copied()
+        .collect()
+}
+
+/// `service`'s objects, its ports' groups numbered by `groups`.
+///
+/// - Traffic to every frontend address from Pods and the Node uses the endpoints its internal
+///   traffic policy allows.
+/// - Traffic from outside (the NodePort frontend `169.254.0.252:nodePort`, which the host
+///   DNATs NodePort connections to, and the external and load-balancer IPs through the
+///   gateway) uses the external traffic policy's endpoints (the internal group when they are
+///   the same), source-NATed under `Cluster`, dropped under `Local` without a local endpoint.
+///   The uplink hands traffic to the external and load-balancer IPs to the host, which routes
+///   it to the gateway.
+/// - Each endpoint appears once per group, its DNAT flow once per Service, a local endpoint's
+///   hairpin mark once per Service.
+fn render(g: &TableGraph, service: &Service, groups: &BTreeMap<GroupKey, u32>) -> Objects {
     let mut objects = Objects::default();
     let mut dnat: BTreeSet<(Protocol, Ipv4Addr, u16)> = BTreeSet::new();
     let mut hairpin: BTreeSet<Ipv4Addr> = BTreeSet::new();
     let frontends = frontend_ips(service);
+    let outside = outside_ips(service);
     for port in &service.ports {
-        let id = (port.protocol, port.port);
-        let mut endpoints: Vec<&Endpoint> = port.usable_endpoints(service.internal_traffic_policy);
-        endpoints.sort_by_key(|e| (e.ip, e.port));
-        endpoints.dedup_by_key(|e| (e.ip, e.port));
-        let dispatch = match groups.get(&id) {
+        let internal = endpoints_of(port, service.internal_traffic_policy);
+        let mut dispatch_to = |scope: Scope, endpoints: &[&Endpoint], snat: bool| match groups
+            .get(&(port.protocol, port.port, scope))
+        {
             Some(&group) if !endpoints.is_empty() => {
                 objects.groups.push(group::endpoint_group(
                     g,
                     group,
-                    &endpoints,
+                    endpoints,
                     service.session_affinity,
                 ));
-                Dispatch::Group(group)
+                Dispatch::Group { group, snat }
             }
             _ => Dispatch::NoEndpoints,
         };
+        let internal_dispatch = dispatch_to(Scope::Internal, &internal, false);
+        let mut flows = Vec::new();
         for ip in &frontends {
-            objects.flows.extend(frontend::frontend_flows(
+            let frontend = Frontend {
+                ip: *ip,
+                protocol: port.protocol,
+                port: port.port,
+                from_gateway: false,
+            };
+            flows.extend(frontend::frontend_flows(
                 g,
-                *ip,
-                port.protocol,
-                port.port,
-                &dispatch,
+                frontend,
+                &internal_dispatch,
                 service.session_affinity,
             ));
         }
-        for ep in endpoints {
+        let mut used = internal.clone();
+        if reached_from_outside(service, port) {
+            let external = endpoints_of(port, service.external_traffic_policy);
+            let snat = service.external_traffic_policy == TrafficPolicy::Cluster;
+            let external_dispatch = match &internal_dispatch {
+                _ if external.is_empty() && !internal.is_empty() => Dispatch::Drop,
+                Dispatch::Group { group, .. } if external == internal => Dispatch::Group {
+                    group: *group,
+                    snat,
+                },
+                _ => dispatch_to(Scope::External, &external, snat),
+            };
+            let nodeport = port.node_port.map(|node_port| Frontend {
+                ip: VIRTUAL_NODE_PORT_IP,
+                protocol: port.protocol,
+                port: node_port,
+                from_gateway: false,
+            });
+            let through_gateway = outside.iter().map(|ip| Frontend {
+                ip: *ip,
+                protocol: port.protocol,
+                port: port.port,
+                from_gateway: true,
+            });
+            for frontend in nodeport.into_iter().chain(through_gateway) {
+                flows.extend(frontend::frontend_flows(
+                    g,
+                    frontend,
+                    &external_dispatch,
+                    service.session_affinity,
+                ));
+            }
+            used.extend(external);
+        }
+        objects.flows.extend(flows);
+        for ep in used {
             if dnat.insert((port.protocol, ep.ip, ep.port)) {
                 objects.flows.push(dnat::dnat_flow(g, port.protocol, ep));
             }
@@ -326,4 +440,20 @@ fn render(g: &TableGraph, service: &Service, groups: &BTreeMap<PortId, u32>) -> 
         }
     }
     objects
+        .flows
+        .extend(outside.iter().map(|ip| uplink_to_host_flow(g, *ip)));
+    objects
+}
+
+/// Traffic from the uplink to external or load-balancer IP `address` goes to the host (as the Node
+/// IP's does), which routes it to the gateway (the Service routes hold `ip/32`).
+fn uplink_to_host_flow(g: &TableGraph, address: Ipv4Addr) -> FlowMod {
+    flow(
+        g,
+        CLASSIFIER,
+        NORMAL,
+        ipv4(Field::Ipv4Dst, in_port(ip(), NodePorts::UPLINK), address),
+        vec![output(NodePorts::LOCAL)],
+        None,
+    )
 }

@@ -5,7 +5,8 @@
 //! this module says which ones, and the `NXT_CT_FLUSH` (Open vSwitch 3.1) that deletes them:
 //!
 //! - [`UdpBackends`]: the endpoints each UDP frontend (frontend IP, Service port) of one Service
-//!   sends to, as rendered (the usable endpoints under the internal traffic policy).
+//!   sends to, as rendered (the usable endpoints under the internal traffic policy; the
+//!   NodePort frontend's under the external one).
 //! - [`StaleUdp`]: what an update leaves stale, from the installed backends and the new ones:
 //!   each endpoint a frontend no longer sends to, and each frontend that is gone.
 //! - [`StaleUdp::ct_flush`]: zone 65520, UDP, original destination = the frontend and, for a
@@ -17,10 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::SocketAddrV4;
 
-use model::{Protocol, Service};
+use model::{Protocol, Service, ServicePort, VIRTUAL_NODE_PORT_IP};
 use openflow::msg::ct_flush::{CtFlush, CtTuple};
 
-use super::frontend_ips;
+use super::{frontend_ips, outside_ips};
 use crate::layout::CT_ZONE;
 
 /// The endpoints each UDP frontend of one Service sends to.
@@ -29,18 +30,34 @@ pub(super) struct UdpBackends(BTreeMap<SocketAddrV4, BTreeSet<SocketAddrV4>>);
 
 impl UdpBackends {
     /// `service`'s UDP frontends and the endpoints the renderer gives each (none: the port has
-    /// no usable endpoint and its packets go to the agent).
+    /// no usable endpoint and its packets go to the agent): its addresses the internal traffic
+    /// policy's, its NodePort frontend (`169.254.0.252:nodePort`) the external one's, and an
+    /// external or load-balancer IP both (Pods and outside reach it).
     pub(super) fn of(service: &Service) -> UdpBackends {
         let frontends = frontend_ips(service);
+        let outside = outside_ips(service);
         let mut backends = BTreeMap::new();
-        for port in service.ports.iter().filter(|p| p.protocol == Protocol::Udp) {
-            let endpoints: BTreeSet<SocketAddrV4> = port
-                .usable_endpoints(service.internal_traffic_policy)
+        let addresses = |port: &ServicePort, policy| -> BTreeSet<SocketAddrV4> {
+            port.usable_endpoints(policy)
                 .into_iter()
                 .map(|e| SocketAddrV4::new(e.ip, e.port))
-                .collect();
+                .collect()
+        };
+        for port in service.ports.iter().filter(|p| p.protocol == Protocol::Udp) {
+            let internal = addresses(port, service.internal_traffic_policy);
+            let external = addresses(port, service.external_traffic_policy);
             for ip in &frontends {
-                backends.insert(SocketAddrV4::new(*ip, port.port), endpoints.clone());
+                let mut endpoints = internal.clone();
+                if outside.contains(ip) {
+                    endpoints.extend(external.iter().copied());
+                }
+                backends.insert(SocketAddrV4::new(*ip, port.port), endpoints);
+            }
+            if let Some(node_port) = port.node_port {
+                backends.insert(
+                    SocketAddrV4::new(VIRTUAL_NODE_PORT_IP, node_port),
+                    external.clone(),
+                );
             }
         }
         UdpBackends(backends)

@@ -12,6 +12,7 @@ use openflow::msg::group_mod::GroupDesc;
 
 use super::*;
 use crate::cache::DesiredCache;
+use crate::cache::model_switch::ModelSwitch;
 use crate::cookie::Round;
 use crate::error::CacheError;
 use crate::layout::tables::named_text::named_text;
@@ -384,9 +385,150 @@ fn external_and_load_balancer_ips_are_frontends_into_the_same_group_each_once() 
             "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1",
             "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=192.0.2.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1",
             "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=192.0.2.20,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1",
+            // From outside (through the gateway): the same endpoints, source NATed.
+            "table=ServiceLB,priority=210,tcp,reg0=0x2/0xf,reg4=0x10000/0x70000,nw_dst=192.0.2.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,set_field:0x80000/0x80000->reg4,group:1",
+            "table=ServiceLB,priority=210,tcp,reg0=0x2/0xf,reg4=0x10000/0x70000,nw_dst=192.0.2.20,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,set_field:0x80000/0x80000->reg4,group:1",
         ]
     );
     assert_eq!(objects.groups.len(), 1);
+    // The uplink hands both to the host (which routes them to the gateway); the cluster IP
+    // listed as a load-balancer IP stays internal.
+    let to_host: Vec<String> = flow_texts(&objects.flows)
+        .into_iter()
+        .filter(|f| f.starts_with("table=Classifier"))
+        .collect();
+    assert_eq!(
+        to_host,
+        [
+            "table=Classifier,priority=200,ip,in_port=32770,nw_dst=192.0.2.10 actions=LOCAL",
+            "table=Classifier,priority=200,ip,in_port=32770,nw_dst=192.0.2.20 actions=LOCAL",
+        ]
+    );
+}
+
+/// `web` with NodePort 30080 over endpoints `.10` (local) and `.11` (on another Node), under
+/// `policy` for traffic from outside.
+fn web_node_port(policy: TrafficPolicy) -> Service {
+    let mut service = web(&[]);
+    service.ports[0].node_port = Some(30080);
+    service.ports[0].endpoints = vec![endpoint(10, true), endpoint(11, false)];
+    service.external_traffic_policy = policy;
+    service
+}
+
+fn service_lb_flows(objects: &Objects) -> Vec<String> {
+    flow_texts(&objects.flows)
+        .into_iter()
+        .filter(|f| f.starts_with("table=ServiceLB"))
+        .collect()
+}
+
+#[test]
+fn a_node_port_under_cluster_policy_is_a_frontend_at_169_254_0_252_into_the_same_group_source_nated()
+ {
+    let objects = objects_of(
+        &ServiceRenderer::new()
+            .upsert(&web_node_port(TrafficPolicy::Cluster))
+            .unwrap(),
+    );
+    assert_eq!(
+        service_lb_flows(&objects),
+        [
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1",
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=169.254.0.252,tp_dst=30080 actions=set_field:0x20000/0x70000->reg4,set_field:0x80000/0x80000->reg4,group:1",
+        ]
+    );
+    assert_eq!(objects.groups.len(), 1);
+    assert_eq!(objects.groups[0].buckets.len(), 2);
+}
+
+#[test]
+fn a_node_port_under_local_policy_has_a_group_of_the_local_endpoints_and_keeps_the_client() {
+    let objects = objects_of(
+        &ServiceRenderer::new()
+            .upsert(&web_node_port(TrafficPolicy::Local))
+            .unwrap(),
+    );
+    assert_eq!(
+        service_lb_flows(&objects),
+        [
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1",
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=169.254.0.252,tp_dst=30080 actions=set_field:0x20000/0x70000->reg4,group:2",
+        ]
+    );
+    let buckets: Vec<(u32, usize)> = objects
+        .groups
+        .iter()
+        .map(|g| (g.group_id, g.buckets.len()))
+        .collect();
+    assert_eq!(buckets, [(1, 2), (2, 1)]);
+    assert!(group_text(&objects.groups[1]).contains("set_field:0xaf4010a->reg3"));
+
+    // No local endpoint left: traffic from outside is dropped (not refused: the Service has
+    // endpoints), the second group goes, Pods still reach the remote endpoint.
+    let mut remote_only = web_node_port(TrafficPolicy::Local);
+    remote_only.ports[0].endpoints.remove(0);
+    let objects = objects_of(&ServiceRenderer::new().upsert(&remote_only).unwrap());
+    assert_eq!(
+        service_lb_flows(&objects),
+        [
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1",
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=169.254.0.252,tp_dst=30080 actions=drop",
+        ]
+    );
+    assert_eq!(objects.groups.len(), 1);
+}
+
+#[test]
+fn an_external_traffic_policy_change_never_leaves_a_flow_using_a_missing_group() {
+    // The modelled switch refuses a flow that uses a missing group and drops the flows of a
+    // deleted group, as Open vSwitch does (antrea#3301: OFPBAC_BAD_OUT_GROUP on an ETP change).
+    let mut renderer = ServiceRenderer::new();
+    let mut cache = DesiredCache::new(Round::new(1).unwrap());
+    let mut switch = ModelSwitch::default();
+    for policy in [
+        TrafficPolicy::Cluster,
+        TrafficPolicy::Local,
+        TrafficPolicy::Cluster,
+        TrafficPolicy::Local,
+    ] {
+        let update = renderer.upsert(&web_node_port(policy)).unwrap();
+        let diff = cache.apply(update.change).unwrap();
+        switch.send(&diff.steps()).unwrap();
+        renderer.commit(update.record);
+        assert!(switch.collateral.is_empty(), "{:?}", switch.collateral);
+        let groups: Vec<u32> = switch.groups.keys().copied().collect();
+        let expected: &[u32] = match policy {
+            TrafficPolicy::Cluster => &[1],
+            TrafficPolicy::Local => &[1, 2],
+        };
+        assert_eq!(groups, expected, "{policy:?}");
+        assert_eq!(
+            switch.flows.len(),
+            cache.objects_of(&service_owner(&web(&[]).key)).flows.len()
+        );
+    }
+}
+
+#[test]
+fn client_ip_affinity_from_outside_learns_the_source_nat_too() {
+    let mut service = web_node_port(TrafficPolicy::Cluster);
+    service.session_affinity = SessionAffinity::ClientIp {
+        timeout_seconds: 60,
+    };
+    let objects = objects_of(&ServiceRenderer::new().upsert(&service).unwrap());
+    let learns: Vec<String> = service_lb_flows(&objects)
+        .into_iter()
+        .filter(|f| f.contains("learn("))
+        .collect();
+    assert_eq!(learns.len(), 2, "{learns:?}");
+    let node_port = learns.iter().find(|f| f.contains("169.254.0.252")).unwrap();
+    assert!(
+        node_port.contains("load:0x1->NXM_NX_REG4[19]"),
+        "{node_port}"
+    );
+    let cluster_ip = learns.iter().find(|f| f.contains("10.96.0.10")).unwrap();
+    assert!(!cluster_ip.contains("REG4[19]"), "{cluster_ip}");
 }
 
 /// `kube-system/dns`: cluster IP 10.96.0.53 and external IP 192.0.2.53, UDP 53 and TCP 53 to
@@ -417,6 +559,51 @@ fn dns(endpoints: &[u8]) -> Service {
 
 fn stale_texts(update: &ServiceUpdate) -> Vec<String> {
     update.stale_udp.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn a_udp_node_port_s_removed_local_endpoint_is_flushed_at_169_254_0_252() {
+    // Under `Local` the NodePort frontend sends to the local endpoints only: .12 on another
+    // Node never was its backend, so only the cluster and external IPs' entries to it go.
+    let dns_local = |lasts: &[(u8, bool)]| {
+        let mut service = dns(&[]);
+        service.ports.retain(|p| p.protocol == Protocol::Udp);
+        service.ports[0].node_port = Some(30053);
+        service.ports[0].endpoints = lasts
+            .iter()
+            .map(|(last, local)| Endpoint {
+                port: 5353,
+                ..endpoint(*last, *local)
+            })
+            .collect();
+        service.external_traffic_policy = TrafficPolicy::Local;
+        service
+    };
+    let mut renderer = ServiceRenderer::new();
+    let first = renderer
+        .upsert(&dns_local(&[(10, true), (11, true), (12, false)]))
+        .unwrap();
+    renderer.commit(first.record);
+    let update = renderer
+        .upsert(&dns_local(&[(11, true), (12, false)]))
+        .unwrap();
+    assert_eq!(
+        stale_texts(&update),
+        [
+            "10.244.1.10:5353 (via 10.96.0.53:53)",
+            "10.244.1.10:5353 (via 169.254.0.252:30053)",
+            "10.244.1.10:5353 (via 192.0.2.53:53)"
+        ]
+    );
+    renderer.commit(update.record);
+    let update = renderer.upsert(&dns_local(&[(11, true)])).unwrap();
+    assert_eq!(
+        stale_texts(&update),
+        [
+            "10.244.1.12:5353 (via 10.96.0.53:53)",
+            "10.244.1.12:5353 (via 192.0.2.53:53)"
+        ]
+    );
 }
 
 #[test]
