@@ -93,6 +93,8 @@ pub enum AgentError {
         #[source]
         source: std::io::Error,
     },
+    #[error("health check servers cannot listen on ports {ports:?} (logged with their Services)")]
+    HealthCheckListen { ports: Vec<u16> },
     #[error("agent API: {0}")]
     ApiSetup(#[from] crate::apiserver::ApiSetupError),
     #[error("Kubernetes API: {0}")]

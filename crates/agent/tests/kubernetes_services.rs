@@ -783,11 +783,49 @@ fn answers(netns: &str, to: &str, n: usize) -> BTreeSet<String> {
         .collect()
 }
 
-/// `web` with `externalTrafficPolicy` `policy`.
+/// `web` with `externalTrafficPolicy` `policy` (`Local` with `healthCheckNodePort` 32000).
 fn web_service_with_policy(policy: &str) -> Service {
     let mut service = web_service();
-    service.spec.as_mut().unwrap().external_traffic_policy = Some(policy.to_owned());
+    let spec = service.spec.as_mut().unwrap();
+    spec.external_traffic_policy = Some(policy.to_owned());
+    if policy == "Local" {
+        spec.health_check_node_port = Some(32000);
+    }
     service
+}
+
+/// The status line and body of `GET /` from `netns` to `to`, or why there is none.
+fn http_get(netns: &str, to: &str) -> Result<(String, String), String> {
+    let to: SocketAddr = to.parse().unwrap();
+    in_netns(netns, || {
+        let mut stream =
+            TcpStream::connect_timeout(&to, ANSWER_TIMEOUT).map_err(|e| e.to_string())?;
+        stream.set_read_timeout(Some(ANSWER_TIMEOUT)).unwrap();
+        stream
+            .write_all(b"GET / HTTP/1.1\r\nHost: n1\r\nConnection: close\r\n\r\n")
+            .map_err(|e| e.to_string())?;
+        let mut text = String::new();
+        stream
+            .read_to_string(&mut text)
+            .map_err(|e| e.to_string())?;
+        let status = text.lines().next().unwrap_or_default().to_owned();
+        let body = text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
+        Ok((status, body))
+    })
+}
+
+/// What the load balancer's health check of `web` at the Node gets: the status and the local
+/// endpoint count.
+fn web_health(lan: &Lan) -> (String, u64) {
+    let (status, body) = http_get(&lan.underlay, "10.10.0.11:32000")
+        .unwrap_or_else(|e| panic!("the health check of web: {e}"));
+    let body: serde_json::Value =
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("{body}: {e}"));
+    assert_eq!(
+        body["service"],
+        json!({"namespace": "default", "name": "web"})
+    );
+    (status, body["localEndpoints"].as_u64().unwrap())
 }
 
 #[test]
@@ -825,13 +863,14 @@ fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_w
         .all(|r| routes.contains(&(*r).to_owned()))
     });
     wait_until("the NodePort rule", || {
-        n1.exec(&["nft", "list", "table", "ip", "antrea-nodeport"])
-            .contains("tcp . 30080")
+        n1.exec(&["nft", "list", "ruleset"]).contains("tcp . 30080")
     });
-    assert!(logged(
-        &n1,
-        "NodePorts from outside and from the Node now enter the datapath: [TCP/30080]"
-    ));
+    wait_until("the NodePort line", || {
+        logged(
+            &n1,
+            "NodePorts from outside and from the Node now enter the datapath: [TCP/30080]",
+        )
+    });
     n1.ovs.appctl(&["revalidator/purge"]).unwrap();
 
     // externalTrafficPolicy Cluster: from outside, the NodePort and the load-balancer IP are
@@ -857,6 +896,14 @@ fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_w
     n1.ovs.appctl(&["revalidator/purge"]).unwrap();
     let kept = BTreeSet::from(["e1 10.10.0.1".to_owned(), "e2 10.10.0.1".to_owned()]);
     assert_eq!(answers(&lan.underlay, "10.10.0.11:30080", 16), kept);
+    // The healthCheckNodePort answers with the local endpoints.
+    wait_until("the health check server", || {
+        logged(
+            &n1,
+            "health check server of Service default/web listening on port 32000: 2 local endpoints",
+        )
+    });
+    assert_eq!(web_health(&lan), ("HTTP/1.1 200 OK".to_owned(), 2));
     assert_eq!(
         answers(&lan.underlay, &format!("{LOAD_BALANCER_IP}:80"), 16),
         kept
@@ -874,6 +921,13 @@ fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_w
         answers(&lan.underlay, "10.10.0.11:30080", 16),
         BTreeSet::from(["e2 10.10.0.1".to_owned()])
     );
+    wait_until("the health check's new count", || {
+        logged(
+            &n1,
+            "health check of Service default/web on port 32000: 1 local endpoints",
+        )
+    });
+    assert_eq!(web_health(&lan), ("HTTP/1.1 200 OK".to_owned(), 1));
     // No local endpoint: traffic from outside is dropped (a timeout, not a refusal), while
     // Pods and the Node still reach both endpoints at the cluster IP.
     for endpoint in &mut slice.endpoints {
@@ -886,6 +940,16 @@ fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_w
             .any(|f| f.contains("nw_dst=169.254.0.252,tp_dst=30080") && f.ends_with("actions=drop"))
     });
     n1.ovs.appctl(&["revalidator/purge"]).unwrap();
+    wait_until("the health check's count of none", || {
+        logged(
+            &n1,
+            "health check of Service default/web on port 32000: 0 local endpoints",
+        )
+    });
+    assert_eq!(
+        web_health(&lan),
+        ("HTTP/1.1 503 Service Unavailable".to_owned(), 0)
+    );
     let dropped = ask(&lan.underlay, "10.10.0.11:30080");
     assert!(
         dropped.as_ref().is_err_and(|e| e.contains("timed out")),
@@ -897,6 +961,11 @@ fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_w
         .collect();
     assert_eq!(inside, BTreeSet::from(["e1".to_owned(), "e2".to_owned()]));
 
+    // Back to Cluster: no health check server.
+    fake.insert(&web_service_with_policy("Cluster")).unwrap();
+    wait_until("the health check server stopped", || {
+        http_get(&lan.underlay, "10.10.0.11:32000").is_err_and(|e| e.contains("refused"))
+    });
     // The Service gone: no NodePort rule is left and the port is the Node's again.
     fake.delete::<Service>("default", "web").unwrap();
     wait_until("the NodePort table gone", || {

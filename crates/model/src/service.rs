@@ -143,6 +143,10 @@ pub struct Service {
     pub external_traffic_policy: TrafficPolicy,
     /// For traffic from inside the cluster to the cluster IPs.
     pub internal_traffic_policy: TrafficPolicy,
+    /// `spec.healthCheckNodePort` of a Service with `externalTrafficPolicy: Local`: the port
+    /// where the Node answers how many local endpoints it has (200 with some, 503 without).
+    #[serde(default)]
+    pub health_check_node_port: Option<u16>,
 }
 
 #[cfg(test)]

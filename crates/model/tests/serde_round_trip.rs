@@ -102,6 +102,7 @@ fn a_service_with_its_endpoints() {
         },
         external_traffic_policy: TrafficPolicy::Local,
         internal_traffic_policy: TrafficPolicy::Cluster,
+        health_check_node_port: None,
     };
     let text = round_trip(&service);
     assert!(text.contains(r#""cluster_ips":["10.96.0.10"]"#), "{text}");

@@ -91,6 +91,7 @@ mod bench {
             session_affinity: SessionAffinity::None,
             external_traffic_policy: TrafficPolicy::Cluster,
             internal_traffic_policy: TrafficPolicy::Cluster,
+            health_check_node_port: None,
         }
     }
 

@@ -101,6 +101,7 @@ pub fn web_service(endpoints: &[Ipv4Addr]) -> Service {
         session_affinity: SessionAffinity::None,
         external_traffic_policy: TrafficPolicy::Cluster,
         internal_traffic_policy: TrafficPolicy::Cluster,
+        health_check_node_port: None,
     }
 }
 

@@ -8,7 +8,8 @@
 //! Service routes (the Node's own traffic to the Service CIDR, [`ServiceCidr`]) when they
 //! differ from what was last set, the first sync always (a restart finds the routes as the OS
 //! kept them), and the host's NodePort rules and routes for traffic from outside
-//! ([`FromOutside`]) the same way.
+//! ([`FromOutside`]) the same way; the `healthCheckNodePort` servers follow the installed
+//! Services ([`HealthChecks`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use model::{Service, ServiceKey};
 use tokio_util::sync::CancellationToken;
 
 use super::from_outside::{FromOutside, OutsideTraffic};
+use super::health_check::{HealthCheck, HealthChecks};
 use super::metrics::ServiceSyncMetrics;
 use super::service_cidr::ServiceCidr;
 use super::translate::{Problem, translate};
@@ -57,6 +59,8 @@ pub struct ProxyController {
     from_outside: FromOutside,
     /// The NodePorts last set in the datapath (`None`: not set since the start).
     node_ports: Option<OutsideTraffic>,
+    /// The `healthCheckNodePort` servers of the installed Services.
+    health_checks: HealthChecks,
 }
 
 impl ProxyController {
@@ -76,6 +80,7 @@ impl ProxyController {
             routed: None,
             from_outside,
             node_ports: None,
+            health_checks: HealthChecks::default(),
         }
     }
 
@@ -168,6 +173,15 @@ impl ProxyController {
         }
         if let Err(error) = self.route(datapath, services).await {
             first_error.get_or_insert(error);
+        }
+        let checks: BTreeMap<u16, HealthCheck> = self
+            .installed
+            .values()
+            .filter_map(HealthCheck::of)
+            .collect();
+        let failed = self.health_checks.sync(&checks).await;
+        if !failed.is_empty() {
+            first_error.get_or_insert(AgentError::HealthCheckListen { ports: failed });
         }
         match first_error {
             Some(error) => Err(error),

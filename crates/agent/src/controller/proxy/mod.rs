@@ -6,6 +6,7 @@
 
 mod controller;
 mod from_outside;
+mod health_check;
 mod metrics;
 mod service_cidr;
 pub mod translate;

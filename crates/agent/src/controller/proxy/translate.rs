@@ -323,6 +323,17 @@ pub fn service_of(
         }
         _ => SessionAffinity::None,
     };
+    let external_traffic_policy = traffic_policy(spec.external_traffic_policy.as_deref());
+    let health_check_node_port = match spec.health_check_node_port {
+        None => None,
+        Some(_) if external_traffic_policy != TrafficPolicy::Local => None,
+        Some(port) => Some(
+            u16::try_from(port)
+                .ok()
+                .filter(|p| *p != 0)
+                .ok_or_else(|| problem(format!("bad healthCheckNodePort {port}")))?,
+        ),
+    };
     Ok(Translated::Service(Service {
         key,
         cluster_ips,
@@ -330,8 +341,9 @@ pub fn service_of(
         load_balancer_ips,
         ports,
         session_affinity,
-        external_traffic_policy: traffic_policy(spec.external_traffic_policy.as_deref()),
+        external_traffic_policy,
         internal_traffic_policy: traffic_policy(spec.internal_traffic_policy.as_deref()),
+        health_check_node_port,
     }))
 }
 

@@ -286,6 +286,11 @@ fn bad_objects_are_problems_naming_them_and_the_others_still_translate() {
                    "sessionAffinity": "ClientIP",
                    "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 0}}}),
         ),
+        service(
+            "badhealth",
+            json!({"clusterIP": "10.96.0.35", "ports": [{"port": 80}],
+                   "externalTrafficPolicy": "Local", "healthCheckNodePort": 70000}),
+        ),
         Arc::new(
             serde_json::from_value(json!({
                 "metadata": {"namespace": "default"},
@@ -334,6 +339,7 @@ fn bad_objects_are_problems_naming_them_and_the_others_still_translate() {
             "EndpointSlice default/orphan-a: its Service default/missing does not exist",
             "EndpointSlice default/zeroport-a: port \"http\": bad port number 0",
             "Service default/: no name",
+            "Service default/badhealth: bad healthCheckNodePort 70000",
             "Service default/badip: bad cluster IP \"10.96.0.300\"",
             "Service default/badtimeout: bad ClientIP affinity timeout 0 seconds",
             "Service default/icmp: port \"\": unknown protocol \"ICMP\"",
@@ -361,4 +367,26 @@ fn slices_of_other_address_types_or_without_a_service_are_left_alone() {
     );
     assert!(out.problems.is_empty(), "{:?}", out.problems);
     assert!(out.services[&key("web")].ports[0].endpoints.is_empty());
+}
+
+#[test]
+fn the_health_check_node_port_is_kept_only_under_the_local_external_policy() {
+    let with = |policy: &str| {
+        let mut spec = web_spec();
+        spec["type"] = json!("LoadBalancer");
+        spec["externalTrafficPolicy"] = json!(policy);
+        spec["healthCheckNodePort"] = json!(32000);
+        service("web", spec)
+    };
+    let local = run(&[with("Local")], &[]);
+    assert_eq!(
+        local.services[&key("web")].health_check_node_port,
+        Some(32000)
+    );
+    let cluster = run(&[with("Cluster")], &[]);
+    assert_eq!(cluster.services[&key("web")].health_check_node_port, None);
+    assert_eq!(
+        run(&[service("web", web_spec())], &[]).services[&key("web")].health_check_node_port,
+        None
+    );
 }

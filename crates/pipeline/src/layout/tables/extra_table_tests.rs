@@ -148,6 +148,7 @@ fn service_flows(g: &'static TableGraph) -> Vec<FlowMod> {
         session_affinity,
         external_traffic_policy: TrafficPolicy::Cluster,
         internal_traffic_policy: TrafficPolicy::Cluster,
+        health_check_node_port: None,
     };
     let renderer = ServiceRenderer::with_graph(g);
     [

@@ -44,6 +44,7 @@ fn web(endpoints: &[u8]) -> Service {
         session_affinity: SessionAffinity::None,
         external_traffic_policy: TrafficPolicy::Cluster,
         internal_traffic_policy: TrafficPolicy::Cluster,
+        health_check_node_port: None,
     }
 }
 
