@@ -93,6 +93,22 @@ fn kubernetes_service() -> Service {
     .unwrap()
 }
 
+/// The `kubernetes` Service's slice: API servers on the Node's own address and on the LAN's
+/// router, port 6443.
+fn kubernetes_slice() -> k8s_openapi::api::discovery::v1::EndpointSlice {
+    serde_json::from_value(json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {
+            "namespace": "default", "name": "kubernetes",
+            "labels": {"kubernetes.io/service-name": "kubernetes"},
+        },
+        "addressType": "IPv4",
+        "ports": [{"name": "https", "port": 6443, "protocol": "TCP"}],
+        "endpoints": [{"addresses": ["10.10.0.11"]}, {"addresses": ["10.10.0.1"]}],
+    }))
+    .unwrap()
+}
+
 /// `dns`: cluster IP 10.96.0.30, UDP 53 to the endpoints' port named `dns`.
 fn dns_service() -> Service {
     serde_json::from_value(json!({
@@ -746,8 +762,48 @@ fn with_proxy_all_the_node_itself_reaches_cluster_ips_through_the_datapath() {
     // The Node's own stack (no Pod namespace): every connection to the cluster IP is answered,
     // by both endpoints over 24 connections.
     n1.ovs.appctl(&["revalidator/purge"]).unwrap();
-    let answers: BTreeSet<String> = cluster_ip_answers(&n1.netns, 24).into_iter().collect();
-    assert_eq!(answers, BTreeSet::from(["e1".to_owned(), "e2".to_owned()]));
+    let web: BTreeSet<String> = cluster_ip_answers(&n1.netns, 24).into_iter().collect();
+    assert_eq!(web, BTreeSet::from(["e1".to_owned(), "e2".to_owned()]));
+    // The kubernetes Service's endpoints are on the host network: the Node's own address and
+    // a machine on the LAN (a control plane elsewhere). The Node reaches both through the
+    // cluster IP: its own API sees the virtual Service IP (its gateway address would be a
+    // martian to it), the LAN's sees the Node IP (the host masquerades 169.254.0.253). A Pod
+    // reaches them too.
+    for (netns, address, name) in [
+        (n1.netns.clone(), "10.10.0.11", "api"),
+        (lan.underlay.clone(), "10.10.0.1", "lan-api"),
+    ] {
+        let listener = in_netns(&netns, || std::net::TcpListener::bind((address, 6443)))
+            .unwrap_or_else(|e| panic!("bind {address}:6443: {e}"));
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                let peer = stream.peer_addr().map(|p| p.ip().to_string());
+                let _ = stream.write_all(format!("{name} {}", peer.unwrap_or_default()).as_bytes());
+            }
+        });
+    }
+    fake.insert(&kubernetes_slice()).unwrap();
+    wait_until("the kubernetes Service's group", || {
+        n1.flows()
+            .iter()
+            .any(|f| f.contains("nat(dst=10.10.0.1:6443)"))
+    });
+    n1.ovs.appctl(&["revalidator/purge"]).unwrap();
+    assert_eq!(
+        answers(&n1.netns, "10.96.0.1:443", 24),
+        BTreeSet::from([
+            "api 169.254.0.253".to_owned(),
+            "lan-api 10.10.0.11".to_owned()
+        ])
+    );
+    let from_pod: BTreeSet<String> = answers(&netns["e1"], "10.96.0.1:443", 24);
+    assert_eq!(
+        from_pod,
+        BTreeSet::from([
+            format!("api {}", ips["e1"]),
+            "lan-api 10.10.0.11".to_owned()
+        ])
+    );
     // A Service without endpoints refuses the Node too, at once.
     let refused = ask_within(&n1.netns, "10.96.0.20:80", REFUSAL_WITHIN);
     assert!(

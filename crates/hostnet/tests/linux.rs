@@ -827,6 +827,14 @@ async fn service_routes_send_the_nodes_service_traffic_to_the_gateway_and_leave_
         "{chosen}"
     );
 
+    // The virtual source leaving through another interface is masqueraded.
+    let masquerade = n.exec(&["nft", "list", "table", "ip", "antrea-virtual-ip"]);
+    assert!(
+        masquerade.contains("ip saddr 169.254.0.253 oifname != \"antrea-gw0\"")
+            && masquerade.contains("masquerade"),
+        "{masquerade}"
+    );
+
     let writes = host.writes();
     assert!(
         host.reconcile_service_routes(&cluster)
@@ -919,6 +927,10 @@ async fn service_routes_send_the_nodes_service_traffic_to_the_gateway_and_leave_
     );
     assert!(routes_with_protocol(&n, SERVICE_ROUTE_PROTOCOL).is_empty());
     assert!(virtual_ip_neighbours(&n).is_empty());
+    assert!(
+        !n.exec(&["nft", "list", "tables"])
+            .contains("antrea-virtual-ip")
+    );
     assert_eq!(
         routes_with_protocol(&n, ROUTE_PROTOCOL),
         ["10.244.2.0/24 via 10.244.2.1 dev antrea-gw0 onlink"]

@@ -19,6 +19,7 @@ mod routes;
 mod service_routes;
 mod sysctl;
 mod uplink;
+mod virtual_source_snat;
 mod writes;
 
 use tokio::task::JoinHandle;

@@ -5,7 +5,8 @@
 //! other's; the neighbour entry is ours when it is the virtual IP's, permanent, with the
 //! virtual MAC.
 //!
-//! With any destination, IPv4 forwarding is switched on: Service traffic from outside (an
+//! With any destination the host also masquerades 169.254.0.253 leaving through another
+//! interface (`virtual_source_snat.rs`), and IPv4 forwarding is switched on: Service traffic from outside (an
 //! external or load-balancer IP routed to the Node, a NodePort after its DNAT) arrives on the
 //! bridge's interface and leaves through the gateway.
 
@@ -17,10 +18,10 @@ use model::{GLOBAL_VIRTUAL_MAC, VIRTUAL_SERVICE_IP};
 use crate::error::{Error, Result};
 use crate::model::{HostRoute, RouteChanges, ServiceRoutes};
 
-use super::LinuxHost;
 use super::netlink::{KernelNeighbour, MAIN_TABLE};
 use super::routes::RouteOutcome;
-use super::sysctl;
+use super::{LinuxHost, validate_ifname};
+use super::{sysctl, virtual_source_snat};
 
 /// The route protocol number marking the host's routes to Services (unassigned in
 /// `rtnetlink.h` and in iproute2's `rt_protos`; the peer routes' is 164).
@@ -72,6 +73,7 @@ impl LinuxHost {
         let link = if wanted.is_empty() {
             None
         } else {
+            validate_ifname(&routes.interface)?;
             Some(
                 self.kernel
                     .require_link(&routes.interface, "Service routes")
@@ -123,6 +125,14 @@ impl LinuxHost {
                 }
                 kept.insert(*destination);
             }
+        }
+        let gateway = link.as_ref().map(|_| routes.interface.clone());
+        if self
+            .netns
+            .run(move || virtual_source_snat::reconcile(gateway.as_deref()))
+            .await?
+        {
+            self.kernel.writes().record();
         }
         let links = self.kernel.links().await?;
         changes.deleted = self

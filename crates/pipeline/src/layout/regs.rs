@@ -8,6 +8,7 @@
 //! | `reg4` | 0..15 | the chosen endpoint's port (`EndpointPortField`) |
 //! | `reg4` | 16..18 | Service endpoint state: 1 to select, 2 selected, 3 to learn (`ServiceEPStateField`) |
 //! | `reg4` | 19 | a Service connection from outside whose source is NATed (`externalTrafficPolicy: Cluster`) |
+//! | `reg4` | 20 | a Service connection through the gateway to an endpoint on the host network (back to the host) |
 
 use openflow::action::Action;
 use openflow::oxm::{Field, Match, Subfield};
@@ -119,4 +120,13 @@ pub const NEEDS_SNAT: RegMark = RegMark {
     reg: ENDPOINT_REG,
     value: 1 << 19,
     mask: 1 << 19,
+};
+
+/// A Service connection that came through the gateway (the Node's own, proxyAll) to an
+/// endpoint on the host network (a Node's address, e.g. the `kubernetes` Service's): it goes
+/// back to the host through the gateway, its source NATed to the virtual Service IP.
+pub const TO_HOST_NETWORK: RegMark = RegMark {
+    reg: ENDPOINT_REG,
+    value: 1 << 20,
+    mask: 1 << 20,
 };

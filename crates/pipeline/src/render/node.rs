@@ -8,6 +8,7 @@ use openflow::oxm::{Field, Match};
 
 use super::policy::policy_table_flows;
 use super::service::hairpin::hairpin_flows;
+use super::service::host_network::host_network_endpoint_flows;
 use super::service::snat::gateway_snat_flows;
 use super::service::tables::service_table_flows;
 use super::{CT_INV, CT_NEW, CT_TRK};
@@ -39,6 +40,7 @@ pub(crate) fn render_node(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
     flows.extend(service_table_flows(g));
     flows.extend(hairpin_flows(g, node));
     flows.extend(gateway_snat_flows(g, node));
+    flows.extend(host_network_endpoint_flows(g, node));
     flows
 }
 

@@ -8,7 +8,8 @@
 //! - [`affinity`]: ClientIP affinity by `learn` into `SessionAffinity`.
 //! - [`hairpin`]: a Pod reaching itself through its Service (`SNATMark` per local endpoint,
 //!   the Node's `UnSNAT` flows); [`snat`]: the source NAT to the gateway IP of hairpin
-//!   connections and of connections from outside under `externalTrafficPolicy: Cluster`.
+//!   connections and of connections from outside under `externalTrafficPolicy: Cluster`;
+//!   [`host_network`]: the Node's own Service traffic to host-network endpoints.
 //! - [`group_ids`]: stable group ids per Service port.
 //! - [`stale_udp`]: the UDP conntrack entries an update leaves pointing at an endpoint the
 //!   Service no longer uses, and the flush that deletes them.
@@ -27,6 +28,7 @@ mod frontend;
 mod group;
 mod group_ids;
 pub(crate) mod hairpin;
+pub(crate) mod host_network;
 pub(crate) mod snat;
 pub mod stale_udp;
 pub(crate) mod tables;
