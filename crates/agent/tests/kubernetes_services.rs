@@ -1035,3 +1035,41 @@ fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_w
     );
     assert!(n1.stop_agent());
 }
+
+#[test]
+fn a_udp_endpoint_removed_while_the_agent_was_down_is_flushed_at_its_start() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut lan = Lan::new();
+    let (fake, mut n1, _server) = node_on_the_api(&runtime, &mut lan);
+    let (ips, netns) = add_pods(&fake, &n1, &mut lan, &["client", "e1", "e2"]);
+    serve_udp_name(&netns["e1"], "e1");
+    serve_udp_name(&netns["e2"], "e2");
+    let last = |name: &str| -> u8 { ips[name].rsplit('.').next().unwrap().parse().unwrap() };
+    fake.insert(&dns_service()).unwrap();
+    fake.insert(&dns_slice(&[last("e1"), last("e2")])).unwrap();
+    wait_for_service_line(&n1, "dns", ": 2 endpoints, ", 1);
+    // The client keeps its port: its datagrams are one entry, DNATed to one endpoint.
+    let dns = udp_client(&netns["client"], 40011, "10.96.0.30:53");
+    let first = udp_ask(&dns).unwrap_or_else(|e| panic!("the first datagram: {e}"));
+    let other = if first == "e1" { "e2" } else { "e1" };
+    assert_eq!(
+        udp_ask(&dns),
+        Ok(first.clone()),
+        "the entry keeps its endpoint"
+    );
+
+    // While the agent is down, the endpoint the client has leaves the Service (its Pod still
+    // answers, so only a flush moves the client).
+    assert!(n1.stop_agent());
+    fake.insert(&dns_slice(&[last(other)])).unwrap();
+    n1.start_and_wait_up();
+    let flushed = format!(
+        "Service default/dns: flushed UDP conntrack to {}:5353 (via 10.96.0.30:53)",
+        ips[first.as_str()]
+    );
+    wait_until("the flush of the last run's entry", || {
+        n1.log(2).lines().any(|l| l.trim_end().ends_with(&flushed))
+    });
+    assert_eq!(udp_ask(&dns).as_deref(), Ok(other));
+    assert!(n1.stop_agent());
+}

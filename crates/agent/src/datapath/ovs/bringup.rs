@@ -256,6 +256,7 @@ pub async fn bring_up<H: HostNetwork + 'static>(
                 round,
             } => tracing::info!("flows: installed as {round}"),
         }
+        datapath.flush_udp_left_stale_while_down().await;
         Ok::<_, AgentError>(datapath)
     }
     .await;

@@ -9,6 +9,7 @@
 
 mod bringup;
 mod connections;
+mod conntrack_dump;
 mod ofports;
 mod peers;
 mod pods;

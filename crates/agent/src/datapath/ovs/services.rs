@@ -10,18 +10,20 @@
 //! an endpoint the Service no longer uses, or to a frontend that is gone) are flushed, so a
 //! client that keeps its source port reaches a remaining endpoint with its next datagram. A
 //! failed flush is logged and counted (`Flows::flush_conntrack`) and does not fail the update:
-//! the flows are right, the stale entries only live until they idle out. The renderer knows what
-//! it installed since the agent started: an endpoint removed while the agent was down leaves
-//! its entries to idle out.
+//! the flows are right, the stale entries only live until they idle out. At start, once the
+//! first round is installed, the entries ovs-vswitchd's conntrack still holds through an
+//! installed frontend to an endpoint it no longer has (removed while the agent was down) are
+//! flushed the same way.
 
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
 use model::{Protocol, Service, ServiceKey};
+use pipeline::layout::CT_ZONE;
 use pipeline::render::{ServiceRenderer, StaleUdp, service_owner};
 use pipeline::{Objects, Owner};
 
-use super::OvsDatapath;
+use super::{OvsDatapath, conntrack_dump};
 use crate::datapath::ServiceChanges;
 use crate::error::AgentError;
 
@@ -107,6 +109,35 @@ impl<H> OvsDatapath<H> {
             self.wait_for_revalidation(&format!("Service {key}")).await;
         }
         self.flush_stale_udp(key, stale).await;
+    }
+
+    /// Flushes the UDP conntrack entries the last run left through an installed Service's
+    /// frontend to an endpoint it no longer has (read from ovs-vswitchd's zone 65520); for
+    /// after the first round is installed. A failure to read is logged: the entries idle out.
+    pub async fn flush_udp_left_stale_while_down(&self) {
+        let dump = match self
+            .vswitchd
+            .call("dpctl/dump-conntrack", &[&format!("zone={CT_ZONE}")])
+            .await
+        {
+            Ok(dump) => dump,
+            Err(error) => {
+                tracing::warn!(
+                    "UDP conntrack of endpoints removed while the agent was down not read (they idle out): {error}"
+                );
+                return;
+            }
+        };
+        let entries = conntrack_dump::udp_entries(&dump);
+        let stale = self
+            .services
+            .lock()
+            .await
+            .renderer
+            .stale_udp_among(&entries);
+        for (key, stale) in stale {
+            self.flush_stale_udp(&key, &stale).await;
+        }
     }
 
     /// Flushes the UDP conntrack entries `stale` names; logs what was flushed, or the failure.

@@ -39,7 +39,7 @@ pub use error::ServiceError;
 pub use stale_udp::StaleUdp;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddrV4};
 
 use openflow::msg::flow_mod::FlowMod;
 use openflow::oxm::{Field, Match};
@@ -211,6 +211,21 @@ impl ServiceRenderer {
             .get(key)
             .map(|installed| installed.stale_after(udp))
             .unwrap_or_default()
+    }
+
+    /// Of UDP conntrack entries `entries` (original destination, reply source), per Service,
+    /// those through one of its frontends to an endpoint it no longer sends to: what an
+    /// endpoint removed before this renderer knew the Service (while the agent was down)
+    /// leaves behind.
+    pub fn stale_udp_among(
+        &self,
+        entries: &[(SocketAddrV4, SocketAddrV4)],
+    ) -> Vec<(ServiceKey, Vec<StaleUdp>)> {
+        self.udp
+            .iter()
+            .map(|(key, backends)| (key.clone(), backends.stale_among(entries)))
+            .filter(|(_, stale)| !stale.is_empty())
+            .collect()
     }
 
     /// Records the group ids and UDP endpoints of an installed update.

@@ -67,6 +67,24 @@ impl UdpBackends {
         self.0.is_empty()
     }
 
+    /// Of conntrack entries `entries` (original destination, reply source), those through one
+    /// of these frontends to an endpoint it no longer sends to.
+    pub(super) fn stale_among(&self, entries: &[(SocketAddrV4, SocketAddrV4)]) -> Vec<StaleUdp> {
+        let stale: BTreeSet<StaleUdp> = entries
+            .iter()
+            .filter(|(frontend, endpoint)| {
+                self.0
+                    .get(frontend)
+                    .is_some_and(|endpoints| !endpoints.contains(endpoint))
+            })
+            .map(|(frontend, endpoint)| StaleUdp {
+                frontend: *frontend,
+                endpoint: Some(*endpoint),
+            })
+            .collect();
+        stale.into_iter().collect()
+    }
+
     /// What installing `new` over `self` leaves stale: a frontend gone whole, or each endpoint
     /// a remaining frontend no longer sends to.
     pub(super) fn stale_after(&self, new: &UdpBackends) -> Vec<StaleUdp> {

@@ -608,6 +608,43 @@ fn a_udp_node_port_s_removed_local_endpoint_is_flushed_at_169_254_0_252() {
 }
 
 #[test]
+fn conntrack_entries_to_an_endpoint_a_frontend_no_longer_has_are_stale() {
+    let mut renderer = ServiceRenderer::new();
+    let installed = renderer.upsert(&dns(&[11])).unwrap();
+    renderer.commit(installed.record);
+    let to = |frontend: &str, endpoint: &str| -> (SocketAddrV4, SocketAddrV4) {
+        (frontend.parse().unwrap(), endpoint.parse().unwrap())
+    };
+    let entries = [
+        to("10.96.0.53:53", "10.244.1.10:5353"),
+        to("10.96.0.53:53", "10.244.1.10:5353"),
+        to("10.96.0.53:53", "10.244.1.11:5353"),
+        to("192.0.2.53:53", "10.244.1.12:5353"),
+        to("10.96.0.99:53", "10.244.1.10:5353"),
+    ];
+    let stale: Vec<(String, Vec<String>)> = renderer
+        .stale_udp_among(&entries)
+        .into_iter()
+        .map(|(key, stale)| {
+            (
+                key.to_string(),
+                stale.iter().map(ToString::to_string).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        stale,
+        [(
+            "kube-system/dns".to_owned(),
+            vec![
+                "10.244.1.10:5353 (via 10.96.0.53:53)".to_owned(),
+                "10.244.1.12:5353 (via 192.0.2.53:53)".to_owned()
+            ]
+        )]
+    );
+}
+
+#[test]
 fn a_removed_udp_endpoint_leaves_its_frontends_connections_stale() {
     let mut renderer = ServiceRenderer::new();
     let first = renderer.upsert(&dns(&[10, 11])).unwrap();
