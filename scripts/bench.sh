@@ -15,6 +15,7 @@ benches=(
   "ovsdb ports"        # 1,000 ports in one transaction: ours vs ovs-vsctl
   "pipeline netpol"    # 10k Pods, 5k NetworkPolicies: compute, flows vs per-pair, memory, install + label change vs ovs-ofctl
   "pipeline services"  # 10k Services x 10 endpoints: memory, first install vs ovs-ofctl, one endpoint change
+  "pipeline connections" # new TCP connections through a cluster IP vs direct, 1 and 10k Services
   "agent cni_add"      # CNI ADD latency p50/p99: antrea plugin + agent vs bridge + host-local
   "agent kube_sync"    # 100k Pods, 10k Services, 50k NetworkPolicies: reflectors' sync time and RSS
   "lab lab"            # antrea-lab: Pod<->Pod throughput agent vs NORMAL, agent memory/start with 100 Pods, OVS restart

@@ -2,6 +2,8 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 #[cfg(target_os = "linux")]
+pub mod pod_netns;
+#[cfg(target_os = "linux")]
 pub mod raw_group;
 #[cfg(target_os = "linux")]
 pub mod scenarios;
