@@ -1,9 +1,9 @@
 //! [`ProxyController`]: keeps the [`Datapath`]'s Services equal to what the API server's
 //! Service and EndpointSlice stores describe. It remembers the [`Service`] value it last
-//! installed per key; each wake-up (the stores changed, or a retry is due) translates the
-//! stores and sends only the Services whose value differs (an update) or that went away (a
-//! removal), so the datapath work is the size of the change. A failed update stays different
-//! from what was installed and is retried with backoff; a Service the datapath refuses is
+//! installed per key; each wake-up (the stores changed, or a retry is due) translates again
+//! only the objects that changed ([`Translations`]) and sends only the Services whose value
+//! differs (an update) or that went away (a removal), so the work is the size of the change.
+//! A failed update or removal is kept pending and retried with backoff; a Service the datapath refuses is
 //! logged once and not sent again until it changes. Each sync also sets the datapath's
 //! Service routes (the Node's own traffic to the Service CIDR, [`ServiceCidr`]) when they
 //! differ from what was last set, the first sync always (a restart finds the routes as the OS
@@ -11,7 +11,7 @@
 //! ([`FromOutside`]) the same way; the `healthCheckNodePort` servers follow the installed
 //! Services ([`HealthChecks`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -24,9 +24,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::from_outside::{FromOutside, OutsideTraffic};
 use super::health_check::{HealthCheck, HealthChecks};
+use super::incremental::Translations;
 use super::metrics::ServiceSyncMetrics;
 use super::service_cidr::ServiceCidr;
-use super::translate::{Problem, translate};
+use super::translate::Problem;
 use crate::datapath::Datapath;
 use crate::error::AgentError;
 use crate::kubernetes::reflectors::Reflected;
@@ -44,7 +45,10 @@ pub struct ProxySync {
 /// Services for Node `node_name`, from the API server's objects to the datapath.
 #[derive(Debug)]
 pub struct ProxyController {
-    node_name: String,
+    /// The stores' Services, translated and kept.
+    translations: Translations,
+    /// Services whose last update or removal failed: tried again at the next sync.
+    pending: BTreeSet<ServiceKey>,
     /// What the datapath holds, per Service.
     installed: BTreeMap<ServiceKey, Service>,
     /// Services the datapath refused, as they were when refused.
@@ -72,7 +76,8 @@ impl ProxyController {
         from_outside: FromOutside,
     ) -> ProxyController {
         ProxyController {
-            node_name: node_name.to_owned(),
+            translations: Translations::new(node_name),
+            pending: BTreeSet::new(),
             installed: BTreeMap::new(),
             refused: BTreeMap::new(),
             problems: BTreeMap::new(),
@@ -91,42 +96,50 @@ impl ProxyController {
         services: &Store<ApiService>,
         slices: &Store<EndpointSlice>,
     ) -> Vec<Service> {
-        self.installed = self.translate(services, slices);
+        self.translate(services, slices);
+        self.installed = self
+            .translations
+            .all_wanted()
+            .map(|s| (s.key.clone(), s.clone()))
+            .collect();
         self.installed.values().cloned().collect()
     }
 
-    /// Translates the stores, logging each problem once (when it appears or changes).
+    /// Brings the translations to the stores, logging each problem once (when it appears or
+    /// changes); returns the keys whose wanted value may have changed.
     fn translate(
         &mut self,
         services: &Store<ApiService>,
         slices: &Store<EndpointSlice>,
-    ) -> BTreeMap<ServiceKey, Service> {
-        let translation = translate(&services.state(), &slices.state(), &self.node_name);
-        for (id, problem) in &translation.problems {
+    ) -> BTreeSet<ServiceKey> {
+        let (changed, problems) = self.translations.update(&services.state(), &slices.state());
+        for (id, problem) in &problems {
             if self.problems.get(id) != Some(problem) {
                 tracing::warn!("{problem}; skipped until fixed");
             }
         }
-        self.problems = translation.problems;
-        translation.services
+        self.problems = problems;
+        changed
     }
 
-    /// Sends the datapath the Services that changed since the last sync and removes those
-    /// that went away. Every change is tried; the first datapath error is returned (the
-    /// Services it concerns stay to be sent again by the next sync).
+    /// Sends the datapath the Services that changed since the last sync (and those whose last
+    /// send failed) and removes those that went away. Every change is tried; the first
+    /// datapath error is returned (the Services it concerns are sent again by the next sync).
     pub async fn sync<D: Datapath>(
         &mut self,
         datapath: &D,
         services: &Store<ApiService>,
         slices: &Store<EndpointSlice>,
     ) -> Result<ProxySync, AgentError> {
-        let wanted = self.translate(services, slices);
+        let mut candidates = self.translate(services, slices);
+        candidates.append(&mut self.pending);
         let mut sent = ProxySync::default();
         let mut first_error = None;
-        let gone: Vec<ServiceKey> = self
-            .installed
-            .keys()
-            .filter(|key| !wanted.contains_key(*key))
+        let gone: Vec<ServiceKey> = candidates
+            .iter()
+            .filter(|key| {
+                self.installed.contains_key(*key) && self.translations.wanted(key).is_none()
+            })
             .cloned()
             .collect();
         // Removals first: a Service re-created under another name may take the same frontend.
@@ -139,34 +152,37 @@ impl ProxyController {
                 }
                 Err(error) => {
                     tracing::error!("Service {key}: removal failed: {error}");
+                    self.pending.insert(key);
                     first_error.get_or_insert(error);
                 }
             }
         }
-        self.refused.retain(|key, _| wanted.contains_key(key));
-        for (key, service) in wanted {
-            if self.installed.get(&key) == Some(&service)
-                || self.refused.get(&key) == Some(&service)
-            {
+        for key in &candidates {
+            let Some(service) = self.translations.wanted(key) else {
+                self.refused.remove(key);
+                continue;
+            };
+            if self.installed.get(key) == Some(service) || self.refused.get(key) == Some(service) {
                 continue;
             }
-            match datapath.update_service(&service).await {
+            match datapath.update_service(service).await {
                 Ok(changes) => {
                     tracing::info!(
                         "Service {key}: {} endpoints, {} flow mods",
                         changes.endpoints,
                         changes.changed
                     );
-                    self.refused.remove(&key);
-                    self.installed.insert(key, service);
+                    self.refused.remove(key);
+                    self.installed.insert(key.clone(), service.clone());
                     sent.updated += 1;
                 }
                 Err(AgentError::ServiceRefused(reason)) => {
                     tracing::warn!("Service {key} {reason}; skipped until it changes");
-                    self.refused.insert(key, service);
+                    self.refused.insert(key.clone(), service.clone());
                 }
                 Err(error) => {
                     tracing::error!("Service {key}: update failed: {error}");
+                    self.pending.insert(key.clone());
                     first_error.get_or_insert(error);
                 }
             }

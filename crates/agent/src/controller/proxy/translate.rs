@@ -7,11 +7,11 @@
 //! A Service this proxy does not handle — headless, `ExternalName`, labelled for another proxy
 //! (`service.kubernetes.io/service-proxy-name`), without an IPv4 cluster IP — is
 //! [`Translated::Skipped`]. Bad input is a [`Problem`] naming the object; it never panics.
+//! [`super::incremental::Translations`] keeps the translations of the stores' objects.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
-use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Service as ApiService;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -75,67 +75,8 @@ pub struct SliceEndpoints {
     pub endpoints: Vec<(Ipv4Addr, EndpointConditions, Option<String>)>,
 }
 
-/// Every Service of the stores that this proxy handles, keyed, and the objects it could not
-/// translate (keyed by `Kind namespace/name`, with the message). An EndpointSlice naming no
-/// Service is left alone; one naming a Service the store lacks is a problem.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Translation {
-    pub services: BTreeMap<ServiceKey, Service>,
-    pub problems: BTreeMap<String, Problem>,
-}
-
-/// Translates the Services of `services` with the EndpointSlices of `slices` for Node
-/// `node_name`.
-pub fn translate(
-    services: &[Arc<ApiService>],
-    slices: &[Arc<EndpointSlice>],
-    node_name: &str,
-) -> Translation {
-    let mut translation = Translation::default();
-    let mut by_service: BTreeMap<ServiceKey, Vec<SliceEndpoints>> = BTreeMap::new();
-    for slice in slices {
-        match slice_endpoints(slice) {
-            Ok(Some(found)) => by_service
-                .entry(found.service.clone())
-                .or_default()
-                .push(found),
-            Ok(None) => {}
-            Err(problem) => translation.note(problem),
-        }
-    }
-    for service in services {
-        let key = object_key(&service.metadata);
-        let own = by_service.remove(&key).unwrap_or_default();
-        match service_of(service, &own, node_name) {
-            Ok(Translated::Service(model)) => {
-                translation.services.insert(key, model);
-            }
-            Ok(Translated::Skipped(skip)) => {
-                tracing::debug!("Service {key} not load-balanced here: {skip:?}");
-            }
-            Err(problem) => translation.note(problem),
-        }
-    }
-    for orphans in by_service.into_values() {
-        for slice in orphans {
-            translation.note(Problem {
-                kind: "EndpointSlice",
-                object: slice.slice,
-                reason: format!("its Service {} does not exist", slice.service),
-            });
-        }
-    }
-    translation
-}
-
-impl Translation {
-    fn note(&mut self, problem: Problem) {
-        self.problems
-            .insert(format!("{} {}", problem.kind, problem.object), problem);
-    }
-}
-
-fn object_key(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> ServiceKey {
+/// The key of the Service named by `meta`.
+pub fn object_key(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> ServiceKey {
     ServiceKey::new(
         meta.namespace.clone().unwrap_or_default(),
         meta.name.clone().unwrap_or_default(),
@@ -219,7 +160,7 @@ fn port_number(number: i32) -> Option<u16> {
 /// `service` with the endpoints of its `slices`, for Node `node_name`.
 pub fn service_of(
     service: &ApiService,
-    slices: &[SliceEndpoints],
+    slices: &[&SliceEndpoints],
     node_name: &str,
 ) -> Result<Translated, Problem> {
     let key = object_key(&service.metadata);
@@ -372,7 +313,7 @@ fn traffic_policy(text: Option<&str>) -> TrafficPolicy {
 /// port) once, in address order. Of two copies the one ranking higher in [`copy_rank`] wins, so
 /// the result does not depend on the order of the slices.
 fn endpoints_of(
-    slices: &[SliceEndpoints],
+    slices: &[&SliceEndpoints],
     name: &str,
     protocol: Protocol,
     node_name: &str,

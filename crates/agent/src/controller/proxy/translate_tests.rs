@@ -2,6 +2,7 @@
 //! becomes, what is skipped, and that bad input is a problem naming the object while the
 //! other Services still translate.
 
+use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::sync::Arc;
 
@@ -10,7 +11,8 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use model::{EndpointConditions, Protocol, ServiceKey, SessionAffinity, TrafficPolicy};
 use serde_json::{Value, json};
 
-use super::translate::{DEFAULT_AFFINITY_TIMEOUT, Translation, translate};
+use super::incremental::Translations;
+use super::translate::{DEFAULT_AFFINITY_TIMEOUT, Problem};
 
 const NODE: &str = "n1";
 
@@ -51,8 +53,24 @@ fn web_spec() -> Value {
     })
 }
 
+/// What the stores `services` and `slices` translate to: the Services to install and the
+/// objects that cannot be translated.
+#[derive(Debug, PartialEq, Eq)]
+struct Translation {
+    services: BTreeMap<ServiceKey, model::Service>,
+    problems: BTreeMap<String, Problem>,
+}
+
 fn run(services: &[Arc<ApiService>], slices: &[Arc<EndpointSlice>]) -> Translation {
-    translate(services, slices, NODE)
+    let mut translations = Translations::new(NODE);
+    let (_, problems) = translations.update(services, slices);
+    Translation {
+        services: translations
+            .all_wanted()
+            .map(|s| (s.key.clone(), s.clone()))
+            .collect(),
+        problems,
+    }
 }
 
 fn key(name: &str) -> ServiceKey {
@@ -388,5 +406,46 @@ fn the_health_check_node_port_is_kept_only_under_the_local_external_policy() {
     assert_eq!(
         run(&[service("web", web_spec())], &[]).services[&key("web")].health_check_node_port,
         None
+    );
+}
+
+#[test]
+fn a_second_update_translates_again_only_the_services_whose_objects_changed() {
+    let ports = json!([{"name": "http", "port": 8080}]);
+    let eps = |last: u8| json!([{"addresses": [format!("10.244.1.{last}")]}]);
+    let services = vec![
+        service("a", web_spec()),
+        service(
+            "b",
+            json!({"clusterIP": "10.96.0.11", "ports": [{"name": "http", "port": 80}]}),
+        ),
+        service(
+            "bad",
+            json!({"clusterIP": "10.96.0.300", "ports": [{"port": 80}]}),
+        ),
+    ];
+    let slices = vec![
+        slice("a-1", "a", ports.clone(), eps(10)),
+        slice("b-1", "b", ports.clone(), eps(11)),
+    ];
+    let mut translations = Translations::new(NODE);
+    let (changed, problems) = translations.update(&services, &slices);
+    assert_eq!(changed, [key("a"), key("b"), key("bad")].into());
+    assert_eq!(problems.len(), 1);
+
+    // The same objects: nothing to look at again; the problem is still reported.
+    let (changed, problems) = translations.update(&services, &slices);
+    assert!(changed.is_empty(), "{changed:?}");
+    assert_eq!(problems.len(), 1);
+
+    // b's slice replaced (a new object), a's Service gone.
+    let slices = vec![slices[0].clone(), slice("b-1", "b", ports, eps(12))];
+    let services = vec![services[1].clone(), services[2].clone()];
+    let (changed, _) = translations.update(&services, &slices);
+    assert_eq!(changed, [key("a"), key("b")].into());
+    assert!(translations.wanted(&key("a")).is_none());
+    assert_eq!(
+        translations.wanted(&key("b")).unwrap().ports[0].endpoints[0].ip,
+        ip(12)
     );
 }
