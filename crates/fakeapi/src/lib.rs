@@ -10,9 +10,11 @@
 //! request log. It also answers TokenReview and SubjectAccessReview (tokens it issued or was
 //! given; the stored ClusterRoles and ClusterRoleBindings). For kubectl it serves short names
 //! and categories in discovery, OpenAPI v3 and v2 documents, `fieldValidation`, strategic merge
-//! patch and server-side Tables. See `docs/fakeapi.md` for what is implemented and the
+//! patch and server-side Tables. An EndpointSlice controller, as kube-controller-manager runs one, can
+//! keep the slices of selecting Services ([`FakeApiServer::start_endpointslice_controller`]). See `docs/fakeapi.md` for what is implemented and the
 //! deliberate gaps.
 
+mod endpointslice;
 mod error;
 mod http;
 mod openapi;
@@ -25,6 +27,7 @@ mod store;
 mod table;
 mod transport;
 
+pub use endpointslice::ControllerError;
 pub use error::{StoreError, Unavailable};
 pub use http::ResponseBody;
 pub use patch::{PatchError, PatchType};

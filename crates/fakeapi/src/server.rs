@@ -47,6 +47,8 @@ pub(crate) struct Shared {
     tokens: Mutex<TokenBook>,
     record_requests: bool,
     pub(crate) bookmark_interval: Option<Duration>,
+    /// Whether the EndpointSlice controller was started.
+    pub(crate) endpointslice_controller: AtomicBool,
 }
 
 impl Shared {
@@ -128,6 +130,7 @@ impl FakeApiServerBuilder {
                 tokens: Mutex::new(TokenBook::default()),
                 record_requests: self.record_requests,
                 bookmark_interval: self.bookmark_interval,
+                endpointslice_controller: AtomicBool::new(false),
             }),
         }
     }

@@ -2,7 +2,8 @@
 //! cluster: discovery with short names and categories, server-side Tables (`get`, `get -o wide`,
 //! `get -w`), `describe`, `apply` validated through OpenAPI v3 and `fieldValidation=Strict`
 //! (create and update), `label` and `delete`, for each printed kind. Assertions are on kubectl's
-//! own output and on the objects the fake then holds. Without kubectl these tests fail.
+//! own output and on the objects the fake then holds; `apply` of a Pod and a Service yields the
+//! EndpointSlice the fake's controller makes. Without kubectl these tests fail.
 
 #![cfg(target_os = "linux")]
 
@@ -28,7 +29,11 @@ struct Cluster {
 
 impl Cluster {
     async fn new() -> Self {
-        let server = FakeApiServer::new();
+        Self::serving(FakeApiServer::new()).await
+    }
+
+    /// `server` served over TCP, with a kubeconfig for it.
+    async fn serving(server: FakeApiServer) -> Self {
         let tcp = server.serve_tcp().await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");
@@ -480,6 +485,54 @@ async fn endpoint_slices_print_address_type_ports_and_endpoints() {
         },
     )
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_of_a_pod_and_a_service_yields_an_endpoint_slice() {
+    let server = FakeApiServer::new();
+    server.start_endpointslice_controller().unwrap();
+    let cluster = Cluster::serving(server).await;
+    let manifest = cluster.manifest(
+        "web.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: default\n  labels:\n    app: web\nspec:\n  nodeName: n1\n  containers:\n  - name: app\n    image: nginx\n    ports:\n    - name: http\n      containerPort: 8080\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: default\nspec:\n  selector:\n    app: web\n  ports:\n  - name: http\n    port: 80\n    targetPort: http\n",
+    );
+    cluster.ok(&["apply", "-f", &manifest]).await;
+    // The kubelet's part: the Pod runs with its IP and is Ready.
+    cluster.set_status(
+        &PODS,
+        "web",
+        json!({"phase": "Running", "podIP": "10.10.1.5", "podIPs": [{"ip": "10.10.1.5"}],
+               "conditions": [{"type": "Ready", "status": "True"}]}),
+    );
+    let args = [
+        "get",
+        "endpointslices",
+        "-l",
+        "kubernetes.io/service-name=web",
+    ];
+    let deadline = std::time::Instant::now() + PATIENCE;
+    let rows = loop {
+        let rows = table(&cluster.ok(&args).await);
+        if rows
+            .get(1)
+            .is_some_and(|row| row.get(3).map(String::as_str) == Some("10.10.1.5"))
+        {
+            break rows;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no slice of web with the Pod's address within {PATIENCE:?}: {rows:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(
+        rows[0],
+        ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"]
+    );
+    assert!(rows[1][0].starts_with("web-"), "{rows:?}");
+    assert_eq!(rows[1][1..4], ["IPv4", "8080", "10.10.1.5"]);
+    assert!(is_fresh_age(&rows[1][4]), "{rows:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

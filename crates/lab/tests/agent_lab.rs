@@ -2,7 +2,8 @@
 //! `support::build_agent_binaries`): the full connectivity matrix in every traffic mode, a
 //! hitless agent restart under traffic, a restart after a change (new round, old round's flows
 //! gone), flows replayed after an `ovs-vswitchd` restart, a Node leaving the cluster, and the
-//! same connectivity matrix whether the agents read the cluster directory or the fake API server.
+//! same connectivity matrix whether the agents read the cluster directory or the fake API server
+//! (whose EndpointSlice controller gives the lab's Service its slice).
 //! Root, Linux; one lab at a time.
 #![cfg(target_os = "linux")]
 
@@ -490,6 +491,47 @@ fn the_fake_api_server_gives_the_same_connectivity_matrix_as_the_cluster_directo
         })
         .collect();
     assert_eq!(in_api, probed);
+
+    // The lab's ClusterIP Service selects Pod 1 of each Node; the server's EndpointSlice
+    // controller made its one slice: their addresses, Ready, on the Pods' named `serve` port.
+    let service = api_get(&lab, "/api/v1/namespaces/default/services/lab-web");
+    assert_eq!(service["spec"]["clusterIP"], "10.96.0.10", "{service:#}");
+    let slices = api_get(
+        &lab,
+        "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dlab-web",
+    );
+    let items = slices["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{slices:#}");
+    let slice = &items[0];
+    assert_eq!(
+        slice["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"],
+        "endpointslice-controller.k8s.io",
+        "{slice:#}"
+    );
+    assert_eq!(
+        slice["ports"],
+        serde_json::json!([{"name": "http", "port": 8080, "protocol": "TCP"}]),
+        "{slice:#}"
+    );
+    let endpoints: BTreeMap<String, (String, bool)> = slice["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["targetRef"]["name"].as_str().unwrap().to_owned(),
+                (
+                    e["addresses"][0].as_str().unwrap().to_owned(),
+                    e["conditions"]["ready"] == true,
+                ),
+            )
+        })
+        .collect();
+    let backends: BTreeMap<String, (String, bool)> = ["lab-n1-p1", "lab-n2-p1"]
+        .into_iter()
+        .map(|pod| (pod.to_owned(), (in_api[pod].clone(), true)))
+        .collect();
+    assert_eq!(endpoints, backends);
 
     // The state remembers the mode: a restarted agent reads the API server again (it asks for
     // its Node before it gets ready) and everything still connects.

@@ -2,7 +2,8 @@
 //! for agents in other processes and network namespaces (the lab's `--api fake`). It serves
 //! plain HTTP on `--listen` (and, on Unix, on `--unix-socket`), writes a kubeconfig for the TCP
 //! address once both listen (its appearance is the readiness signal), logs every request with
-//! its peer, and runs until it is killed. Objects live in memory only.
+//! its peer, and runs until it is killed. Objects live in memory only. It runs the EndpointSlice
+//! controller (as kube-controller-manager would) unless `--endpointslice-controller=false`.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,10 @@ struct Cli {
     #[cfg(unix)]
     #[arg(long, value_name = "PATH")]
     unix_socket: Option<PathBuf>,
+    /// Keep the EndpointSlices of every Service with a selector, as kube-controller-manager's
+    /// EndpointSlice controller does (`false`: slices are only what clients write).
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    endpointslice_controller: bool,
 }
 
 /// Writes `text` to `path` through a temporary file and a rename, so a reader never sees half.
@@ -39,6 +44,11 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
 
 async fn run(cli: Cli) -> Result<(), String> {
     let server = FakeApiServer::builder().record_requests(false).build();
+    if cli.endpointslice_controller {
+        server
+            .start_endpointslice_controller()
+            .map_err(|e| e.to_string())?;
+    }
     let tcp = server
         .serve_tcp_on(cli.listen)
         .await

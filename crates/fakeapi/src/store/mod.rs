@@ -3,7 +3,9 @@
 //!
 //! Every write goes through [`Store::commit`], which stamps the new resourceVersion, appends the
 //! change to the history and hands it to the matching watches while the store lock is held, so
-//! replay and live delivery can never reorder or miss a change.
+//! replay and live delivery can never reorder or miss a change. The same commit also hands each
+//! change to the in-process observers ([`Store::observe`]), which the server's own controllers
+//! read.
 
 pub(crate) mod meta;
 mod watch;
@@ -18,6 +20,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, channel};
 
 /// Storage key: (resource id, namespace or "", name).
 type Key = (String, String, String);
@@ -32,6 +35,17 @@ struct Change {
     resource_id: String,
     before: Option<Arc<Value>>,
     after: Option<Arc<Value>>,
+}
+
+/// A committed change as an in-process observer sees it (see [`Store::observe`]).
+#[derive(Debug, Clone)]
+pub struct Observed {
+    /// Id (`group/version/plural`) of the changed object's resource.
+    pub resource_id: String,
+    /// The object before the change (`None` for a creation).
+    pub before: Option<Arc<Value>>,
+    /// The object after the change (`None` for a deletion).
+    pub after: Option<Arc<Value>>,
 }
 
 /// Which parts of an object a replace or patch may change.
@@ -99,6 +113,7 @@ pub struct Store {
     oldest_rv: u64,
     next_uid: u64,
     watches: watch::Watches,
+    observers: Vec<Sender<Observed>>,
 }
 
 impl Store {
@@ -113,6 +128,7 @@ impl Store {
             oldest_rv: 1,
             next_uid: 1,
             watches: watch::Watches::default(),
+            observers: Vec::new(),
         }
     }
 
@@ -403,6 +419,15 @@ impl Store {
         (watch_id, rx)
     }
 
+    /// Every change committed from now on, of every kind, in commit order. Unlike a watch it never
+    /// expires or breaks (compaction and outages concern clients); it ends when the store is
+    /// dropped, and the store forgets it once the receiver is dropped.
+    pub fn observe(&mut self) -> Receiver<Observed> {
+        let (tx, rx) = channel();
+        self.observers.push(tx);
+        rx
+    }
+
     /// Sends a BOOKMARK at the current version to one watch (if it asked for bookmarks).
     pub fn bookmark(&mut self, watch_id: u64) {
         self.watches.bookmark(Some(watch_id), self.rv);
@@ -472,6 +497,14 @@ impl Store {
             change.before.as_ref(),
             change.after.as_ref(),
         );
+        self.observers.retain(|tx| {
+            tx.send(Observed {
+                resource_id: change.resource_id.clone(),
+                before: change.before.clone(),
+                after: change.after.clone(),
+            })
+            .is_ok()
+        });
         self.history.push_back(change);
         self.trim_history();
         result

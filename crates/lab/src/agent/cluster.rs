@@ -1,6 +1,6 @@
-//! The cluster's objects: `v1` Nodes (name, MAC annotation, podCIDR, InternalIP) and Pods (name,
-//! nodeName, podIP), each with its file name in the cluster directory and its collection in the
-//! Kubernetes API. In the directory each is written atomically (a hidden temporary file renamed
+//! The cluster's objects: `v1` Nodes (name, MAC annotation, podCIDR, InternalIP), Pods (name,
+//! labels, nodeName, the named `serve` port, podIP, Ready) and the lab's ClusterIP Service, each
+//! with its file name in the cluster directory and its collection in the Kubernetes API. In the directory each is written atomically (a hidden temporary file renamed
 //! into place), so an agent polling the directory never reads half a file.
 
 use std::collections::BTreeMap;
@@ -11,14 +11,21 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::plan::{
+    SERVE_PORT, SERVE_PORT_NAME, SERVICE_BACKEND_LABEL, SERVICE_IP, SERVICE_NAME, SERVICE_PORT,
+};
+
 /// `metadata`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Metadata {
     /// The object's name.
     pub name: String,
-    /// The namespace (Pods only).
+    /// The namespace (Pods and Services).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// Labels (a Service's backends carry the label it selects).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
     /// Annotations (Nodes: Antrea's `node.antrea.io/mac-address`, the NIC's MAC, which a peer
     /// needs to forward to this Node directly in noEncap mode).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -106,6 +113,20 @@ pub struct Container {
     pub name: String,
     /// Image (descriptive only).
     pub image: String,
+    /// The `serve` answerer's port, named so a Service can target it by name.
+    pub ports: Vec<ContainerPort>,
+}
+
+/// `Pod.spec.containers[].ports[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerPort {
+    /// The port's name.
+    pub name: String,
+    /// The port number.
+    pub container_port: u16,
+    /// `TCP`.
+    pub protocol: String,
 }
 
 /// `Pod.status`.
@@ -123,6 +144,65 @@ pub struct PodStatus {
     /// The same, as a list.
     #[serde(rename = "podIPs")]
     pub pod_ips: Vec<PodIp>,
+    /// `Ready`: `True` (what the EndpointSlice controller reads for the endpoint's readiness).
+    pub conditions: Vec<PodCondition>,
+}
+
+/// One `Pod.status.conditions` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PodCondition {
+    /// The condition type.
+    #[serde(rename = "type")]
+    pub condition_type: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+}
+
+/// A `v1` Service.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceObject {
+    /// `v1`.
+    pub api_version: String,
+    /// `Service`.
+    pub kind: String,
+    /// Name and namespace.
+    pub metadata: Metadata,
+    /// Type, cluster IP, selector, ports.
+    pub spec: ServiceSpec,
+}
+
+/// `Service.spec`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceSpec {
+    /// `ClusterIP`.
+    #[serde(rename = "type")]
+    pub service_type: String,
+    /// The cluster IP (the fake API server allocates none, so the lab chooses it).
+    #[serde(rename = "clusterIP")]
+    pub cluster_ip: String,
+    /// The same, as a list.
+    #[serde(rename = "clusterIPs")]
+    pub cluster_ips: Vec<String>,
+    /// The labels of the Pods it selects.
+    pub selector: BTreeMap<String, String>,
+    /// Its ports.
+    pub ports: Vec<ServicePort>,
+}
+
+/// `Service.spec.ports[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServicePort {
+    /// The port's name.
+    pub name: String,
+    /// `TCP`.
+    pub protocol: String,
+    /// The Service port.
+    pub port: u16,
+    /// The Pods' container port, by name.
+    pub target_port: String,
 }
 
 /// One `Pod.status.podIPs` entry.
@@ -163,6 +243,19 @@ impl ClusterObject for PodObject {
     }
 }
 
+impl ClusterObject for ServiceObject {
+    fn file_name(&self) -> String {
+        format!("service-{}.yaml", self.metadata.name)
+    }
+
+    fn collection_path(&self) -> String {
+        format!(
+            "/api/v1/namespaces/{}/services",
+            self.metadata.namespace.as_deref().unwrap_or("default")
+        )
+    }
+}
+
 impl NodeObject {
     /// A lab Node; `mac` is its NIC's MAC (`02:00:0a:0a:00:0b`).
     pub fn new(name: &str, pod_cidr: &str, node_ip: Ipv4Addr, mac: &str) -> NodeObject {
@@ -172,6 +265,7 @@ impl NodeObject {
             metadata: Metadata {
                 name: name.into(),
                 namespace: None,
+                labels: BTreeMap::new(),
                 annotations: BTreeMap::from([(MAC_ANNOTATION.to_owned(), mac.to_owned())]),
             },
             spec: NodeSpec {
@@ -195,14 +289,28 @@ impl NodeObject {
 }
 
 impl PodObject {
-    /// A lab Pod in namespace `default`, running on `node`.
-    pub fn new(name: &str, node: &str, node_ip: Ipv4Addr, pod_ip: Ipv4Addr) -> PodObject {
+    /// A lab Pod in namespace `default`, running on `node` and Ready; a backend of the lab's
+    /// Service if `backend`.
+    pub fn new(
+        name: &str,
+        node: &str,
+        node_ip: Ipv4Addr,
+        pod_ip: Ipv4Addr,
+        backend: bool,
+    ) -> PodObject {
+        let (key, value) = SERVICE_BACKEND_LABEL;
+        let labels = if backend {
+            BTreeMap::from([(key.to_owned(), value.to_owned())])
+        } else {
+            BTreeMap::new()
+        };
         PodObject {
             api_version: "v1".into(),
             kind: "Pod".into(),
             metadata: Metadata {
                 name: name.into(),
                 namespace: Some("default".into()),
+                labels,
                 annotations: BTreeMap::new(),
             },
             spec: PodSpec {
@@ -210,6 +318,11 @@ impl PodObject {
                 containers: vec![Container {
                     name: "serve".into(),
                     image: "antrea-lab serve".into(),
+                    ports: vec![ContainerPort {
+                        name: SERVE_PORT_NAME.into(),
+                        container_port: SERVE_PORT,
+                        protocol: "TCP".into(),
+                    }],
                 }],
             },
             status: PodStatus {
@@ -218,6 +331,40 @@ impl PodObject {
                 pod_ip: pod_ip.to_string(),
                 pod_ips: vec![PodIp {
                     ip: pod_ip.to_string(),
+                }],
+                conditions: vec![PodCondition {
+                    condition_type: "Ready".into(),
+                    status: "True".into(),
+                }],
+            },
+        }
+    }
+}
+
+impl ServiceObject {
+    /// The lab's Service: [`SERVICE_NAME`] in `default`, ClusterIP [`SERVICE_IP`], TCP
+    /// [`SERVICE_PORT`] to the backends' named port [`SERVE_PORT_NAME`].
+    pub fn lab() -> ServiceObject {
+        let (key, value) = SERVICE_BACKEND_LABEL;
+        ServiceObject {
+            api_version: "v1".into(),
+            kind: "Service".into(),
+            metadata: Metadata {
+                name: SERVICE_NAME.into(),
+                namespace: Some("default".into()),
+                labels: BTreeMap::new(),
+                annotations: BTreeMap::new(),
+            },
+            spec: ServiceSpec {
+                service_type: "ClusterIP".into(),
+                cluster_ip: SERVICE_IP.to_string(),
+                cluster_ips: vec![SERVICE_IP.to_string()],
+                selector: BTreeMap::from([(key.to_owned(), value.to_owned())]),
+                ports: vec![ServicePort {
+                    name: "http".into(),
+                    protocol: "TCP".into(),
+                    port: SERVICE_PORT,
+                    target_port: SERVE_PORT_NAME.into(),
                 }],
             },
         }
@@ -273,15 +420,44 @@ mod tests {
             "lab-n1",
             Ipv4Addr::new(10, 10, 0, 11),
             Ipv4Addr::new(10, 244, 1, 3),
+            false,
         );
         assert_eq!(p.file_name(), "pod-lab-n1-p2.yaml");
         assert_eq!(p.collection_path(), "/api/v1/namespaces/default/pods");
         assert_eq!(
             yaml_value(&p),
             json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "lab-n1-p2", "namespace": "default"},
-                   "spec": {"nodeName": "lab-n1", "containers": [{"name": "serve", "image": "antrea-lab serve"}]},
+                   "spec": {"nodeName": "lab-n1", "containers": [{"name": "serve", "image": "antrea-lab serve",
+                            "ports": [{"name": "serve", "containerPort": 8080, "protocol": "TCP"}]}]},
                    "status": {"phase": "Running", "hostIP": "10.10.0.11", "podIP": "10.244.1.3",
-                              "podIPs": [{"ip": "10.244.1.3"}]}})
+                              "podIPs": [{"ip": "10.244.1.3"}],
+                              "conditions": [{"type": "Ready", "status": "True"}]}})
+        );
+        let backend = PodObject::new(
+            "lab-n1-p1",
+            "lab-n1",
+            Ipv4Addr::new(10, 10, 0, 11),
+            Ipv4Addr::new(10, 244, 1, 2),
+            true,
+        );
+        assert_eq!(
+            yaml_value(&backend)["metadata"]["labels"],
+            json!({"antrea-lab/service": "lab-web"})
+        );
+    }
+
+    #[test]
+    fn the_lab_service_selects_the_backends_named_port() {
+        let s = ServiceObject::lab();
+        assert_eq!(s.file_name(), "service-lab-web.yaml");
+        assert_eq!(s.collection_path(), "/api/v1/namespaces/default/services");
+        assert_eq!(
+            yaml_value(&s),
+            json!({"apiVersion": "v1", "kind": "Service",
+                   "metadata": {"name": "lab-web", "namespace": "default"},
+                   "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"],
+                            "selector": {"antrea-lab/service": "lab-web"},
+                            "ports": [{"name": "http", "protocol": "TCP", "port": 80, "targetPort": "serve"}]}})
         );
     }
 

@@ -1,8 +1,8 @@
 //! What the lab writes for `antrea-agent`: its configuration file per Node and the cluster's
-//! Node and Pod objects (for the cluster directory or the fake API server).
+//! Node and Pod objects (for the cluster directory or the fake API server) and the lab's Service.
 
 pub mod cluster;
 pub mod config;
 
-pub use cluster::{ClusterObject, NodeObject, PodObject, write_object};
+pub use cluster::{ClusterObject, NodeObject, PodObject, ServiceObject, write_object};
 pub use config::AgentConfig;

@@ -1,6 +1,7 @@
 //! `antrea-lab up`: the LAN and external host, the fake API server (`--api fake`), the Nodes (in
 //! parallel), their wiring, the Pods
-//! (Nodes in parallel, Pods of one Node in order), and a `serve` answerer in every namespace.
+//! (Nodes in parallel, Pods of one Node in order), the lab's ClusterIP Service (`--api fake`),
+//! and a `serve` answerer in every namespace.
 //! The state file is written first (phase `building`) and updated as Pods appear, so a lab
 //! that fails half-way is still fully known to `down`; unless asked to keep it, `up` runs
 //! `down` itself on failure.
@@ -154,6 +155,9 @@ fn build(layout: &Layout, state: &mut State, bins: Option<&AgentBinaries>) -> Re
     })?;
     state.pods = per_node.into_iter().flatten().collect();
     state.save(&layout.state_file())?;
+    if state.api == ClusterApi::Fake {
+        agent::publish_service(&cluster)?;
+    }
     let mut answerers: Vec<String> = state.pods.iter().map(|p| p.name.clone()).collect();
     answerers.extend(nodes.iter().map(|n| n.name()));
     answerers.push(EXT_NETNS.to_owned());

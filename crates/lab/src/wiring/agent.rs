@@ -4,7 +4,9 @@
 //! `NODE_NAME` inside the Node's namespace, waits until the agent's CNI socket appears (the
 //! readiness signal), then creates each Pod as a runtime would: a namespace, then the `antrea`
 //! CNI plugin executed with `CNI_COMMAND=ADD` inside the Node's namespace, and the Pod object
-//! (with the address from the plugin's result) published in the cluster.
+//! (with the address from the plugin's result) published in the cluster. With the fake API
+//! server it also creates the lab's ClusterIP Service, whose slices the server's EndpointSlice
+//! controller makes from the Pods it selects.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -12,7 +14,7 @@ use std::process::Child;
 use std::time::Duration;
 
 use super::cluster::Cluster;
-use crate::agent::{AgentConfig, NodeObject, PodObject};
+use crate::agent::{AgentConfig, NodeObject, PodObject, ServiceObject};
 use crate::cni::{CniCommand, CniError, Invocation, NetConf, parse_result};
 use crate::error::{LabError, Result};
 use crate::host::command::{describe, in_netns, run_with_timeout, wait_until};
@@ -69,6 +71,11 @@ pub fn publish_nodes(cluster: &Cluster, topology: &Topology) -> Result<()> {
         ))?;
     }
     Ok(())
+}
+
+/// Creates the lab's Service ([`ServiceObject::lab`]) in the fake API server.
+pub fn publish_service(cluster: &Cluster) -> Result<()> {
+    cluster.publish(&ServiceObject::lab())
 }
 
 /// Writes `node`'s agent configuration and starts its agent; the handle tells whether it exits.
@@ -201,7 +208,13 @@ pub fn add_pod(
             });
         }
     };
-    cluster.publish(&PodObject::new(&name, &node.name(), node.ip(), address.ip))?;
+    cluster.publish(&PodObject::new(
+        &name,
+        &node.name(),
+        node.ip(),
+        address.ip,
+        pod.backs_service(),
+    ))?;
     Ok(PodRecord {
         name,
         node: node.name(),
