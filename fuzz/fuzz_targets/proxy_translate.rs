@@ -1,17 +1,19 @@
 //! Kubernetes objects into the proxy's input: JSON (one object or an array of them) decoded by
 //! k8s-openapi by `kind` into Services and EndpointSlices, then
-//! `agent::controller::translate::translate` (the Services this Node load-balances, with their
-//! endpoints). The Node is the first slice endpoint's `nodeName`. Never panics; every translated
-//! Service is one of the input Services, and the result does not depend on the objects' order.
+//! `agent::controller::incremental::Translations` (the Services this Node load-balances, with
+//! their endpoints). The Node is the first slice endpoint's `nodeName`. Never panics; every
+//! translated Service is one of the input Services, the result does not depend on the objects'
+//! order, and a second update with the same objects reports nothing changed.
 #![no_main]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use agent::controller::translate::translate;
+use agent::controller::incremental::Translations;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use libfuzzer_sys::fuzz_target;
+use model::{Service as ModelService, ServiceKey};
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
@@ -60,8 +62,19 @@ fuzz_target!(|data: &[u8]| {
         .flat_map(|s| s.endpoints.iter())
         .find_map(|e| e.node_name.clone())
         .unwrap_or_else(|| "fuzz-node".to_owned());
-    let translation = translate(&services, &slices, &node);
-    for key in translation.services.keys() {
+    let translate = |services: &[Arc<Service>], slices: &[Arc<EndpointSlice>]| {
+        let mut translations = Translations::new(&node);
+        let (_, problems) = translations.update(services, slices);
+        let wanted: BTreeMap<ServiceKey, ModelService> = translations
+            .all_wanted()
+            .map(|s| (s.key.clone(), s.clone()))
+            .collect();
+        let (again, _) = translations.update(services, slices);
+        assert!(again.is_empty(), "the same objects changed {again:?}");
+        (wanted, problems)
+    };
+    let translation = translate(&services, &slices);
+    for key in translation.0.keys() {
         assert!(
             services.iter().any(|s| {
                 s.metadata.name.as_deref() == Some(key.name.as_str())
@@ -72,7 +85,7 @@ fuzz_target!(|data: &[u8]| {
     }
     services.reverse();
     slices.reverse();
-    let reversed = translate(&services, &slices, &node);
+    let reversed = translate(&services, &slices);
     assert_eq!(
         reversed, translation,
         "the translation depends on the objects' order"

@@ -8,5 +8,5 @@ mod proxy;
 pub use netpol::{NetworkPolicyController, PolicyInput, PolicyQuery};
 pub use peers::{PeerController, log_changes, peers_of};
 pub use policy_report::{PodPolicy, PolicyReport, RuleReport};
-pub use proxy::translate;
 pub use proxy::{FromOutside, ProxyController, ProxySync, ServiceCidr, ServiceSyncMetrics};
+pub use proxy::{incremental, translate};

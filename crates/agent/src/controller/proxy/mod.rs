@@ -7,7 +7,7 @@
 mod controller;
 mod from_outside;
 mod health_check;
-mod incremental;
+pub mod incremental;
 mod metrics;
 mod service_cidr;
 pub mod translate;
