@@ -5,6 +5,7 @@
 //! terminating ones, the local ones under a `Local` traffic policy — is
 //! [`ServicePort::usable_endpoints`]. Nothing here knows about a datapath.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::net::Ipv4Addr;
 
@@ -147,6 +148,20 @@ pub struct Service {
     /// where the Node answers how many local endpoints it has (200 with some, 503 without).
     #[serde(default)]
     pub health_check_node_port: Option<u16>,
+}
+
+impl Service {
+    /// The addresses traffic from outside the cluster reaches the Service at, besides its
+    /// NodePorts: its external and load-balancer IPs, each once (one that is also a cluster IP
+    /// counts as a cluster IP).
+    pub fn outside_ips(&self) -> BTreeSet<Ipv4Addr> {
+        self.external_ips
+            .iter()
+            .chain(&self.load_balancer_ips)
+            .filter(|ip| !self.cluster_ips.contains(ip))
+            .copied()
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -55,14 +55,9 @@ impl FromOutside {
                     .iter()
                     .filter_map(|p| p.node_port.map(|node_port| (p.protocol, node_port))),
             );
-            wanted.routes.extend(
-                service
-                    .external_ips
-                    .iter()
-                    .chain(&service.load_balancer_ips)
-                    .filter(|ip| !service.cluster_ips.contains(ip))
-                    .map(|ip| Ipv4Net::from(*ip)),
-            );
+            wanted
+                .routes
+                .extend(service.outside_ips().into_iter().map(Ipv4Net::from));
         }
         if !wanted.node_ports.is_empty() {
             wanted.routes.insert(Ipv4Net::from(VIRTUAL_NODE_PORT_IP));

@@ -350,18 +350,6 @@ fn group_keys(service: &Service) -> BTreeSet<GroupKey> {
     keys
 }
 
-/// The addresses traffic from outside reaches `service` at through the gateway: its external
-/// and load-balancer IPs, each once (one that is also a cluster IP stays internal).
-fn outside_ips(service: &Service) -> BTreeSet<Ipv4Addr> {
-    service
-        .external_ips
-        .iter()
-        .chain(&service.load_balancer_ips)
-        .filter(|ip| !service.cluster_ips.contains(ip))
-        .copied()
-        .collect()
-}
-
 /// `service`'s objects, its ports' groups numbered by `groups`.
 ///
 /// - Traffic to every frontend address from Pods and the Node uses the endpoints its internal
@@ -379,7 +367,7 @@ fn render(g: &TableGraph, service: &Service, groups: &BTreeMap<GroupKey, u32>) -
     let mut dnat: BTreeSet<(Protocol, Ipv4Addr, u16)> = BTreeSet::new();
     let mut hairpin: BTreeSet<Ipv4Addr> = BTreeSet::new();
     let frontends = frontend_ips(service);
-    let outside = outside_ips(service);
+    let outside = service.outside_ips();
     for port in &service.ports {
         let internal = endpoints_of(port, service.internal_traffic_policy);
         let mut dispatch_to = |scope: Scope, endpoints: &[&Endpoint], snat: bool| match groups

@@ -21,7 +21,7 @@ use std::net::SocketAddrV4;
 use model::{Protocol, Service, ServicePort, VIRTUAL_NODE_PORT_IP};
 use openflow::msg::ct_flush::{CtFlush, CtTuple};
 
-use super::{frontend_ips, outside_ips};
+use super::frontend_ips;
 use crate::layout::CT_ZONE;
 
 /// The endpoints each UDP frontend of one Service sends to.
@@ -35,7 +35,7 @@ impl UdpBackends {
     /// external or load-balancer IP both (Pods and outside reach it).
     pub(super) fn of(service: &Service) -> UdpBackends {
         let frontends = frontend_ips(service);
-        let outside = outside_ips(service);
+        let outside = service.outside_ips();
         let mut backends = BTreeMap::new();
         let addresses = |port: &ServicePort, policy| -> BTreeSet<SocketAddrV4> {
             port.usable_endpoints(policy)
