@@ -17,15 +17,10 @@ impl LinuxHost {
             .netns
             .run(move || {
                 let op = "read the Pod SNAT rule";
-                if let Some(objects) = nft::list_table("ip", TABLE, op)? {
-                    let rules = nft::objects(&objects, "rule", SNAT_CHAIN);
-                    let chain_present = !nft::objects(&objects, "chain", SNAT_CHAIN).is_empty();
-                    if chain_present
-                        && rules.len() == 1
-                        && rules[0].get("comment").and_then(|c| c.as_str()) == Some(&comment)
-                    {
-                        return Ok(false);
-                    }
+                if nft::list_table("ip", TABLE, op)?
+                    .is_some_and(|objects| nft::holds_only_rule(&objects, SNAT_CHAIN, &comment))
+                {
+                    return Ok(false);
                 }
                 nft::apply(&script, "install the Pod SNAT rule")?;
                 Ok(true)

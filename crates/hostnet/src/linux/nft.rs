@@ -91,6 +91,31 @@ pub fn objects<'a>(objects: &'a [Value], kind: &str, chain: &str) -> Vec<&'a Val
         .collect()
 }
 
+/// Whether chain `chain` of table listing `listing` exists and holds exactly one rule, whose
+/// comment is `comment` (the rule's parameters spelled out).
+pub fn holds_only_rule(listing: &[Value], chain: &str, comment: &str) -> bool {
+    let rules = objects(listing, "rule", chain);
+    !objects(listing, "chain", chain).is_empty()
+        && rules.len() == 1
+        && rules[0].get("comment").and_then(Value::as_str) == Some(comment)
+}
+
+/// Makes table `table` of `family` hold exactly `body` (its sets and chains) in one
+/// transaction: created when missing, emptied and filled, with no moment in between.
+pub fn replace_table(family: &str, table: &str, body: &str, op: &str) -> Result<()> {
+    apply(
+        &format!(
+            "table {family} {table} {{}}\ndelete table {family} {table}\ntable {family} {table} {{\n{body}}}\n"
+        ),
+        op,
+    )
+}
+
+/// Deletes table `table` of `family` (which exists) and everything in it.
+pub fn delete_table(family: &str, table: &str, op: &str) -> Result<()> {
+    apply(&format!("delete table {family} {table}\n"), op)
+}
+
 /// `nets` as nft prefixes: host bits cleared, each once, in order.
 pub fn prefixes(nets: &[Ipv4Net]) -> Vec<String> {
     let mut seen = std::collections::BTreeSet::new();

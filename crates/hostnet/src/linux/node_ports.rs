@@ -59,22 +59,19 @@ fn rule_comment(rules: &NodePortRules) -> String {
     )
 }
 
-/// The transaction that makes the table hold exactly `rules` (which has ports).
-fn script(rules: &NodePortRules) -> String {
+/// The table's body for `rules` (which has ports).
+fn body(rules: &NodePortRules) -> String {
     let elements: Vec<String> = rules
         .ports
         .iter()
         .map(|(protocol, port)| format!("{} . {port}", protocol_name(*protocol)))
         .collect();
-    let mut script = format!(
-        "table ip {NODE_PORT_TABLE} {{}}\n\
-         delete table ip {NODE_PORT_TABLE}\n\
-         table ip {NODE_PORT_TABLE} {{\n  \
-         set {PORTS_SET} {{ type inet_proto . inet_service; elements = {{ {} }} }}\n",
+    let mut body = format!(
+        "  set {PORTS_SET} {{ type inet_proto . inet_service; elements = {{ {} }} }}\n",
         elements.join(", ")
     );
     for (chain, hook) in CHAINS {
-        script.push_str(&format!(
+        body.push_str(&format!(
             "  chain {chain} {{ type nat hook {hook} priority -100; policy accept; \
              {} meta l4proto . th dport @{PORTS_SET} counter dnat to {VIRTUAL_NODE_PORT_IP} \
              comment \"{}\"; }}\n",
@@ -82,8 +79,7 @@ fn script(rules: &NodePortRules) -> String {
             rule_comment(rules)
         ));
     }
-    script.push_str("}\n");
-    script
+    body
 }
 
 /// The (protocol, port) elements of the ports set in a table listing.
@@ -110,13 +106,10 @@ fn is_current(objects: &[Value], rules: &NodePortRules) -> bool {
         .map(|(protocol, port)| (protocol_name(*protocol).to_owned(), u64::from(*port)))
         .collect();
     let comment = rule_comment(rules);
-    let chains_ok = CHAINS.iter().all(|(chain, _)| {
-        let rules = nft::objects(objects, "rule", chain);
-        !nft::objects(objects, "chain", chain).is_empty()
-            && rules.len() == 1
-            && rules[0].get("comment").and_then(Value::as_str) == Some(comment.as_str())
-    });
-    chains_ok && listed_ports(objects) == wanted
+    CHAINS
+        .iter()
+        .all(|(chain, _)| nft::holds_only_rule(objects, chain, &comment))
+        && listed_ports(objects) == wanted
 }
 
 impl LinuxHost {
@@ -132,17 +125,19 @@ impl LinuxHost {
                     if listing.is_none() {
                         return Ok(false);
                     }
-                    nft::apply(
-                        &format!("delete table ip {NODE_PORT_TABLE}\n"),
-                        "remove the NodePort rules",
-                    )?;
+                    nft::delete_table("ip", NODE_PORT_TABLE, "remove the NodePort rules")?;
                     tracing::info!(table = NODE_PORT_TABLE, "NodePort rules removed");
                     return Ok(true);
                 }
                 if listing.is_some_and(|objects| is_current(&objects, &rules)) {
                     return Ok(false);
                 }
-                nft::apply(&script(&rules), "install the NodePort rules")?;
+                nft::replace_table(
+                    "ip",
+                    NODE_PORT_TABLE,
+                    &body(&rules),
+                    "install the NodePort rules",
+                )?;
                 tracing::info!(
                     table = NODE_PORT_TABLE,
                     ports = rules.ports.len(),

@@ -7,7 +7,6 @@
 //! the gateway, so an unchanged rule is recognised without writing.
 
 use model::VIRTUAL_SERVICE_IP;
-use serde_json::Value;
 
 use crate::error::Result;
 
@@ -30,28 +29,23 @@ pub fn reconcile(gateway: Option<&str>) -> Result<bool> {
         if listing.is_none() {
             return Ok(false);
         }
-        nft::apply(
-            &format!("delete table ip {VIRTUAL_IP_TABLE}\n"),
+        nft::delete_table(
+            "ip",
+            VIRTUAL_IP_TABLE,
             "remove the virtual Service IP masquerade",
         )?;
         return Ok(true);
     };
     let comment = comment(gateway);
-    let current = listing.is_some_and(|objects| {
-        let rules = nft::objects(&objects, "rule", CHAIN);
-        rules.len() == 1 && rules[0].get("comment").and_then(Value::as_str) == Some(&comment)
-    });
-    if current {
+    if listing.is_some_and(|objects| nft::holds_only_rule(&objects, CHAIN, &comment)) {
         return Ok(false);
     }
-    nft::apply(
+    nft::replace_table(
+        "ip",
+        VIRTUAL_IP_TABLE,
         &format!(
-            "table ip {VIRTUAL_IP_TABLE} {{}}\n\
-             delete table ip {VIRTUAL_IP_TABLE}\n\
-             table ip {VIRTUAL_IP_TABLE} {{\n  \
-             chain {CHAIN} {{ type nat hook postrouting priority srcnat; policy accept; \
-             ip saddr {VIRTUAL_SERVICE_IP} oifname != \"{gateway}\" counter masquerade comment \"{comment}\"; }}\n\
-             }}\n"
+            "  chain {CHAIN} {{ type nat hook postrouting priority srcnat; policy accept; \
+             ip saddr {VIRTUAL_SERVICE_IP} oifname != \"{gateway}\" counter masquerade comment \"{comment}\"; }}\n"
         ),
         "install the virtual Service IP masquerade",
     )?;
