@@ -14,6 +14,7 @@ mod ofports;
 mod peers;
 mod pods;
 mod policy;
+mod port_added;
 mod revalidation;
 mod services;
 

@@ -12,6 +12,7 @@ use pipeline::owners::POD;
 use pipeline::render::pod_flows;
 
 use super::OvsDatapath;
+use super::port_added::first_port_number;
 use crate::datapath::PodAttach;
 use crate::datapath::step_clock::StepClock;
 use crate::error::AgentError;
@@ -23,7 +24,8 @@ const OFPORT_WAIT: Duration = Duration::from_secs(20);
 impl<H: HostNetwork> OvsDatapath<H> {
     /// Interface first; then, at the same time, the port (with the OpenFlow port number
     /// requested), the Pod's flows for that number, and the kernel block; returns once all three
-    /// are confirmed. Should ovs-vswitchd give the port another number, the flows follow it.
+    /// are confirmed, the port by the first of ovs-vswitchd's reports ([`first_port_number`]).
+    /// Should ovs-vswitchd give the port another number, the flows follow it.
     pub(super) async fn attach(
         &self,
         pod: &PodAttach,
@@ -60,8 +62,10 @@ impl<H: HostNetwork> OvsDatapath<H> {
             mac: created.container_mac,
         };
         let owner = Owner::new(POD, &pod.key);
-        // The watch on the port's ofport is registered while the port is created, so the
-        // ofport arrives in the monitor's next update with no round trip after the creation.
+        // Both reports of the port's number are listened to before the port is created: the
+        // switch's port status, and the watch on the ofport, registered while the port is
+        // created so that it arrives in the monitor's next update.
+        let statuses = self.flows.connection().port_status();
         let port_ready = async {
             let (watch, created) = tokio::join!(
                 self.bridge.watch_ofport(host_ifname),
@@ -69,8 +73,7 @@ impl<H: HostNetwork> OvsDatapath<H> {
             );
             let (watch, _) = (watch?, created?);
             let written = Instant::now();
-            let ofport = watch
-                .wait(OFPORT_WAIT)
+            let ofport = first_port_number(statuses, host_ifname, watch.wait(OFPORT_WAIT))
                 .await
                 .map_err(AgentError::ovsdb(format!("OpenFlow port of {host_ifname}")))?;
             Ok::<_, AgentError>((ofport, written, Instant::now()))
