@@ -10,6 +10,9 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/var/cache/antrea-rs/target}
+# No incremental compilation: every CI clone has a new path, so its incremental data would only
+# pile up in the cache (23 GB of it before this line), never be reused.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 mkdir -p "$CARGO_TARGET_DIR"
 bash scripts/setup.sh
 
