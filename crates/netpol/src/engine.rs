@@ -2,9 +2,8 @@
 //!
 //! Every selector a policy uses — its applied-to `podSelector`, each peer's selectors — is a
 //! selector group ([`crate::group`]); equal selectors share one group, which keeps its member
-//! Pods and the policies that use it. A Pod change evaluates only the groups of its Namespace
-//! and the cluster-wide ones, a Namespace label change only the cluster-wide ones for that
-//! Namespace's Pods; each member that enters or leaves a group (or whose Node or named ports
+//! Pods and the policies that use it. [`Membership`] keeps the groups up to date as Pods and
+//! Namespaces change; each member that enters or leaves a group (or whose Node or named ports
 //! change) is a [`MemberChange`] passed to the group's policies.
 //!
 //! A policy applies a member change to what it built from the group ([`PolicyState`]): a rule
@@ -30,10 +29,11 @@ use crate::counted::Counted;
 use crate::delta::PolicyDelta;
 use crate::edit::{RuleEdit, SetEdit};
 use crate::error::PolicyError;
-use crate::group::{GroupId, Groups, MemberChange};
+use crate::group::{Group, GroupId, MemberChange};
 use crate::input::{
-    CompiledPolicy, CompiledRule, GroupKey, Peer, PodInfo, PortSpec, Scope, namespace_labels,
+    CompiledPolicy, CompiledRule, GroupKey, Peer, PodInfo, PortSpec, namespace_labels,
 };
+use crate::membership::{Membership, OnMemberChange, Placement};
 use crate::policy_state::PolicyState;
 use crate::selector::Labels;
 use model::policy::{
@@ -94,10 +94,8 @@ struct Locality {
 #[derive(Debug)]
 pub struct PolicyEngine {
     node: String,
-    pods: BTreeMap<PodKey, PodInfo>,
-    namespaces: BTreeMap<String, Labels>,
+    membership: Membership,
     policies: BTreeMap<PolicyKey, CompiledPolicy>,
-    groups: Groups,
     states: HashMap<PolicyKey, PolicyState>,
     outputs: BTreeMap<PolicyKey, PolicyOutput>,
     snapshot: Snapshot,
@@ -118,10 +116,8 @@ impl PolicyEngine {
     pub fn new(node: impl Into<String>) -> PolicyEngine {
         PolicyEngine {
             node: node.into(),
-            pods: BTreeMap::new(),
-            namespaces: BTreeMap::new(),
+            membership: Membership::default(),
             policies: BTreeMap::new(),
-            groups: Groups::default(),
             states: HashMap::new(),
             outputs: BTreeMap::new(),
             snapshot: Snapshot::default(),
@@ -145,58 +141,14 @@ impl PolicyEngine {
         Ok(())
     }
 
-    fn is_local(&self, pod: Option<&PodInfo>) -> bool {
-        pod.is_some_and(|p| p.node.as_deref() == Some(self.node.as_str()))
-    }
-
     /// Adds or updates a Pod given as [`PodInfo`].
     pub fn set_pod(&mut self, info: PodInfo) {
-        let key = info.key.clone();
-        let old = self.pods.insert(key.clone(), info);
-        let new = &self.pods[&key];
-        if old.as_ref() == Some(new) {
-            return;
-        }
-        let locality = Locality {
-            before: self.is_local(old.as_ref()),
-            after: self.is_local(Some(new)),
-        };
-        // A member whose Node or named ports change is a change for its groups' users.
-        let details_changed = old
-            .as_ref()
-            .is_none_or(|o| o.node != new.node || o.named_ports != new.named_ports);
-        let ip = new.ip;
-        for g in self.groups.candidates(&key.namespace) {
-            let Some(group) = self.groups.get(g) else {
-                continue;
-            };
-            let now = ip.filter(|_| self.group_matches(&group.key, &key));
-            let was = group.members.get(&key).copied();
-            if was == now && !(now.is_some() && details_changed) {
-                continue;
-            }
-            self.change_member(g, &key, now, locality);
-        }
+        self.membership_change(|m, reach| m.set_pod(info, reach));
     }
 
     /// Removes a Pod.
     pub fn remove_pod(&mut self, key: &PodKey) {
-        let Some(old) = self.pods.remove(key) else {
-            return;
-        };
-        let locality = Locality {
-            before: self.is_local(Some(&old)),
-            after: false,
-        };
-        for g in self.groups.candidates(&key.namespace) {
-            if self
-                .groups
-                .get(g)
-                .is_some_and(|group| group.members.contains_key(key))
-            {
-                self.change_member(g, key, None, locality);
-            }
-        }
+        self.membership_change(|m, reach| m.remove_pod(key, reach));
     }
 
     /// Adds or updates a Namespace.
@@ -214,75 +166,7 @@ impl PolicyEngine {
     /// Sets (`Some`) or removes (`None`) a Namespace's labels; only Namespace-selector groups
     /// are re-evaluated, for the Pods of that Namespace.
     pub fn set_namespace(&mut self, name: &str, labels: Option<Labels>) {
-        let old = match &labels {
-            Some(l) => self.namespaces.insert(name.to_owned(), l.clone()),
-            None => self.namespaces.remove(name),
-        };
-        if old == labels {
-            return;
-        }
-        let pods: Vec<PodKey> = self.pods_of(name).cloned().collect();
-        let groups: Vec<GroupId> = self.groups.cluster_wide().collect();
-        for &g in &groups {
-            for key in &pods {
-                let Some(group) = self.groups.get(g) else {
-                    continue;
-                };
-                let pod = self.pods.get(key);
-                let now = pod
-                    .and_then(|p| p.ip)
-                    .filter(|_| self.group_matches(&group.key, key));
-                let local = self.is_local(pod);
-                let was = group.members.get(key).copied();
-                if was != now {
-                    let locality = Locality {
-                        before: local,
-                        after: local,
-                    };
-                    self.change_member(g, key, now, locality);
-                }
-            }
-        }
-    }
-
-    /// Sets `pod`'s membership of group `g` and passes the change to the group's policies.
-    fn change_member(
-        &mut self,
-        g: GroupId,
-        pod: &PodKey,
-        now: Option<Ipv4Addr>,
-        locality: Locality,
-    ) {
-        let PolicyEngine {
-            groups,
-            states,
-            dirty,
-            touched,
-            ..
-        } = self;
-        let Some((change, group)) = groups.set_member(g, pod, now) else {
-            return;
-        };
-        for user in &group.users {
-            if dirty.contains(user) {
-                continue;
-            }
-            let Some(state) = states.get_mut(user) else {
-                continue;
-            };
-            match member_changed(state, g, &change, locality) {
-                Effect::None => {}
-                Effect::Recompute => {
-                    dirty.insert(user.clone());
-                }
-                Effect::Patch => {
-                    if !state.touched {
-                        state.touched = true;
-                        touched.insert(user.clone());
-                    }
-                }
-            }
-        }
+        self.membership_change(|m, reach| m.set_namespace(name, labels, reach));
     }
 
     /// Adds or updates a NetworkPolicy. On error the previous version (if any) stays in force.
@@ -358,7 +242,7 @@ impl PolicyEngine {
 
     /// What the engine knows of a Pod.
     pub fn pod(&self, key: &PodKey) -> Option<&PodInfo> {
-        self.pods.get(key)
+        self.membership.pod(key)
     }
 
     /// How many whole-policy recomputations all syncs did so far (for tests and metrics).
@@ -373,47 +257,32 @@ impl PolicyEngine {
 
     /// Number of Pod groups (distinct selectors in use).
     pub fn group_count(&self) -> usize {
-        self.groups.len()
+        self.membership.groups().len()
     }
 
-    fn pods_of<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a PodKey> + 'a {
-        self.pods
-            .range(PodKey::new(namespace, "")..)
-            .map(|(k, _)| k)
-            .take_while(move |k| k.namespace == namespace)
-    }
-
-    fn group_matches(&self, group: &GroupKey, key: &PodKey) -> bool {
-        let Some(pod) = self.pods.get(key) else {
-            return false;
+    /// Runs one membership change, passing each member change to the policies it reaches.
+    fn membership_change(&mut self, change: impl FnOnce(&mut Membership, &mut OnMemberChange<'_>)) {
+        let PolicyEngine {
+            node,
+            membership,
+            states,
+            dirty,
+            touched,
+            ..
+        } = self;
+        let mut reached = Reached {
+            node,
+            states,
+            dirty,
+            touched,
         };
-        let in_scope = match &group.scope {
-            Scope::Namespace(ns) => *ns == key.namespace,
-            Scope::Namespaces(sel) => self
-                .namespaces
-                .get(&key.namespace)
-                .is_some_and(|labels| sel.matches(labels)),
-        };
-        pod.ip.is_some() && in_scope && group.pods.matches(&pod.labels)
+        change(membership, &mut |g, group, change, placement| {
+            reached.member_moved(g, group, change, placement)
+        });
     }
 
     fn use_group(&mut self, g: &GroupKey, user: &PolicyKey) -> GroupId {
-        if self.groups.id(g).is_some() {
-            return self.groups.use_group(g, user, BTreeMap::new);
-        }
-        let candidates: Vec<PodKey> = match &g.scope {
-            Scope::Namespace(ns) => self.pods_of(ns).cloned().collect(),
-            Scope::Namespaces(_) => self.pods.keys().cloned().collect(),
-        };
-        let members: BTreeMap<PodKey, Ipv4Addr> = candidates
-            .into_iter()
-            .filter(|k| self.group_matches(g, k))
-            .filter_map(|k| {
-                let ip = self.pods.get(&k)?.ip?;
-                Some((k, ip))
-            })
-            .collect();
-        self.groups.use_group(g, user, || members)
+        self.membership.use_group(g, user)
     }
 
     fn release_groups(&mut self, user: &PolicyKey) {
@@ -421,16 +290,12 @@ impl PolicyEngine {
             return;
         };
         for g in policy.groups() {
-            self.groups.release(&g, user);
+            self.membership.release(&g, user);
         }
     }
 
     fn members<'a>(&'a self, g: &GroupKey) -> impl Iterator<Item = &'a PodInfo> + 'a {
-        self.groups
-            .of(g)
-            .into_iter()
-            .flat_map(|group| group.members.keys())
-            .filter_map(|k| self.pods.get(k))
+        self.membership.members(g)
     }
 
     /// The peer IPs of a rule's Pod peers (a group listed twice counts twice).
@@ -439,7 +304,7 @@ impl PolicyEngine {
             .iter()
             .flatten()
             .filter_map(|p| match p {
-                Peer::Pods(g) => self.groups.of(g),
+                Peer::Pods(g) => self.membership.groups().of(g),
                 Peer::Block(_) => None,
             })
             .flat_map(|group| group.members.values().copied())
@@ -651,7 +516,7 @@ impl PolicyEngine {
                 for peer in list {
                     match peer {
                         Peer::Pods(g) => {
-                            let group = self.groups.of(g).into_iter();
+                            let group = self.membership.groups().of(g).into_iter();
                             ips.extend(group.flat_map(|group| group.members.values()));
                         }
                         Peer::Block(cidrs) => set.cidrs.extend(cidrs.iter().copied()),
@@ -859,6 +724,52 @@ enum Effect {
 
 /// Applies a member change of group `g` to a policy's state: its local applied-to IPs if `g`
 /// is its applied-to group, the peer IPs of its rules that read `g`.
+/// What a member change reaches in the engine: the states of the policies using the group
+/// and the work lists of the next sync.
+struct Reached<'a> {
+    node: &'a str,
+    states: &'a mut HashMap<PolicyKey, PolicyState>,
+    dirty: &'a mut BTreeSet<PolicyKey>,
+    touched: &'a mut BTreeSet<PolicyKey>,
+}
+
+impl Reached<'_> {
+    /// Passes a member change of group `g` to the policies using it: each patches what it
+    /// built from the group, or is to be recomputed whole.
+    fn member_moved(
+        &mut self,
+        g: GroupId,
+        group: &Group,
+        change: &MemberChange,
+        placement: Placement<'_>,
+    ) {
+        let locality = Locality {
+            before: placement.before == Some(self.node),
+            after: placement.after == Some(self.node),
+        };
+        for user in &group.users {
+            if self.dirty.contains(user) {
+                continue;
+            }
+            let Some(state) = self.states.get_mut(user) else {
+                continue;
+            };
+            match member_changed(state, g, change, locality) {
+                Effect::None => {}
+                Effect::Recompute => {
+                    self.dirty.insert(user.clone());
+                }
+                Effect::Patch => {
+                    if !state.touched {
+                        state.touched = true;
+                        self.touched.insert(user.clone());
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn member_changed(
     state: &mut PolicyState,
     g: GroupId,
