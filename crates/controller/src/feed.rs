@@ -142,7 +142,8 @@ pub struct Feed {
 
 impl Feed {
     /// Watches the cluster through `client` until the watches end (never, unless the task is
-    /// dropped), handing each batch of Node updates to `send`.
+    /// dropped), logging what the computation holds when it changes and handing each batch of
+    /// the watched Nodes' updates to `send`.
     pub async fn run(
         &mut self,
         client: Client,
@@ -154,6 +155,7 @@ impl Feed {
             watch(&client, Change::Policy),
         ]);
         let mut changes = std::pin::pin!(changes.ready_chunks(256));
+        let mut last = self.computation.summary();
         while let Some(batch) = changes.next().await {
             for change in batch {
                 match change {
@@ -161,6 +163,11 @@ impl Feed {
                     Change::Namespace(e) => self.namespaces.apply(*e, &mut self.computation),
                     Change::Policy(e) => self.policies.apply(*e, &mut self.computation),
                 }
+            }
+            let summary = self.computation.summary();
+            if summary != last {
+                tracing::info!("{summary}");
+                last = summary;
             }
             let updates = self.computation.take_updates();
             if !updates.is_empty() {

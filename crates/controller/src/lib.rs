@@ -18,4 +18,4 @@ pub mod leader;
 pub mod run;
 pub mod span;
 
-pub use span::{Member, NodeUpdate, NodeView, SpanComputation};
+pub use span::{Member, NodeUpdate, NodeView, SpanComputation, Summary};

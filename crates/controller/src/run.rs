@@ -43,8 +43,6 @@ pub async fn run(options: &Options) -> Result<(), ControllerError> {
     let feed = tokio::spawn(async move {
         Feed::default()
             .run(client, |updates| {
-                let total: usize = updates.values().map(Vec::len).sum();
-                tracing::info!("{total} updates for {} Nodes", updates.len());
                 for (node, list) in &updates {
                     tracing::debug!("Node {node}: {} updates", list.len());
                 }

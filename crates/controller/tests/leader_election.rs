@@ -1,5 +1,5 @@
 //! Two `antrea-controller` replicas against the fake API server, through kube-rs: one takes the
-//! Lease and computes (its log counts the updates for the Nodes), the other only follows; when
+//! Lease and computes (its log says what it holds), the other only follows; when
 //! the leader is killed the follower takes the Lease once it expires and computes from a fresh
 //! list; a leader whose Lease another holder takes stops with status 1.
 
@@ -115,12 +115,12 @@ async fn the_follower_takes_over_when_the_leader_dies() {
     wait_until("replica-b follows", Duration::from_secs(20), || {
         b.logged("Lease kube-system/antrea-controller held by replica-a: following")
     });
-    // The leader computed the policy's span: one Node, its applied-to group and the policy.
+    // The leader computed the policy, its one group and its span, one Node.
     wait_until("replica-a computes", Duration::from_secs(20), || {
-        a.logged("2 updates for 1 Nodes")
+        a.logged("1 policies, 1 groups, 1 Nodes with a policy")
     });
     assert!(
-        !b.logged("updates for"),
+        !b.logged("policies"),
         "a follower computes nothing:\n{}",
         b.dump()
     );
@@ -142,7 +142,7 @@ async fn the_follower_takes_over_when_the_leader_dies() {
         "one transition"
     );
     wait_until("replica-b computes", Duration::from_secs(20), || {
-        b.logged("2 updates for 1 Nodes")
+        b.logged("1 policies, 1 groups, 1 Nodes with a policy")
     });
     assert!(b.logged("replica-b leads"), "{}", b.dump());
     println!(

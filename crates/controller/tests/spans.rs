@@ -54,6 +54,16 @@ fn receive(views: &mut BTreeMap<String, NodeView>, updates: BTreeMap<String, Vec
     }
 }
 
+/// Starts watching `node`: its view is its snapshot.
+fn watch(c: &mut SpanComputation, views: &mut BTreeMap<String, NodeView>, node: &str) {
+    let mut view = NodeView::default();
+    for u in c.watch(node) {
+        view.apply(&u)
+            .unwrap_or_else(|e| panic!("{node} snapshot: {e}"));
+    }
+    views.insert(node.to_owned(), view);
+}
+
 #[derive(Default)]
 struct World {
     pods: BTreeMap<PodKey, Pod>,
@@ -277,11 +287,17 @@ proptest! {
         let mut c = SpanComputation::default();
         let mut world = World::default();
         let mut views = BTreeMap::new();
-        for op in &ops {
+        // n3 is watched only from the middle of the sequence on, from its snapshot then.
+        watch(&mut c, &mut views, "n1");
+        watch(&mut c, &mut views, "n2");
+        for (i, op) in ops.iter().enumerate() {
+            if i == ops.len() / 2 {
+                watch(&mut c, &mut views, "n3");
+            }
             apply(&mut c, &mut world, op);
             receive(&mut views, c.take_updates());
-            for node in NODES {
-                let view = views.get(node).cloned().unwrap_or_default();
+            for node in NODES.into_iter().filter(|n| views.contains_key(*n)) {
+                let view = views[node].clone();
                 prop_assert_eq!(held(&view), world.expected(node), "{} after {:?}", node, op);
             }
         }
@@ -310,6 +326,9 @@ fn counts(updates: &BTreeMap<String, Vec<NodeUpdate>>) -> BTreeMap<&str, usize> 
 #[test]
 fn a_policy_whose_pods_run_on_one_node_reaches_only_that_node() {
     let mut c = SpanComputation::default();
+    for node in NODES {
+        assert!(c.watch(node).is_empty());
+    }
     for (ns, team) in [("x", "a"), ("y", "b")] {
         c.upsert_namespace(&namespace(ns, team)).unwrap();
     }
@@ -383,6 +402,7 @@ fn a_policy_whose_pods_run_on_one_node_reaches_only_that_node() {
 #[test]
 fn a_group_shared_by_two_policies_stays_while_one_of_them_reads_it() {
     let mut c = SpanComputation::default();
+    c.watch("n1");
     c.upsert_pod(&pod("x", "a", "n1", Some(1), "a", None))
         .unwrap();
     c.upsert_pod(&pod("x", "b", "n1", Some(2), "b", None))
@@ -408,6 +428,7 @@ fn a_group_shared_by_two_policies_stays_while_one_of_them_reads_it() {
 #[test]
 fn a_pod_relabelled_from_one_policy_to_another_keeps_their_shared_group_at_its_node() {
     let mut c = SpanComputation::default();
+    c.watch("n1");
     c.upsert_pod(&pod("x", "w", "n1", Some(1), "a", None))
         .unwrap();
     c.upsert_pod(&pod("x", "client", "n2", Some(2), "c", None))
@@ -442,4 +463,34 @@ fn a_pod_relabelled_from_one_policy_to_another_keeps_their_shared_group_at_its_n
         "{sent:?}"
     );
     assert_eq!(counts(&sent), BTreeMap::from([("n1", 5)]));
+}
+
+#[test]
+fn a_node_nobody_watches_is_sent_nothing_and_gets_its_snapshot_when_it_comes() {
+    let mut c = SpanComputation::default();
+    c.watch("n1");
+    c.upsert_pod(&pod("x", "a", "n1", Some(1), "a", None))
+        .unwrap();
+    c.upsert_pod(&pod("x", "b", "n2", Some(2), "a", None))
+        .unwrap();
+    c.upsert_policy(&policy("x", "all", json!({"ingress": [{}]})))
+        .unwrap();
+    let sent = c.take_updates();
+    assert_eq!(
+        counts(&sent),
+        BTreeMap::from([("n1", 2)]),
+        "n2 is not watched"
+    );
+    let mut view = NodeView::default();
+    for u in c.watch("n2") {
+        view.apply(&u).unwrap();
+    }
+    assert_eq!(view.policies.len(), 1);
+    c.upsert_pod(&pod("x", "c", "n3", Some(3), "a", None))
+        .unwrap();
+    let sent = c.take_updates();
+    assert_eq!(counts(&sent), BTreeMap::from([("n1", 1), ("n2", 1)]));
+    c.unwatch("n1");
+    c.remove_pod(&PodKey::new("x", "c"));
+    assert_eq!(counts(&c.take_updates()), BTreeMap::from([("n2", 1)]));
 }

@@ -12,7 +12,9 @@
 //!   span then adds or removes the policy and its groups at the Nodes concerned.
 //!
 //! Span increases are applied before decreases, so a group shared by two policies never
-//! leaves and comes back within one change.
+//! leaves and comes back within one change. Updates are kept only for the Nodes being watched
+//! ([`SpanComputation::watch`], which gives the Node its snapshot); the others get theirs when
+//! they come.
 
 mod node_counts;
 mod update;
@@ -31,6 +33,25 @@ use netpol::group::{Group, MemberChange};
 use netpol::input::{CompiledPolicy, GroupKey, PodInfo, namespace_labels};
 use netpol::selector::Labels;
 use netpol::{Membership, OnMemberChange, Placement, PolicyError};
+
+/// How much the computation holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    pub policies: usize,
+    pub groups: usize,
+    /// Nodes with at least one policy in their span.
+    pub nodes: usize,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} policies, {} groups, {} Nodes with a policy",
+            self.policies, self.groups, self.nodes
+        )
+    }
+}
 
 /// A policy with the groups it reads and its span.
 #[derive(Debug)]
@@ -60,6 +81,9 @@ pub struct SpanComputation {
     group_nodes: HashMap<GroupKey, NodeCounts>,
     /// The policies in each Node's span.
     node_policies: BTreeMap<String, BTreeSet<PolicyKey>>,
+    /// The Nodes whose updates are kept (a Node that is not watched gets a snapshot when it
+    /// comes).
+    watched: BTreeSet<String>,
     outbox: BTreeMap<String, Vec<NodeUpdate>>,
 }
 
@@ -153,9 +177,32 @@ impl SpanComputation {
         }
     }
 
-    /// The updates owed to each Node since the last call, in order.
+    /// Keeps Node `node`'s updates from now on, and returns its snapshot: what the updates
+    /// that follow apply to.
+    pub fn watch(&mut self, node: &str) -> Vec<NodeUpdate> {
+        self.watched.insert(node.to_owned());
+        self.outbox.remove(node);
+        self.snapshot(node)
+    }
+
+    /// Stops keeping Node `node`'s updates, and drops those not taken.
+    pub fn unwatch(&mut self, node: &str) {
+        self.watched.remove(node);
+        self.outbox.remove(node);
+    }
+
+    /// The updates owed to each watched Node since the last call, in order.
     pub fn take_updates(&mut self) -> BTreeMap<String, Vec<NodeUpdate>> {
         std::mem::take(&mut self.outbox)
+    }
+
+    /// How many policies, groups and Nodes with a policy there are.
+    pub fn summary(&self) -> Summary {
+        Summary {
+            policies: self.policies.len(),
+            groups: self.membership.groups().len(),
+            nodes: self.node_policies.len(),
+        }
     }
 
     /// Everything Node `node` needs, from nothing: its groups, then its policies.
@@ -195,10 +242,11 @@ impl SpanComputation {
             membership,
             applied_to,
             group_nodes,
+            watched,
             ..
         } = self;
         change(membership, &mut |_, group, change, placement| {
-            changes.note(applied_to, group_nodes, group, change, placement)
+            changes.note(applied_to, group_nodes, watched, group, change, placement)
         });
         self.deliver(changes);
     }
@@ -230,21 +278,31 @@ impl SpanComputation {
     /// `policy` is in `node`'s span (now, or in a new version): the groups it reads that the
     /// Node lacks, then the policy.
     fn enter(&mut self, spanned: &Spanned, node: &str) {
+        let watched = self.watched.contains(node);
         let mut updates = Vec::new();
         for g in &spanned.groups {
-            if self.group_nodes.entry(g.clone()).or_default().add(node) {
+            if self.group_nodes.entry(g.clone()).or_default().add(node) && watched {
                 updates.push(self.whole(g));
             }
         }
-        updates.push(NodeUpdate::PolicyUpserted(spanned.policy.clone()));
         self.node_policies
             .entry(node.to_owned())
             .or_default()
             .insert(spanned.policy.key.clone());
-        self.outbox
-            .entry(node.to_owned())
-            .or_default()
-            .extend(updates);
+        if watched {
+            updates.push(NodeUpdate::PolicyUpserted(spanned.policy.clone()));
+            self.send(node, updates);
+        }
+    }
+
+    /// Queues `updates` for `node` if it is watched.
+    fn send(&mut self, node: &str, updates: Vec<NodeUpdate>) {
+        if self.watched.contains(node) {
+            self.outbox
+                .entry(node.to_owned())
+                .or_default()
+                .extend(updates);
+        }
     }
 
     /// `old`'s groups no longer count for `node`; with `gone`, the policy itself leaves the
@@ -271,10 +329,7 @@ impl SpanComputation {
                 self.group_nodes.remove(g);
             }
         }
-        self.outbox
-            .entry(node.to_owned())
-            .or_default()
-            .extend(updates);
+        self.send(node, updates);
     }
 
     /// Sends the member changes to their Nodes, then moves the spans they changed: increases
@@ -330,17 +385,25 @@ impl Changes {
         &mut self,
         applied_to: &HashMap<GroupKey, BTreeSet<PolicyKey>>,
         group_nodes: &HashMap<GroupKey, NodeCounts>,
+        watched: &BTreeSet<String>,
         group: &Group,
         change: &MemberChange,
         placement: Placement<'_>,
     ) {
         if let Some(counts) = group_nodes.get(&group.key) {
-            self.moved.push(Moved {
-                group: group.key.clone(),
-                pod: change.pod.clone(),
-                member: change.after.is_some(),
-                nodes: counts.nodes().map(str::to_owned).collect(),
-            });
+            let nodes: Vec<String> = counts
+                .nodes()
+                .filter(|n| watched.contains(*n))
+                .map(str::to_owned)
+                .collect();
+            if !nodes.is_empty() {
+                self.moved.push(Moved {
+                    group: group.key.clone(),
+                    pod: change.pod.clone(),
+                    member: change.after.is_some(),
+                    nodes,
+                });
+            }
         }
         for key in applied_to.get(&group.key).into_iter().flatten() {
             if let Some(node) = placement.before.filter(|_| change.before.is_some()) {
