@@ -10,7 +10,7 @@
 #   WINDOWS_TARGET     x86_64-pc-windows-gnu
 #   WINDOWS_TOOLCHAIN  rustup or debian-build-std
 #   WINDOWS_CARGO      the cargo to run for the Windows target ("cargo" or /usr/bin/cargo)
-#   ANTREA_RS_WINE_CACHE  the shim DLL and the Wine prefix live here
+#   ANTREA_RS_WINE_CACHE  the shim DLLs and the Wine prefix live here
 # Cargo shares CARGO_TARGET_DIR across targets (outputs go to <dir>/x86_64-pc-windows-gnu/), so
 # no separate target directory is needed.
 

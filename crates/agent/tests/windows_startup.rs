@@ -1,6 +1,7 @@
-//! `antrea-agent.exe` on a Windows host without the HCN API (`computenetwork.dll`; Wine has
-//! none) stops once its Node is known, with one error line naming the DLL: the executable
-//! loads (no static import of the DLL) and the missing API is reported, not a crash.
+//! `antrea-agent.exe` on a Windows host without the HCN API (`computenetwork.dll`) stops once
+//! its Node is known, with one error line naming the DLL: the executable loads (no static
+//! import of the DLL) and the missing API is reported, not a crash. Under Wine the DLL is the
+//! shim of crates/hcnshim, which `ANTREA_HCN_SHIM_ABSENT=1` makes refuse to load.
 #![cfg(windows)]
 
 use std::process::Command;
@@ -23,6 +24,7 @@ fn without_computenetwork_dll_the_agent_stops_with_one_error_naming_it() {
         .arg("--cluster-dir")
         .arg(&cluster)
         .env("NODE_NAME", "win-1")
+        .env("ANTREA_HCN_SHIM_ABSENT", "1")
         .env("RUST_LOG", "info")
         .output()
         .unwrap();

@@ -38,6 +38,17 @@ impl Guid {
             (v as u64).to_be_bytes(),
         )
     }
+
+    /// The GUID made of the four fields of the Windows `GUID` struct (the inverse of
+    /// [`Guid::fields`]).
+    pub fn from_fields(data1: u32, data2: u16, data3: u16, data4: [u8; 8]) -> Self {
+        Guid(
+            u128::from(data1) << 96
+                | u128::from(data2) << 80
+                | u128::from(data3) << 64
+                | u128::from(u64::from_be_bytes(data4)),
+        )
+    }
 }
 
 /// A string that is not a GUID.
@@ -114,6 +125,8 @@ mod tests {
             )
         );
         assert!(Guid::NIL.is_nil() && !g.is_nil());
+        let (data1, data2, data3, data4) = g.fields();
+        assert_eq!(Guid::from_fields(data1, data2, data3, data4), g);
     }
 
     #[test]

@@ -3,11 +3,13 @@
 //!   of those has exactly one;
 //! - an endpoint's namespace and the namespace's resources agree;
 //! - a call that fails changes nothing;
-//! - deleting everything, or a reboot, gives back the host the fake started with.
+//! - deleting everything, or a reboot, gives back the host the fake started with;
+//! - a `Snapshot` written as JSON and read back is a fake with the same state, which answers
+//!   the next calls as the original does (IDs and compartment numbers included).
 
 mod support;
 
-use hcn::fake::{AdapterRoute, FakeHcn, HostAdapter, HostModel};
+use hcn::fake::{AdapterRoute, FakeHcn, HostAdapter, HostModel, Snapshot};
 use hcn::schema::{HostComputeEndpoint, HostComputeNamespace, HostComputeQuery, IpConfig};
 use hcn::{Guid, HcnApi};
 use proptest::prelude::*;
@@ -235,5 +237,22 @@ proptest! {
         prop_assert_eq!(fake.host(), host());
         let (networks, endpoints, namespaces) = all(&fake);
         prop_assert!(networks.is_empty() && endpoints.is_empty() && namespaces.is_empty());
+    }
+
+    #[test]
+    fn a_snapshot_read_back_is_the_same_fake(before in proptest::collection::vec(step(), 0..30), after in proptest::collection::vec(step(), 1..10)) {
+        let fake = FakeHcn::new(host());
+        for step in &before {
+            run(&fake, step);
+        }
+        let json = serde_json::to_string(&fake.snapshot()).unwrap();
+        let read: Snapshot = serde_json::from_str(&json).unwrap();
+        prop_assert_eq!(&read, &fake.snapshot());
+        let restored = FakeHcn::from_snapshot(read);
+        prop_assert_eq!(snapshot(&restored), snapshot(&fake));
+        for step in &after {
+            prop_assert_eq!(run(&restored, step), run(&fake, step), "{:?}", step);
+            prop_assert_eq!(snapshot(&restored), snapshot(&fake), "after {:?}", step);
+        }
     }
 }

@@ -1,17 +1,19 @@
 //! The host as [`FakeHcn`](super::FakeHcn) sees it: network adapters with their MAC, IPv4
 //! addresses and routes, and the installed switch extensions. Plain data: tests and the Windows
-//! backend's fake bridge read it with `FakeHcn::host` and change it with `FakeHcn::apply`.
+//! backend's fake bridge read it with `FakeHcn::host` and change it with `FakeHcn::apply`. It
+//! (de)serializes with serde as part of a [`Snapshot`](super::Snapshot).
 
 use std::net::Ipv4Addr;
 
 use ipnet::Ipv4Net;
 use model::MacAddr;
+use serde::{Deserialize, Serialize};
 
 use crate::Guid;
 use crate::schema::{OVS_EXTENSION_ID, SwitchExtensionState};
 
 /// The adapters and switch extensions of the fake host.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostModel {
     /// Every adapter, physical and virtual, in creation order.
     pub adapters: Vec<HostAdapter>,
@@ -21,7 +23,7 @@ pub struct HostModel {
 }
 
 /// An installed vSwitch extension: its ID and its name as Hyper-V reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SwitchExtension {
     /// The extension's ID.
     pub id: Guid,
@@ -91,7 +93,7 @@ impl HostModel {
 }
 
 /// One network adapter.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostAdapter {
     /// The adapter's name (interface alias), e.g. `Ethernet0` or `vEthernet (antrea-hnsnetwork)`.
     pub name: String,
@@ -128,7 +130,7 @@ impl HostAdapter {
 }
 
 /// A route through an adapter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AdapterRoute {
     /// The destination prefix (`0.0.0.0/0` for the default route).
     pub destination: Ipv4Net,

@@ -6,16 +6,22 @@
 //! `vEthernet (<network name>)` with the NIC's MAC, and an endpoint attached to a namespace gets
 //! its own `vEthernet (<endpoint name>)`. Tests can make the next call of a kind fail
 //! ([`FakeHcn::fail_next`]), read every call made ([`FakeHcn::calls`]), and lose all HNS state as
-//! a reboot does ([`FakeHcn::reboot`]). docs/hcn.md lists what it does not model.
+//! a reboot does ([`FakeHcn::reboot`]). Its state can be kept beyond the process as a
+//! [`Snapshot`] ([`FakeHcn::snapshot`], [`FakeHcn::from_snapshot`]), in which documents are
+//! written as HNS writes them ([`HnsDocument`]). docs/hcn.md lists what it does not model.
 
 mod host;
+mod output;
 mod rules;
+mod snapshot;
 
 use std::sync::{Mutex, MutexGuard};
 
 pub use host::{
     AdapterChange, AdapterChangeError, AdapterRoute, HostAdapter, HostModel, SwitchExtension,
 };
+pub use output::HnsDocument;
+pub use snapshot::Snapshot;
 
 use crate::api::HcnApi;
 use crate::error::{Operation, Result};
@@ -57,6 +63,19 @@ impl FakeHcn {
         FakeHcn {
             state: Mutex::new(rules::State::new(host)),
         }
+    }
+
+    /// A fake holding the state `snapshot` was taken of, with no call logged and no failure
+    /// injected.
+    pub fn from_snapshot(snapshot: Snapshot) -> Self {
+        FakeHcn {
+            state: Mutex::new(rules::State::restore(snapshot)),
+        }
+    }
+
+    /// The HNS state and the host as they are now, to keep beyond this process.
+    pub fn snapshot(&self) -> Snapshot {
+        self.lock().snapshot()
     }
 
     /// A snapshot of the host's adapters and extensions.

@@ -26,32 +26,32 @@ const DEFAULT_MAC_POOL: (u64, u64) = (0x0015_5D00_0000, 0x0015_5DFF_FFFF);
 const FIRST_ID: u128 = 0xFA4E0000_0000_0000_0000_000000000001;
 
 #[derive(Debug)]
-struct Network {
-    doc: HostComputeNetwork,
+pub(super) struct Network {
+    pub(super) doc: HostComputeNetwork,
     /// The NIC a Transparent network took over and the addresses and routes it had then.
-    binding: Option<Binding>,
+    pub(super) binding: Option<Binding>,
     /// Endpoint MACs are taken from these inclusive ranges.
-    mac_ranges: Vec<(u64, u64)>,
+    pub(super) mac_ranges: Vec<(u64, u64)>,
     /// The subnets of the IPAMs (endpoint addresses must fall in one, when there are any).
-    subnets: Vec<Ipv4Net>,
+    pub(super) subnets: Vec<Ipv4Net>,
 }
 
 #[derive(Debug)]
-struct Binding {
-    nic: String,
-    ipv4: Vec<Ipv4Net>,
-    routes: Vec<AdapterRoute>,
+pub(super) struct Binding {
+    pub(super) nic: String,
+    pub(super) ipv4: Vec<Ipv4Net>,
+    pub(super) routes: Vec<AdapterRoute>,
 }
 
 /// Everything the fake holds.
 #[derive(Debug, Default)]
 pub(super) struct State {
     pub(super) host: HostModel,
-    networks: BTreeMap<Guid, Network>,
-    endpoints: BTreeMap<Guid, HostComputeEndpoint>,
-    namespaces: BTreeMap<Guid, HostComputeNamespace>,
-    next_id: u128,
-    next_compartment: u32,
+    pub(super) networks: BTreeMap<Guid, Network>,
+    pub(super) endpoints: BTreeMap<Guid, HostComputeEndpoint>,
+    pub(super) namespaces: BTreeMap<Guid, HostComputeNamespace>,
+    pub(super) next_id: u128,
+    pub(super) next_compartment: u32,
     pub(super) injected: Vec<(Operation, Hresult)>,
     pub(super) calls: Vec<Call>,
 }
