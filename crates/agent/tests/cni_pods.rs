@@ -388,3 +388,59 @@ fn concurrent_adds_each_get_their_pod_and_a_repeated_add_waits_its_turn() {
     );
     assert!(n1.stop_agent());
 }
+
+/// A runtime's late DEL of a sandbox that failed (containerd sends one after the agent was
+/// down during `RunPodSandbox`) names the same Pod as the sandbox that replaced it, but another
+/// container: it must leave the new sandbox's port and flows alone, and the Pod keeps its
+/// network.
+#[test]
+fn a_del_of_another_container_of_the_pod_leaves_its_running_sandbox_alone() {
+    let mut lan = Lan::new();
+    let ns1 = lan.node_netns(1);
+    let pod = lan.pod_netns("pr");
+    let mut n1 = TestNode::new("n1", &ns1, "", &nodes_yaml(&[N1]));
+    up(&mut n1);
+    let (ok, result) = n1.cni("ADD", "c-new", "pr", &pod, &n1.netconf(None));
+    assert!(ok, "ADD failed: {result}");
+    let ip = result["ips"][0]["address"]
+        .as_str()
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let with_ip = |flows: Vec<String>| -> Vec<String> {
+        flows.into_iter().filter(|f| f.contains(&ip)).collect()
+    };
+    let before = with_ip(n1.flows());
+    assert!(!before.is_empty(), "the Pod has flows");
+    assert!(pod_ping(&pod, "10.244.1.1"), "Pod -> gateway after ADD");
+
+    let (ok, out) = n1.cni("DEL", "c-failed", "pr", &pod, &n1.netconf(None));
+    assert!(ok, "DEL failed: {out}");
+    assert_eq!(
+        with_ip(n1.flows()),
+        before,
+        "the Pod's flows after the other DEL"
+    );
+    let port = hostnet::naming::endpoint_name("pr", "c-new");
+    assert!(
+        n1.vsctl(&["list-ports", "br-int"]).contains(&port),
+        "the new sandbox's port"
+    );
+    assert!(
+        pod_ping(&pod, "10.244.1.1"),
+        "Pod -> gateway after the other DEL"
+    );
+
+    // Its own DEL still removes it all.
+    let (ok, out) = n1.cni("DEL", "c-new", "pr", &pod, &n1.netconf(None));
+    assert!(ok, "DEL failed: {out}");
+    assert!(
+        with_ip(n1.flows()).is_empty(),
+        "flows left: {:?}",
+        n1.flows()
+    );
+    assert!(!n1.vsctl(&["list-ports", "br-int"]).contains(&port));
+    assert!(n1.stop_agent());
+}

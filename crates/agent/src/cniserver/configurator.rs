@@ -250,18 +250,22 @@ impl<D: Datapath> PodConfigurator<D> {
             .find(|p| p.container_id == container_id))
     }
 
-    /// CNI DEL: idempotent, from any partial state.
+    /// CNI DEL: idempotent, from any partial state. A DEL is for one container: the Pod's
+    /// flows go only if no other container of the same Pod is attached (a runtime's late DEL of
+    /// a failed sandbox must not take the network of the sandbox that replaced it).
     pub async fn del(&self, req: &CmdRequest) -> Result<(), CniError> {
         let _guard = self.locks.lock(&req.container_id).await;
-        let port = self
-            .attachment_of(&req.container_id)
-            .await
-            .map_err(interface_failure)?;
+        let attached = self.attached_pods().await.map_err(interface_failure)?;
+        let port = attached.iter().find(|p| p.container_id == req.container_id);
         let key = port
-            .as_ref()
             .and_then(|p| p.key.clone())
-            .or_else(|| Self::pod_key(req).ok());
-        let host_ifname = port.as_ref().map(|p| p.name.clone()).or_else(|| {
+            .or_else(|| Self::pod_key(req).ok())
+            .filter(|key| {
+                !attached
+                    .iter()
+                    .any(|p| p.container_id != req.container_id && p.key.as_ref() == Some(key))
+            });
+        let host_ifname = port.map(|p| p.name.clone()).or_else(|| {
             (!req.k8s.pod_name.is_empty())
                 .then(|| endpoint_name(&req.k8s.pod_name, &req.container_id))
         });

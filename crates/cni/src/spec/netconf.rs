@@ -77,17 +77,19 @@ pub struct RuntimeConfig {
     pub dns: RuntimeDns,
 }
 
-/// The `dns` capability's value.
+/// The `dns` capability's value. containerd 1.6 writes the keys capitalised (`Servers`,
+/// `Searches`, `Options`: its Go struct's field names, docs/cni.md), which Go plugins accept
+/// as their JSON decoding ignores case; both spellings are read.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct RuntimeDns {
     /// Name servers.
-    #[serde(default)]
+    #[serde(default, alias = "Servers")]
     pub servers: Vec<String>,
     /// Search domains.
-    #[serde(default)]
+    #[serde(default, alias = "Searches")]
     pub searches: Vec<String>,
     /// Resolver options.
-    #[serde(default)]
+    #[serde(default, alias = "Options")]
     pub options: Vec<String>,
 }
 
@@ -176,6 +178,18 @@ mod tests {
         assert_eq!(dns.nameservers, ["10.96.0.10"]);
         assert_eq!(dns.search, ["ns.svc.cluster.local"]);
         assert_eq!(dns.domain, "d");
+    }
+
+    #[test]
+    fn runtime_dns_as_containerd_writes_it() {
+        let c = NetConf::parse(
+            br#"{"cniVersion":"1.0.0","runtimeConfig":{"dns":{"Servers":["10.96.0.10"],"Searches":["default.svc.cluster.local"],"Options":["ndots:5"]}}}"#,
+        )
+        .unwrap();
+        let dns = c.effective_dns();
+        assert_eq!(dns.nameservers, ["10.96.0.10"]);
+        assert_eq!(dns.search, ["default.svc.cluster.local"]);
+        assert_eq!(dns.options, ["ndots:5"]);
     }
 
     #[test]
