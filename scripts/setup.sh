@@ -7,7 +7,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 packages=(
   openvswitch-switch openvswitch-common   # ovsdb-server, ovs-vswitchd, ovs-vsctl, ovs-ofctl
   iproute2 ethtool nftables iptables iputils-ping iperf3 tcpdump
-  containernetworking-plugins             # reference host-local / bridge plugins (/usr/lib/cni)
+  containernetworking-plugins             # reference host-local / bridge / loopback plugins (/usr/lib/cni)
+  containerd busybox-static               # the lab's --runtime containerd (runc comes with containerd)
+  util-linux                              # nsenter
+  protobuf-compiler                       # protoc for the k8s-cri crate's build script
   wine wine64 gcc-mingw-w64-x86-64        # the Windows leg: cross linker and the test runner
   clang                                   # libFuzzer's runtime for cargo fuzz
 )

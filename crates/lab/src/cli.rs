@@ -15,7 +15,7 @@ use crate::lifecycle::down::down;
 use crate::lifecycle::node;
 use crate::lifecycle::status::status;
 use crate::lifecycle::up::{UpOptions, up};
-use crate::plan::{ClusterApi, Encap, Topology, Wiring};
+use crate::plan::{ClusterApi, Encap, Runtime, Topology, Wiring};
 use crate::serve;
 use crate::state::State;
 use crate::wiring::agent::AgentBinaries;
@@ -57,6 +57,10 @@ pub enum Cmd {
         /// server (namespace lab-api, 10.10.0.2:6443) the lab creates them in.
         #[arg(long, value_enum, default_value_t = ClusterApi::Directory)]
         api: ClusterApi,
+        /// Who creates the Pods (agent wiring): the lab itself, running the CNI plugin, or one
+        /// containerd per Node through CRI RunPodSandbox, which runs the plugin.
+        #[arg(long, value_enum, default_value_t = Runtime::Direct)]
+        runtime: Runtime,
         /// The fake API server binary for --api fake [default: next to antrea-lab].
         #[arg(long)]
         apiserver_bin: Option<PathBuf>,
@@ -225,6 +229,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             encap,
             wiring,
             api,
+            runtime,
             apiserver_bin,
             agent_bin,
             cni_bin,
@@ -246,6 +251,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     apiserver_bin: (api == ClusterApi::Fake).then(|| {
                         apiserver_bin.unwrap_or_else(|| beside_self("antrea-fake-apiserver"))
                     }),
+                    runtime,
                     keep_on_failure,
                 },
             )?;
@@ -256,7 +262,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 pods_per_node,
                 wiring,
                 if wiring == Wiring::Agent {
-                    format!(" ({encap}, api {api})")
+                    format!(" ({encap}, api {api}, runtime {runtime})")
                 } else {
                     String::new()
                 },
@@ -315,14 +321,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
             for p in &report.stopped {
                 println!("stopped {p}");
             }
+            for s in &report.sandboxes {
+                println!("removed Pod sandbox {s} through CRI");
+            }
+            for c in &report.forced_containers {
+                println!("deleted container {c} with runc");
+            }
+            for n in &report.notes {
+                println!("note: {n}");
+            }
             for w in &report.warnings {
                 eprintln!("warning: {w}");
             }
             println!(
-                "down in {:.1} s: {} processes stopped, {} namespaces deleted, state directory {}",
+                "down in {:.1} s: {} processes stopped, {} namespaces deleted, {} mounts removed, state directory {}",
                 report.seconds,
                 report.stopped.len(),
                 report.namespaces.len(),
+                report.unmounted,
                 if report.removed_state_dir {
                     "removed"
                 } else {

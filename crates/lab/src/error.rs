@@ -112,6 +112,17 @@ pub enum LabError {
         /// What went wrong (the server's Status message when it answered).
         message: String,
     },
+    /// The sandbox image cannot be built.
+    #[error("sandbox image: {0}")]
+    Image(String),
+    /// A Node's containerd failed, or refused a CRI call.
+    #[error("containerd of {node}: {message}")]
+    Containerd {
+        /// The Node.
+        node: String,
+        /// What went wrong.
+        message: String,
+    },
     /// Options that do not go together.
     #[error("{0}")]
     Options(String),

@@ -5,6 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+/// The name of each Node's containerd tree ([`Layout::containerd_dir`]).
+pub const CONTAINERD_DIR: &str = "containerd";
+
 /// The default state directory (tmpfs: it goes away on reboot, like the namespaces).
 pub const DEFAULT_STATE_DIR: &str = "/run/antrea-lab";
 
@@ -87,6 +90,72 @@ impl Layout {
         self.node_dir(node).join("ipam")
     }
 
+    /// A Node's containerd tree (`--runtime containerd`): containerd's own root and state
+    /// directories, its socket, the CNI bin and conf directories it reads, and runc's root. The
+    /// pidfiles containerd and its shims write in there are theirs, not the lab's.
+    pub fn containerd_dir(&self, node: &str) -> PathBuf {
+        self.node_dir(node).join(CONTAINERD_DIR)
+    }
+
+    /// A Node's containerd configuration (`config.toml`, version 2).
+    pub fn containerd_config(&self, node: &str) -> PathBuf {
+        self.node_dir(node).join("containerd.toml")
+    }
+
+    /// A Node's containerd pidfile (written by the lab).
+    pub fn containerd_pidfile(&self, node: &str) -> PathBuf {
+        self.node_dir(node).join("containerd.pid")
+    }
+
+    /// A Node's containerd log.
+    pub fn containerd_log(&self, node: &str) -> PathBuf {
+        self.log_dir(node).join("containerd.log")
+    }
+
+    /// A Node's containerd gRPC socket, which serves CRI.
+    pub fn containerd_socket(&self, node: &str) -> PathBuf {
+        self.containerd_dir(node).join("containerd.sock")
+    }
+
+    /// The CNI bin directory a Node's containerd looks plugins up in (holds `antrea`).
+    pub fn cni_bin_dir(&self, node: &str) -> PathBuf {
+        self.containerd_dir(node).join("cni-bin")
+    }
+
+    /// The CNI conf directory a Node's containerd reads its conflist from.
+    pub fn cni_conf_dir(&self, node: &str) -> PathBuf {
+        self.containerd_dir(node).join("cni-conf")
+    }
+
+    /// containerd's root (content, snapshots, metadata).
+    pub fn containerd_root(&self, node: &str) -> PathBuf {
+        self.containerd_dir(node).join("root")
+    }
+
+    /// containerd's state directory (sockets, task bundles, the CRI plugin's state).
+    pub fn containerd_state(&self, node: &str) -> PathBuf {
+        self.containerd_dir(node).join("state")
+    }
+
+    /// Where the CRI plugin mounts the Pods' network namespaces
+    /// (`netns_mounts_under_state_dir`): its state directory's `netns`.
+    pub fn containerd_netns_dir(&self, node: &str) -> PathBuf {
+        self.containerd_state(node)
+            .join("io.containerd.grpc.v1.cri")
+            .join("netns")
+    }
+
+    /// runc's root for a Node's containers (the runc shim's `Root` option; runc adds the
+    /// containerd namespace, `k8s.io`).
+    pub fn runc_root(&self, node: &str) -> PathBuf {
+        self.containerd_dir(node).join("runc")
+    }
+
+    /// The sandbox ("pause") image the lab builds, an OCI image layout archive.
+    pub fn sandbox_image(&self) -> PathBuf {
+        self.root.join("sandbox-image.tar")
+    }
+
     /// The cluster directory shared by every agent (Node and Pod objects as YAML).
     pub fn cluster_dir(&self) -> PathBuf {
         self.root.join("cluster")
@@ -153,6 +222,15 @@ mod tests {
             l.api_pidfile(),
             l.api_log(),
             l.iperf_pidfile(),
+            l.containerd_config("lab-n1"),
+            l.containerd_pidfile("lab-n1"),
+            l.containerd_log("lab-n1"),
+            l.containerd_socket("lab-n1"),
+            l.cni_bin_dir("lab-n1"),
+            l.cni_conf_dir("lab-n1"),
+            l.containerd_netns_dir("lab-n1"),
+            l.runc_root("lab-n1"),
+            l.sandbox_image(),
         ] {
             assert!(p.starts_with("/run/x"), "{}", p.display());
         }

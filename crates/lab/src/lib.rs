@@ -2,7 +2,9 @@
 //! namespace with a veth NIC on a shared LAN bridge and its own `ovsdb-server` and
 //! `ovs-vswitchd` (userspace datapath); Pods are namespaces wired either by `antrea-agent`
 //! through the `antrea` CNI plugin (the lab acts as the runtime) or, as a baseline, by a plain
-//! OVS NORMAL bridge. `check` probes the connectivity matrix; `down` removes everything.
+//! OVS NORMAL bridge. With `--runtime containerd` the Pods of agent wiring are made by one
+//! containerd per Node through CRI, and containerd runs the plugin. `check` probes the
+//! connectivity matrix; `down` removes everything.
 //!
 //! The planning, state, CNI, agent-file, probe-matrix and report modules are pure and build on
 //! every platform; the parts that touch the host are Linux only.
@@ -23,5 +25,7 @@ pub mod cli;
 pub mod host;
 #[cfg(target_os = "linux")]
 pub mod lifecycle;
+#[cfg(target_os = "linux")]
+pub mod runtime;
 #[cfg(target_os = "linux")]
 pub mod wiring;

@@ -108,6 +108,27 @@ pub enum ClusterApi {
     Fake,
 }
 
+/// Who creates the Pods of `agent` wiring (`up --runtime`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Runtime {
+    /// The lab acts as the runtime: it makes the namespace and runs the plugin itself.
+    #[default]
+    Direct,
+    /// One containerd per Node creates Pod sandboxes through CRI `RunPodSandbox` and calls the
+    /// plugin with its own CNI library.
+    Containerd,
+}
+
+impl fmt::Display for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Runtime::Direct => "direct",
+            Runtime::Containerd => "containerd",
+        })
+    }
+}
+
 impl fmt::Display for ClusterApi {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -268,6 +289,11 @@ impl PodPlan {
         NodePlan { index: self.node }
     }
 
+    /// The Pod's UID (CRI `PodSandboxMetadata.uid`, `K8S_POD_UID`): fixed per Pod, in UUID form.
+    pub fn uid(self) -> String {
+        format!("1ab00000-0000-4000-8000-{:06}{:06}", self.node, self.index)
+    }
+
     /// The container ID the lab, acting as the runtime, gives the Pod's sandbox.
     pub fn container_id(self) -> String {
         format!("antrea-lab-{:03}-{:03}", self.node, self.index)
@@ -322,6 +348,7 @@ mod tests {
         assert!(!PodPlan { node: 4, index: 1 }.backs_service());
         assert_eq!(p.mac().to_string(), "02:00:0a:f4:03:02");
         assert_eq!(p.container_id(), "antrea-lab-003-002");
+        assert_eq!(p.uid(), "1ab00000-0000-4000-8000-000003000002");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{ClusterApi, Topology};
+use crate::plan::{ClusterApi, Runtime, Topology};
 
 /// The state file's format number; a file of another format is refused.
 pub const FORMAT: u32 = 1;
@@ -53,6 +53,9 @@ pub struct State {
     /// The fake API server binary (`api` fake).
     #[serde(default)]
     pub apiserver_bin: Option<PathBuf>,
+    /// Who creates the Pods (absent in older files: the lab itself).
+    #[serde(default)]
+    pub runtime: Runtime,
     /// The Pods created so far.
     pub pods: Vec<PodRecord>,
     /// Seconds `up` took, once finished.
@@ -95,6 +98,7 @@ impl State {
             cni_bin,
             api: ClusterApi::Directory,
             apiserver_bin: None,
+            runtime: Runtime::Direct,
             pods: Vec::new(),
             up_seconds: None,
         }
@@ -207,6 +211,7 @@ mod tests {
             r#""wiring":"agent""#,
             r#""ip":"10.244.1.2""#,
             r#""api":"directory""#,
+            r#""runtime":"direct""#,
         ] {
             assert!(text.contains(needle), "{needle} in {text}");
         }
@@ -224,8 +229,10 @@ mod tests {
         let fields = older.as_object_mut().unwrap();
         fields.remove("api");
         fields.remove("apiserver_bin");
+        fields.remove("runtime");
         let parsed = State::parse(older.to_string().as_bytes(), p).unwrap();
         assert_eq!(parsed.api, ClusterApi::Directory);
+        assert_eq!(parsed.runtime, Runtime::Direct);
         assert_eq!(parsed, sample());
     }
 

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::command::describe;
 use crate::error::{LabError, Result};
+use crate::layout::CONTAINERD_DIR;
 
 /// How long stopped processes get to exit after SIGTERM before SIGKILL.
 const GRACE: Duration = Duration::from_secs(5);
@@ -89,7 +90,8 @@ pub fn alive(pidfile: &Path, marker: &str) -> Option<i32> {
     read_pid(pidfile).filter(|pid| is_ours(*pid, marker))
 }
 
-/// Every `*.pid` file under `root`, at any depth, sorted.
+/// Every `*.pid` file under `root`, at any depth, sorted; not inside a Node's containerd tree
+/// ([`CONTAINERD_DIR`]), whose pidfiles containerd and its shims write for their own processes.
 pub fn pidfiles_under(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut dirs = vec![root.to_owned()];
@@ -100,7 +102,7 @@ pub fn pidfiles_under(root: &Path) -> Vec<PathBuf> {
         for entry in entries.flatten() {
             let path = entry.path();
             match entry.file_type() {
-                Ok(t) if t.is_dir() => dirs.push(path),
+                Ok(t) if t.is_dir() && entry.file_name() != CONTAINERD_DIR => dirs.push(path),
                 Ok(t) if t.is_file() && path.extension().is_some_and(|e| e == "pid") => {
                     found.push(path)
                 }

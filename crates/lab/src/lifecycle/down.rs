@@ -2,6 +2,9 @@
 //! process inside a `lab-*` namespace whose command line names the state directory), each
 //! only after checking its command line; deletes every `lab-*` namespace; removes the state
 //! directory. Idempotent, and needs no state file, so it also cleans up after a failed `up`.
+//! A Node running containerd first has its Pod sandboxes removed through CRI; after the stop,
+//! containers left behind are deleted with runc, and every mount under the state directory
+//! (network namespaces, root file systems) is unmounted before the directory goes.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -9,9 +12,13 @@ use std::time::{Duration, Instant};
 
 use crate::error::{LabError, Result};
 use crate::host::command::wait_until;
+use crate::host::mount::unmount_all_under;
 use crate::host::netns::{self, lab_namespaces};
 use crate::host::process::{cmdline, is_ours, pidfiles_under, read_pid, stop_all};
 use crate::layout::Layout;
+use crate::runtime::teardown::{
+    containerd_nodes, force_remove_containers, remove_cgroups, remove_empty_shim_dirs, remove_pods,
+};
 use crate::wiring::common::layout_marker;
 
 /// What `down` did.
@@ -21,6 +28,14 @@ pub struct DownReport {
     pub stopped: Vec<String>,
     /// The namespaces deleted.
     pub namespaces: Vec<String>,
+    /// The Pod sandboxes removed through a Node's containerd (`node id`).
+    pub sandboxes: Vec<String>,
+    /// The containers deleted with runc because containerd had not removed them (`node id`).
+    pub forced_containers: Vec<String>,
+    /// How many mounts under the state directory were unmounted.
+    pub unmounted: usize,
+    /// Why a Node's Pods were not removed through CRI (they are removed by force).
+    pub notes: Vec<String>,
     /// Whether the state directory was removed.
     pub removed_state_dir: bool,
     /// What could not be cleaned.
@@ -34,6 +49,15 @@ pub fn down(layout: &Layout) -> Result<DownReport> {
     let started = Instant::now();
     let marker = layout_marker(layout);
     let mut report = DownReport::default();
+    let containerd_nodes = containerd_nodes(layout);
+    for node in &containerd_nodes {
+        match remove_pods(layout, node, &marker) {
+            Ok(ids) => report
+                .sandboxes
+                .extend(ids.into_iter().map(|id| format!("{node} {id}"))),
+            Err(why) => report.notes.push(why),
+        }
+    }
     let namespaces = lab_namespaces()?;
     let mut candidates: BTreeSet<i32> = pidfiles_under(layout.root())
         .iter()
@@ -58,6 +82,14 @@ pub fn down(layout: &Layout) -> Result<DownReport> {
     for pid in ours.iter().filter(|p| is_ours(**p, &marker)) {
         report.warnings.push(format!("process {pid} did not exit"));
     }
+    for node in &containerd_nodes {
+        match force_remove_containers(layout, node) {
+            Ok(ids) => report
+                .forced_containers
+                .extend(ids.into_iter().map(|id| format!("{node} {id}"))),
+            Err(why) => report.warnings.push(why),
+        }
+    }
     for ns in namespaces {
         // Children of stopped processes may take a moment to go.
         let _ = wait_until("", Duration::from_secs(1), || netns::pids(&ns).is_empty());
@@ -69,6 +101,16 @@ pub fn down(layout: &Layout) -> Result<DownReport> {
             Ok(()) => report.namespaces.push(ns),
             Err(e) => report.warnings.push(e.to_string()),
         }
+    }
+    if !containerd_nodes.is_empty() {
+        if let Err(why) = remove_cgroups(layout) {
+            report.warnings.push(why);
+        }
+        remove_empty_shim_dirs();
+    }
+    match unmount_all_under(layout.root()) {
+        Ok(points) => report.unmounted = points.len(),
+        Err(e) => report.warnings.push(e.to_string()),
     }
     if layout.root().exists() {
         fs::remove_dir_all(layout.root()).map_err(|source| LabError::File {

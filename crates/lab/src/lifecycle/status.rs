@@ -44,13 +44,14 @@ impl Status {
         };
         let _ = writeln!(
             out,
-            "lab {}: {} Nodes x {} Pods, wiring {}, encap {}, api {}, {phase}",
+            "lab {}: {} Nodes x {} Pods, wiring {}, encap {}, api {}, runtime {}, {phase}",
             layout.root().display(),
             t.nodes,
             t.pods_per_node,
             t.wiring,
             t.encap,
-            s.api
+            s.api,
+            s.runtime
         );
         let _ = writeln!(
             out,

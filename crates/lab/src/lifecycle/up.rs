@@ -1,6 +1,7 @@
 //! `antrea-lab up`: the LAN and external host, the fake API server (`--api fake`), the Nodes (in
 //! parallel), their wiring, the Pods
-//! (Nodes in parallel, Pods of one Node in order), the lab's ClusterIP Service (`--api fake`),
+//! (Nodes in parallel, Pods of one Node in order; made by the lab itself or, with `--runtime
+//! containerd`, by each Node's containerd through CRI), the lab's ClusterIP Service (`--api fake`),
 //! and a `serve` answerer in every namespace.
 //! The state file is written first (phase `building`) and updated as Pods appear, so a lab
 //! that fails half-way is still fully known to `down`; unless asked to keep it, `up` runs
@@ -15,7 +16,8 @@ use super::down;
 use crate::error::{LabError, Result};
 use crate::host::netns::lab_namespaces;
 use crate::layout::Layout;
-use crate::plan::{ClusterApi, EXT_NETNS, Topology, Wiring};
+use crate::plan::{ClusterApi, EXT_NETNS, Runtime, Topology, Wiring};
+use crate::runtime::{containerd, image, pod};
 use crate::state::{Phase, PodRecord, State};
 use crate::wiring::agent::{self, AgentBinaries};
 use crate::wiring::cluster::Cluster;
@@ -32,6 +34,8 @@ pub struct UpOptions {
     pub api: ClusterApi,
     /// The fake API server binary (`api` fake only).
     pub apiserver_bin: Option<PathBuf>,
+    /// Who creates the Pods (`agent` wiring only).
+    pub runtime: Runtime,
     /// Leave a half-built lab in place when building fails (for inspection; `down` removes it).
     pub keep_on_failure: bool,
 }
@@ -79,6 +83,16 @@ pub fn up(layout: &Layout, options: &UpOptions) -> Result<State> {
             });
         }
     }
+    match (options.runtime, options.topology.wiring) {
+        (Runtime::Direct, _) => {}
+        (Runtime::Containerd, Wiring::Normal) => {
+            return Err(LabError::Options(
+                "--runtime containerd needs --wiring agent: containerd runs the antrea CNI plugin"
+                    .into(),
+            ));
+        }
+        (Runtime::Containerd, Wiring::Agent) => containerd::verify_programs()?,
+    }
     fs::create_dir_all(layout.root()).map_err(|source| LabError::File {
         what: "state directory",
         path: layout.root().to_owned(),
@@ -92,6 +106,7 @@ pub fn up(layout: &Layout, options: &UpOptions) -> Result<State> {
     );
     state.api = options.api;
     state.apiserver_bin = options.apiserver_bin.clone();
+    state.runtime = options.runtime;
     let built = state
         .save(&layout.state_file())
         .map_err(LabError::from)
@@ -132,6 +147,19 @@ fn build(layout: &Layout, state: &mut State, bins: Option<&AgentBinaries>) -> Re
         if let Some(bin) = &state.apiserver_bin {
             apiserver::start(layout, bin)?;
         }
+        if state.runtime == Runtime::Containerd {
+            image::build(
+                std::path::Path::new(image::BUSYBOX),
+                &layout.sandbox_image(),
+            )?;
+            // Before the agents start: their mount namespaces must hold the shared netns mount.
+            in_parallel(&nodes, |&node| {
+                containerd::prepare(layout, node, &bins.cni)?;
+                let mut child = containerd::start(layout, node)?;
+                containerd::wait_ready(layout, node, &mut child)?;
+                containerd::import_image(layout, node)
+            })?;
+        }
         agent::publish_nodes(&cluster, &topology)?;
         let mut agents = Vec::new();
         for &node in &nodes {
@@ -147,9 +175,10 @@ fn build(layout: &Layout, state: &mut State, bins: Option<&AgentBinaries>) -> Re
     let per_node: Vec<Vec<PodRecord>> = in_parallel(&nodes, |&node| {
         topology
             .pods_of(node)
-            .map(|pod| match bins {
-                Some(bins) => agent::add_pod(layout, pod, bins, &cluster),
-                None => normal::pod(layout, pod),
+            .map(|plan| match (bins, state.runtime) {
+                (Some(_), Runtime::Containerd) => pod::add_pod(layout, plan, &cluster),
+                (Some(bins), Runtime::Direct) => agent::add_pod(layout, plan, bins, &cluster),
+                (None, _) => normal::pod(layout, plan),
             })
             .collect()
     })?;

@@ -143,7 +143,8 @@ pub fn wait_ready(
     }
 }
 
-fn log_tail(path: &Path, lines: usize) -> String {
+/// The last `lines` lines of the log at `path` (empty when it cannot be read).
+pub fn log_tail(path: &Path, lines: usize) -> String {
     let text = fs::read_to_string(path).unwrap_or_default();
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
