@@ -10,8 +10,9 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/var/cache/antrea-rs/target}
-# No incremental compilation: every CI clone has a new path, so its incremental data would only
-# pile up in the cache (23 GB of it before this line), never be reused.
+# No incremental compilation: a fresh clone's files are all newer than the cache, so the
+# workspace crates are compiled again anyway, and their incremental data had piled up to 23 GB
+# in the cache.
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 mkdir -p "$CARGO_TARGET_DIR"
 bash scripts/setup.sh
