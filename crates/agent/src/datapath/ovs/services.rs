@@ -114,7 +114,12 @@ impl<H> OvsDatapath<H> {
     /// Flushes the UDP conntrack entries the last run left through an installed Service's
     /// frontend to an endpoint it no longer has (read from ovs-vswitchd's zone 65520); for
     /// after the first round is installed. A failure to read is logged: the entries idle out.
+    /// Without a UDP Service nothing is read (the zone may hold many TCP connections).
     pub async fn flush_udp_left_stale_while_down(&self) {
+        if !self.services.lock().await.renderer.installs_udp() {
+            tracing::debug!("no UDP Service: no conntrack entry to flush at start");
+            return;
+        }
         let dump = match self
             .vswitchd
             .call("dpctl/dump-conntrack", &[&format!("zone={CT_ZONE}")])

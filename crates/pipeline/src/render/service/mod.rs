@@ -213,6 +213,12 @@ impl ServiceRenderer {
             .unwrap_or_default()
     }
 
+    /// Whether an installed Service has a UDP frontend (only those leave conntrack entries to
+    /// flush).
+    pub fn installs_udp(&self) -> bool {
+        !self.udp.is_empty()
+    }
+
     /// Of UDP conntrack entries `entries` (original destination, reply source), per Service,
     /// those through one of its frontends to an endpoint it no longer sends to: what an
     /// endpoint removed before this renderer knew the Service (while the agent was down)

@@ -608,6 +608,21 @@ fn a_udp_node_port_s_removed_local_endpoint_is_flushed_at_169_254_0_252() {
 }
 
 #[test]
+fn only_an_installed_udp_frontend_counts_as_installing_udp() {
+    let mut renderer = ServiceRenderer::new();
+    let tcp = renderer.upsert(&web(&[10])).unwrap();
+    renderer.commit(tcp.record);
+    assert!(!renderer.installs_udp(), "a TCP Service");
+    let udp = renderer.upsert(&dns(&[11])).unwrap();
+    assert!(!renderer.installs_udp(), "not committed yet");
+    renderer.commit(udp.record);
+    assert!(renderer.installs_udp());
+    let gone = renderer.remove(&dns(&[11]).key);
+    renderer.commit(gone.record);
+    assert!(!renderer.installs_udp(), "the UDP Service removed");
+}
+
+#[test]
 fn conntrack_entries_to_an_endpoint_a_frontend_no_longer_has_are_stale() {
     let mut renderer = ServiceRenderer::new();
     let installed = renderer.upsert(&dns(&[11])).unwrap();
