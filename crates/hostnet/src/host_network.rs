@@ -14,7 +14,8 @@
 //! | `reconcile_node_ports` | nftables `ip antrea-nodeport`: DNAT to `169.254.0.252` | NetNat `antrea-nat-nodeport` static mappings to `169.254.0.252` |
 //! | `ensure_pod_snat` | nftables `ip antrea` masquerade | NetNat `antrea-nat` |
 //! | `block_kernel_ingress` | nftables netdev ingress drop | nothing (the vSwitch extension owns the port) |
-//! | `create_pod_interface` | veth pair into the Pod netns | HNS endpoint attached to the HCN namespace |
+//! | `add_pod_interface` | veth pair into the Pod netns, the container end's MAC derived from its address | HNS endpoint attached to the HCN namespace |
+//! | `configure_pod_interface` | both ends: address, default route, offloads, IPv6 off, up | nothing (HNS configured the endpoint as it made it) |
 
 use std::future::Future;
 
@@ -127,12 +128,39 @@ pub trait HostNetwork: Send + Sync {
         interface: &str,
     ) -> impl Future<Output = Result<Outcome>> + Send;
 
-    /// Creates the Pod's interface, or returns the existing one unchanged when it already
-    /// matches `spec` (repeated CNI ADD).
-    fn create_pod_interface(
+    /// The first half of [`HostNetwork::create_pod_interface`]: makes the Pod's interface exist,
+    /// with the hardware addresses it returns, far enough for a switch port to be made on its
+    /// host side; [`HostNetwork::configure_pod_interface`], which may run while that port is
+    /// made, does the rest. What an earlier call for the same `spec` left (an ADD cut short
+    /// after this half) is kept as it is, so a switch port already made on it stays valid;
+    /// anything else of the name is replaced.
+    fn add_pod_interface(
         &self,
         spec: &PodInterfaceSpec,
     ) -> impl Future<Output = Result<(PodInterface, Outcome)>> + Send;
+
+    /// The second half of [`HostNetwork::create_pod_interface`]: gives the interface
+    /// [`HostNetwork::add_pod_interface`] made the configuration `spec` asks for, changing only
+    /// what differs.
+    fn configure_pod_interface(
+        &self,
+        spec: &PodInterfaceSpec,
+    ) -> impl Future<Output = Result<Outcome>> + Send;
+
+    /// Creates the Pod's interface ([`HostNetwork::add_pod_interface`], then
+    /// [`HostNetwork::configure_pod_interface`]), or returns the existing one unchanged when it
+    /// already matches `spec` (repeated CNI ADD). On failure the caller deletes what was made
+    /// ([`HostNetwork::delete_pod_interface`]).
+    fn create_pod_interface(
+        &self,
+        spec: &PodInterfaceSpec,
+    ) -> impl Future<Output = Result<(PodInterface, Outcome)>> + Send {
+        async move {
+            let (created, added) = self.add_pod_interface(spec).await?;
+            let configured = self.configure_pod_interface(spec).await?;
+            Ok((created, added.or(configured)))
+        }
+    }
 
     /// Deletes the Pod's interface; succeeds when it is already gone, also when the Pod's
     /// network namespace no longer exists.

@@ -102,6 +102,17 @@ pub enum Outcome {
     Unchanged,
 }
 
+impl Outcome {
+    /// The outcome of two steps: `Changed` when either changed something.
+    pub fn or(self, other: Outcome) -> Outcome {
+        if self == Outcome::Changed {
+            self
+        } else {
+            other
+        }
+    }
+}
+
 /// The desired configuration of the gateway interface (`antrea-gw0`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GatewayConfig {

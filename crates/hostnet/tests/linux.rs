@@ -1271,6 +1271,11 @@ async fn pod_interface_create_repeat_check_delete() {
     let (created, outcome) = host.create_pod_interface(&spec).await.unwrap();
     assert_eq!(outcome, Outcome::Changed);
     assert_eq!(created.host_ifname, spec.host_ifname);
+    assert_eq!(
+        created.container_mac.to_string(),
+        "0a:58:0a:f4:01:0a",
+        "0a:58 and the Pod's address"
+    );
 
     let pod_json = |args: &[&str]| -> Value {
         let mut full = vec!["ip", "-j", "-n", &pod];
@@ -1362,14 +1367,26 @@ async fn pod_interface_create_repeat_check_delete() {
         ),
         "{err}"
     );
+    // The pair is kept (a switch port made on its host end stays valid) and configured again.
     let (repaired, outcome) = host.create_pod_interface(&spec).await.unwrap();
+    assert_eq!((&repaired, outcome), (&created, Outcome::Changed));
+    host.check_pod_interface(&spec, &created).await.unwrap();
+
+    // A pair that is not the one asked for (another MTU) is made again, with a new host end.
+    let other_mtu = PodInterfaceSpec {
+        mtu: 1400,
+        ..spec.clone()
+    };
+    let (remade, outcome) = host.create_pod_interface(&other_mtu).await.unwrap();
     assert_eq!(outcome, Outcome::Changed);
-    host.check_pod_interface(&spec, &repaired).await.unwrap();
-    let err = host.check_pod_interface(&spec, &created).await.unwrap_err();
-    assert!(
-        matches!(err, Error::CheckFailed { what: "MAC", .. }),
-        "a new pair has new MACs: {err}"
+    assert_ne!(remade.host_mac, created.host_mac, "a new pair");
+    assert_eq!(
+        remade.container_mac, created.container_mac,
+        "from the address"
     );
+    host.check_pod_interface(&other_mtu, &remade).await.unwrap();
+    let (repaired, _) = host.create_pod_interface(&spec).await.unwrap();
+    host.check_pod_interface(&spec, &repaired).await.unwrap();
 
     // DEL: idempotent, also once the Pod's namespace is gone.
     assert_eq!(
@@ -1518,6 +1535,42 @@ fn pod_spec(netns: &str, host_ifname: &str, address: &str) -> PodInterfaceSpec {
         mtu: 1450,
         dns: None,
     }
+}
+
+// An ADD cut short between the two halves leaves a pair with no configuration; the next ADD
+// keeps that pair (a switch port made on it stays valid) and configures it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_pair_left_unconfigured_is_kept_and_configured_by_the_next_add() {
+    let mut n = Node::new();
+    let pod = n.namespaces.add("ph");
+    let host = n.host().await;
+    let spec = pod_spec(&pod, "ph-1", "10.244.1.40/24");
+    let (added, outcome) = host.add_pod_interface(&spec).await.unwrap();
+    assert_eq!(outcome, Outcome::Changed);
+    assert_eq!(added.container_mac.to_string(), "0a:58:0a:f4:01:28");
+    let err = host.check_pod_interface(&spec, &added).await.unwrap_err();
+    assert!(
+        matches!(err, Error::CheckFailed { what: "state", .. }),
+        "not configured yet: {err}"
+    );
+    assert!(n.link("ph-1")["address"] == added.host_mac.to_string());
+
+    let (again, outcome) = host.create_pod_interface(&spec).await.unwrap();
+    assert_eq!(
+        (&again, outcome),
+        (&added, Outcome::Changed),
+        "the same pair"
+    );
+    host.check_pod_interface(&spec, &added).await.unwrap();
+    assert!(tx_checksum_off(&pod, "eth0"));
+    assert!(tx_checksum_off(&n.node, "ph-1"));
+
+    let writes = host.writes();
+    assert_eq!(
+        host.configure_pod_interface(&spec).await.unwrap(),
+        Outcome::Unchanged
+    );
+    assert_eq!(host.writes(), writes, "a configured pair is only read");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -112,7 +112,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(3));
         clock.part("port", Instant::now());
         clock.part("flows", begun);
-        clock.lap("port+flows");
+        clock.lap("attach");
         let text = clock.to_string();
         let (steps, parts) = text.split_once(" [parts ended at: ").unwrap();
         assert!(steps.ends_with(')'), "{text}");

@@ -171,11 +171,12 @@ impl HostNetwork for LinuxHost {
         self.unblock_ingress(interface).await
     }
 
-    async fn create_pod_interface(
-        &self,
-        spec: &PodInterfaceSpec,
-    ) -> Result<(PodInterface, Outcome)> {
-        self.create_pod(spec).await
+    async fn add_pod_interface(&self, spec: &PodInterfaceSpec) -> Result<(PodInterface, Outcome)> {
+        self.add_pod(spec).await
+    }
+
+    async fn configure_pod_interface(&self, spec: &PodInterfaceSpec) -> Result<Outcome> {
+        self.configure_pod(spec).await
     }
 
     async fn delete_pod_interface(&self, host_ifname: &str) -> Result<Outcome> {

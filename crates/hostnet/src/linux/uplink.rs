@@ -272,20 +272,20 @@ impl LinuxHost {
     /// lab gotcha G2); nothing is written when it is already off. The write is counted on `kernel`.
     pub(super) async fn tx_checksum_off(&self, kernel: &Kernel, interface: &str) -> Result<()> {
         let name = interface.to_owned();
-        let changed = self
-            .netns
-            .run(move || {
-                let op = |what: &str| format!("{what} transmit checksum offload of {name:?}");
-                if !ethtool::tx_checksum(&name).map_err(|e| Error::os(op("read"), e))? {
-                    return Ok(false);
-                }
-                ethtool::set_tx_checksum(&name, false).map_err(|e| Error::os(op("turn off"), e))?;
-                Ok(true)
-            })
-            .await?;
-        if changed {
+        if self.netns.run(move || turn_off_tx_checksum(&name)).await? {
             kernel.writes().record();
         }
         Ok(())
     }
+}
+
+/// Turns transmit checksum offload off on `interface` in the calling thread's namespace;
+/// returns whether it was on (nothing is written when it is already off).
+pub(super) fn turn_off_tx_checksum(interface: &str) -> Result<bool> {
+    let op = |what: &str| format!("{what} transmit checksum offload of {interface:?}");
+    if !ethtool::tx_checksum(interface).map_err(|e| Error::os(op("read"), e))? {
+        return Ok(false);
+    }
+    ethtool::set_tx_checksum(interface, false).map_err(|e| Error::os(op("turn off"), e))?;
+    Ok(true)
 }

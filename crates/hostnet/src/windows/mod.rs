@@ -253,12 +253,15 @@ where
         Ok(Outcome::Unchanged)
     }
 
-    async fn create_pod_interface(
-        &self,
-        spec: &PodInterfaceSpec,
-    ) -> Result<(PodInterface, Outcome)> {
+    /// The whole endpoint: HNS configures it as it makes it.
+    async fn add_pod_interface(&self, spec: &PodInterfaceSpec) -> Result<(PodInterface, Outcome)> {
         let spec = spec.clone();
         self.blocking(move |b| b.create_pod(&spec)).await
+    }
+
+    /// Nothing left to do: [`WindowsHost::add_pod_interface`] made the endpoint configured.
+    async fn configure_pod_interface(&self, _spec: &PodInterfaceSpec) -> Result<Outcome> {
+        Ok(Outcome::Unchanged)
     }
 
     /// Detaches and deletes the endpoint, within [`WindowsSettings::delete_wait`].

@@ -89,7 +89,7 @@ where
         })
     }
 
-    /// See [`crate::HostNetwork::create_pod_interface`]. An endpoint of the name that does not
+    /// See [`crate::HostNetwork::add_pod_interface`]. An endpoint of the name that does not
     /// match is a leftover (or an ADD cut short): it is deleted and made anew.
     pub(super) fn create_pod(&self, spec: &PodInterfaceSpec) -> Result<(PodInterface, Outcome)> {
         let namespace = namespace_of(spec)?;

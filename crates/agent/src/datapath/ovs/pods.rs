@@ -1,6 +1,7 @@
-//! A Pod on the OVS datapath: its interface (`hostnet`), its container port (named after the
-//! endpoint, `external_ids` as Antrea writes them, its OpenFlow port number requested), the
-//! kernel kept off the host end (userspace datapath), and its flows, committed in one bundle.
+//! A Pod on the OVS datapath: its interface (`hostnet`, configured while the port is made), its
+//! container port (named after the endpoint, `external_ids` as Antrea writes them, its OpenFlow
+//! port number requested), the kernel kept off the host end (userspace datapath), and its flows,
+//! committed in one bundle.
 //! Detaching removes the same from any partial state.
 
 use std::time::{Duration, Instant};
@@ -22,17 +23,19 @@ use crate::ovs::{PortWant, antrea_type, container_id as ids};
 const OFPORT_WAIT: Duration = Duration::from_secs(20);
 
 impl<H: HostNetwork> OvsDatapath<H> {
-    /// Interface first; then, at the same time, the port (with the OpenFlow port number
-    /// requested), the Pod's flows for that number, and the kernel block; returns once all three
-    /// are confirmed, the port by the first of ovs-vswitchd's reports ([`first_port_number`]).
-    /// Should ovs-vswitchd give the port another number, the flows follow it.
+    /// The interface's pair first ([`HostNetwork::add_pod_interface`]); then, at the same time,
+    /// its configuration, the port (with the OpenFlow port number requested), the Pod's flows
+    /// for that number, and the kernel block; returns once all four are confirmed, the port by
+    /// the first of ovs-vswitchd's reports ([`first_port_number`]). Should ovs-vswitchd give
+    /// the port another number, the flows follow it. A retry after an attach cut short finds the
+    /// pair it made kept ([`HostNetwork::add_pod_interface`]), so a port made on it stays valid.
     pub(super) async fn attach(
         &self,
         pod: &PodAttach,
         clock: &mut StepClock,
     ) -> Result<PodInterface, AgentError> {
         let spec = &pod.interface;
-        let (created, _) = self.host.create_pod_interface(spec).await?;
+        let (created, _) = self.host.add_pod_interface(spec).await?;
         clock.lap("interface");
         let host_ifname = spec.host_ifname.as_str();
         let requested = self
@@ -90,13 +93,20 @@ impl<H: HostNetwork> OvsDatapath<H> {
             }
             Ok::<_, AgentError>(Instant::now())
         };
-        let (port, flows, block) = tokio::join!(port_ready, flows_ready, blocked);
-        let ((ofport, written, numbered), flows, block) = (port?, flows?, block?);
+        let configured = async {
+            self.host.configure_pod_interface(spec).await?;
+            Ok::<_, AgentError>(Instant::now())
+        };
+        let (configured, port, flows, block) =
+            tokio::join!(configured, port_ready, flows_ready, blocked);
+        let (configured, (ofport, written, numbered), flows, block) =
+            (configured?, port?, flows?, block?);
+        clock.part("configured", configured);
         clock.part("ovsdb", written);
         clock.part("ofport", numbered);
         clock.part("flows", flows);
         clock.part("block", block);
-        clock.lap("port+flows");
+        clock.lap("attach");
         if ofport != requested {
             tracing::warn!(
                 "port {host_ifname} got OpenFlow port {ofport}, not the {requested} requested: its flows follow"
