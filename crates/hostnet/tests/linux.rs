@@ -1553,7 +1553,15 @@ async fn a_pod_pair_left_unconfigured_is_kept_and_configured_by_the_next_add() {
         matches!(err, Error::CheckFailed { what: "state", .. }),
         "not configured yet: {err}"
     );
-    assert!(n.link("ph-1")["address"] == added.host_mac.to_string());
+    let host_end = n.link("ph-1");
+    assert_eq!(host_end["address"], added.host_mac.to_string());
+    assert!(
+        host_end["flags"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("UP")),
+        "the switch takes a host end that is up: {host_end}"
+    );
 
     let (again, outcome) = host.create_pod_interface(&spec).await.unwrap();
     assert_eq!(

@@ -4,9 +4,11 @@
 //!
 //! Made in two halves, so that the switch can take the host end while the rest is configured:
 //! the pair itself, with the container end's MAC derived from the Pod's address, in
-//! [`POD_INTERFACE_GROUP`] (which tells our interfaces from any other veth); then the
-//! configuration. Both ends get the Pod MTU and transmit checksum offload off (mandatory for the
-//! userspace datapath, lab gotcha G2); the host end gets IPv6 disabled; both are brought up.
+//! [`POD_INTERFACE_GROUP`] (which tells our interfaces from any other veth), its host end up;
+//! then the configuration. Both ends get the Pod MTU and transmit checksum offload off
+//! (mandatory for the userspace datapath, lab gotcha G2); the host end gets IPv6 disabled; both
+//! are up. The host end is made up at once: with a port made on it while it was down, the first
+//! packets of a Pod now and then went unanswered (the CNI ADD benchmark's first pings).
 
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
@@ -106,6 +108,7 @@ impl LinuxHost {
             .name(spec.host_ifname.clone())
             .append_extra_attribute(LinkAttribute::Group(POD_INTERFACE_GROUP))
             .mtu(spec.mtu)
+            .up()
             .set_info_data(InfoData::Veth(InfoVeth::Peer(peer)))
             .build();
         let op = format!(
