@@ -348,6 +348,28 @@ fn services_in_the_api_become_groups_and_flows_in_ovs_and_survive_a_restart() {
     assert!(n1.stop_agent());
 }
 
+/// The refusals' meter counters on `n`'s bridge: packets in, packets its drop band dropped.
+fn reject_meter_counts(n: &TestNode) -> (u64, u64) {
+    let stats = n
+        .ovs
+        .ofctl(&[
+            "-O",
+            "OpenFlow15",
+            "meter-stats",
+            "{mgmt:br-int}",
+            "meter=1",
+        ])
+        .expect("meter-stats");
+    let count = |key: &str| -> u64 {
+        stats
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{key} in {stats}"))
+    };
+    (count("packet_in_count:"), count("packet_count:"))
+}
+
 /// Serves TCP port 8080 in `netns` on its own thread: each connection gets `name` and is
 /// closed.
 fn serve_name(netns: &str, name: &'static str) {
@@ -544,6 +566,40 @@ fn pods_reach_a_cluster_ip_through_the_agents_datapath_with_real_packets() {
             "UDP datagram {i} to the endpointless Service: {refused:?}"
         );
     }
+    // The userspace datapath has packet-rate meters: the refusals pass the packet-in meter,
+    // and a flood of datagrams to the endpointless port is cut down in the switch.
+    let dump = n1
+        .ovs
+        .ofctl(&["-O", "OpenFlow15", "dump-meters", "{mgmt:br-int}"])
+        .expect("dump-meters");
+    assert!(
+        dump.contains("meter=1 pktps burst stats")
+            && dump.contains("type=drop rate=200 burst_size=400"),
+        "{dump}"
+    );
+    let before = reject_meter_counts(&n1);
+    let flood: u64 = 3000;
+    in_netns(&netns["client"], || {
+        let socket = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+        for i in 0..flood {
+            socket.send_to(b"flood", "10.96.0.20:53").unwrap();
+            if i % 50 == 49 {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    });
+    let mut counted = before;
+    wait_until("the meter to have counted the whole flood", || {
+        let now = reject_meter_counts(&n1);
+        std::mem::replace(&mut counted, now) == now && now != before
+    });
+    let (input, dropped) = (counted.0 - before.0, counted.1 - before.1);
+    println!("refusals' meter: {input} of the flood of {flood} in, {dropped} dropped");
+    assert!(
+        input > 1000,
+        "the flood did not reach the meter: {input} in"
+    );
+    assert!(dropped > 0, "the meter let all {input} through");
 
     // The Service deleted: the cluster IP answers nothing, e1 still answers directly.
     fake.delete::<Service>("default", "web").unwrap();

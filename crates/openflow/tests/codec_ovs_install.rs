@@ -280,6 +280,40 @@ async fn installed_groups_dump_as_we_print_them() {
     }
 }
 
+// The switch's meter features as `ovs-ofctl meter-features` reads them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn meter_features_are_what_ovs_ofctl_reads() {
+    let (ovs, conn, _, _, _) = install().await;
+    let text = ovs
+        .ofctl(&["-O", "OpenFlow15", "meter-features", "{mgmt:br0}"])
+        .expect("meter-features");
+    let field = |name: &str| -> String {
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{name}:")))
+            .unwrap_or_else(|| panic!("{name} in\n{text}"))
+            .to_owned()
+    };
+    let features = within("meter_features", conn.meter_features())
+        .await
+        .expect("meter_features");
+    assert_eq!(features.max_meter.to_string(), field("max_meter"), "{text}");
+    assert_eq!(features.max_bands.to_string(), field("max_bands"), "{text}");
+    assert_eq!(features.max_color.to_string(), field("max_color"), "{text}");
+    let line = |name: &str| -> Vec<&str> {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .unwrap_or_else(|| panic!("{name} in\n{text}"))
+            .split_whitespace()
+            .collect()
+    };
+    assert_eq!(line("band_types:"), ["drop"], "{text}");
+    assert!(line("capabilities:").contains(&"pktps"), "{text}");
+    assert!(
+        features.drops_packets_per_second(),
+        "the userspace datapath has packet-rate meters: {features:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn installed_meters_dump_as_we_print_them() {
     let (ovs, conn, _, _, meters) = install().await;

@@ -115,6 +115,25 @@ impl Flows {
         self.mods.load(Ordering::Relaxed)
     }
 
+    /// Whether the switch has the packet-rate meters that bound packet-ins to the agent
+    /// (`PacketInOperation::meter`). A switch that refuses the question has none; one that
+    /// cannot be asked is an error.
+    pub async fn has_packet_rate_meters(&self) -> Result<bool, AgentError> {
+        match self.conn.meter_features().await {
+            Ok(features) => Ok(features.drops_packets_per_second()),
+            Err(openflow::conn::ConnError::Rejected(refusal)) => {
+                tracing::info!(
+                    "the switch has no meters ({refusal}): packet-ins to the agent are not metered in it"
+                );
+                Ok(false)
+            }
+            Err(source) => Err(AgentError::OpenFlow {
+                endpoint: self.endpoint.clone(),
+                source,
+            }),
+        }
+    }
+
     /// The connection (for closing it at shutdown).
     pub fn connection(&self) -> &OfConnection {
         &self.conn

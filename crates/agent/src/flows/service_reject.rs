@@ -7,6 +7,8 @@
 //! Answers are limited to [`ANSWERS_PER_SECOND`] (bursts of [`ANSWER_BURST`]): a client
 //! flooding an endpointless Service costs the agent a bounded amount of work, and the packets
 //! over the limit go unanswered (dropped, as before REJECT), counted in the next log line.
+//! Where the switch has packet-rate meters the same bound holds in the switch already: the
+//! refusals pass their meter before they are sent to the agent.
 
 use std::time::Instant;
 
@@ -16,14 +18,15 @@ use openflow::msg::flow_mod::NO_BUFFER;
 use openflow::msg::packet_in::PacketIn2;
 use openflow::msg::packet_out::PacketOut;
 use openflow::oxm::{Field, Match, PortNo};
-use pipeline::layout::packet_in::PacketInOperation;
+use pipeline::layout::packet_in::{PACKET_IN_BURST, PACKET_INS_PER_SECOND, PacketInOperation};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
-/// Rejections answered per second at most, sustained.
-pub const ANSWERS_PER_SECOND: f64 = 200.0;
+/// Rejections answered per second at most, sustained: what the refusals' meter lets through
+/// where the switch has one.
+pub const ANSWERS_PER_SECOND: f64 = PACKET_INS_PER_SECOND as f64;
 /// Rejections answered at once after a quiet spell.
-pub const ANSWER_BURST: f64 = 400.0;
+pub const ANSWER_BURST: f64 = PACKET_IN_BURST as f64;
 
 /// A token bucket: `take` succeeds while tokens last, which come back at `rate` per second up
 /// to `burst`.

@@ -46,6 +46,7 @@ use crate::msg::config::MISS_SEND_LEN_NO_BUFFER;
 use crate::msg::features::FeaturesReply;
 use crate::msg::flow_stats::{FlowDescReply, FlowDescRequest, FlowStats};
 use crate::msg::group_mod::{GROUP_ALL, GroupDesc, GroupDescReply, GroupDescRequest};
+use crate::msg::meter_features::{MeterFeatures, MeterFeaturesRequest};
 use crate::msg::meter_mod::{METER_ALL, MeterDesc, MeterDescReply, MeterDescRequest};
 use crate::msg::packet_in::{PacketIn, PacketIn2, SetPacketInFormat};
 use crate::msg::port::{Port, PortDescReply, PortDescRequest, PortStatus};
@@ -497,6 +498,12 @@ impl OfConnection {
             groups.extend(part.parse::<GroupDescReply>()?.groups);
         }
         Ok(groups)
+    }
+
+    /// The meters the switch offers. A switch without meters may answer with an error
+    /// ([`ConnError::Rejected`]) rather than with no meters.
+    pub async fn meter_features(&self) -> Result<MeterFeatures, ConnError> {
+        self.request(&MeterFeaturesRequest).await
     }
 
     /// Describes every meter of the bridge, from every part of the reply.

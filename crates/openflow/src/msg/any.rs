@@ -22,6 +22,7 @@ use crate::msg::flow_mod::FlowMod;
 use crate::msg::flow_stats::{FlowDescReply, FlowDescRequest};
 use crate::msg::group_mod::{GroupDescReply, GroupDescRequest, GroupMod};
 use crate::msg::hello::Hello;
+use crate::msg::meter_features::{MeterFeatures, MeterFeaturesRequest};
 use crate::msg::meter_mod::{MeterDescReply, MeterDescRequest, MeterMod};
 use crate::msg::multipart::{self, mp_type};
 use crate::msg::packet_in::{self, PacketIn, PacketIn2, SetPacketInFormat};
@@ -72,6 +73,8 @@ pub enum AnyMessage {
     GroupDescReply(GroupDescReply),
     MeterDescRequest(MeterDescRequest),
     MeterDescReply(MeterDescReply),
+    MeterFeaturesRequest(MeterFeaturesRequest),
+    MeterFeaturesReply(MeterFeatures),
     /// A flow, group, meter or packet message (see the module doc) whose body this codec cannot
     /// decode: the body after the header, and why.
     Undecoded {
@@ -199,6 +202,12 @@ impl AnyMessage {
                     (msg_type::MULTIPART_REPLY, mp_type::METER_DESC) => {
                         lenient(header, body, AnyMessage::MeterDescReply)
                     }
+                    (msg_type::MULTIPART_REQUEST, mp_type::METER_FEATURES) => {
+                        AnyMessage::MeterFeaturesRequest(MeterFeaturesRequest::parse_body(body)?)
+                    }
+                    (msg_type::MULTIPART_REPLY, mp_type::METER_FEATURES) => {
+                        AnyMessage::MeterFeaturesReply(MeterFeatures::parse_body(body)?)
+                    }
                     _ => AnyMessage::Other {
                         header,
                         body: body.to_vec(),
@@ -256,6 +265,8 @@ impl AnyMessage {
             AnyMessage::GroupDescReply(m) => m.emit(xid, out),
             AnyMessage::MeterDescRequest(m) => m.emit(xid, out),
             AnyMessage::MeterDescReply(m) => m.emit(xid, out),
+            AnyMessage::MeterFeaturesRequest(m) => m.emit(xid, out),
+            AnyMessage::MeterFeaturesReply(m) => m.emit(xid, out),
             AnyMessage::Undecoded { header, body, .. } | AnyMessage::Other { header, body } => {
                 let len = HEADER_LEN + body.len();
                 let length = u16::try_from(len).map_err(|_| EncodeError {
@@ -408,6 +419,21 @@ mod tests {
             meters: vec![meter.meter],
         };
         assert_eq!(decode(&reply, 1), AnyMessage::MeterDescReply(reply));
+        assert_eq!(
+            decode(&MeterFeaturesRequest, 1),
+            AnyMessage::MeterFeaturesRequest(MeterFeaturesRequest)
+        );
+        let features = MeterFeatures {
+            max_meter: 10,
+            band_types: 2,
+            capabilities: 15,
+            max_bands: 1,
+            max_color: 0,
+        };
+        assert_eq!(
+            decode(&features, 1),
+            AnyMessage::MeterFeaturesReply(features)
+        );
         let packet_in = PacketIn {
             buffer_id: 0,
             total_len: 1,

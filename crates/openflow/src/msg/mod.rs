@@ -14,6 +14,7 @@ pub mod flow_stats;
 pub mod group_chunks;
 pub mod group_mod;
 pub mod hello;
+pub mod meter_features;
 pub mod meter_mod;
 pub mod multipart;
 pub mod packet_in;

@@ -13,6 +13,7 @@ pub mod mp_type {
     pub const GROUP_STATS: u16 = 6;
     pub const GROUP_DESC: u16 = 7;
     pub const METER_DESC: u16 = 10;
+    pub const METER_FEATURES: u16 = 11;
     pub const PORT_DESC: u16 = 13;
     pub const FLOW_STATS: u16 = 17;
     pub const EXPERIMENTER: u16 = 0xffff;

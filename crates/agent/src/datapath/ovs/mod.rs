@@ -30,6 +30,7 @@ use hostnet::{HostNetwork, PodInterface, PodInterfaceSpec, RouteChanges};
 use ipnet::Ipv4Net;
 use model::{NodeNetwork, PeerNode, PodKey, Protocol, Service, ServiceKey};
 use netpol::{PolicyDelta, RuleId, Snapshot};
+use pipeline::layout::packet_in::PacketInOperation;
 use pipeline::owners::{NETWORK_POLICY, NODE, PEER, POD};
 use pipeline::render::{node_flows, peer_flows, pod_flows};
 use pipeline::{Objects, Owner};
@@ -101,9 +102,9 @@ impl<H> OvsDatapath<H> {
         }
     }
 
-    /// Every owner's objects for a new round: the Node's, `peers`', `policy`'s, `services`'
-    /// and those of the Pods already attached (their ports' records), without installing
-    /// anything. The Pods' OpenFlow port numbers are noted, so new Pods get other ones. `policy`
+    /// Every owner's objects for a new round: the Node's (with the packet-in meters when the
+    /// switch has packet-rate meters), `peers`', `policy`'s, `services`' and those of the Pods
+    /// already attached (their ports' records), without installing anything. The Pods' OpenFlow port numbers are noted, so new Pods get other ones. `policy`
     /// is rendered whole and becomes what [`Datapath::update_policy`]'s deltas change; the
     /// Services' group ids are recorded, as after [`Datapath::update_service`] (a Service that
     /// cannot be rendered is logged and left out).
@@ -114,7 +115,12 @@ impl<H> OvsDatapath<H> {
         services: &[Service],
     ) -> Result<Vec<(Owner, Objects)>, AgentError> {
         let network = &self.network;
-        let mut desired = vec![(Owner::from(NODE), node_flows(network).into())];
+        let metered = self.flows.has_packet_rate_meters().await?;
+        let mut node = Objects::from(node_flows(network));
+        if metered {
+            node.meters = PacketInOperation::meters();
+        }
+        let mut desired = vec![(Owner::from(NODE), node)];
         for peer in peers {
             desired.push((
                 Owner::new(PEER, &peer.name),
@@ -125,7 +131,7 @@ impl<H> OvsDatapath<H> {
             Owner::from(NETWORK_POLICY),
             self.policy.lock().await.render(policy).into(),
         ));
-        desired.extend(self.services.lock().await.render_round(services));
+        desired.extend(self.services.lock().await.render_round(services, metered));
         for port in self.bridge.container_ports().await? {
             if let Some(ofport) = port.ofport {
                 self.ofports.record(&port.port, ofport);

@@ -35,10 +35,16 @@ pub(super) struct ServiceState {
 
 impl ServiceState {
     /// Every owner's objects for `services`, as a new round installs them, with their group ids
-    /// recorded. A Service the renderer refuses, or whose frontend (cluster IP, protocol, port)
-    /// an earlier one of `services` already has, is logged and left out: the round carries the
-    /// others.
-    pub(super) fn render_round(&mut self, services: &[Service]) -> Vec<(Owner, Objects)> {
+    /// recorded; refusals pass the packet-in meter when `metered` (the round installs it with
+    /// the Node's objects), in this round and every update after. A Service the renderer
+    /// refuses, or whose frontend (cluster IP, protocol, port) an earlier one of `services`
+    /// already has, is logged and left out: the round carries the others.
+    pub(super) fn render_round(
+        &mut self,
+        services: &[Service],
+        metered: bool,
+    ) -> Vec<(Owner, Objects)> {
+        self.renderer.set_packet_in_meters(metered);
         let mut frontends: BTreeSet<(Ipv4Addr, Protocol, u16)> = BTreeSet::new();
         let mut round = Vec::with_capacity(services.len());
         for service in services {

@@ -30,8 +30,9 @@ pub(super) enum Dispatch {
     /// To the endpoint group `group`; `snat`: the source is NATed to the gateway IP (traffic
     /// from outside under `externalTrafficPolicy: Cluster`).
     Group { group: u32, snat: bool },
-    /// No usable endpoint: to the agent, to be refused.
-    NoEndpoints,
+    /// No usable endpoint: to the agent, to be refused; through the refusals' meter when
+    /// `metered`.
+    NoEndpoints { metered: bool },
     /// Traffic from outside under `externalTrafficPolicy: Local` on a Node without a local
     /// endpoint: dropped, as kube-proxy drops it (the load balancer's health check steers
     /// clients to Nodes that have one).
@@ -79,13 +80,13 @@ pub(super) fn frontend_flows(
     let priority = frontend.priority(NORMAL);
     let (group, snat) = match *dispatch {
         Dispatch::Group { group, snat } => (group, snat),
-        Dispatch::NoEndpoints => {
+        Dispatch::NoEndpoints { metered } => {
             return vec![flow(
                 g,
                 SERVICE_LB,
                 priority,
                 matched,
-                vec![PacketInOperation::ServiceReject.controller_action()],
+                PacketInOperation::ServiceReject.actions(metered),
                 None,
             )];
         }

@@ -128,6 +128,8 @@ impl ServiceUpdate {
 #[derive(Debug, Clone)]
 pub struct ServiceRenderer {
     graph: &'static TableGraph,
+    /// Whether refusals pass their meter (see [`ServiceRenderer::set_packet_in_meters`]).
+    packet_in_meters: bool,
     groups: BTreeMap<ServiceKey, BTreeMap<GroupKey, u32>>,
     /// The installed Services with UDP frontends, and where those send.
     udp: BTreeMap<ServiceKey, UdpBackends>,
@@ -150,10 +152,19 @@ impl ServiceRenderer {
     pub fn with_graph(graph: &'static TableGraph) -> ServiceRenderer {
         ServiceRenderer {
             graph,
+            packet_in_meters: false,
             groups: BTreeMap::new(),
             udp: BTreeMap::new(),
             ids: GroupIds::default(),
         }
+    }
+
+    /// Whether the packets of frontends without endpoints go to the agent through the refusals'
+    /// meter ([`crate::layout::packet_in::PacketInOperation::meter`], which the caller installs with the Node's objects):
+    /// for a switch with packet-rate meters. Set it before rendering any Service, or render
+    /// every Service again.
+    pub fn set_packet_in_meters(&mut self, metered: bool) {
+        self.packet_in_meters = metered;
     }
 
     /// The change that makes the switch load-balance `service` as it is now (new, or
@@ -178,7 +189,7 @@ impl ServiceRenderer {
             new.into_iter()
                 .zip(self.ids.free(wanted.len() - groups.len())),
         );
-        let objects = render(self.graph, service, &groups);
+        let objects = render(self.graph, service, &groups, self.packet_in_meters);
         let udp = UdpBackends::of(service);
         Ok(ServiceUpdate {
             change: Change::new().replace(service_owner(&service.key), objects),
@@ -368,7 +379,12 @@ fn group_keys(service: &Service) -> BTreeSet<GroupKey> {
 ///   it to the gateway.
 /// - Each endpoint appears once per group, its DNAT flow once per Service, a local endpoint's
 ///   hairpin mark once per Service.
-fn render(g: &TableGraph, service: &Service, groups: &BTreeMap<GroupKey, u32>) -> Objects {
+fn render(
+    g: &TableGraph,
+    service: &Service,
+    groups: &BTreeMap<GroupKey, u32>,
+    metered: bool,
+) -> Objects {
     let mut objects = Objects::default();
     let mut dnat: BTreeSet<(Protocol, Ipv4Addr, u16)> = BTreeSet::new();
     let mut hairpin: BTreeSet<Ipv4Addr> = BTreeSet::new();
@@ -388,7 +404,7 @@ fn render(g: &TableGraph, service: &Service, groups: &BTreeMap<GroupKey, u32>) -
                 ));
                 Dispatch::Group { group, snat }
             }
-            _ => Dispatch::NoEndpoints,
+            _ => Dispatch::NoEndpoints { metered },
         };
         let internal_dispatch = dispatch_to(Scope::Internal, &internal, false);
         let mut flows = Vec::new();

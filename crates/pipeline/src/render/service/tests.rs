@@ -15,6 +15,7 @@ use crate::cache::DesiredCache;
 use crate::cache::model_switch::ModelSwitch;
 use crate::cookie::Round;
 use crate::error::CacheError;
+use crate::layout::packet_in::PacketInOperation;
 use crate::layout::tables::named_text::named_text;
 use model::{EndpointConditions, ServicePort, TrafficPolicy};
 
@@ -161,6 +162,29 @@ fn no_usable_endpoint_goes_to_the_agent_to_be_refused_and_installs_no_group() {
         ]
     );
     assert!(objects.groups.is_empty());
+
+    // Where the switch has packet-rate meters the packets pass the refusals' meter first, and
+    // the cache refuses the flow unless the meter is there.
+    let mut renderer = ServiceRenderer::new();
+    renderer.set_packet_in_meters(true);
+    let update = renderer.upsert(&service).unwrap();
+    assert_eq!(
+        flow_texts(&update.objects().flows),
+        [
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=meter:1,controller(max_len=128,userdata=01)"
+        ]
+    );
+    let mut cache = DesiredCache::new(Round::new(1).unwrap());
+    let missing = cache.apply(update.change.clone()).unwrap_err();
+    assert!(missing.to_string().contains("meter 1"), "{missing}");
+    let meters = Objects {
+        meters: PacketInOperation::meters(),
+        ..Objects::default()
+    };
+    cache
+        .apply(Change::new().replace(Owner::from(crate::owners::NODE), meters))
+        .unwrap();
+    cache.apply(update.change).unwrap();
 }
 
 #[test]
