@@ -437,6 +437,23 @@ fn unknown_keys_and_gates_are_warnings_with_their_path() {
 }
 
 #[test]
+fn long_comment_runs_after_an_empty_key_parse() {
+    // Antrea's style: a section left empty, then every option commented out.
+    let mut text = String::from("featureGates:\n");
+    for i in 0..200 {
+        text.push_str(&format!("# comment {i}\n#  Gate{i}: true\n"));
+    }
+    text.push_str("clientConnection:\n");
+    for i in 0..200 {
+        text.push_str(&format!("  # comment {i}\n"));
+    }
+    text.push_str("tunnelType: vxlan\n");
+    let loaded = parse(&text, Platform::Linux);
+    assert_eq!(loaded.warnings, vec![]);
+    assert_eq!(loaded.config.tunnel_type, TunnelType::Vxlan);
+}
+
+#[test]
 fn empty_strings_and_zeroes_mean_default() {
     let text = "ovsBridge: \"\"\novsRunDir: \"\"\ncniSocket: \"\"\napiPort: 0\nserviceCIDR: \"\"\nantreaProxy:\n";
     assert_eq!(

@@ -170,6 +170,13 @@ impl AgentConfig {
         parse::parse(text, platform)
     }
 
+    /// Every key antrea-rs implements, as dotted paths (`antreaProxy.proxyAll`), sections
+    /// included (`antreaProxy`). Taken from the parser itself, so it cannot miss a key the
+    /// parser reads; Antrea keys that are accepted and ignored are not in it.
+    pub fn implemented_keys() -> Vec<String> {
+        parse::implemented_keys()
+    }
+
     /// Reads and parses the configuration file at `path`.
     pub fn load(path: &Path, platform: Platform) -> Result<LoadedConfig, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {

@@ -64,9 +64,33 @@ const PROXY_NOT_IMPLEMENTED: &[&str] = &[
 const CLIENT_NOT_IMPLEMENTED: &[&str] = &["acceptContentTypes", "contentType", "qps", "burst"];
 
 pub(super) fn parse(text: &str, platform: Platform) -> Result<LoadedConfig, ConfigError> {
-    let document: Value = serde_saphyr::from_str(text).map_err(|e| ConfigError::Yaml {
-        message: e.to_string(),
-    })?;
+    read(text, platform, &mut Vec::new())
+}
+
+/// Every key antrea-rs implements, as dotted paths (sections too: `antreaProxy` and
+/// `antreaProxy.enable`): what reading an empty document asks for, so a key added to the
+/// parser is in this list without being listed a second time.
+pub(super) fn implemented_keys() -> Vec<String> {
+    let mut keys = Vec::new();
+    read("", Platform::Linux, &mut keys).expect("an empty configuration is valid");
+    keys
+}
+
+/// Reads `text`; `keys` receives the path of every implemented key the parser asks for.
+fn read(
+    text: &str,
+    platform: Platform,
+    keys: &mut Vec<String>,
+) -> Result<LoadedConfig, ConfigError> {
+    // Comments are not read, so not buffered: with comment events on, a run of more than 32
+    // comment lines after a key with nothing after it (`featureGates:` followed by commented
+    // gates, as in Antrea's and our ConfigMaps) is refused as "too many buffered comments".
+    let mut options = serde_saphyr::Options::default();
+    options.emit_comments = false;
+    let document: Value =
+        serde_saphyr::from_str_with_options(text, options).map_err(|e| ConfigError::Yaml {
+            message: e.to_string(),
+        })?;
     let mut root = Section::root(&document)?;
     let mut warnings = Vec::new();
     let mut config = AgentConfig::defaults(platform);
@@ -88,6 +112,7 @@ pub(super) fn parse(text: &str, platform: Platform) -> Result<LoadedConfig, Conf
     }
     let mut client = root.section("clientConnection")?;
     config.kubeconfig = client.string("kubeconfig")?.map(Into::into);
+    keys.extend(client.keys_read());
     client.not_implemented(CLIENT_NOT_IMPLEMENTED, &mut warnings);
     client.finish(&mut warnings);
     config.kube_api_server_override = root.string("kubeAPIServerOverride")?.map(str::to_owned);
@@ -179,6 +204,7 @@ pub(super) fn parse(text: &str, platform: Platform) -> Result<LoadedConfig, Conf
             }
         }
     }
+    keys.extend(proxy.keys_read());
     proxy.not_implemented(PROXY_NOT_IMPLEMENTED, &mut warnings);
     proxy.finish(&mut warnings);
 
@@ -195,8 +221,10 @@ pub(super) fn parse(text: &str, platform: Platform) -> Result<LoadedConfig, Conf
     if let Some(lost) = watchdog.integer("lostProbes", 1, 1000)? {
         config.takeover_watchdog.lost_probes = u32::try_from(lost).unwrap_or(u32::MAX);
     }
+    keys.extend(watchdog.keys_read());
     watchdog.finish(&mut warnings);
 
+    keys.extend(root.keys_read());
     root.not_implemented(NOT_IMPLEMENTED, &mut warnings);
     root.finish(&mut warnings);
     validate(&config)?;

@@ -208,6 +208,11 @@ impl<'a> Section<'a> {
         }
     }
 
+    /// The paths of the keys read so far, whether present or not.
+    pub(crate) fn keys_read(&self) -> Vec<String> {
+        self.read.iter().map(|key| self.path_of(key)).collect()
+    }
+
     /// Antrea keys antrea-rs does not implement: a warning for each one set to a value that
     /// would matter (anything but nothing, `""`, `false`, `0` or an empty list/mapping).
     pub(crate) fn not_implemented(
