@@ -113,6 +113,12 @@ impl ResourceType {
             .with_short_names(&["netpol"]),
             Self::new("events.k8s.io", "v1", "events", "Event", true, false)
                 .with_short_names(&["ev"]),
+            Self::new("apps", "v1", "daemonsets", "DaemonSet", true, false)
+                .with_short_names(&["ds"])
+                .in_categories(&["all"]),
+            Self::new("apps", "v1", "deployments", "Deployment", true, false)
+                .with_short_names(&["deploy"])
+                .in_categories(&["all"]),
             Self::new("coordination.k8s.io", "v1", "leases", "Lease", true, false),
             Self::new(
                 "rbac.authorization.k8s.io",
@@ -128,6 +134,22 @@ impl ResourceType {
                 "clusterrolebindings",
                 "ClusterRoleBinding",
                 false,
+                false,
+            ),
+            Self::new(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "roles",
+                "Role",
+                true,
+                false,
+            ),
+            Self::new(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "rolebindings",
+                "RoleBinding",
+                true,
                 false,
             ),
         ]

@@ -715,7 +715,18 @@ async fn short_names_and_the_all_category_resolve() {
     assert_eq!(names(&out), ["pod/web", "service/web"], "{out}");
     let out = cluster.ok(&["get", "netpol", "-o", "name"]).await;
     assert_eq!(out.trim(), "networkpolicy.networking.k8s.io/deny");
-    for short in ["ep", "ev", "cm", "sa", "lease", "endpointslices"] {
+    for short in [
+        "ep",
+        "ev",
+        "cm",
+        "sa",
+        "lease",
+        "endpointslices",
+        "ds",
+        "deploy",
+        "roles",
+        "rolebindings",
+    ] {
         let out = cluster.kubectl(&["get", short]).await;
         assert!(
             out.status.success(),
@@ -759,6 +770,18 @@ async fn short_names_and_the_all_category_resolve() {
     assert_eq!(
         row("leases"),
         ["leases", "coordination.k8s.io/v1", "true", "Lease"]
+    );
+    assert_eq!(
+        row("daemonsets"),
+        ["daemonsets", "ds", "apps/v1", "true", "DaemonSet"]
+    );
+    assert_eq!(
+        row("deployments"),
+        ["deployments", "deploy", "apps/v1", "true", "Deployment"]
+    );
+    assert_eq!(
+        row("roles"),
+        ["roles", "rbac.authorization.k8s.io/v1", "true", "Role"]
     );
 }
 

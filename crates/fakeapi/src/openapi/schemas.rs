@@ -3,7 +3,7 @@
 //! `x-kubernetes-group-version-kind` extension clients use to find a kind's schema.
 
 use crate::resource::ResourceType;
-use k8s_openapi::api::{coordination, core, discovery, events, networking, rbac};
+use k8s_openapi::api::{apps, coordination, core, discovery, events, networking, rbac};
 use k8s_openapi::schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings};
 use serde_json::{Map, Value, json};
 
@@ -73,12 +73,18 @@ impl Schemas {
                 self.named::<networking::v1::NetworkPolicy>()
             }
             ("events.k8s.io", "v1", "Event") => self.named::<events::v1::Event>(),
+            ("apps", "v1", "DaemonSet") => self.named::<apps::v1::DaemonSet>(),
+            ("apps", "v1", "Deployment") => self.named::<apps::v1::Deployment>(),
             ("coordination.k8s.io", "v1", "Lease") => self.named::<coordination::v1::Lease>(),
             ("rbac.authorization.k8s.io", "v1", "ClusterRole") => {
                 self.named::<rbac::v1::ClusterRole>()
             }
             ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding") => {
                 self.named::<rbac::v1::ClusterRoleBinding>()
+            }
+            ("rbac.authorization.k8s.io", "v1", "Role") => self.named::<rbac::v1::Role>(),
+            ("rbac.authorization.k8s.io", "v1", "RoleBinding") => {
+                self.named::<rbac::v1::RoleBinding>()
             }
             _ => return None,
         };
