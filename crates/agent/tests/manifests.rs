@@ -1,0 +1,361 @@
+//! The deployable manifests of build/yamls: every one passes the Kubernetes 1.33 schemas
+//! (`kubernetes-validate`, offline, strict), the agent ConfigMaps hold configurations the agent's
+//! own parser accepts with every key it implements, and kubectl applies each file to the fake API
+//! server and gets back every object it holds. docs/manifests.md describes the files.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use agent::config::{AgentConfig, Platform};
+use fakeapi::FakeApiServer;
+use serde_json::Value;
+
+/// The Kubernetes version the manifests are validated against: k8s-openapi's `v1_33`.
+const KUBERNETES_VERSION: &str = "1.33.0";
+const KUBECTL: &str = "/usr/bin/kubectl";
+
+/// The manifests users apply, each checked by every test below.
+const MANIFESTS: &[&str] = &[
+    "antrea-agent-rbac.yml",
+    "antrea-agent-linux.yml",
+    "antrea-agent-windows.yml",
+    "antrea-agent-windows-with-ovs.yml",
+    "antrea-controller.yml",
+];
+
+/// The ConfigMaps that carry `antrea-agent.conf`: file, ConfigMap, platform, conflist.
+const AGENT_CONFIG_MAPS: &[(&str, &str, Platform, &str)] = &[
+    (
+        "antrea-agent-linux.yml",
+        "antrea-config",
+        Platform::Linux,
+        "10-antrea.conflist",
+    ),
+    (
+        "antrea-agent-windows.yml",
+        "antrea-windows-config",
+        Platform::Windows,
+        "windows/10-antrea.conflist",
+    ),
+    (
+        "antrea-agent-windows-with-ovs.yml",
+        "antrea-windows-config",
+        Platform::Windows,
+        "windows/10-antrea.conflist",
+    ),
+];
+
+fn build_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../build")
+}
+
+fn manifest_path(file: &str) -> PathBuf {
+    build_dir().join("yamls").join(file)
+}
+
+/// The documents of a manifest, in order.
+fn documents(file: &str) -> Vec<Value> {
+    let text =
+        std::fs::read_to_string(manifest_path(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    serde_saphyr::from_multiple(&text).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// `kind/name` of each document, as kubectl names objects.
+fn object_names(documents: &[Value]) -> Vec<String> {
+    documents
+        .iter()
+        .map(|d| {
+            format!(
+                "{}/{}",
+                d["kind"].as_str().expect("a kind").to_lowercase(),
+                d["metadata"]["name"].as_str().expect("a name")
+            )
+        })
+        .collect()
+}
+
+/// The text of `key` in the ConfigMap `name` of `file`.
+fn config_map_entry(file: &str, name: &str, key: &str) -> String {
+    let documents = documents(file);
+    let config_map = documents
+        .iter()
+        .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("{file}: no ConfigMap {name}"));
+    config_map["data"][key]
+        .as_str()
+        .unwrap_or_else(|| panic!("{file}: ConfigMap {name} has no {key}"))
+        .to_owned()
+}
+
+/// Every directory of `PATH` searched for `program`.
+fn on_path(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|path| path.is_file())
+}
+
+/// `kubernetes-validate` (pip; scripts/setup.sh installs it): `KUBERNETES_VALIDATE`, else `PATH`.
+fn validator() -> Option<PathBuf> {
+    std::env::var_os("KUBERNETES_VALIDATE")
+        .map(PathBuf::from)
+        .or_else(|| on_path("kubernetes-validate"))
+}
+
+fn output_text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[test]
+fn every_manifest_passes_the_kubernetes_schemas_strictly() {
+    let Some(validator) = validator() else {
+        testskip::skip(
+            "every_manifest_passes_the_kubernetes_schemas_strictly",
+            "kubernetes-validate is not installed (scripts/setup.sh installs it)",
+        );
+        return;
+    };
+    for file in MANIFESTS {
+        let output = Command::new(&validator)
+            .args(["--kubernetes-version", KUBERNETES_VERSION, "--strict"])
+            .arg(manifest_path(file))
+            .output()
+            .unwrap_or_else(|e| panic!("{} cannot run: {e}", validator.display()));
+        let text = output_text(&output);
+        // An unknown kind or version is only a warning to the validator: it has no schema.
+        let problems: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("ERROR") || l.starts_with("WARN"))
+            .collect();
+        assert!(
+            output.status.success() && problems.is_empty(),
+            "{file} does not pass the Kubernetes {KUBERNETES_VERSION} schemas:\n{text}"
+        );
+        let passed = text
+            .lines()
+            .filter(|l| l.starts_with("INFO") && l.contains(" passed for resource "))
+            .count();
+        assert_eq!(
+            passed,
+            documents(file).len(),
+            "{file}: not every document was validated:\n{text}"
+        );
+    }
+}
+
+/// The configuration with every commented key uncommented: `#key: value` and the nested
+/// `#  key: value` become `key: value` and `  key: value`; prose comments stay.
+fn uncommented(conf: &str) -> String {
+    let mut text = String::new();
+    for line in conf.lines() {
+        let indent = line.len() - line.trim_start().len();
+        match line[indent..].strip_prefix('#') {
+            Some(body) if is_key_line(body) => text.push_str(&format!("{}{body}", &line[..indent])),
+            _ => text.push_str(line),
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// Whether a comment's text is a key (`  name: value` or `name:`), not prose.
+fn is_key_line(body: &str) -> bool {
+    let Some((name, rest)) = body.trim_start().split_once(':') else {
+        return false;
+    };
+    name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric())
+        && (rest.is_empty() || rest.starts_with(' '))
+}
+
+/// The dotted path of every key of a YAML mapping, nested ones included.
+fn key_paths(value: &Value, prefix: &str, paths: &mut BTreeSet<String>) {
+    if let Value::Object(map) = value {
+        for (key, child) in map {
+            let path = if prefix.is_empty() {
+                key.clone()
+            } else {
+                format!("{prefix}.{key}")
+            };
+            key_paths(child, &path, paths);
+            paths.insert(path);
+        }
+    }
+}
+
+#[test]
+fn the_config_maps_configure_the_agent_without_a_warning() {
+    for (file, name, platform, conflist) in AGENT_CONFIG_MAPS {
+        let conf = config_map_entry(file, name, "antrea-agent.conf");
+        let loaded = AgentConfig::parse(&conf, *platform)
+            .unwrap_or_else(|e| panic!("{file}: antrea-agent.conf is refused: {e}"));
+        assert_eq!(loaded.warnings, vec![], "{file}");
+        let mut expected = AgentConfig::defaults(*platform);
+        if *platform == Platform::Windows {
+            // What Windows Nodes need: no kube-proxy, so the agent serves every Service and
+            // reaches the API server directly.
+            expected.antrea_proxy.proxy_all = true;
+            expected.kube_api_server_override = Some("https://CONTROL-PLANE-ADDRESS:6443".into());
+        }
+        assert_eq!(loaded.config, expected, "{file}");
+
+        let shipped: Value = serde_json::from_str(
+            &std::fs::read_to_string(build_dir().join("cni").join(conflist)).unwrap(),
+        )
+        .unwrap();
+        let in_config_map: Value =
+            serde_json::from_str(&config_map_entry(file, name, "antrea-cni.conflist"))
+                .unwrap_or_else(|e| panic!("{file}: antrea-cni.conflist: {e}"));
+        assert_eq!(in_config_map, shipped, "{file}: antrea-cni.conflist");
+    }
+    assert_eq!(
+        documents("antrea-agent-windows.yml")[0],
+        documents("antrea-agent-windows-with-ovs.yml")[0],
+        "both Windows variants carry the same ConfigMap antrea-windows-config"
+    );
+}
+
+#[test]
+fn every_implemented_key_is_in_the_config_maps_with_a_value_the_agent_accepts() {
+    let implemented = AgentConfig::implemented_keys();
+    assert!(
+        implemented.len() >= 30
+            && implemented
+                .iter()
+                .any(|k| k == "takeoverWatchdog.lostProbes"),
+        "the parser's key list looks wrong: {implemented:?}"
+    );
+    for (file, name, platform, _) in AGENT_CONFIG_MAPS {
+        let conf = uncommented(&config_map_entry(file, name, "antrea-agent.conf"));
+        let loaded = AgentConfig::parse(&conf, *platform).unwrap_or_else(|e| {
+            panic!("{file}: antrea-agent.conf with every key uncommented is refused: {e}\n{conf}")
+        });
+        assert_eq!(
+            loaded.warnings,
+            vec![],
+            "{file}: antrea-agent.conf with every key uncommented"
+        );
+        let document: Value = serde_saphyr::from_str(&conf).unwrap();
+        let mut present = BTreeSet::new();
+        key_paths(&document, "", &mut present);
+        let missing: Vec<&String> = implemented
+            .iter()
+            .filter(|key| !present.contains(*key))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{file}: ConfigMap {name} does not document {missing:?}"
+        );
+    }
+}
+
+/// kubectl against one fresh fake API server over TCP, with its own kubeconfig and cache.
+struct Cluster {
+    _server: FakeApiServer,
+    _tcp: fakeapi::TcpServer,
+    dir: tempfile::TempDir,
+}
+
+impl Cluster {
+    async fn new() -> Self {
+        let server = FakeApiServer::new();
+        let tcp = server.serve_tcp().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        tcp.write_kubeconfig(&dir.path().join("kubeconfig"))
+            .unwrap();
+        Self {
+            _server: server,
+            _tcp: tcp,
+            dir,
+        }
+    }
+
+    /// kubectl's standard output; the command must succeed. It runs off the runtime's threads,
+    /// which serve it.
+    async fn kubectl(&self, args: &[&str]) -> String {
+        let mut command = Command::new(KUBECTL);
+        command
+            .arg("--kubeconfig")
+            .arg(self.dir.path().join("kubeconfig"))
+            .arg("--cache-dir")
+            .arg(self.dir.path().join("cache"))
+            .args(args)
+            .env_remove("KUBECONFIG");
+        let shown = args.join(" ");
+        let output = tokio::task::spawn_blocking(move || command.output())
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{KUBECTL} cannot run: {e}"));
+        assert!(
+            output.status.success(),
+            "kubectl {shown} failed:\n{}",
+            output_text(&output)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_applies_every_manifest_to_the_fake_api_server_and_gets_its_objects() {
+    if !Path::new(KUBECTL).is_file() {
+        testskip::skip(
+            "kubectl_applies_every_manifest_to_the_fake_api_server_and_gets_its_objects",
+            "Debian's kubectl is not installed",
+        );
+        return;
+    }
+    for file in MANIFESTS {
+        let cluster = Cluster::new().await;
+        let path = manifest_path(file);
+        let path = path.to_str().unwrap();
+        let documents = documents(file);
+        let names = object_names(&documents);
+
+        // kubectl validates against the fake's OpenAPI and asks for strict field validation.
+        let applied = cluster.kubectl(&["apply", "-f", path]).await;
+        let created: Vec<String> = names.iter().map(|n| format!("{n} created")).collect();
+        let printed: Vec<String> = applied
+            .lines()
+            .map(|line| {
+                line.split_once('/')
+                    .map_or(line.to_owned(), |(kind, rest)| {
+                        // `clusterrole.rbac.authorization.k8s.io/x created`: the kind without its group.
+                        format!("{}/{rest}", kind.split('.').next().unwrap_or(kind))
+                    })
+            })
+            .collect();
+        assert_eq!(printed, created, "{file}: kubectl apply printed\n{applied}");
+
+        let listed: Value =
+            serde_json::from_str(&cluster.kubectl(&["get", "-f", path, "-o", "json"]).await)
+                .unwrap();
+        let items = listed["items"].as_array().expect("a List");
+        assert_eq!(items.len(), documents.len(), "{file}: {listed:#}");
+        for (document, item) in documents.iter().zip(items) {
+            assert_eq!(item["kind"], document["kind"], "{file}");
+            assert_eq!(
+                item["metadata"]["name"], document["metadata"]["name"],
+                "{file}"
+            );
+            assert_eq!(
+                item["metadata"]["namespace"], document["metadata"]["namespace"],
+                "{file}"
+            );
+            for (field, value) in document.as_object().unwrap() {
+                if field != "metadata" {
+                    assert_eq!(&item[field], value, "{file}: {} {field}", item["kind"]);
+                }
+            }
+        }
+
+        let again = cluster.kubectl(&["apply", "-f", path]).await;
+        assert!(
+            again.lines().all(|line| line.ends_with(" unchanged")),
+            "{file}: a second apply changed something:\n{again}"
+        );
+    }
+}
