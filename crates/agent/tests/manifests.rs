@@ -212,11 +212,23 @@ fn the_config_maps_configure_the_agent_without_a_warning() {
                 .unwrap_or_else(|e| panic!("{file}: antrea-cni.conflist: {e}"));
         assert_eq!(in_config_map, shipped, "{file}: antrea-cni.conflist");
     }
-    assert_eq!(
-        documents("antrea-agent-windows.yml")[0],
-        documents("antrea-agent-windows-with-ovs.yml")[0],
-        "both Windows variants carry the same ConfigMap antrea-windows-config"
-    );
+    // Both Windows variants carry the same ConfigMap antrea-windows-config.
+    let services = &documents("antrea-agent-windows.yml")[0];
+    let with_ovs = &documents("antrea-agent-windows-with-ovs.yml")[0];
+    assert_eq!(services["metadata"], with_ovs["metadata"]);
+    let keys = |config_map: &Value| config_map["data"].as_object().map(|d| d.len());
+    assert_eq!(keys(services), Some(2));
+    assert_eq!(keys(with_ovs), Some(2));
+    for key in ["antrea-agent.conf", "antrea-cni.conflist"] {
+        let (a, b) = (&services["data"][key], &with_ovs["data"][key]);
+        let first_difference = (a.as_str().unwrap().lines())
+            .zip(b.as_str().unwrap().lines())
+            .find(|(a, b)| a != b);
+        assert!(
+            a == b,
+            "antrea-windows-config {key} differs between the Windows variants: {first_difference:?}"
+        );
+    }
 }
 
 #[test]
