@@ -1,28 +1,15 @@
 //! The deployable manifests of build/yamls: every one passes the Kubernetes 1.33 schemas
 //! (`kubernetes-validate`, offline, strict), the agent ConfigMaps hold configurations the agent's
 //! own parser accepts with every key it implements, and kubectl applies each file to the fake API
-//! server and gets back every object it holds. docs/manifests.md describes the files.
+//! server and gets back every object it holds. docs/manifests.md describes the files. The
+//! configuration tests run on every platform; the validator and kubectl ones on Linux, where
+//! scripts/setup.sh installs both.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use agent::config::{AgentConfig, Platform};
-use fakeapi::FakeApiServer;
 use serde_json::Value;
-
-/// The Kubernetes version the manifests are validated against: k8s-openapi's `v1_33`.
-const KUBERNETES_VERSION: &str = "1.33.0";
-const KUBECTL: &str = "/usr/bin/kubectl";
-
-/// The manifests users apply, each checked by every test below.
-const MANIFESTS: &[&str] = &[
-    "antrea-agent-rbac.yml",
-    "antrea-agent-linux.yml",
-    "antrea-agent-windows.yml",
-    "antrea-agent-windows-with-ovs.yml",
-    "antrea-controller.yml",
-];
 
 /// The ConfigMaps that carry `antrea-agent.conf`: file, ConfigMap, platform, conflist.
 const AGENT_CONFIG_MAPS: &[(&str, &str, Platform, &str)] = &[
@@ -61,20 +48,6 @@ fn documents(file: &str) -> Vec<Value> {
     serde_saphyr::from_multiple(&text).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
-/// `kind/name` of each document, as kubectl names objects.
-fn object_names(documents: &[Value]) -> Vec<String> {
-    documents
-        .iter()
-        .map(|d| {
-            format!(
-                "{}/{}",
-                d["kind"].as_str().expect("a kind").to_lowercase(),
-                d["metadata"]["name"].as_str().expect("a name")
-            )
-        })
-        .collect()
-}
-
 /// The text of `key` in the ConfigMap `name` of `file`.
 fn config_map_entry(file: &str, name: &str, key: &str) -> String {
     let documents = documents(file);
@@ -86,65 +59,6 @@ fn config_map_entry(file: &str, name: &str, key: &str) -> String {
         .as_str()
         .unwrap_or_else(|| panic!("{file}: ConfigMap {name} has no {key}"))
         .to_owned()
-}
-
-/// Every directory of `PATH` searched for `program`.
-fn on_path(program: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(program))
-        .find(|path| path.is_file())
-}
-
-/// `kubernetes-validate` (pip; scripts/setup.sh installs it): `KUBERNETES_VALIDATE`, else `PATH`.
-fn validator() -> Option<PathBuf> {
-    std::env::var_os("KUBERNETES_VALIDATE")
-        .map(PathBuf::from)
-        .or_else(|| on_path("kubernetes-validate"))
-}
-
-fn output_text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-#[test]
-fn every_manifest_passes_the_kubernetes_schemas_strictly() {
-    let Some(validator) = validator() else {
-        testskip::skip(
-            "every_manifest_passes_the_kubernetes_schemas_strictly",
-            "kubernetes-validate is not installed (scripts/setup.sh installs it)",
-        );
-        return;
-    };
-    for file in MANIFESTS {
-        let output = Command::new(&validator)
-            .args(["--kubernetes-version", KUBERNETES_VERSION, "--strict"])
-            .arg(manifest_path(file))
-            .output()
-            .unwrap_or_else(|e| panic!("{} cannot run: {e}", validator.display()));
-        let text = output_text(&output);
-        // An unknown kind or version is only a warning to the validator: it has no schema.
-        let problems: Vec<&str> = text
-            .lines()
-            .filter(|l| l.starts_with("ERROR") || l.starts_with("WARN"))
-            .collect();
-        assert!(
-            output.status.success() && problems.is_empty(),
-            "{file} does not pass the Kubernetes {KUBERNETES_VERSION} schemas:\n{text}"
-        );
-        let passed = text
-            .lines()
-            .filter(|l| l.starts_with("INFO") && l.contains(" passed for resource "))
-            .count();
-        assert_eq!(
-            passed,
-            documents(file).len(),
-            "{file}: not every document was validated:\n{text}"
-        );
-    }
 }
 
 /// The configuration with every commented key uncommented: `#key: value` and the nested
@@ -265,109 +179,204 @@ fn every_implemented_key_is_in_the_config_maps_with_a_value_the_agent_accepts() 
     }
 }
 
-/// kubectl against one fresh fake API server over TCP, with its own kubeconfig and cache.
-struct Cluster {
-    _server: FakeApiServer,
-    _tcp: fakeapi::TcpServer,
-    dir: tempfile::TempDir,
-}
+#[cfg(target_os = "linux")]
+mod linux_tools {
+    //! The manifests through two Linux programs: `kubernetes-validate` and Debian's kubectl.
 
-impl Cluster {
-    async fn new() -> Self {
-        let server = FakeApiServer::new();
-        let tcp = server.serve_tcp().await.unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        tcp.write_kubeconfig(&dir.path().join("kubeconfig"))
-            .unwrap();
-        Self {
-            _server: server,
-            _tcp: tcp,
-            dir,
+    use super::*;
+    use fakeapi::FakeApiServer;
+    use std::process::{Command, Output};
+
+    /// The Kubernetes version the manifests are validated against: k8s-openapi's `v1_33`.
+    const KUBERNETES_VERSION: &str = "1.33.0";
+    const KUBECTL: &str = "/usr/bin/kubectl";
+
+    /// The manifests users apply, each checked by every test below.
+    const MANIFESTS: &[&str] = &[
+        "antrea-agent-rbac.yml",
+        "antrea-agent-linux.yml",
+        "antrea-agent-windows.yml",
+        "antrea-agent-windows-with-ovs.yml",
+        "antrea-controller.yml",
+    ];
+
+    /// `kind/name` of each document, as kubectl names objects.
+    fn object_names(documents: &[Value]) -> Vec<String> {
+        documents
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}/{}",
+                    d["kind"].as_str().expect("a kind").to_lowercase(),
+                    d["metadata"]["name"].as_str().expect("a name")
+                )
+            })
+            .collect()
+    }
+
+    /// Every directory of `PATH` searched for `program`.
+    fn on_path(program: &str) -> Option<PathBuf> {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|dir| dir.join(program))
+            .find(|path| path.is_file())
+    }
+
+    /// `kubernetes-validate` (pip; scripts/setup.sh installs it): `KUBERNETES_VALIDATE`, else `PATH`.
+    fn validator() -> Option<PathBuf> {
+        std::env::var_os("KUBERNETES_VALIDATE")
+            .map(PathBuf::from)
+            .or_else(|| on_path("kubernetes-validate"))
+    }
+
+    fn output_text(output: &Output) -> String {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    }
+
+    #[test]
+    fn every_manifest_passes_the_kubernetes_schemas_strictly() {
+        let Some(validator) = validator() else {
+            testskip::skip(
+                "every_manifest_passes_the_kubernetes_schemas_strictly",
+                "kubernetes-validate is not installed (scripts/setup.sh installs it)",
+            );
+            return;
+        };
+        for file in MANIFESTS {
+            let output = Command::new(&validator)
+                .args(["--kubernetes-version", KUBERNETES_VERSION, "--strict"])
+                .arg(manifest_path(file))
+                .output()
+                .unwrap_or_else(|e| panic!("{} cannot run: {e}", validator.display()));
+            let text = output_text(&output);
+            // An unknown kind or version is only a warning to the validator: it has no schema.
+            let problems: Vec<&str> = text
+                .lines()
+                .filter(|l| l.starts_with("ERROR") || l.starts_with("WARN"))
+                .collect();
+            assert!(
+                output.status.success() && problems.is_empty(),
+                "{file} does not pass the Kubernetes {KUBERNETES_VERSION} schemas:\n{text}"
+            );
+            let passed = text
+                .lines()
+                .filter(|l| l.starts_with("INFO") && l.contains(" passed for resource "))
+                .count();
+            assert_eq!(
+                passed,
+                documents(file).len(),
+                "{file}: not every document was validated:\n{text}"
+            );
         }
     }
 
-    /// kubectl's standard output; the command must succeed. It runs off the runtime's threads,
-    /// which serve it.
-    async fn kubectl(&self, args: &[&str]) -> String {
-        let mut command = Command::new(KUBECTL);
-        command
-            .arg("--kubeconfig")
-            .arg(self.dir.path().join("kubeconfig"))
-            .arg("--cache-dir")
-            .arg(self.dir.path().join("cache"))
-            .args(args)
-            .env_remove("KUBECONFIG");
-        let shown = args.join(" ");
-        let output = tokio::task::spawn_blocking(move || command.output())
-            .await
-            .unwrap()
-            .unwrap_or_else(|e| panic!("{KUBECTL} cannot run: {e}"));
-        assert!(
-            output.status.success(),
-            "kubectl {shown} failed:\n{}",
-            output_text(&output)
-        );
-        String::from_utf8(output.stdout).unwrap()
+    /// kubectl against one fresh fake API server over TCP, with its own kubeconfig and cache.
+    struct Cluster {
+        _server: FakeApiServer,
+        _tcp: fakeapi::TcpServer,
+        dir: tempfile::TempDir,
     }
-}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kubectl_applies_every_manifest_to_the_fake_api_server_and_gets_its_objects() {
-    if !Path::new(KUBECTL).is_file() {
-        testskip::skip(
-            "kubectl_applies_every_manifest_to_the_fake_api_server_and_gets_its_objects",
-            "Debian's kubectl is not installed",
-        );
-        return;
-    }
-    for file in MANIFESTS {
-        let cluster = Cluster::new().await;
-        let path = manifest_path(file);
-        let path = path.to_str().unwrap();
-        let documents = documents(file);
-        let names = object_names(&documents);
-
-        // kubectl validates against the fake's OpenAPI and asks for strict field validation.
-        let applied = cluster.kubectl(&["apply", "-f", path]).await;
-        let created: Vec<String> = names.iter().map(|n| format!("{n} created")).collect();
-        let printed: Vec<String> = applied
-            .lines()
-            .map(|line| {
-                line.split_once('/')
-                    .map_or(line.to_owned(), |(kind, rest)| {
-                        // `clusterrole.rbac.authorization.k8s.io/x created`: the kind without its group.
-                        format!("{}/{rest}", kind.split('.').next().unwrap_or(kind))
-                    })
-            })
-            .collect();
-        assert_eq!(printed, created, "{file}: kubectl apply printed\n{applied}");
-
-        let listed: Value =
-            serde_json::from_str(&cluster.kubectl(&["get", "-f", path, "-o", "json"]).await)
+    impl Cluster {
+        async fn new() -> Self {
+            let server = FakeApiServer::new();
+            let tcp = server.serve_tcp().await.unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            tcp.write_kubeconfig(&dir.path().join("kubeconfig"))
                 .unwrap();
-        let items = listed["items"].as_array().expect("a List");
-        assert_eq!(items.len(), documents.len(), "{file}: {listed:#}");
-        for (document, item) in documents.iter().zip(items) {
-            assert_eq!(item["kind"], document["kind"], "{file}");
-            assert_eq!(
-                item["metadata"]["name"], document["metadata"]["name"],
-                "{file}"
-            );
-            assert_eq!(
-                item["metadata"]["namespace"], document["metadata"]["namespace"],
-                "{file}"
-            );
-            for (field, value) in document.as_object().unwrap() {
-                if field != "metadata" {
-                    assert_eq!(&item[field], value, "{file}: {} {field}", item["kind"]);
-                }
+            Self {
+                _server: server,
+                _tcp: tcp,
+                dir,
             }
         }
 
-        let again = cluster.kubectl(&["apply", "-f", path]).await;
-        assert!(
-            again.lines().all(|line| line.ends_with(" unchanged")),
-            "{file}: a second apply changed something:\n{again}"
-        );
+        /// kubectl's standard output; the command must succeed. It runs off the runtime's threads,
+        /// which serve it.
+        async fn kubectl(&self, args: &[&str]) -> String {
+            let mut command = Command::new(KUBECTL);
+            command
+                .arg("--kubeconfig")
+                .arg(self.dir.path().join("kubeconfig"))
+                .arg("--cache-dir")
+                .arg(self.dir.path().join("cache"))
+                .args(args)
+                .env_remove("KUBECONFIG");
+            let shown = args.join(" ");
+            let output = tokio::task::spawn_blocking(move || command.output())
+                .await
+                .unwrap()
+                .unwrap_or_else(|e| panic!("{KUBECTL} cannot run: {e}"));
+            assert!(
+                output.status.success(),
+                "kubectl {shown} failed:\n{}",
+                output_text(&output)
+            );
+            String::from_utf8(output.stdout).unwrap()
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn kubectl_applies_every_manifest_to_the_fake_api_server_and_gets_its_objects() {
+        if !Path::new(KUBECTL).is_file() {
+            testskip::skip(
+                "kubectl_applies_every_manifest_to_the_fake_api_server_and_gets_its_objects",
+                "Debian's kubectl is not installed",
+            );
+            return;
+        }
+        for file in MANIFESTS {
+            let cluster = Cluster::new().await;
+            let path = manifest_path(file);
+            let path = path.to_str().unwrap();
+            let documents = documents(file);
+            let names = object_names(&documents);
+
+            // kubectl validates against the fake's OpenAPI and asks for strict field validation.
+            let applied = cluster.kubectl(&["apply", "-f", path]).await;
+            let created: Vec<String> = names.iter().map(|n| format!("{n} created")).collect();
+            let printed: Vec<String> = applied
+                .lines()
+                .map(|line| {
+                    line.split_once('/')
+                        .map_or(line.to_owned(), |(kind, rest)| {
+                            // `clusterrole.rbac.authorization.k8s.io/x created`: the kind without its group.
+                            format!("{}/{rest}", kind.split('.').next().unwrap_or(kind))
+                        })
+                })
+                .collect();
+            assert_eq!(printed, created, "{file}: kubectl apply printed\n{applied}");
+
+            let listed: Value =
+                serde_json::from_str(&cluster.kubectl(&["get", "-f", path, "-o", "json"]).await)
+                    .unwrap();
+            let items = listed["items"].as_array().expect("a List");
+            assert_eq!(items.len(), documents.len(), "{file}: {listed:#}");
+            for (document, item) in documents.iter().zip(items) {
+                assert_eq!(item["kind"], document["kind"], "{file}");
+                assert_eq!(
+                    item["metadata"]["name"], document["metadata"]["name"],
+                    "{file}"
+                );
+                assert_eq!(
+                    item["metadata"]["namespace"], document["metadata"]["namespace"],
+                    "{file}"
+                );
+                for (field, value) in document.as_object().unwrap() {
+                    if field != "metadata" {
+                        assert_eq!(&item[field], value, "{file}: {} {field}", item["kind"]);
+                    }
+                }
+            }
+
+            let again = cluster.kubectl(&["apply", "-f", path]).await;
+            assert!(
+                again.lines().all(|line| line.ends_with(" unchanged")),
+                "{file}: a second apply changed something:\n{again}"
+            );
+        }
     }
 }
