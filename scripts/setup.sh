@@ -13,7 +13,6 @@ packages=(
   protobuf-compiler                       # protoc for the k8s-cri crate's build script
   wine wine64 gcc-mingw-w64-x86-64        # the Windows leg: cross linker and the test runner
   clang                                   # libFuzzer's runtime for cargo fuzz
-  kubectl                                 # applies build/yamls to the fake API server
   python3-venv                            # kubernetes-validate's environment (below)
 )
 
