@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand};
 
 use crate::check::run::{CheckOptions, check};
+use crate::dns::{self, Zone};
 use crate::error::{LabError, Result};
 use crate::iperf;
 use crate::layout::{DEFAULT_STATE_DIR, Layout};
@@ -77,7 +78,8 @@ pub enum Cmd {
         #[arg(long)]
         keep_on_failure: bool,
     },
-    /// Probe connectivity: Pod<->Pod, Node->Pod, Pod->Node, Pod->external (SNAT); TCP and ICMP.
+    /// Probe connectivity: Pod<->Pod, Node->Pod, Pod->Node, Pod->external (SNAT); TCP and ICMP;
+    /// with the fake API server also through the lab's Services and its DNS.
     Check {
         /// Print the report as JSON.
         #[arg(long)]
@@ -88,6 +90,10 @@ pub enum Cmd {
         /// Probes in flight at once.
         #[arg(long, default_value_t = 8)]
         concurrency: usize,
+        /// Seconds the lab's Services may take to appear in each Node's flows before the
+        /// probes through them are reported as not programmed.
+        #[arg(long, default_value_t = 30.0)]
+        programmed_timeout: f64,
     },
     /// Show what exists: Nodes, Pods, namespaces, processes.
     Status,
@@ -152,6 +158,19 @@ pub enum Cmd {
         /// Port to listen on (all addresses).
         #[arg(long)]
         port: u16,
+        /// File written once listening.
+        #[arg(long)]
+        ready_file: PathBuf,
+    },
+    /// (internal) Answer DNS queries (UDP and TCP) with the A records of a records file.
+    #[command(hide = true)]
+    Dns {
+        /// Port to listen on (all addresses).
+        #[arg(long)]
+        port: u16,
+        /// The records: one `name address` line each.
+        #[arg(long)]
+        records: PathBuf,
         /// File written once listening.
         #[arg(long)]
         ready_file: PathBuf,
@@ -274,13 +293,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json,
             readiness_attempts,
             concurrency,
+            programmed_timeout,
         } => {
             let state = load(&layout)?;
             let report = check(
+                &layout,
                 &state,
                 CheckOptions {
                     readiness_attempts,
                     concurrency,
+                    programmed_timeout: Duration::from_secs_f64(programmed_timeout.max(0.0)),
                     ..CheckOptions::default()
                 },
             )?;
@@ -436,6 +458,27 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             serve::serve(&name, port, &ready_file).map_err(|source| LabError::File {
                 what: "serve",
+                path: ready_file,
+                source,
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Dns {
+            port,
+            records,
+            ready_file,
+        } => {
+            let text = std::fs::read_to_string(&records).map_err(|source| LabError::File {
+                what: "DNS records",
+                path: records.clone(),
+                source,
+            })?;
+            let zone = Zone::parse(&text).map_err(|message| LabError::Output {
+                tool: "antrea-lab dns",
+                message: format!("{}: {message}", records.display()),
+            })?;
+            dns::server::serve(zone, port, &ready_file).map_err(|source| LabError::File {
+                what: "dns",
                 path: ready_file,
                 source,
             })?;

@@ -126,6 +126,14 @@ pub enum LabError {
     /// Options that do not go together.
     #[error("{0}")]
     Options(String),
+    /// A lab Service cannot be given its endpoints.
+    #[error("Service {service}: {message}")]
+    ServiceEndpoints {
+        /// `namespace/name`.
+        service: String,
+        /// Why.
+        message: String,
+    },
     /// A tool's output could not be read.
     #[error("{tool} output: {message}")]
     Output {

@@ -191,6 +191,16 @@ impl Layout {
         self.root.join("serve").join(netns)
     }
 
+    /// The DNS answerer's directory: its records file, pidfile, log and ready file.
+    pub fn dns_dir(&self) -> PathBuf {
+        self.root.join("dns")
+    }
+
+    /// The DNS answerer's records file (`name address` lines).
+    pub fn dns_records(&self) -> PathBuf {
+        self.dns_dir().join("records")
+    }
+
     /// The iperf3 server's pidfile.
     pub fn iperf_pidfile(&self) -> PathBuf {
         self.root.join("iperf3-server.pid")
@@ -222,6 +232,7 @@ mod tests {
             l.api_pidfile(),
             l.api_log(),
             l.iperf_pidfile(),
+            l.dns_records(),
             l.containerd_config("lab-n1"),
             l.containerd_pidfile("lab-n1"),
             l.containerd_log("lab-n1"),

@@ -43,20 +43,8 @@ pub const MAX_NODES: u8 = 80;
 pub const MAX_PODS_PER_NODE: u8 = 200;
 /// The flat Pod network of `normal` wiring; each Node's br-int also holds 10.244.K.1 in it.
 pub const FLAT_POD_PREFIX_LEN: u8 = 16;
-/// The lab's ClusterIP Service (`--api fake`), in namespace `default`, selecting
-/// [`SERVICE_BACKEND_LABEL`]; the fake API server's EndpointSlice controller gives it its slices.
-pub const SERVICE_NAME: &str = "lab-web";
-/// The Service's cluster IP, in Kubernetes' default Service CIDR 10.96.0.0/12.
-pub const SERVICE_IP: Ipv4Addr = Ipv4Addr::new(10, 96, 0, 10);
-/// The Service's port; its target is the Pods' named container port [`SERVE_PORT_NAME`].
-pub const SERVICE_PORT: u16 = 80;
 /// The name of every lab Pod's container port [`SERVE_PORT`].
 pub const SERVE_PORT_NAME: &str = "serve";
-/// The label (key, value) the Service selects, which its backends carry.
-pub const SERVICE_BACKEND_LABEL: (&str, &str) = ("antrea-lab/service", SERVICE_NAME);
-/// The Service's backends are Pod 1 of each of the first this many Nodes.
-pub const SERVICE_BACKEND_NODES: u8 = 3;
-
 /// How Pod traffic crosses Nodes (the agent's `trafficEncapMode` and `tunnelType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -313,12 +301,6 @@ impl PodPlan {
     pub fn mac(self) -> MacAddr {
         MacAddr([0x02, 0x00, 0x0a, 0xf4, self.node, self.index])
     }
-
-    /// Whether the Pod is a backend of the lab's Service: Pod 1 of each of the first
-    /// [`SERVICE_BACKEND_NODES`] Nodes, so the Service has a backend on more than one Node.
-    pub fn backs_service(self) -> bool {
-        self.index == 1 && self.node <= SERVICE_BACKEND_NODES
-    }
 }
 
 #[cfg(test)]
@@ -343,9 +325,6 @@ mod tests {
         assert_eq!(p.name(), "lab-n3-p2");
         assert_eq!(p.host_veth(), "n3p2");
         assert_eq!(p.normal_ip(), Ipv4Addr::new(10, 244, 3, 12));
-        assert!(!p.backs_service());
-        assert!(PodPlan { node: 3, index: 1 }.backs_service());
-        assert!(!PodPlan { node: 4, index: 1 }.backs_service());
         assert_eq!(p.mac().to_string(), "02:00:0a:f4:03:02");
         assert_eq!(p.container_id(), "antrea-lab-003-002");
         assert_eq!(p.uid(), "1ab00000-0000-4000-8000-000003000002");

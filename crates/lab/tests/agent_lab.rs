@@ -3,7 +3,11 @@
 //! hitless agent restart under traffic, a restart after a change (new round, old round's flows
 //! gone), flows replayed after an `ovs-vswitchd` restart, a Node leaving the cluster, and the
 //! same connectivity matrix whether the agents read the cluster directory or the fake API server
-//! (whose EndpointSlice controller gives the lab's Service its slice).
+//! (whose EndpointSlice controller gives the lab's Services their slices), and with the fake API
+//! server the Services section of the check (every path through a ClusterIP, NodePort,
+//! LoadBalancer and ETP Local Service answered by the right endpoint seeing the right source,
+//! Pods resolving Service names through kube-dns over UDP and TCP), with a deleted Service
+//! reported as not programmed rather than blocked.
 //! Root, Linux; one lab at a time.
 #![cfg(target_os = "linux")]
 
@@ -368,13 +372,28 @@ fn a_node_removed_from_the_cluster_loses_its_routes_and_flows_and_nothing_else()
     lab.assert_gone();
 }
 
-/// What a `check --json` report says about each probe, without what differs between two runs
-/// of the same lab (source ports, attempts, timings, retry details).
+/// The paths of the connectivity matrix (the rest go through Services).
+const CONNECTIVITY_PATHS: [&str; 5] = [
+    "pod-pod-same-node",
+    "pod-pod-cross-node",
+    "node-pod",
+    "pod-node",
+    "pod-external",
+];
+
+/// Probes of a 2 × 2 lab: 64 in the connectivity matrix, and with the fake API server 25
+/// through the Services.
+const CONNECTIVITY_PROBES: u64 = 64;
+const SERVICE_PROBES: u64 = 25;
+
+/// What a `check --json` report says about each connectivity probe, without what differs
+/// between two runs of the same lab (source ports, attempts, timings, retry details).
 fn matrix(report: &serde_json::Value) -> BTreeSet<String> {
     report["probes"]
         .as_array()
         .unwrap()
         .iter()
+        .filter(|p| CONNECTIVITY_PATHS.contains(&p["path"].as_str().unwrap()))
         .map(|p| {
             let peer_ip = p["peer_seen"]
                 .as_str()
@@ -425,7 +444,7 @@ fn the_fake_api_server_gives_the_same_connectivity_matrix_as_the_cluster_directo
             && !status.contains("NOT healthy"),
         "{status}"
     );
-    let report = lab.check_all_green(64);
+    let report = lab.check_all_green(CONNECTIVITY_PROBES + SERVICE_PROBES);
     assert_eq!(matrix(&report), directory);
 
     // The agents could only have used the API: there is no cluster directory, and they were
@@ -495,7 +514,7 @@ fn the_fake_api_server_gives_the_same_connectivity_matrix_as_the_cluster_directo
     // The lab's ClusterIP Service selects Pod 1 of each Node; the server's EndpointSlice
     // controller made its one slice: their addresses, Ready, on the Pods' named `serve` port.
     let service = api_get(&lab, "/api/v1/namespaces/default/services/lab-web");
-    assert_eq!(service["spec"]["clusterIP"], "10.96.0.10", "{service:#}");
+    assert_eq!(service["spec"]["clusterIP"], "10.96.0.20", "{service:#}");
     let slices = api_get(
         &lab,
         "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dlab-web",
@@ -550,7 +569,213 @@ fn the_fake_api_server_gives_the_same_connectivity_matrix_as_the_cluster_directo
     lab.run_ok(&["agent", "start", "--node", "lab-n1"]);
     assert!(node_gets() > before);
     assert!(!lab.path("cluster").exists());
-    lab.check_all_green(64);
+    lab.check_all_green(CONNECTIVITY_PROBES + SERVICE_PROBES);
     lab.run_ok(&["down"]);
     lab.assert_gone();
+}
+
+/// The `/etc/netns/lab-*` directories (a lab namespace's own resolv.conf).
+fn netns_etc_dirs() -> Vec<String> {
+    fs::read_dir("/etc/netns")
+        .map(|dir| {
+            dir.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("lab-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn services_answer_from_the_right_endpoint_on_every_path_and_pods_resolve_them_through_kube_dns() {
+    build_agent_binaries();
+    let lab = Lab::new("services");
+    lab.run_ok(&["up", "--api", "fake"]);
+    let report = lab.check_all_green(CONNECTIVITY_PROBES + SERVICE_PROBES);
+    let probes = report["probes"].as_array().unwrap();
+    let services: Vec<&serde_json::Value> = probes
+        .iter()
+        .filter(|p| !CONNECTIVITY_PATHS.contains(&p["path"].as_str().unwrap()))
+        .collect();
+    let per_path = |path: &str| services.iter().filter(|p| p["path"] == path).count();
+    assert_eq!(
+        [
+            per_path("pod-cluster-ip-same-node"),
+            per_path("pod-cluster-ip-cross-node"),
+            per_path("pod-cluster-ip-hairpin"),
+            per_path("node-cluster-ip"),
+            per_path("external-node-port"),
+            per_path("external-node-port-local"),
+            per_path("external-load-balancer"),
+            per_path("pod-dns"),
+        ],
+        [2, 4, 2, 4, 2, 2, 1, 8]
+    );
+    // Every Service probe passed, answered by the endpoint its Service must reach.
+    for p in &services {
+        assert_eq!(p["verdict"], "passed", "{p:#}");
+        assert_eq!(p["answered_by"], p["answerer"], "{p:#}");
+    }
+    let seen = |from: &str, to: &str, proto: &str| {
+        let p = services
+            .iter()
+            .find(|p| p["from"] == from && p["to"] == to && p["proto"] == proto)
+            .unwrap_or_else(|| panic!("no probe {from} -> {to} {proto}"));
+        (
+            p["answered_by"].as_str().unwrap().to_owned(),
+            p["peer_seen"]
+                .as_str()
+                .unwrap()
+                .split(':')
+                .next()
+                .unwrap()
+                .to_owned(),
+        )
+    };
+    let pod_ip = |name: &str| {
+        probes.iter().find(|p| p["to"] == name).unwrap()["to_ip"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    // Same Node and across Nodes the endpoint sees the client Pod; a Pod reaching itself sees
+    // its gateway (hairpin); the Node's own traffic leaves from its gateway (proxyAll).
+    assert_eq!(
+        seen("lab-n1-p2", "lab-local-n1", "tcp"),
+        ("lab-n1-p1".into(), pod_ip("lab-n1-p2"))
+    );
+    assert_eq!(
+        seen("lab-n1-p2", "lab-local-n2", "tcp"),
+        ("lab-n2-p1".into(), pod_ip("lab-n1-p2"))
+    );
+    assert_eq!(
+        seen("lab-n2-p1", "lab-local-n2", "tcp"),
+        ("lab-n2-p1".into(), "10.244.2.1".into())
+    );
+    assert_eq!(
+        seen("lab-n1", "lab-local-n2", "tcp"),
+        ("lab-n2-p1".into(), "10.244.1.1".into())
+    );
+    // From outside: a NodePort under Cluster is NATed to the gateway of the Node it entered,
+    // also when its endpoint is on the other Node; under Local each Node's own endpoint answers
+    // and sees the client; the load-balancer IP, routed to lab-n1, reaches lab-n2's endpoint.
+    assert_eq!(
+        seen("lab-ext", "lab-nodeport@lab-n2", "tcp"),
+        ("lab-n1-p1".into(), "10.244.2.1".into())
+    );
+    assert_eq!(
+        seen("lab-ext", "lab-etp-local@lab-n1", "tcp"),
+        ("lab-n1-p1".into(), "10.10.0.100".into())
+    );
+    assert_eq!(
+        seen("lab-ext", "lab-etp-local@lab-n2", "tcp"),
+        ("lab-n2-p1".into(), "10.10.0.100".into())
+    );
+    assert_eq!(
+        seen("lab-ext", "lab-lb", "tcp"),
+        ("lab-n2-p1".into(), "10.244.1.1".into())
+    );
+    // Each Pod resolved lab-local-n1 over UDP and over TCP and reached lab-n1-p1 at the answer.
+    for pod in ["lab-n1-p2", "lab-n2-p1", "lab-n2-p2"] {
+        for proto in ["dnsudp", "dnstcp"] {
+            assert_eq!(
+                seen(pod, "lab-local-n1", proto),
+                ("lab-n1-p1".into(), pod_ip(pod))
+            );
+        }
+    }
+    // Every frontend the probes needed was seen installed before they ran.
+    let programmed = report["programmed"].as_array().unwrap();
+    assert!(!programmed.is_empty());
+    for f in programmed {
+        assert_eq!(f["state"], "installed", "{f:#}");
+    }
+    // The Pods resolved with the DNS settings of their CNI result, and the DNS answerer (in
+    // lab-n2-p2, behind kube-dns) saw each query over its transport from the Pod itself (its
+    // own from its gateway: hairpin).
+    let resolv_conf = fs::read_to_string("/etc/netns/lab-n1-p2/resolv.conf").unwrap();
+    assert!(
+        resolv_conf.contains("nameserver 10.96.0.10\n")
+            && resolv_conf
+                .contains("search default.svc.cluster.local svc.cluster.local cluster.local\n"),
+        "{resolv_conf}"
+    );
+    let dns_log = fs::read_to_string(lab.path("dns/dns.log")).unwrap();
+    for (pod, source) in [
+        ("lab-n1-p1", pod_ip("lab-n1-p1")),
+        ("lab-n1-p2", pod_ip("lab-n1-p2")),
+        ("lab-n2-p1", pod_ip("lab-n2-p1")),
+        ("lab-n2-p2", "10.244.2.1".to_owned()),
+    ] {
+        for transport in ["udp", "tcp"] {
+            let wanted = format!("query over {transport} from {source}:");
+            assert!(
+                dns_log.lines().any(|l| l.starts_with(&wanted)
+                    && l.contains("lab-local-n1.default.svc.cluster.local type 1 class 1 -> rcode 0, 1 answers")),
+                "no {transport} query of {pod} from {source}:\n{dns_log}"
+            );
+        }
+    }
+    let text = lab.run_ok(&["check"]);
+    assert!(text.contains("\nServices:\n"), "{text}");
+
+    // A Service whose frontends are gone is not programmed, not blocked: its probes do not
+    // run, the others pass, and the check fails saying so.
+    let deleted = lab::host::http::request(
+        &lab.path("api/apiserver.sock"),
+        "DELETE",
+        "/api/v1/namespaces/default/services/lab-local-n2",
+        None,
+    )
+    .unwrap();
+    assert_eq!(deleted.status, 200, "{}", deleted.text());
+    wait_until("lab-local-n2's flows gone on both Nodes", || {
+        ["lab-n1", "lab-n2"].iter().all(|node| {
+            !lab.flows(node)
+                .iter()
+                .any(|f| f.contains("nw_dst=10.96.1.2,"))
+        })
+    });
+    let out = lab.run(&["check", "--json", "--programmed-timeout", "2"]);
+    assert!(!out.status.success());
+    let broken: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let not_programmed: BTreeSet<String> = broken["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["verdict"] == "not-programmed")
+        .map(|p| {
+            format!(
+                "{} -> {}",
+                p["from"].as_str().unwrap(),
+                p["to"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let expected: BTreeSet<String> = [
+        "lab-n1-p1",
+        "lab-n1-p2",
+        "lab-n2-p1",
+        "lab-n2-p2",
+        "lab-n1",
+        "lab-n2",
+    ]
+    .iter()
+    .map(|from| format!("{from} -> lab-local-n2"))
+    .collect();
+    assert_eq!(not_programmed, expected);
+    let summary = &broken["summary"];
+    assert_eq!(
+        (
+            summary["not_programmed"].as_u64(),
+            summary["failed"].as_u64(),
+            summary["could_not_run"].as_u64(),
+            summary["flaky"].as_u64()
+        ),
+        (Some(6), Some(0), Some(0), Some(0)),
+        "{summary}"
+    );
+    lab.run_ok(&["down"]);
+    lab.assert_gone();
+    assert_eq!(netns_etc_dirs(), Vec::<String>::new());
 }

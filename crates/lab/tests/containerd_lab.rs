@@ -263,7 +263,13 @@ fn containerd_makes_the_pods_and_the_matrix_passes_with_what_kubelet_would_send(
 /// Publishes Pod `name` with `ip` on lab-n1 in the cluster directory, as the API server would
 /// hold it for kubelet (an agent that starts removes the ports of Pods the cluster lacks).
 fn publish_pod(lab: &Lab, name: &str, ip: std::net::Ipv4Addr) {
-    let pod = PodObject::new(name, "lab-n1", "10.10.0.11".parse().unwrap(), ip, false);
+    let pod = PodObject::new(
+        name,
+        "lab-n1",
+        "10.10.0.11".parse().unwrap(),
+        ip,
+        Default::default(),
+    );
     write_object(&lab.path("cluster"), &pod.file_name(), &pod).unwrap();
 }
 

@@ -398,6 +398,15 @@ fn agent_wiring_drives_agent_and_plugin_by_the_contract() {
     assert_eq!(stdin["cniVersion"], "1.0.0");
     // Each Node has its own IPAM store: one Node's GC must never release another's addresses.
     assert_eq!(stdin["ipam"]["dataDir"], format!("{state}/lab-n2/ipam"));
+    // The cluster DNS kubelet would give the Pod; the plugin returns it in its result, and a
+    // result without it (this stand-in's) leaves the Pod without a resolv.conf of its own.
+    assert_eq!(
+        stdin["dns"],
+        serde_json::json!({"nameservers": ["10.96.0.10"],
+            "search": ["default.svc.cluster.local", "svc.cluster.local", "cluster.local"],
+            "options": ["ndots:5"]})
+    );
+    assert!(!Path::new("/etc/netns/lab-n2-p1").exists());
 
     let status = lab.run_ok(&["status"]);
     assert!(

@@ -1,7 +1,8 @@
 //! The cluster's objects: `v1` Nodes (name, MAC annotation, podCIDR, InternalIP), Pods (name,
-//! labels, nodeName, the named `serve` port, podIP, Ready) and the lab's ClusterIP Service, each
-//! with its file name in the cluster directory and its collection in the Kubernetes API. In the directory each is written atomically (a hidden temporary file renamed
-//! into place), so an agent polling the directory never reads half a file.
+//! labels, nodeName, the named `serve` port, podIP, Ready) and the lab's Services (see
+//! [`crate::services`]), each with its file name in the cluster directory and its collection in
+//! the Kubernetes API. In the directory each is written atomically (a hidden temporary file
+//! renamed into place), so an agent polling the directory never reads half a file.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -11,9 +12,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::plan::{
-    SERVE_PORT, SERVE_PORT_NAME, SERVICE_BACKEND_LABEL, SERVICE_IP, SERVICE_NAME, SERVICE_PORT,
-};
+use crate::plan::{SERVE_PORT, SERVE_PORT_NAME};
+use crate::services::{Endpoints, LabService, TargetPort};
 
 /// `metadata`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -168,15 +168,18 @@ pub struct ServiceObject {
     pub kind: String,
     /// Name and namespace.
     pub metadata: Metadata,
-    /// Type, cluster IP, selector, ports.
+    /// Type, cluster IP, selector, ports, traffic policy.
     pub spec: ServiceSpec,
+    /// The load balancer's ingress IP (LoadBalancer Services).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<ServiceStatus>,
 }
 
 /// `Service.spec`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceSpec {
-    /// `ClusterIP`.
+    /// `ClusterIP`, `NodePort` or `LoadBalancer`.
     #[serde(rename = "type")]
     pub service_type: String,
     /// The cluster IP (the fake API server allocates none, so the lab chooses it).
@@ -185,10 +188,14 @@ pub struct ServiceSpec {
     /// The same, as a list.
     #[serde(rename = "clusterIPs")]
     pub cluster_ips: Vec<String>,
-    /// The labels of the Pods it selects.
+    /// The labels of the Pods it selects (none: its EndpointSlices are written by hand).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub selector: BTreeMap<String, String>,
     /// Its ports.
     pub ports: Vec<ServicePort>,
+    /// `Local` when set (unset: `Cluster`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_traffic_policy: Option<String>,
 }
 
 /// `Service.spec.ports[]`.
@@ -197,15 +204,87 @@ pub struct ServiceSpec {
 pub struct ServicePort {
     /// The port's name.
     pub name: String,
-    /// `TCP`.
+    /// `TCP` or `UDP`.
     pub protocol: String,
     /// The Service port.
     pub port: u16,
-    /// The Pods' container port, by name.
-    pub target_port: String,
+    /// The Pods' container port, by name or number.
+    pub target_port: TargetPortValue,
+    /// The node port (NodePort and LoadBalancer Services).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_port: Option<u16>,
 }
 
-/// One `Pod.status.podIPs` entry.
+/// `targetPort`: the API's IntOrString.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum TargetPortValue {
+    /// A container port's name.
+    Name(String),
+    /// A port number.
+    Number(u16),
+}
+
+/// `Service.status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceStatus {
+    /// `loadBalancer`.
+    pub load_balancer: LoadBalancerStatus,
+}
+
+/// `Service.status.loadBalancer`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoadBalancerStatus {
+    /// `ingress`: the load balancer's addresses.
+    pub ingress: Vec<PodIp>,
+}
+
+/// A `discovery.k8s.io/v1` EndpointSlice the lab writes for a Service without a selector.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointSliceObject {
+    /// `discovery.k8s.io/v1`.
+    pub api_version: String,
+    /// `EndpointSlice`.
+    pub kind: String,
+    /// Name, namespace and the `kubernetes.io/service-name` label.
+    pub metadata: Metadata,
+    /// `IPv4`.
+    pub address_type: String,
+    /// Its endpoints.
+    pub endpoints: Vec<SliceEndpoint>,
+    /// Its ports: the Service's, by name, with the target port's number.
+    pub ports: Vec<SlicePort>,
+}
+
+/// `EndpointSlice.endpoints[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SliceEndpoint {
+    /// The Pod's address.
+    pub addresses: Vec<String>,
+    /// `ready: true`.
+    pub conditions: BTreeMap<String, bool>,
+    /// The Pod's Node.
+    pub node_name: String,
+}
+
+/// `EndpointSlice.ports[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SlicePort {
+    /// The Service port's name.
+    pub name: String,
+    /// `TCP` or `UDP`.
+    pub protocol: String,
+    /// The endpoint's port.
+    pub port: u16,
+}
+
+/// The label naming an EndpointSlice's Service.
+pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+
+/// One `Pod.status.podIPs` or `Service.status.loadBalancer.ingress` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PodIp {
     /// The address.
@@ -256,6 +335,56 @@ impl ClusterObject for ServiceObject {
     }
 }
 
+impl ClusterObject for EndpointSliceObject {
+    fn file_name(&self) -> String {
+        format!("endpointslice-{}.yaml", self.metadata.name)
+    }
+
+    fn collection_path(&self) -> String {
+        format!(
+            "/apis/discovery.k8s.io/v1/namespaces/{}/endpointslices",
+            self.metadata.namespace.as_deref().unwrap_or("default")
+        )
+    }
+}
+
+impl EndpointSliceObject {
+    /// The slice of `service` (a Service without a selector) with one ready endpoint: `ip` on
+    /// `node`; `None` for a Service whose port names a target port by name (only a selector's
+    /// Pods resolve names).
+    pub fn of(service: &LabService, ip: Ipv4Addr, node: &str) -> Option<EndpointSliceObject> {
+        let ports = service
+            .ports
+            .iter()
+            .map(|p| match p.target {
+                TargetPort::Number(port) => Some(SlicePort {
+                    name: p.name.into(),
+                    protocol: p.transport.as_str().into(),
+                    port,
+                }),
+                TargetPort::Named(_) => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(EndpointSliceObject {
+            api_version: "discovery.k8s.io/v1".into(),
+            kind: "EndpointSlice".into(),
+            metadata: Metadata {
+                name: format!("{}-lab", service.name),
+                namespace: Some(service.namespace.to_owned()),
+                labels: BTreeMap::from([(SERVICE_NAME_LABEL.to_owned(), service.name.clone())]),
+                annotations: BTreeMap::new(),
+            },
+            address_type: "IPv4".into(),
+            endpoints: vec![SliceEndpoint {
+                addresses: vec![ip.to_string()],
+                conditions: BTreeMap::from([("ready".to_owned(), true)]),
+                node_name: node.to_owned(),
+            }],
+            ports,
+        })
+    }
+}
+
 impl NodeObject {
     /// A lab Node; `mac` is its NIC's MAC (`02:00:0a:0a:00:0b`).
     pub fn new(name: &str, pod_cidr: &str, node_ip: Ipv4Addr, mac: &str) -> NodeObject {
@@ -289,21 +418,15 @@ impl NodeObject {
 }
 
 impl PodObject {
-    /// A lab Pod in namespace `default`, running on `node` and Ready; a backend of the lab's
-    /// Service if `backend`.
+    /// A lab Pod in namespace `default` with `labels` (see [`crate::services::pod_labels`]),
+    /// running on `node` and Ready.
     pub fn new(
         name: &str,
         node: &str,
         node_ip: Ipv4Addr,
         pod_ip: Ipv4Addr,
-        backend: bool,
+        labels: BTreeMap<String, String>,
     ) -> PodObject {
-        let (key, value) = SERVICE_BACKEND_LABEL;
-        let labels = if backend {
-            BTreeMap::from([(key.to_owned(), value.to_owned())])
-        } else {
-            BTreeMap::new()
-        };
         PodObject {
             api_version: "v1".into(),
             kind: "Pod".into(),
@@ -342,31 +465,47 @@ impl PodObject {
 }
 
 impl ServiceObject {
-    /// The lab's Service: [`SERVICE_NAME`] in `default`, ClusterIP [`SERVICE_IP`], TCP
-    /// [`SERVICE_PORT`] to the backends' named port [`SERVE_PORT_NAME`].
-    pub fn lab() -> ServiceObject {
-        let (key, value) = SERVICE_BACKEND_LABEL;
+    /// The object of the lab Service `service`.
+    pub fn of(service: &LabService) -> ServiceObject {
+        let selector = match &service.endpoints {
+            Endpoints::Selector(key, value) => BTreeMap::from([((*key).to_owned(), value.clone())]),
+            Endpoints::Pod(_) => BTreeMap::new(),
+        };
         ServiceObject {
             api_version: "v1".into(),
             kind: "Service".into(),
             metadata: Metadata {
-                name: SERVICE_NAME.into(),
-                namespace: Some("default".into()),
+                name: service.name.clone(),
+                namespace: Some(service.namespace.to_owned()),
                 labels: BTreeMap::new(),
                 annotations: BTreeMap::new(),
             },
             spec: ServiceSpec {
-                service_type: "ClusterIP".into(),
-                cluster_ip: SERVICE_IP.to_string(),
-                cluster_ips: vec![SERVICE_IP.to_string()],
-                selector: BTreeMap::from([(key.to_owned(), value.to_owned())]),
-                ports: vec![ServicePort {
-                    name: "http".into(),
-                    protocol: "TCP".into(),
-                    port: SERVICE_PORT,
-                    target_port: SERVE_PORT_NAME.into(),
-                }],
+                service_type: service.service_type.as_str().into(),
+                cluster_ip: service.cluster_ip.to_string(),
+                cluster_ips: vec![service.cluster_ip.to_string()],
+                selector,
+                ports: service
+                    .ports
+                    .iter()
+                    .map(|p| ServicePort {
+                        name: p.name.into(),
+                        protocol: p.transport.as_str().into(),
+                        port: p.port,
+                        target_port: match &p.target {
+                            TargetPort::Named(name) => TargetPortValue::Name((*name).into()),
+                            TargetPort::Number(number) => TargetPortValue::Number(*number),
+                        },
+                        node_port: p.node_port,
+                    })
+                    .collect(),
+                external_traffic_policy: service.external_traffic_local.then(|| "Local".into()),
             },
+            status: service.load_balancer_ip.map(|ip| ServiceStatus {
+                load_balancer: LoadBalancerStatus {
+                    ingress: vec![PodIp { ip: ip.to_string() }],
+                },
+            }),
         }
     }
 }
@@ -420,7 +559,7 @@ mod tests {
             "lab-n1",
             Ipv4Addr::new(10, 10, 0, 11),
             Ipv4Addr::new(10, 244, 1, 3),
-            false,
+            BTreeMap::new(),
         );
         assert_eq!(p.file_name(), "pod-lab-n1-p2.yaml");
         assert_eq!(p.collection_path(), "/api/v1/namespaces/default/pods");
@@ -438,26 +577,55 @@ mod tests {
             "lab-n1",
             Ipv4Addr::new(10, 10, 0, 11),
             Ipv4Addr::new(10, 244, 1, 2),
-            true,
+            crate::services::pod_labels(crate::plan::PodPlan { node: 1, index: 1 }),
         );
         assert_eq!(
             yaml_value(&backend)["metadata"]["labels"],
-            json!({"antrea-lab/service": "lab-web"})
+            json!({"antrea-lab/service": "lab-web", "antrea-lab/pod": "lab-n1-p1",
+                   "antrea-lab/first-on-node": "true"})
         );
     }
 
     #[test]
-    fn the_lab_service_selects_the_backends_named_port() {
-        let s = ServiceObject::lab();
-        assert_eq!(s.file_name(), "service-lab-web.yaml");
-        assert_eq!(s.collection_path(), "/api/v1/namespaces/default/services");
+    fn lab_services_are_v1_services() {
+        use crate::plan::{Encap, Topology, Wiring};
+        let services = crate::services::lab_services(
+            &Topology::new(2, 2, Encap::Geneve, Wiring::Agent).unwrap(),
+        );
+        let object = |name: &str| {
+            let s = services.iter().find(|s| s.name == name).unwrap();
+            ServiceObject::of(s)
+        };
+        let web = object("lab-web");
+        assert_eq!(web.file_name(), "service-lab-web.yaml");
+        assert_eq!(web.collection_path(), "/api/v1/namespaces/default/services");
         assert_eq!(
-            yaml_value(&s),
+            yaml_value(&web),
             json!({"apiVersion": "v1", "kind": "Service",
                    "metadata": {"name": "lab-web", "namespace": "default"},
-                   "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"],
+                   "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.20", "clusterIPs": ["10.96.0.20"],
                             "selector": {"antrea-lab/service": "lab-web"},
                             "ports": [{"name": "http", "protocol": "TCP", "port": 80, "targetPort": "serve"}]}})
+        );
+        let dns = object("kube-dns");
+        assert_eq!(
+            dns.collection_path(),
+            "/api/v1/namespaces/kube-system/services"
+        );
+        assert_eq!(
+            yaml_value(&dns)["spec"]["ports"],
+            json!([{"name": "dns", "protocol": "UDP", "port": 53, "targetPort": 53},
+                   {"name": "dns-tcp", "protocol": "TCP", "port": 53, "targetPort": 53}])
+        );
+        let local = yaml_value(&object("lab-etp-local"));
+        assert_eq!(local["spec"]["type"], "NodePort");
+        assert_eq!(local["spec"]["externalTrafficPolicy"], "Local");
+        assert_eq!(local["spec"]["ports"][0]["nodePort"], 30081);
+        let lb = yaml_value(&object("lab-lb"));
+        assert_eq!(lb["spec"]["type"], "LoadBalancer");
+        assert_eq!(
+            lb["status"],
+            json!({"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}})
         );
     }
 

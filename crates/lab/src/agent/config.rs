@@ -1,10 +1,13 @@
-//! A Node's `antrea-agent.conf`: Antrea's configuration keys for a Node of the lab.
+//! A Node's `antrea-agent.conf`: Antrea's configuration keys for a Node of the lab, with
+//! AntreaProxy serving the Node's own traffic and NodePorts (`antreaProxy.proxyAll`) for the
+//! lab's Service CIDR.
 
 use std::path::Path;
 
 use serde::Serialize;
 
 use crate::plan::{BRIDGE, Encap, HOST_GATEWAY, NODE_NIC};
+use crate::services::SERVICE_CIDR;
 
 /// The keys the lab sets (Antrea names, camelCase).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -31,6 +34,20 @@ pub struct AgentConfig {
     /// Pod egress is masqueraded to the Node IP.
     #[serde(rename = "noSNAT")]
     pub no_snat: bool,
+    /// The cluster's Service CIDR, which the Node routes into the datapath.
+    #[serde(rename = "serviceCIDR")]
+    pub service_cidr: String,
+    /// `antreaProxy`.
+    pub antrea_proxy: AntreaProxy,
+}
+
+/// The `antreaProxy` section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AntreaProxy {
+    /// The Node's own traffic to Services, NodePorts and load-balancer IPs through the
+    /// datapath (no kube-proxy in the lab).
+    pub proxy_all: bool,
 }
 
 impl AgentConfig {
@@ -52,6 +69,8 @@ impl AgentConfig {
             cni_socket: cni_socket.display().to_string(),
             api_local_access_dir: api_local_access_dir.display().to_string(),
             no_snat: false,
+            service_cidr: SERVICE_CIDR.to_string(),
+            antrea_proxy: AntreaProxy { proxy_all: true },
         }
     }
 
@@ -84,7 +103,8 @@ mod tests {
                 "ovsBridge": "br-int", "ovsDatapathType": "netdev", "ovsRunDir": "/run/antrea-lab/lab-n1/run",
                 "hostGateway": "antrea-gw0", "trafficEncapMode": "noEncap", "tunnelType": "geneve",
                 "transportInterface": "eth0", "cniSocket": "/run/antrea-lab/lab-n1/cni.sock",
-                "apiLocalAccessDir": "/run/antrea-lab/lab-n1/agent-api", "noSNAT": false
+                "apiLocalAccessDir": "/run/antrea-lab/lab-n1/agent-api", "noSNAT": false,
+                "serviceCIDR": "10.96.0.0/12", "antreaProxy": {"proxyAll": true}
             })
         );
         assert!(yaml.starts_with("# Written by antrea-lab"));

@@ -4,5 +4,7 @@
 pub mod cluster;
 pub mod config;
 
-pub use cluster::{ClusterObject, NodeObject, PodObject, ServiceObject, write_object};
+pub use cluster::{
+    ClusterObject, EndpointSliceObject, NodeObject, PodObject, ServiceObject, write_object,
+};
 pub use config::AgentConfig;

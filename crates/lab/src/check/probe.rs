@@ -1,13 +1,16 @@
 //! The probe matrix: from every Pod to every other Pod (same Node and across Nodes), from every
 //! Node to every Pod, from every Pod to every Node and to the external host, each over TCP (the
-//! `serve` answerer) and ICMP, and what a TCP answer must show to pass.
+//! `serve` answerer) and ICMP, and what a TCP answer must show to pass: who answered and the
+//! source address it saw. The Services' probes ([`super::service_probe`]) are probes of the same
+//! kind, whose target is a Service and whose answerer is the endpoint it must reach.
 
 use std::net::Ipv4Addr;
 
 use serde::Serialize;
 
-use crate::plan::{EXT_IP, EXT_NETNS, NodePlan, Wiring};
+use crate::plan::{EXT_IP, EXT_NETNS, NodePlan, SERVE_PORT, Wiring};
 use crate::serve::Answer;
+use crate::services::Transport;
 use crate::state::State;
 
 /// An endpoint of the lab: a namespace with one address and a `serve` answerer.
@@ -84,6 +87,36 @@ pub enum PathKind {
     PodNode,
     /// Pod to the external host.
     PodExternal,
+    /// Pod to a cluster IP whose endpoint is on the Pod's Node.
+    PodClusterIpSameNode,
+    /// Pod to a cluster IP whose endpoint is on another Node.
+    PodClusterIpCrossNode,
+    /// Pod to a cluster IP whose endpoint is the Pod itself (hairpin).
+    PodClusterIpHairpin,
+    /// Node to a cluster IP (proxyAll), its endpoint on any Node.
+    NodeClusterIp,
+    /// The external host to a NodePort (`externalTrafficPolicy: Cluster`) of each Node.
+    ExternalNodePort,
+    /// The external host to a NodePort with `externalTrafficPolicy: Local` of each Node.
+    ExternalNodePortLocal,
+    /// The external host to a load-balancer IP.
+    ExternalLoadBalancer,
+    /// Pod resolves a Service name through the cluster DNS Service and connects to the answer.
+    PodDns,
+}
+
+impl PathKind {
+    /// Whether the path goes through a Service (the report's Services section).
+    pub fn is_service(self) -> bool {
+        !matches!(
+            self,
+            PathKind::PodPodSameNode
+                | PathKind::PodPodCrossNode
+                | PathKind::NodePod
+                | PathKind::PodNode
+                | PathKind::PodExternal
+        )
+    }
 }
 
 /// How a probe is carried.
@@ -94,6 +127,32 @@ pub enum Proto {
     Tcp,
     /// One ICMP echo.
     Icmp,
+    /// A DNS lookup over UDP through the Pod's resolv.conf, then TCP to the address found.
+    DnsUdp,
+    /// The same lookup over TCP (`options use-vc`), then TCP to the address found.
+    DnsTcp,
+}
+
+impl Proto {
+    /// The probe's name in the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Proto::Tcp => "tcp",
+            Proto::Icmp => "icmp",
+            Proto::DnsUdp => "dnsudp",
+            Proto::DnsTcp => "dnstcp",
+        }
+    }
+
+    /// The letter of the matrix cell.
+    pub fn letter(self) -> char {
+        match self {
+            Proto::Tcp => 'T',
+            Proto::Icmp => 'I',
+            Proto::DnsUdp => 'U',
+            Proto::DnsTcp => 'V',
+        }
+    }
 }
 
 /// What the source address seen by the target must be (TCP only).
@@ -106,6 +165,31 @@ pub enum PeerCheck {
     Unchanged(Ipv4Addr),
     /// The source Pod's Node IP: egress SNAT.
     Snat(Ipv4Addr),
+    /// A Node's gateway address: the Node's own traffic to a Service, a Pod reaching itself
+    /// through a Service (hairpin), or traffic from outside NATed by `externalTrafficPolicy:
+    /// Cluster`.
+    Gateway(Ipv4Addr),
+}
+
+/// A Service frontend a Node must have installed (a `ServiceLB` flow to a group) before a probe
+/// through it means anything.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Frontend {
+    /// The Node whose datapath load-balances the probe.
+    pub node: String,
+    /// The Service, `namespace/name`.
+    pub service: String,
+    /// The protocol.
+    #[serde(serialize_with = "transport_name")]
+    pub transport: Transport,
+    /// The frontend address: a cluster IP, the virtual NodePort IP or a load-balancer IP.
+    pub ip: Ipv4Addr,
+    /// The frontend port.
+    pub port: u16,
+}
+
+fn transport_name<S: serde::Serializer>(t: &Transport, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(t.as_str())
 }
 
 /// One probe.
@@ -117,21 +201,32 @@ pub struct Probe {
     pub to: String,
     /// Target address.
     pub to_ip: Ipv4Addr,
+    /// Target port (TCP: `serve`'s, a Service port or a node port; none for ICMP).
+    pub to_port: Option<u16>,
     /// The path.
     pub path: PathKind,
     /// The protocol.
     pub proto: Proto,
-    /// What the target must see as source (TCP).
+    /// Who must answer (TCP): the target itself, or the endpoint a Service must reach.
+    pub answerer: String,
+    /// What the answerer must see as source (TCP).
     pub peer: PeerCheck,
+    /// The name to resolve first (DNS probes); it must resolve to `to_ip`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolve: Option<String>,
+    /// The Service frontends the probe goes through, which must be installed before it runs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub frontends: Vec<Frontend>,
 }
 
 impl Probe {
-    /// Judges a TCP answer: it must come from the target and show the expected source.
+    /// Judges a TCP answer: it must come from the expected answerer and show the expected
+    /// source.
     pub fn judge(&self, answer: &Answer) -> Result<(), String> {
-        if answer.name != self.to {
+        if answer.name != self.answerer {
             return Err(format!(
                 "answered by {} instead of {}",
-                answer.name, self.to
+                answer.name, self.answerer
             ));
         }
         let seen = answer.peer.ip();
@@ -140,12 +235,17 @@ impl Probe {
             PeerCheck::Unchanged(ip) if seen == ip => Ok(()),
             PeerCheck::Unchanged(ip) => Err(format!(
                 "{} saw source {seen}, expected the untranslated {ip}",
-                self.to
+                self.answerer
             )),
             PeerCheck::Snat(ip) if seen == ip => Ok(()),
             PeerCheck::Snat(ip) => Err(format!(
                 "{} saw source {seen}, expected the Node IP {ip} (SNAT)",
-                self.to
+                self.answerer
+            )),
+            PeerCheck::Gateway(ip) if seen == ip => Ok(()),
+            PeerCheck::Gateway(ip) => Err(format!(
+                "{} saw source {seen}, expected the gateway address {ip}",
+                self.answerer
             )),
         }
     }
@@ -166,9 +266,13 @@ pub fn plan(endpoints: &[Endpoint], wiring: Wiring) -> Vec<Probe> {
                     from: from.name.clone(),
                     to: to.name.clone(),
                     to_ip: to.ip,
+                    to_port: (proto == Proto::Tcp).then_some(SERVE_PORT),
                     path,
                     proto,
+                    answerer: to.name.clone(),
                     peer,
+                    resolve: None,
+                    frontends: Vec::new(),
                 });
             }
         }

@@ -1,11 +1,13 @@
 //! The network configuration a runtime writes to the plugin's stdin: the `antrea` entry of
 //! Antrea's conflist with the list's `cniVersion` and `name` copied in (what libcni does for
 //! each plugin of a list). The lab runs only this first plugin of the list; `ipam.dataDir` is
-//! set per Node.
+//! set per Node, and `dns` is the cluster DNS kubelet gives a Pod of namespace `default`.
 
 use std::path::Path;
 
 use serde::Serialize;
+
+use super::dns::Dns;
 
 /// The CNI version the lab speaks.
 pub const CNI_VERSION: &str = "1.0.0";
@@ -23,6 +25,8 @@ pub struct NetConf {
     pub plugin_type: String,
     /// IPAM: Antrea's agent allocates from the Node's podCIDR with host-local semantics.
     pub ipam: Ipam,
+    /// The Pod's DNS settings, which the plugin returns in its result.
+    pub dns: Dns,
 }
 
 /// The `ipam` section.
@@ -48,6 +52,7 @@ impl NetConf {
                 ipam_type: "host-local".to_owned(),
                 data_dir: ipam_data_dir.display().to_string(),
             },
+            dns: Dns::cluster_first("default"),
         }
     }
 
@@ -70,7 +75,10 @@ mod tests {
         assert_eq!(
             v,
             serde_json::json!({"cniVersion": "1.0.0", "name": "antrea", "type": "antrea",
-                "ipam": {"type": "host-local", "dataDir": "/run/antrea-lab/lab-n1/ipam"}})
+                "ipam": {"type": "host-local", "dataDir": "/run/antrea-lab/lab-n1/ipam"},
+                "dns": {"nameservers": ["10.96.0.10"],
+                        "search": ["default.svc.cluster.local", "svc.cluster.local", "cluster.local"],
+                        "options": ["ndots:5"]}})
         );
     }
 }

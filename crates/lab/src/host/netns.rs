@@ -1,13 +1,21 @@
 //! Network namespaces and the link settings the userspace datapath needs: namespaces named
-//! `lab-*`, veth TX checksum offload off, IPv6 off, and the nftables netdev ingress drop that
-//! keeps a namespace's kernel off the devices OVS reads through packet sockets.
+//! `lab-*`, veth TX checksum offload off, IPv6 off, the nftables netdev ingress drop that
+//! keeps a namespace's kernel off the devices OVS reads through packet sockets, and a
+//! namespace's own resolv.conf (`/etc/netns/<name>/resolv.conf`, which `ip netns exec`
+//! bind-mounts over `/etc/resolv.conf`), removed with the namespace.
 
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use super::command::{in_netns, ip, run, run_stdin, wait_until};
-use crate::error::Result;
+use crate::error::{LabError, Result};
 use crate::plan::NETNS_PREFIX;
+
+/// Where `ip netns exec` finds a namespace's own `/etc` files.
+const NETNS_ETC: &str = "/etc/netns";
 
 /// The nftables table holding the ingress drop chains.
 pub const NFT_TABLE: &str = "lab_ovs_ports";
@@ -28,9 +36,37 @@ pub fn add(name: &str, ipv6_off: bool) -> Result<()> {
     Ok(())
 }
 
-/// Deletes `name`.
+/// Deletes `name` and its `/etc/netns/<name>` files.
 pub fn delete(name: &str) -> Result<()> {
-    ip(&["netns", "del", name]).map(drop)
+    ip(&["netns", "del", name])?;
+    let etc = etc_dir(name);
+    match fs::remove_dir_all(&etc) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(LabError::File {
+            what: "namespace resolv.conf directory",
+            path: etc,
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// `/etc/netns/<name>`.
+fn etc_dir(name: &str) -> PathBuf {
+    Path::new(NETNS_ETC).join(name)
+}
+
+/// Gives namespace `name` its own resolv.conf: what every `ip netns exec name …` sees as
+/// `/etc/resolv.conf`.
+pub fn write_resolv_conf(name: &str, text: &str) -> Result<()> {
+    let dir = etc_dir(name);
+    let path = dir.join("resolv.conf");
+    fs::create_dir_all(&dir)
+        .and_then(|()| fs::write(&path, text))
+        .map_err(|source| LabError::File {
+            what: "namespace resolv.conf",
+            path,
+            source,
+        })
 }
 
 /// Every namespace named `lab-*`.

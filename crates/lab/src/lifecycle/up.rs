@@ -1,8 +1,8 @@
 //! `antrea-lab up`: the LAN and external host, the fake API server (`--api fake`), the Nodes (in
 //! parallel), their wiring, the Pods
 //! (Nodes in parallel, Pods of one Node in order; made by the lab itself or, with `--runtime
-//! containerd`, by each Node's containerd through CRI), the lab's ClusterIP Service (`--api fake`),
-//! and a `serve` answerer in every namespace.
+//! containerd`, by each Node's containerd through CRI), a `serve` answerer in every namespace,
+//! and with `--api fake` the lab's Services and its DNS answerer.
 //! The state file is written first (phase `building`) and updated as Pods appear, so a lab
 //! that fails half-way is still fully known to `down`; unless asked to keep it, `up` runs
 //! `down` itself on failure.
@@ -21,7 +21,7 @@ use crate::runtime::{containerd, image, pod};
 use crate::state::{Phase, PodRecord, State};
 use crate::wiring::agent::{self, AgentBinaries};
 use crate::wiring::cluster::Cluster;
-use crate::wiring::{apiserver, common, normal};
+use crate::wiring::{apiserver, common, normal, services};
 
 /// What `up` was asked for.
 #[derive(Debug, Clone)]
@@ -184,13 +184,14 @@ fn build(layout: &Layout, state: &mut State, bins: Option<&AgentBinaries>) -> Re
     })?;
     state.pods = per_node.into_iter().flatten().collect();
     state.save(&layout.state_file())?;
-    if state.api == ClusterApi::Fake {
-        agent::publish_service(&cluster)?;
-    }
     let mut answerers: Vec<String> = state.pods.iter().map(|p| p.name.clone()).collect();
     answerers.extend(nodes.iter().map(|n| n.name()));
     answerers.push(EXT_NETNS.to_owned());
-    in_parallel(&answerers, |netns| common::start_serve(layout, netns)).map(drop)
+    in_parallel(&answerers, |netns| common::start_serve(layout, netns))?;
+    if state.api == ClusterApi::Fake {
+        services::set_up(layout, &cluster, state)?;
+    }
+    Ok(())
 }
 
 /// Runs `f` on every item on its own thread; the results in item order, or the first error.

@@ -2,7 +2,8 @@
 //! hostname, labels, cluster DNS, Linux namespace options), `RunPodSandbox` on the Node's
 //! containerd (which runs the CNI ADD), the Pod IP from the sandbox status, the `ip netns`
 //! name `lab-nK-pJ` attached to the sandbox's network namespace (so `check` and `serve` find
-//! it like a Pod of the direct runtime), and the Pod object in the cluster; and the way back:
+//! it like a Pod of the direct runtime) with the resolv.conf containerd gives the sandbox from
+//! the same DNS configuration, and the Pod object in the cluster; and the way back:
 //! `StopPodSandbox` (containerd runs the CNI DEL) and `RemovePodSandbox`.
 
 use std::collections::HashMap;
@@ -16,10 +17,13 @@ use k8s_cri::v1::{
 
 use super::cri::Cri;
 use crate::agent::PodObject;
+use crate::cni::Dns;
 use crate::error::{LabError, Result};
 use crate::host::command::ip;
+use crate::host::netns;
 use crate::layout::Layout;
-use crate::plan::{NodePlan, PodPlan, SERVICE_IP};
+use crate::plan::{NodePlan, PodPlan};
+use crate::services::pod_labels;
 use crate::state::PodRecord;
 use crate::wiring::cluster::Cluster;
 
@@ -77,6 +81,7 @@ impl SandboxSpec {
     /// The CRI request's configuration, as kubelet builds it for a Pod with `dnsPolicy:
     /// ClusterFirst` and no shared process namespace.
     pub fn config(&self) -> PodSandboxConfig {
+        let dns = Dns::cluster_first(&self.namespace);
         let labels = HashMap::from([
             ("io.kubernetes.pod.name".to_owned(), self.name.clone()),
             (
@@ -101,13 +106,9 @@ impl SandboxSpec {
             }),
             hostname: self.name.clone(),
             dns_config: Some(DnsConfig {
-                servers: vec![SERVICE_IP.to_string()],
-                searches: vec![
-                    format!("{}.svc.cluster.local", self.namespace),
-                    "svc.cluster.local".to_owned(),
-                    "cluster.local".to_owned(),
-                ],
-                options: vec!["ndots:5".to_owned()],
+                servers: dns.nameservers,
+                searches: dns.search,
+                options: dns.options,
             }),
             labels,
             linux: Some(LinuxPodSandboxConfig {
@@ -181,19 +182,18 @@ pub fn remove_sandbox(cri: &mut Cri, node: &str, id: &str) -> Result<()> {
 pub fn add_pod(layout: &Layout, pod: PodPlan, cluster: &Cluster) -> Result<PodRecord> {
     let (name, node): (String, NodePlan) = (pod.name(), pod.node());
     let mut cri = connect(layout, &node.name())?;
-    let sandbox = run_sandbox(
-        &mut cri,
-        &node.name(),
-        &SandboxSpec::of(layout, pod),
-        RUN_TIMEOUT,
-    )?;
+    let spec = SandboxSpec::of(layout, pod);
+    let sandbox = run_sandbox(&mut cri, &node.name(), &spec, RUN_TIMEOUT)?;
     ip(&["netns", "attach", &name, &sandbox.pid.to_string()])?;
+    if let Some(text) = Dns::cluster_first(&spec.namespace).resolv_conf() {
+        netns::write_resolv_conf(&name, &text)?;
+    }
     cluster.publish(&PodObject::new(
         &name,
         &node.name(),
         node.ip(),
         sandbox.ip,
-        pod.backs_service(),
+        pod_labels(pod),
     ))?;
     Ok(PodRecord {
         name,

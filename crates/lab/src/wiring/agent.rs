@@ -4,9 +4,10 @@
 //! `NODE_NAME` inside the Node's namespace, waits until the agent's CNI socket appears (the
 //! readiness signal), then creates each Pod as a runtime would: a namespace, then the `antrea`
 //! CNI plugin executed with `CNI_COMMAND=ADD` inside the Node's namespace, and the Pod object
-//! (with the address from the plugin's result) published in the cluster. With the fake API
-//! server it also creates the lab's ClusterIP Service, whose slices the server's EndpointSlice
-//! controller makes from the Pods it selects.
+//! (with the address from the plugin's result) published in the cluster, and the Pod's
+//! resolv.conf written from the DNS settings of the result. With the fake API server it also
+//! creates the lab's Services, whose slices the server's EndpointSlice controller makes from the
+//! Pods they select (the lab writes the slice of a Service without a selector).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -14,15 +15,16 @@ use std::process::Child;
 use std::time::Duration;
 
 use super::cluster::Cluster;
-use crate::agent::{AgentConfig, NodeObject, PodObject, ServiceObject};
-use crate::cni::{CniCommand, CniError, Invocation, NetConf, parse_result};
+use crate::agent::{AgentConfig, EndpointSliceObject, NodeObject, PodObject, ServiceObject};
+use crate::cni::{CniCommand, CniError, Invocation, NetConf, parse_dns, parse_result};
 use crate::error::{LabError, Result};
 use crate::host::command::{describe, in_netns, run_with_timeout, wait_until};
 use crate::host::netns;
 use crate::host::process::spawn_detached;
 use crate::layout::Layout;
 use crate::plan::{Encap, NodePlan, POD_IFNAME, PodPlan, Topology};
-use crate::state::PodRecord;
+use crate::services::{Endpoints, lab_services, pod_labels};
+use crate::state::{PodRecord, State};
 
 /// How long one CNI plugin execution may take.
 const CNI_TIMEOUT: Duration = Duration::from_secs(60);
@@ -73,9 +75,28 @@ pub fn publish_nodes(cluster: &Cluster, topology: &Topology) -> Result<()> {
     Ok(())
 }
 
-/// Creates the lab's Service ([`ServiceObject::lab`]) in the fake API server.
-pub fn publish_service(cluster: &Cluster) -> Result<()> {
-    cluster.publish(&ServiceObject::lab())
+/// Creates the lab's Services ([`crate::services::lab_services`]) in the fake API server, and
+/// the EndpointSlice of each Service without a selector, naming its Pod as `state` records it.
+pub fn publish_services(cluster: &Cluster, state: &State) -> Result<()> {
+    for service in lab_services(&state.topology) {
+        cluster.publish(&ServiceObject::of(&service))?;
+        let Endpoints::Pod(pod) = service.endpoints else {
+            continue;
+        };
+        let failed = |message: String| LabError::ServiceEndpoints {
+            service: format!("{}/{}", service.namespace, service.name),
+            message,
+        };
+        let ip = state
+            .pod(&pod.name())
+            .and_then(|p| p.ip)
+            .ok_or_else(|| failed(format!("its Pod {} has no address", pod.name())))?;
+        let slice = EndpointSliceObject::of(&service, ip, &pod.node().name()).ok_or_else(|| {
+            failed("a hand-written EndpointSlice needs numeric target ports".to_owned())
+        })?;
+        cluster.publish(&slice)?;
+    }
+    Ok(())
 }
 
 /// Writes `node`'s agent configuration and starts its agent; the handle tells whether it exits.
@@ -187,8 +208,10 @@ pub fn add_pod(
         CNI_TIMEOUT,
     )?;
     let stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
-    let address = match (out.status.success(), parse_result(&out.stdout, POD_IFNAME)) {
-        (true, Ok(address)) => address,
+    let parsed = parse_result(&out.stdout, POD_IFNAME)
+        .and_then(|address| Ok((address, parse_dns(&out.stdout)?)));
+    let (address, dns) = match (out.status.success(), parsed) {
+        (true, Ok(parsed)) => parsed,
         (_, Err(source)) => {
             return Err(LabError::Cni {
                 pod: name,
@@ -209,12 +232,15 @@ pub fn add_pod(
             });
         }
     };
+    if let Some(resolv_conf) = dns.resolv_conf() {
+        netns::write_resolv_conf(&name, &resolv_conf)?;
+    }
     cluster.publish(&PodObject::new(
         &name,
         &node.name(),
         node.ip(),
         address.ip,
-        pod.backs_service(),
+        pod_labels(pod),
     ))?;
     Ok(PodRecord {
         name,

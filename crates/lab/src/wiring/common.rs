@@ -126,10 +126,20 @@ pub fn external(wiring: Wiring) -> Result<()> {
 
 /// Starts `antrea-lab serve` in `netns` answering as `netns`, and waits until it listens.
 pub fn start_serve(layout: &Layout, netns: &str) -> Result<()> {
-    let dir = layout.serve_dir(netns);
-    fs::create_dir_all(&dir).map_err(|source| LabError::File {
-        what: "serve directory",
-        path: dir.clone(),
+    start_answerer(
+        "serve",
+        &layout.serve_dir(netns),
+        netns,
+        &["--name", netns, "--port", &SERVE_PORT.to_string()],
+    )
+}
+
+/// Starts `antrea-lab <subcommand> <args> --ready-file <dir>/ready` in `netns` (pidfile and log
+/// in `dir`) and waits until it has written its ready file.
+pub fn start_answerer(subcommand: &str, dir: &Path, netns: &str, args: &[&str]) -> Result<()> {
+    fs::create_dir_all(dir).map_err(|source| LabError::File {
+        what: "answerer directory",
+        path: dir.to_owned(),
         source,
     })?;
     let exe = std::env::current_exe().map_err(|source| LabError::Spawn {
@@ -137,21 +147,16 @@ pub fn start_serve(layout: &Layout, netns: &str) -> Result<()> {
         source,
     })?;
     let ready = dir.join("ready");
-    let pidfile = dir.join("serve.pid");
+    let pidfile = dir.join(format!("{subcommand}.pid"));
     let mut cmd = in_netns(netns, exe);
-    cmd.args([
-        "serve",
-        "--name",
-        netns,
-        "--port",
-        &SERVE_PORT.to_string(),
-        "--ready-file",
-    ])
-    .arg(&ready);
-    let log = dir.join("serve.log");
+    cmd.arg(subcommand)
+        .args(args)
+        .arg("--ready-file")
+        .arg(&ready);
+    let log = dir.join(format!("{subcommand}.log"));
     let mut child = spawn_detached(&mut cmd, &pidfile, &log)?;
     wait_for_file(
-        &format!("antrea-lab serve in {netns}"),
+        &format!("antrea-lab {subcommand} in {netns}"),
         &mut child,
         &ready,
         &log,

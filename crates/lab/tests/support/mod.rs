@@ -227,8 +227,9 @@ impl Lab {
     }
 
     /// The `check --json` report, asserted all green with SNAT verified and every TCP probe
-    /// answered by its target: no probe failed, none could not run, none is flaky (its
-    /// readiness wait and its matrix attempt agree); readiness retries are printed.
+    /// answered by its expected answerer: no probe failed, none could not run, none went
+    /// through a Service that was not programmed, none is flaky (its readiness wait and its
+    /// matrix attempt agree); readiness retries are printed.
     pub fn check_all_green(&self, total: u64) -> serde_json::Value {
         let out = self.run(&["check", "--json"]);
         let report: serde_json::Value = serde_json::from_slice(&out.stdout)
@@ -238,7 +239,7 @@ impl Lab {
         assert!(out.status.success(), "probes not ok: {not_ok:#?}");
         assert_eq!(report["ok"], true, "probes not ok: {not_ok:#?}");
         assert_eq!(report["summary"]["total"], total, "{report:#}");
-        for count in ["failed", "could_not_run", "flaky"] {
+        for count in ["failed", "could_not_run", "not_programmed", "flaky"] {
             assert_eq!(report["summary"][count], 0, "{count}: {not_ok:#?}");
         }
         assert_eq!(report["snat"], "verified", "{report:#}");
