@@ -52,7 +52,7 @@ impl Dns {
         if servers.is_empty() {
             return None;
         }
-        let mut text = String::from("# Written by antrea-lab from the CNI result's dns.\n");
+        let mut text = String::from("# Written by antrea-lab: the Pod's DNS settings.\n");
         for server in servers {
             let _ = writeln!(text, "nameserver {server}");
         }
@@ -120,7 +120,7 @@ mod tests {
         assert_eq!(dns, Dns::cluster_first("default"));
         assert_eq!(
             dns.resolv_conf().unwrap(),
-            "# Written by antrea-lab from the CNI result's dns.\nnameserver 10.96.0.10\n\
+            "# Written by antrea-lab: the Pod's DNS settings.\nnameserver 10.96.0.10\n\
              search default.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n"
         );
     }
