@@ -171,8 +171,9 @@ pub enum PeerCheck {
     Gateway(Ipv4Addr),
 }
 
-/// A Service frontend a Node must have installed (a `ServiceLB` flow to a group) before a probe
-/// through it means anything.
+/// A Service frontend a Node must have installed (a `ServiceLB` flow to a group; for traffic the
+/// Node's host hands to the datapath also the host's part) before a probe through it means
+/// anything.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Frontend {
     /// The Node whose datapath load-balances the probe.
@@ -186,6 +187,10 @@ pub struct Frontend {
     pub ip: Ipv4Addr,
     /// The frontend port.
     pub port: u16,
+    /// The traffic comes from the Node's host (its own, a NodePort, a load-balancer IP), so the
+    /// host must route the address to the gateway, and DNAT a NodePort to the virtual NodePort
+    /// IP (proxyAll).
+    pub from_host: bool,
 }
 
 fn transport_name<S: serde::Serializer>(t: &Transport, s: S) -> Result<S::Ok, S::Error> {

@@ -25,9 +25,11 @@ use crate::services::{
 };
 use crate::state::State;
 
-/// The name every Pod resolves in the DNS probes (through its search list).
+/// The Node whose `lab-local-nK` every Pod resolves (by its short name, through its search
+/// list) in the DNS probes.
 pub const DNS_PROBE_NODE: NodePlan = NodePlan { index: 1 };
 
+/// A frontend on `node` of traffic from a Pod.
 fn frontend(
     node: NodePlan,
     service: &str,
@@ -41,6 +43,21 @@ fn frontend(
         transport,
         ip,
         port,
+        from_host: false,
+    }
+}
+
+/// A frontend on `node` of traffic the Node's host hands to the datapath.
+fn host_frontend(
+    node: NodePlan,
+    service: &str,
+    transport: Transport,
+    ip: Ipv4Addr,
+    port: u16,
+) -> Frontend {
+    Frontend {
+        from_host: true,
+        ..frontend(node, service, transport, ip, port)
     }
 }
 
@@ -136,7 +153,7 @@ pub fn service_plan(state: &State) -> Vec<Probe> {
                     path: PathKind::NodeClusterIp,
                     answerer: first_pod(node),
                     peer: PeerCheck::Gateway(from.pod_gateway()),
-                    frontends: vec![frontend(
+                    frontends: vec![host_frontend(
                         from,
                         &key(&service),
                         Transport::Tcp,
@@ -161,7 +178,7 @@ pub fn service_plan(state: &State) -> Vec<Probe> {
                 path: PathKind::ExternalNodePort,
                 answerer: first_pod(NodePlan { index: 1 }),
                 peer: PeerCheck::Gateway(node.pod_gateway()),
-                frontends: vec![frontend(
+                frontends: vec![host_frontend(
                     node,
                     &format!("default/{NODE_PORT_SERVICE}"),
                     Transport::Tcp,
@@ -182,7 +199,7 @@ pub fn service_plan(state: &State) -> Vec<Probe> {
                 path: PathKind::ExternalNodePortLocal,
                 answerer: first_pod(node),
                 peer: PeerCheck::Unchanged(EXT_IP),
-                frontends: vec![frontend(
+                frontends: vec![host_frontend(
                     node,
                     &format!("default/{LOCAL_NODE_PORT_SERVICE}"),
                     Transport::Tcp,
@@ -202,7 +219,7 @@ pub fn service_plan(state: &State) -> Vec<Probe> {
             path: PathKind::ExternalLoadBalancer,
             answerer: first_pod(last_node),
             peer: PeerCheck::Gateway(LB_NODE.pod_gateway()),
-            frontends: vec![frontend(
+            frontends: vec![host_frontend(
                 LB_NODE,
                 &format!("default/{LB_SERVICE}"),
                 Transport::Tcp,
@@ -311,6 +328,7 @@ mod tests {
             PeerCheck::Unchanged(Ipv4Addr::new(10, 244, 1, 3))
         );
         assert_eq!(cross.frontends[0].node, "lab-n1");
+        assert!(!cross.frontends[0].from_host);
         let hairpin = find(&probes, "lab-n2-p1", "lab-local-n2", Proto::Tcp);
         assert_eq!(
             hairpin.peer,
@@ -318,6 +336,7 @@ mod tests {
         );
         let node = find(&probes, "lab-n2", "lab-local-n1", Proto::Tcp);
         assert_eq!(node.peer, PeerCheck::Gateway(Ipv4Addr::new(10, 244, 2, 1)));
+        assert!(node.frontends[0].from_host);
         let node_port = find(&probes, "lab-ext", "lab-nodeport@lab-n2", Proto::Tcp);
         assert_eq!(
             (
@@ -328,6 +347,7 @@ mod tests {
             (Ipv4Addr::new(10, 10, 0, 12), Some(30080), "lab-n1-p1")
         );
         assert_eq!(node_port.frontends[0].ip, VIRTUAL_NODE_PORT_IP);
+        assert!(node_port.frontends[0].from_host);
         let local = find(&probes, "lab-ext", "lab-etp-local@lab-n2", Proto::Tcp);
         assert_eq!(local.answerer, "lab-n2-p1");
         assert_eq!(local.peer, PeerCheck::Unchanged(EXT_IP));
@@ -338,6 +358,7 @@ mod tests {
         assert_eq!(dns.resolve.as_deref(), Some("lab-local-n1"));
         assert_eq!(dns.frontends[0].transport, Transport::Tcp);
         assert_eq!(dns.frontends[0].ip, DNS_IP);
+        assert!(!dns.frontends[0].from_host);
         let dns_udp = find(&probes, "lab-n1-p1", "lab-local-n1", Proto::DnsUdp);
         assert_eq!(dns_udp.frontends[0].transport, Transport::Udp);
         assert_eq!(
