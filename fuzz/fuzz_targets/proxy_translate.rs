@@ -3,13 +3,14 @@
 //! `agent::controller::incremental::Translations` (the Services this Node load-balances, with
 //! their endpoints). The Node is the first slice endpoint's `nodeName`. Never panics; every
 //! translated Service is one of the input Services, the result does not depend on the objects'
-//! order, and a second update with the same objects reports nothing changed.
+//! order, a second update with the same objects reports nothing changed, and the objects given
+//! one at a time as changes (as the reflectors' watch events give them) translate to the same.
 #![no_main]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use agent::controller::incremental::Translations;
+use agent::controller::incremental::{ObjectChanges, Translations, key_of};
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use libfuzzer_sys::fuzz_target;
@@ -83,6 +84,30 @@ fuzz_target!(|data: &[u8]| {
             "translated {key} is not an input Service"
         );
     }
+    let mut one_by_one = Translations::new(&node);
+    for slice in &slices {
+        let touched = vec![(key_of(&slice.metadata), Some(slice.clone()))];
+        one_by_one.apply(
+            ObjectChanges::Touched(Vec::new()),
+            ObjectChanges::Touched(touched),
+        );
+    }
+    for service in &services {
+        let touched = vec![(key_of(&service.metadata), Some(service.clone()))];
+        one_by_one.apply(
+            ObjectChanges::Touched(touched),
+            ObjectChanges::Touched(Vec::new()),
+        );
+    }
+    let incremental: BTreeMap<ServiceKey, ModelService> = one_by_one
+        .all_wanted()
+        .map(|s| (s.key.clone(), s.clone()))
+        .collect();
+    assert_eq!(
+        (&incremental, one_by_one.problems()),
+        (&translation.0, &translation.1),
+        "one object at a time differs from all at once"
+    );
     services.reverse();
     slices.reverse();
     let reversed = translate(&services, &slices);

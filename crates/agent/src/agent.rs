@@ -293,10 +293,7 @@ pub async fn run_node<H: HostNetwork + Supervise + 'static>(
     let services = match (&mut proxy, &api) {
         (Some(proxy), Some(api)) => {
             let reflectors = &api.services.reflectors;
-            proxy.first_round(
-                reflectors.services.store(),
-                reflectors.endpoint_slices.store(),
-            )
+            proxy.first_round(&reflectors.services, &reflectors.endpoint_slices)
         }
         _ => Vec::new(),
     };

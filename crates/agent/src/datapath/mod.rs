@@ -16,6 +16,7 @@ pub mod step_clock;
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::net::Ipv4Addr;
+use std::time::Duration;
 
 use hostnet::{PodInterface, PodInterfaceSpec, RouteChanges};
 use ipnet::Ipv4Net;
@@ -96,6 +97,9 @@ pub struct ServiceChanges {
     pub endpoints: usize,
     /// Datapath objects changed (flow and group mods for OVS).
     pub changed: usize,
+    /// How long the datapath took, once the change was in place, to settle: for OVS the wait
+    /// for revalidation and the conntrack flushes.
+    pub settled: Duration,
 }
 
 /// How the datapath enforces one rule, and what it counted.

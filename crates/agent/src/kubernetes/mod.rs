@@ -3,7 +3,8 @@
 //! waiting for its Pod CIDR, publishing the annotations peers need), the cluster source
 //! ([`source`]: Nodes and this Node's Pods into the same store the cluster directory fills),
 //! the shared reflectors of the policy and Service kinds ([`reflectors`]) and the
-//! NetworkPolicy controller's inputs from them ([`policy_feed`]), Pod Events
+//! NetworkPolicy controller's inputs from them ([`policy_feed`]), which objects a store changed
+//! for its reader ([`store_changes`]), Pod Events
 //! ([`events`]) and the session tying them to the agent's life ([`session`]).
 
 pub mod connection;
@@ -14,6 +15,7 @@ pub mod policy_feed;
 pub mod reflectors;
 pub mod session;
 pub mod source;
+pub mod store_changes;
 
 pub use connection::ApiAccess;
 pub use error::KubernetesError;

@@ -2,7 +2,8 @@
 //! controllers read — Namespaces, Pods of every Node, NetworkPolicies, Services,
 //! EndpointSlices — each a watcher (paged list, then watch with bookmarks, re-list on `410
 //! Gone`, exponential backoff) filling a shared read-only [`Store`]. Each kind says whether it
-//! has been listed once, so readiness can wait for it, and wakes a reader when it changed.
+//! has been listed once, so readiness can wait for it, and wakes a reader when it changed,
+//! telling it which objects did ([`ChangeJournal`]).
 //!
 //! [`Keep::WhatControllersUse`] drops what no controller reads before an object is stored
 //! ([`Trim`]): from every kind `metadata.managedFields` and the
@@ -26,6 +27,8 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
+
+use super::store_changes::{ChangeJournal, StoreChanges};
 
 /// The annotation `kubectl apply` writes: a copy of the whole object.
 pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -124,13 +127,14 @@ fn named_ports_only(containers: Vec<Container>) -> Vec<Container> {
         .collect()
 }
 
-/// One kind's store, whether it has been listed once, and a wake-up for its changes. The flag
-/// is set, and the wake-up given, by the reflector's task after an event came out of the
-/// reflector, so the store already holds it.
+/// One kind's store, whether it has been listed once, and a wake-up for its changes with the
+/// keys of the objects changed. The flag is set, the change recorded and the wake-up given by
+/// the reflector's task after an event came out of the reflector, so the store already holds it.
 pub struct Reflected<K: Resource<DynamicType = ()> + Clone + 'static> {
     store: Store<K>,
     listed: watch::Receiver<bool>,
     changed: Arc<Notify>,
+    changes: ChangeJournal<K>,
 }
 
 impl<K: Resource<DynamicType = ()> + Clone + 'static> Reflected<K> {
@@ -150,10 +154,16 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Reflected<K> {
     }
 
     /// Returns once the store has changed since the last return (at once when it has): the
-    /// changes in between coalesce into one wake-up, so a reader compares the store with what it
-    /// last saw. For one reader.
+    /// changes in between coalesce into one wake-up, and their keys into one
+    /// [`Self::take_changes`]. For one reader.
     pub async fn changed(&self) {
         self.changed.notified().await;
+    }
+
+    /// Which objects the store changed since the last call (everything at the first, and after
+    /// a re-list). For the one reader of [`Self::changed`].
+    pub fn take_changes(&self) -> StoreChanges<K> {
+        self.changes.take()
     }
 }
 
@@ -163,6 +173,7 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Clone for Reflected<K> {
             store: self.store.clone(),
             listed: self.listed.clone(),
             changed: self.changed.clone(),
+            changes: self.changes.clone(),
         }
     }
 }
@@ -202,6 +213,8 @@ where
     let (listed_tx, listed) = watch::channel(false);
     let changed = Arc::new(Notify::new());
     let notify = changed.clone();
+    let changes = ChangeJournal::default();
+    let journal = changes.clone();
     let kind = K::kind(&());
     let stream = watcher::watcher(Api::<K>::all(client.clone()), watcher::Config::default())
         .default_backoff()
@@ -225,6 +238,7 @@ where
                         listed_tx.send_replace(true);
                         tracing::debug!("{kind}: listed");
                     }
+                    journal.record(&event);
                     notify.notify_one();
                 }
                 Err(error) => {
@@ -240,6 +254,7 @@ where
         store,
         listed,
         changed,
+        changes,
     }
 }
 

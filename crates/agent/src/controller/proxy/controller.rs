@@ -1,36 +1,40 @@
 //! [`ProxyController`]: keeps the [`Datapath`]'s Services equal to what the API server's
 //! Service and EndpointSlice stores describe. It remembers the [`Service`] value it last
-//! installed per key; each wake-up (the stores changed, or a retry is due) translates again
-//! only the objects that changed ([`Translations`]) and sends only the Services whose value
-//! differs (an update) or that went away (a removal), so the work is the size of the change.
+//! installed per key; each wake-up (the stores changed, or a retry is due) takes the keys of
+//! the objects the reflectors changed ([`Reflected::take_changes`]: the whole stores at the
+//! first sync and after a re-list), translates again only the Services those concern
+//! ([`Translations`]) and sends only the Services whose value differs (an update) or that went
+//! away (a removal), so the work is the size of the change.
 //! A failed update or removal is kept pending and retried with backoff; a Service the datapath refuses is
 //! logged once and not sent again until it changes. Each sync also sets the datapath's
 //! Service routes (the Node's own traffic to the Service CIDR, [`ServiceCidr`]) when they
 //! differ from what was last set, the first sync always (a restart finds the routes as the OS
 //! kept them), and the host's NodePort rules and routes for traffic from outside
 //! ([`FromOutside`]) the same way; the `healthCheckNodePort` servers follow the installed
-//! Services ([`HealthChecks`]).
+//! Services ([`HealthChecks`]). Both are worked out from the installed Services that need the
+//! host (NodePorts, external or load-balancer IPs, a health check port), kept aside, and the
+//! Service CIDR's discovery sees only the changed Services' cluster IPs (it only widens).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ipnet::Ipv4Net;
 use k8s_openapi::api::core::v1::Service as ApiService;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use kube::runtime::reflector::Store;
 use model::{Service, ServiceKey};
 use tokio_util::sync::CancellationToken;
 
 use super::from_outside::{FromOutside, OutsideTraffic};
 use super::health_check::{HealthCheck, HealthChecks};
-use super::incremental::Translations;
+use super::incremental::{ObjectChanges, Translations};
 use super::metrics::ServiceSyncMetrics;
 use super::service_cidr::ServiceCidr;
-use super::translate::Problem;
+use crate::cluster::ObjectKey;
 use crate::datapath::Datapath;
 use crate::error::AgentError;
 use crate::kubernetes::reflectors::Reflected;
+use crate::kubernetes::store_changes::StoreChanges;
 use crate::tasks::Requeue;
 
 /// What one [`ProxyController::sync`] sent.
@@ -40,6 +44,9 @@ pub struct ProxySync {
     pub updated: usize,
     /// Services removed.
     pub removed: usize,
+    /// Of the sync's time, how long the datapath took to settle after its changes were in
+    /// place ([`crate::datapath::ServiceChanges::settled`], summed).
+    pub settled: Duration,
 }
 
 /// Services for Node `node_name`, from the API server's objects to the datapath.
@@ -51,12 +58,15 @@ pub struct ProxyController {
     pending: BTreeSet<ServiceKey>,
     /// What the datapath holds, per Service.
     installed: BTreeMap<ServiceKey, Service>,
+    /// The installed Services that need the host: NodePorts, external or load-balancer IPs, a
+    /// health check port.
+    host_facing: BTreeSet<ServiceKey>,
     /// Services the datapath refused, as they were when refused.
     refused: BTreeMap<ServiceKey, Service>,
-    /// Objects that could not be translated, as last logged.
-    problems: BTreeMap<String, Problem>,
     /// Which destinations the Node routes into the datapath.
     service_cidr: ServiceCidr,
+    /// Those destinations, after the Services seen so far.
+    cidr: Vec<Ipv4Net>,
     /// The destinations last set in the datapath (`None`: not set since the start).
     routed: Option<Vec<Ipv4Net>>,
     /// Whether and where the Node serves Service traffic from outside.
@@ -79,9 +89,10 @@ impl ProxyController {
             translations: Translations::new(node_name),
             pending: BTreeSet::new(),
             installed: BTreeMap::new(),
+            host_facing: BTreeSet::new(),
             refused: BTreeMap::new(),
-            problems: BTreeMap::new(),
             service_cidr,
+            cidr: Vec::new(),
             routed: None,
             from_outside,
             node_ports: None,
@@ -93,33 +104,69 @@ impl ProxyController {
     /// controller counts them as installed.
     pub fn first_round(
         &mut self,
-        services: &Store<ApiService>,
-        slices: &Store<EndpointSlice>,
+        services: &Reflected<ApiService>,
+        slices: &Reflected<EndpointSlice>,
     ) -> Vec<Service> {
         self.translate(services, slices);
-        self.installed = self
-            .translations
-            .all_wanted()
-            .map(|s| (s.key.clone(), s.clone()))
-            .collect();
-        self.installed.values().cloned().collect()
+        let wanted: Vec<Service> = self.translations.all_wanted().cloned().collect();
+        for service in &wanted {
+            self.record_installed(service.clone());
+        }
+        wanted
     }
 
-    /// Brings the translations to the stores, logging each problem once (when it appears or
-    /// changes); returns the keys whose wanted value may have changed.
+    /// Brings the translations to the stores' changes, logging each problem once (when it
+    /// appears or changes) and widening the discovered Service CIDR with the changed Services;
+    /// returns the keys whose wanted value may have changed.
     fn translate(
         &mut self,
-        services: &Store<ApiService>,
-        slices: &Store<EndpointSlice>,
+        services: &Reflected<ApiService>,
+        slices: &Reflected<EndpointSlice>,
     ) -> BTreeSet<ServiceKey> {
-        let (changed, problems) = self.translations.update(&services.state(), &slices.state());
-        for (id, problem) in &problems {
-            if self.problems.get(id) != Some(problem) {
-                tracing::warn!("{problem}; skipped until fixed");
-            }
+        let changed = self
+            .translations
+            .apply(changes_of(services), changes_of(slices));
+        for problem in self.translations.take_fresh_problems() {
+            tracing::warn!("{problem}; skipped until fixed");
         }
-        self.problems = problems;
+        let seen = changed
+            .iter()
+            .filter_map(|key| self.translations.service_object(key));
+        self.cidr = self.service_cidr.destinations(seen.map(AsRef::as_ref));
         changed
+    }
+
+    /// How many Service translations the controller made since the start (a Service
+    /// translated again counts again): a sync costs its changed Services' translations.
+    pub fn translated(&self) -> u64 {
+        self.translations.translated()
+    }
+
+    /// Notes `service` as installed.
+    fn record_installed(&mut self, service: Service) {
+        let needs_host = service.ports.iter().any(|p| p.node_port.is_some())
+            || !service.external_ips.is_empty()
+            || !service.load_balancer_ips.is_empty()
+            || service.health_check_node_port.is_some();
+        if needs_host {
+            self.host_facing.insert(service.key.clone());
+        } else {
+            self.host_facing.remove(&service.key);
+        }
+        self.installed.insert(service.key.clone(), service);
+    }
+
+    /// Notes the Service `key` as removed.
+    fn forget_installed(&mut self, key: &ServiceKey) {
+        self.installed.remove(key);
+        self.host_facing.remove(key);
+    }
+
+    /// The installed Services that need the host.
+    fn host_facing(&self) -> impl Iterator<Item = &Service> {
+        self.host_facing
+            .iter()
+            .filter_map(|key| self.installed.get(key))
     }
 
     /// Sends the datapath the Services that changed since the last sync (and those whose last
@@ -128,8 +175,8 @@ impl ProxyController {
     pub async fn sync<D: Datapath>(
         &mut self,
         datapath: &D,
-        services: &Store<ApiService>,
-        slices: &Store<EndpointSlice>,
+        services: &Reflected<ApiService>,
+        slices: &Reflected<EndpointSlice>,
     ) -> Result<ProxySync, AgentError> {
         let mut candidates = self.translate(services, slices);
         candidates.append(&mut self.pending);
@@ -146,8 +193,9 @@ impl ProxyController {
         for key in gone {
             match datapath.remove_service(&key).await {
                 Ok(changes) => {
-                    self.installed.remove(&key);
+                    self.forget_installed(&key);
                     sent.removed += 1;
+                    sent.settled += changes.settled;
                     tracing::info!("Service {key} removed: {} flow mods", changes.changed);
                 }
                 Err(error) => {
@@ -165,7 +213,8 @@ impl ProxyController {
             if self.installed.get(key) == Some(service) || self.refused.get(key) == Some(service) {
                 continue;
             }
-            match datapath.update_service(service).await {
+            let service = service.clone();
+            match datapath.update_service(&service).await {
                 Ok(changes) => {
                     tracing::info!(
                         "Service {key}: {} endpoints, {} flow mods",
@@ -173,12 +222,13 @@ impl ProxyController {
                         changes.changed
                     );
                     self.refused.remove(key);
-                    self.installed.insert(key.clone(), service.clone());
+                    self.record_installed(service);
                     sent.updated += 1;
+                    sent.settled += changes.settled;
                 }
                 Err(AgentError::ServiceRefused(reason)) => {
                     tracing::warn!("Service {key} {reason}; skipped until it changes");
-                    self.refused.insert(key.clone(), service.clone());
+                    self.refused.insert(key.clone(), service);
                 }
                 Err(error) => {
                     tracing::error!("Service {key}: update failed: {error}");
@@ -187,14 +237,11 @@ impl ProxyController {
                 }
             }
         }
-        if let Err(error) = self.route(datapath, services).await {
+        if let Err(error) = self.route(datapath).await {
             first_error.get_or_insert(error);
         }
-        let checks: BTreeMap<u16, HealthCheck> = self
-            .installed
-            .values()
-            .filter_map(HealthCheck::of)
-            .collect();
+        let checks: BTreeMap<u16, HealthCheck> =
+            self.host_facing().filter_map(HealthCheck::of).collect();
         let failed = self.health_checks.sync(&checks).await;
         if !failed.is_empty() {
             first_error.get_or_insert(AgentError::HealthCheckListen { ports: failed });
@@ -207,17 +254,10 @@ impl ProxyController {
 
     /// Sets the datapath's Service routes, then its NodePorts, when they differ from what was
     /// last set.
-    async fn route<D: Datapath>(
-        &mut self,
-        datapath: &D,
-        services: &Store<ApiService>,
-    ) -> Result<(), AgentError> {
-        let state = services.state();
-        let outside = self.from_outside.wanted(self.installed.values());
-        let cidr = self
-            .service_cidr
-            .destinations(state.iter().map(|s| s.as_ref()));
-        self.set_routes(datapath, cidr, &outside).await?;
+    async fn route<D: Datapath>(&mut self, datapath: &D) -> Result<(), AgentError> {
+        let outside = self.from_outside.wanted(self.host_facing());
+        self.set_routes(datapath, self.cidr.clone(), &outside)
+            .await?;
         if self.node_ports.as_ref() == Some(&outside) {
             return Ok(());
         }
@@ -292,8 +332,8 @@ impl ProxyController {
 
     /// Syncs at once, then each time a store changes, until `stop`; each sync's duration goes
     /// to `metrics`. A failed sync is retried by `requeue` with backoff, with no new change
-    /// needed; changes arriving meanwhile are folded into that retry (it reads the stores as
-    /// they are then).
+    /// needed; changes arriving meanwhile are folded into that retry (it takes their keys and
+    /// reads the stores as they are then).
     pub async fn run<D: Datapath>(
         mut self,
         datapath: Arc<D>,
@@ -305,9 +345,7 @@ impl ProxyController {
     ) {
         loop {
             let started = Instant::now();
-            let synced = self
-                .sync(datapath.as_ref(), services.store(), slices.store())
-                .await;
+            let synced = self.sync(datapath.as_ref(), &services, &slices).await;
             metrics.observe(started.elapsed());
             match synced {
                 Ok(_) => requeue.succeeded(),
@@ -331,5 +369,25 @@ impl ProxyController {
                 }
             }
         }
+    }
+}
+
+/// What changed in `reflected`'s store since the last take, with each changed object as the
+/// store holds it now.
+fn changes_of<K>(reflected: &Reflected<K>) -> ObjectChanges<K>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + 'static,
+{
+    match reflected.take_changes() {
+        StoreChanges::Everything => ObjectChanges::Whole(reflected.store().state()),
+        StoreChanges::Objects(keys) => ObjectChanges::Touched(
+            keys.into_iter()
+                .map(|key| {
+                    let object = reflected.store().get(&key);
+                    let namespace = key.namespace.unwrap_or_default();
+                    (ObjectKey::new(namespace, key.name), object)
+                })
+                .collect(),
+        ),
     }
 }

@@ -1,5 +1,5 @@
-//! [`ServiceSyncMetrics`]: how long each wake-up of the Service proxy takes to translate the
-//! stores and install what changed.
+//! [`ServiceSyncMetrics`]: how long each wake-up of the Service proxy takes to translate what
+//! changed in the stores and install it.
 //!
 //! | name | kind | meaning |
 //! |---|---|---|

@@ -8,7 +8,10 @@ mod controller;
 mod from_outside;
 mod health_check;
 pub mod incremental;
+#[cfg(test)]
+mod incremental_tests;
 mod metrics;
+mod problems;
 mod service_cidr;
 pub mod translate;
 #[cfg(test)]

@@ -17,6 +17,7 @@
 
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
+use std::time::Instant;
 
 use model::{Protocol, Service, ServiceKey};
 use pipeline::layout::CT_ZONE;
@@ -82,11 +83,13 @@ impl<H> OvsDatapath<H> {
         let update = state.renderer.upsert(service)?;
         let diff = self.flows.apply(update.change).await?;
         state.renderer.commit(update.record);
+        let settling = Instant::now();
         self.settle(&service.key, diff.len(), &update.stale_udp)
             .await;
         Ok(ServiceChanges {
             endpoints: service.ports.iter().map(|p| p.endpoints.len()).sum(),
             changed: diff.len(),
+            settled: settling.elapsed(),
         })
     }
 
@@ -98,10 +101,12 @@ impl<H> OvsDatapath<H> {
         let update = state.renderer.remove(key);
         let diff = self.flows.apply(update.change).await?;
         state.renderer.commit(update.record);
+        let settling = Instant::now();
         self.settle(key, diff.len(), &update.stale_udp).await;
         Ok(ServiceChanges {
             endpoints: 0,
             changed: diff.len(),
+            settled: settling.elapsed(),
         })
     }
 
