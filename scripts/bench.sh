@@ -18,6 +18,7 @@ benches=(
   "pipeline connections" # new TCP connections through a cluster IP vs direct, 1 and 10k Services
   "agent cni_add"      # CNI ADD latency p50/p99: antrea plugin + agent vs bridge + host-local
   "agent kube_sync"    # 100k Pods, 10k Services, 50k NetworkPolicies: reflectors' sync time and RSS
+  "agent proxy_change" # 10k Services: one endpoint change from the API write through the agent's proxy to the switch, p50/p99
   "controller scale"   # 100k Pods, 50k NetworkPolicies, 1k Nodes: the controller's spans vs one standalone agent engine
   "lab lab"            # antrea-lab: Pod<->Pod throughput agent vs NORMAL, agent memory/start with 100 Pods, OVS restart
 )
