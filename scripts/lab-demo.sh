@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The main job, on a fresh Debian machine as root: install what the lab needs, build
-# antrea-lab, antrea-agent and the antrea CNI plugin, bring up a 2-Node x 2-Pod lab wired by
-# the agent (Geneve), check every path (Pod<->Pod on one Node and across Nodes, Node->Pod,
-# Pod->Node, Pod->external with SNAT; TCP and ICMP), print the matrix, and leave the lab up
+# antrea-lab, antrea-agent, the antrea CNI plugin and the fake API server, bring up a 2-Node x
+# 2-Pod lab wired by the agent (Geneve) with Services and a cluster DNS, check every path
+# (Pod<->Pod on one Node and across Nodes, Node->Pod, Pod->Node, Pod->external with SNAT; TCP
+# and ICMP; then the Services: Pod and Node to cluster IPs, lab-ext to NodePorts and a
+# load-balancer IP, ETP Local, DNS over UDP and TCP), print the matrices, and leave the lab up
 # for exploring (the last lines say how to remove it).
 #
 #   LAB_DEMO_ENCAP=geneve|vxlan|noencap   traffic mode (default geneve)
-#   LAB_DEMO_API=directory|fake           where the agents read Nodes and Pods: the cluster
-#                                         directory (default) or a fake Kubernetes API server
+#   LAB_DEMO_API=fake|directory           where the agents read Nodes and Pods: a fake
+#                                         Kubernetes API server (default; the lab's Services
+#                                         need it) or the cluster directory (no Services)
 #   LAB_DEMO_DOWN=1                       remove the lab at the end instead of leaving it up
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +19,7 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 encap=${LAB_DEMO_ENCAP:-geneve}
-api=${LAB_DEMO_API:-directory}
+api=${LAB_DEMO_API:-fake}
 state=/run/antrea-lab
 
 # Rust (edition 2024 needs a current toolchain: rustup, not Debian's cargo).
