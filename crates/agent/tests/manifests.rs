@@ -1,7 +1,9 @@
 //! The deployable manifests of build/yamls: every one passes the Kubernetes 1.33 schemas
 //! (`kubernetes-validate`, offline, strict), the agent ConfigMaps hold configurations the agent's
 //! own parser accepts with every key it implements, and kubectl applies each file to the fake API
-//! server and gets back every object it holds. docs/manifests.md describes the files. The
+//! server and gets back every object it holds. An agent then runs on a Node with the
+//! configuration kubectl reads back from the applied ConfigMap, and a Pod is added with the
+//! ConfigMap's conflist. docs/manifests.md describes the files. The
 //! configuration tests run on every platform; the validator and kubectl ones on Linux, where
 //! scripts/setup.sh installs both.
 
@@ -10,6 +12,11 @@ use std::path::{Path, PathBuf};
 
 use agent::config::{AgentConfig, Platform};
 use serde_json::Value;
+
+#[cfg(target_os = "linux")]
+mod objects;
+#[cfg(target_os = "linux")]
+mod support;
 
 /// The ConfigMaps that carry `antrea-agent.conf`: file, ConfigMap, platform, conflist.
 const AGENT_CONFIG_MAPS: &[(&str, &str, Platform, &str)] = &[
@@ -273,22 +280,27 @@ mod linux_tools {
         }
     }
 
-    /// kubectl against one fresh fake API server over TCP, with its own kubeconfig and cache.
+    /// kubectl against one fake API server over TCP, with its own kubeconfig and cache.
     struct Cluster {
-        _server: FakeApiServer,
+        server: FakeApiServer,
         _tcp: fakeapi::TcpServer,
         dir: tempfile::TempDir,
     }
 
     impl Cluster {
+        /// A fresh fake API server.
         async fn new() -> Self {
-            let server = FakeApiServer::new();
+            Self::serving(FakeApiServer::new()).await
+        }
+
+        /// kubectl against `server`.
+        async fn serving(server: FakeApiServer) -> Self {
             let tcp = server.serve_tcp().await.unwrap();
             let dir = tempfile::tempdir().unwrap();
             tcp.write_kubeconfig(&dir.path().join("kubeconfig"))
                 .unwrap();
             Self {
-                _server: server,
+                server,
                 _tcp: tcp,
                 dir,
             }
@@ -378,5 +390,94 @@ mod linux_tools {
                 "{file}: a second apply changed something:\n{again}"
             );
         }
+    }
+
+    /// What a DaemonSet Pod would mount, read back through kubectl: `key` of the applied
+    /// ConfigMap `name` in `kube-system`.
+    fn config_map_data(
+        runtime: &tokio::runtime::Runtime,
+        cluster: &Cluster,
+        name: &str,
+        key: &str,
+    ) -> String {
+        let path = format!("jsonpath={{.data.{}}}", key.replace('.', "\\."));
+        runtime.block_on(cluster.kubectl(&[
+            "get",
+            "configmap",
+            name,
+            "-n",
+            "kube-system",
+            "-o",
+            &path,
+        ]))
+    }
+
+    /// The operator's path end to end: kubectl applies the agent RBAC and the Linux DaemonSet's
+    /// file to the API server, the agent runs on a Node with the `antrea-agent.conf` kubectl
+    /// reads back from the ConfigMap (only the test's host paths and the userspace datapath are
+    /// put before it), and a Pod is added with the ConfigMap's `antrea-cni.conflist` as kubelet
+    /// hands its first plugin to the plugin.
+    #[test]
+    fn the_agent_runs_with_the_config_map_kubectl_applied() {
+        use support::{Lan, TestNode, ping, serve_in, wait_until};
+
+        if !Path::new(KUBECTL).is_file() {
+            testskip::skip(
+                "the_agent_runs_with_the_config_map_kubectl_applied",
+                "Debian's kubectl is not installed",
+            );
+            return;
+        }
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let fake = FakeApiServer::new();
+        fake.insert(&objects::node("n1", "10.10.0.11", Some("10.244.1.0/24")))
+            .unwrap();
+        let cluster = runtime.block_on(Cluster::serving(fake.clone()));
+        for file in ["antrea-agent-rbac.yml", "antrea-agent-linux.yml"] {
+            let path = manifest_path(file);
+            runtime.block_on(cluster.kubectl(&["apply", "-f", path.to_str().unwrap()]));
+        }
+        let conf = config_map_data(&runtime, &cluster, "antrea-config", "antrea-agent.conf");
+        assert_eq!(
+            conf,
+            config_map_entry(
+                "antrea-agent-linux.yml",
+                "antrea-config",
+                "antrea-agent.conf"
+            ),
+            "the ConfigMap comes back from the API server as written"
+        );
+        let conflist: Value = serde_json::from_str(&config_map_data(
+            &runtime,
+            &cluster,
+            "antrea-config",
+            "antrea-cni.conflist",
+        ))
+        .unwrap();
+
+        let mut lan = Lan::new();
+        let node_ns = lan.node_netns(1);
+        let pod_ns = lan.pod_netns("web");
+        let mut n1 = TestNode::new("n1", &node_ns, &conf, "");
+        let kubeconfig = n1.dir.path().join("kubeconfig");
+        let _served = serve_in(&runtime, &cluster.server, &node_ns, &kubeconfig);
+        n1.use_api(&kubeconfig);
+        n1.start_and_wait_up();
+        // The ConfigMap keeps the defaults: an encapsulated cluster over Geneve.
+        assert_eq!(
+            n1.vsctl(&["get", "Interface", "antrea-tun0", "type"])
+                .trim(),
+            "geneve"
+        );
+
+        let mut netconf = conflist["plugins"][0].clone();
+        netconf["cniVersion"] = conflist["cniVersion"].clone();
+        netconf["name"] = conflist["name"].clone();
+        netconf["ipam"]["dataDir"] = serde_json::json!(n1.ipam_dir());
+        wait_until("the CNI server", || n1.cni_listening(1));
+        let (added, result) = n1.cni("ADD", "c-web", "web", &pod_ns, &netconf);
+        assert!(added, "ADD with the ConfigMap's conflist: {result}");
+        assert_eq!(result["ips"][0]["address"], "10.244.1.2/24", "{result}");
+        assert!(ping(&n1, "10.244.1.2"), "the Node reaches its Pod");
     }
 }
