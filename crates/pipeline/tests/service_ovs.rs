@@ -22,8 +22,9 @@ use openflow::conn::{ConnError, ConnEvent, ConnOptions};
 use openflow::msg::flow_mod::FlowMod;
 use openflow::msg::group_mod::GroupDesc;
 use pipeline::cache::{Change, DesiredCache, Installer, Objects, Owner, SharedCache, replay};
+use pipeline::owners::NODE;
 use pipeline::owners::SERVICE;
-use pipeline::render::{ServiceError, ServiceRenderer};
+use pipeline::render::{ServiceError, ServiceRenderer, node_flows, service_owner};
 use pipeline::{ApplyError, CacheError, Round};
 use support::raw_group;
 use support::switch::{Switch, install_all, texts};
@@ -404,4 +405,89 @@ async fn a_5000_endpoint_group_comes_back_after_vswitchd_restarts() {
     .await
     .expect("no reconnect within 30 s");
     assert_eq!(dump_long(&sw, installer.cache()), before);
+}
+
+/// [`web_service`] under another name, cluster IP and endpoints.
+fn service_named(name: &str, vip: Ipv4Addr, endpoints: &[Ipv4Addr]) -> Service {
+    let mut service = web_service(endpoints);
+    service.key = ServiceKey::new("default", name);
+    service.cluster_ips = vec![vip];
+    service
+}
+
+// A restarted agent (round 2) whose 5,000-endpoint Service now has group 1, among other groups.
+// Open vSwitch aborts when asked for every group while one this long is followed by another,
+// so the new round reads the switch's groups one id at a time. It finds the group the deleted
+// Service left (named only by round 1's flows), deletes it, and leaves the others whole, with
+// ovs-vswitchd still running.
+#[tokio::test]
+async fn a_new_round_with_a_5000_endpoint_group_among_others_keeps_the_switch_up_and_clean() {
+    let (sw, first) = node_switch().await;
+    let mut renderer = ServiceRenderer::new();
+    let web = web_service(&many(5000));
+    let dns = service_named(
+        "dns",
+        Ipv4Addr::new(10, 96, 5, 10),
+        &[Ipv4Addr::new(10, 246, 0, 1), Ipv4Addr::new(10, 246, 0, 2)],
+    );
+    let gone = service_named(
+        "gone",
+        Ipv4Addr::new(10, 96, 5, 11),
+        &[Ipv4Addr::new(10, 246, 0, 3)],
+    );
+    for service in [&gone, &web, &dns] {
+        upsert(&mut renderer, &first, service).await;
+    }
+    assert_eq!(
+        first.cache().lock().unwrap().all_groups().len(),
+        3,
+        "groups 1 (gone), 2 (web) and 3 (dns)"
+    );
+
+    // Round 2: `gone` was deleted while the agent was down. The new renderer numbers web's
+    // group 1 and dns's 2, so group 3 on the switch is the deleted Service's old one.
+    let second = sw.installer(Round::new(2).unwrap());
+    let mut renderer = ServiceRenderer::new();
+    {
+        let mut cache = second.cache().lock().unwrap();
+        cache
+            .replace(
+                Owner::from(NODE),
+                node_flows(&support::node(TrafficMode::Encap(TunnelType::Geneve))),
+            )
+            .unwrap();
+        for service in [&web, &dns] {
+            let update = renderer.upsert(service).expect("a valid Service");
+            cache
+                .replace(service_owner(&service.key), update.objects())
+                .unwrap();
+            renderer.commit(update.record);
+        }
+    }
+    second.install_all().await.expect("round 2 installed");
+    second
+        .delete_round(Round::FIRST)
+        .await
+        .expect("round 1 deleted, with the groups no owner wants");
+
+    assert!(
+        sw.ovs.appctl(&["version"]).is_ok(),
+        "ovs-vswitchd is still running"
+    );
+    let groups = second.cache().lock().unwrap().all_groups();
+    assert_eq!(groups.len(), 2);
+    for group in &groups {
+        assert_eq!(
+            raw_group::group(&sw, group.group_id).as_ref(),
+            Some(group),
+            "group {} on the switch is the one round 2 wants",
+            group.group_id
+        );
+    }
+    assert_eq!(
+        raw_group::group(&sw, 3),
+        None,
+        "the deleted Service's group"
+    );
+    assert_eq!(dump_long(&sw, second.cache()), wanted(second.cache()));
 }

@@ -53,7 +53,17 @@ impl Flows {
             .dump_flows(&FlowDescRequest::default())
             .await
             .map_err(failed)?;
-        let groups = self.conn.dump_groups().await.map_err(failed)?;
+        let wanted: Vec<u32> = self
+            .installer
+            .cache()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .all_groups()
+            .iter()
+            .map(|g| g.group_id)
+            .collect();
+        let bound = self.conn.group_bound(&wanted).await.map_err(failed)?;
+        let groups = self.conn.dump_groups(bound).await.map_err(failed)?;
         let meters = self.conn.dump_meters().await.map_err(failed)?;
         Ok(ObjectTexts {
             flows: flows.iter().map(|f| as_add(f).to_string()).collect(),

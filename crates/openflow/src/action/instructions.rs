@@ -5,6 +5,14 @@ use super::Action;
 use super::wire::{emit_actions, parse_actions};
 use crate::DecodeError;
 
+/// The groups `actions` send to.
+pub fn group_ids<'a>(actions: impl IntoIterator<Item = &'a Action>) -> impl Iterator<Item = u32> {
+    actions.into_iter().filter_map(|action| match action {
+        Action::Group(id) => Some(*id),
+        _ => None,
+    })
+}
+
 const IT_GOTO_TABLE: u16 = 1;
 const IT_WRITE_METADATA: u16 = 2;
 const IT_WRITE_ACTIONS: u16 = 3;
@@ -39,6 +47,11 @@ fn finish(out: &mut [u8], start: usize) {
 }
 
 impl Instructions {
+    /// The groups the actions send to (apply-actions, then write-actions).
+    pub fn group_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        group_ids(self.apply.iter().chain(self.write_actions.iter().flatten()))
+    }
+
     /// Only apply-actions.
     pub fn apply(actions: Vec<Action>) -> Instructions {
         Instructions {

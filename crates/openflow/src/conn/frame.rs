@@ -54,6 +54,11 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         FrameReader { reader, max }
     }
 
+    /// The stream, positioned right after the last message read (nothing is buffered here).
+    pub fn into_inner(self) -> R {
+        self.reader
+    }
+
     /// The next whole message (header included), or `None` when the stream ends cleanly
     /// between messages.
     pub async fn next(&mut self) -> Result<Option<Vec<u8>>, ReadError> {

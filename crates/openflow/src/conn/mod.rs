@@ -18,11 +18,14 @@
 //!   timeout, then fails with [`ConnError::NotConnected`].
 //! - **Dumps**: [`OfConnection::dump_flows`], [`OfConnection::dump_groups`] and
 //!   [`OfConnection::port_desc`] collect every part of the multipart reply into typed values.
+//!   Groups are asked for by id on a connection of their own, so that one longer than a
+//!   message neither aborts Open vSwitch nor breaks the framing ([`group_dump`]).
 //! - **Subscriptions**: port status changes, packet-ins (either format), other unsolicited
 //!   messages (flow removed, errors for fire-and-forget messages) and connection events.
 
 mod error;
 pub mod frame;
+pub mod group_dump;
 mod session;
 
 use std::future::Future;
@@ -45,7 +48,7 @@ use crate::msg::bundle::{BundleControl, BundleCtrlType, bundle_flags, emit_bundl
 use crate::msg::config::MISS_SEND_LEN_NO_BUFFER;
 use crate::msg::features::FeaturesReply;
 use crate::msg::flow_stats::{FlowDescReply, FlowDescRequest, FlowStats};
-use crate::msg::group_mod::{GROUP_ALL, GroupDesc, GroupDescReply, GroupDescRequest};
+use crate::msg::group_mod::GroupDesc;
 use crate::msg::meter_features::{MeterFeatures, MeterFeaturesRequest};
 use crate::msg::meter_mod::{METER_ALL, MeterDesc, MeterDescReply, MeterDescRequest};
 use crate::msg::packet_in::{PacketIn, PacketIn2, SetPacketInFormat};
@@ -486,16 +489,35 @@ impl OfConnection {
         Ok(flows)
     }
 
-    /// Describes every group of the bridge, from every part of the reply.
-    pub async fn dump_groups(&self) -> Result<Vec<GroupDesc>, ConnError> {
-        let mut groups = Vec::new();
-        for part in self
-            .multipart(&GroupDescRequest {
-                group_id: GROUP_ALL,
-            })
-            .await?
-        {
-            groups.extend(part.parse::<GroupDescReply>()?.groups);
+    /// The largest group id in `known` or in the group actions of the switch's flows (0 for
+    /// none): a bound for [`OfConnection::dump_groups`].
+    pub async fn group_bound(&self, known: &[u32]) -> Result<u32, ConnError> {
+        let flows = self.dump_flows(&FlowDescRequest::default()).await?;
+        Ok(known
+            .iter()
+            .copied()
+            .chain(flows.iter().flat_map(|f| f.instructions.group_ids()))
+            .fold(0, u32::max))
+    }
+
+    /// The groups of the bridge whose ids run from 1 to `bound`, or past it to the largest id
+    /// the groups found send to. Each group is asked for by its id, never all at once, on a
+    /// connection of its own ([`group_dump`]): Open vSwitch aborts on a request for every
+    /// group when one is longer than a message. A group above the bound that no group found
+    /// names is not read.
+    pub async fn dump_groups(&self, bound: u32) -> Result<Vec<GroupDesc>, ConnError> {
+        let (mut asked, mut bound, mut groups) = (0, bound, Vec::new());
+        while asked < bound {
+            let ids: Vec<u32> = (asked + 1..=bound).collect();
+            let found =
+                group_dump::describe_groups(&self.shared().endpoint, &self.shared().options, &ids)
+                    .await?;
+            asked = bound;
+            bound = found
+                .iter()
+                .flat_map(GroupDesc::group_ids)
+                .fold(bound, u32::max);
+            groups.extend(found);
         }
         Ok(groups)
     }

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::io::{AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
@@ -133,39 +133,13 @@ impl Session {
     ) -> Result<Arc<Session>, ConnError> {
         let (read_half, mut write_half) = tokio::io::split(stream);
         let mut frames = FrameReader::new(read_half, options.max_message_len);
-        write_half
-            .write_all(&Hello::of15().to_bytes(next_xid())?)
-            .await?;
-        let first = tokio::time::timeout(options.inactivity_timeout, frames.next())
-            .await
-            .map_err(|_| ConnError::Inactive(options.inactivity_timeout))??
-            .ok_or(ConnError::Closed)?;
-        let header = Header::parse(&first)?;
-        let body = &first[HEADER_LEN..];
-        match header.msg_type {
-            msg_type::HELLO => {}
-            msg_type::ERROR => return Err(ConnError::Rejected(ErrorMsg::parse_body(body)?)),
-            got => {
-                return Err(ConnError::Handshake {
-                    expected: "hello",
-                    got,
-                });
-            }
-        }
-        if let Err(e) = negotiate(header.version, &Hello::parse_body(body)?) {
-            let refusal = ErrorMsg {
-                kind: ErrorKind::Standard {
-                    err_type: error_type::HELLO_FAILED,
-                    code: 0,
-                },
-                data: e.to_string().into_bytes(),
-            };
-            // Best effort: the peer learns why before the connection closes.
-            if let Ok(refusal) = refusal.to_bytes(header.xid) {
-                let _ = write_half.write_all(&refusal).await;
-            }
-            return Err(e.into());
-        }
+        exchange_hellos(
+            &mut frames,
+            &mut write_half,
+            options.inactivity_timeout,
+            next_xid(),
+        )
+        .await?;
 
         let (writer, outgoing) = mpsc::unbounded_channel();
         let (closed_tx, _) = watch::channel(false);
@@ -444,6 +418,52 @@ impl Session {
 }
 
 /// Resolves once the session is closed (also if it already was).
+/// Sends our hello (with `xid`) and reads the switch's: the switch must offer OpenFlow 1.5. A
+/// refusal is told to the switch before the error is returned.
+pub(crate) async fn exchange_hellos<R, W>(
+    frames: &mut FrameReader<R>,
+    write_half: &mut W,
+    timeout: Duration,
+    xid: u32,
+) -> Result<(), ConnError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    write_half.write_all(&Hello::of15().to_bytes(xid)?).await?;
+    let first = tokio::time::timeout(timeout, frames.next())
+        .await
+        .map_err(|_| ConnError::Inactive(timeout))??
+        .ok_or(ConnError::Closed)?;
+    let header = Header::parse(&first)?;
+    let body = &first[HEADER_LEN..];
+    match header.msg_type {
+        msg_type::HELLO => {}
+        msg_type::ERROR => return Err(ConnError::Rejected(ErrorMsg::parse_body(body)?)),
+        got => {
+            return Err(ConnError::Handshake {
+                expected: "hello",
+                got,
+            });
+        }
+    }
+    if let Err(e) = negotiate(header.version, &Hello::parse_body(body)?) {
+        let refusal = ErrorMsg {
+            kind: ErrorKind::Standard {
+                err_type: error_type::HELLO_FAILED,
+                code: 0,
+            },
+            data: e.to_string().into_bytes(),
+        };
+        // Best effort: the peer learns why before the connection closes.
+        if let Ok(refusal) = refusal.to_bytes(header.xid) {
+            let _ = write_half.write_all(&refusal).await;
+        }
+        return Err(e.into());
+    }
+    Ok(())
+}
+
 async fn wait_closed(closed: &mut watch::Receiver<bool>) {
     let _ = closed.wait_for(|c| *c).await;
 }

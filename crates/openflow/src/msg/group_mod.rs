@@ -1,6 +1,7 @@
 //! Groups in OpenFlow 1.5: `OFPT_GROUP_MOD` with `ofp15_bucket`s (bucket ids, weight /
 //! watch_port / watch_group properties) and the Netronome `selection_method` group property, the
-//! `OFPMP_GROUP_DESC` multipart request and reply, and the `ovs-ofctl add-group` /
+//! `OFPMP_GROUP_DESC` multipart request and reply (and one group description longer than its
+//! 16-bit lengths can say, [`GroupDesc::parse_unframed`]), and the `ovs-ofctl add-group` /
 //! `dump-groups` text.
 
 use std::fmt;
@@ -29,6 +30,10 @@ const BUCKET_PROP_WEIGHT: u16 = 0;
 const BUCKET_PROP_WATCH_PORT: u16 = 1;
 const BUCKET_PROP_WATCH_GROUP: u16 = 2;
 const PROP_EXPERIMENTER: u16 = 0xffff;
+/// `ofp15_group_desc` without its buckets and properties.
+const GROUP_DESC_LEN: usize = 16;
+/// What a 16-bit length wraps at.
+const LENGTH_WRAP: usize = 1 << 16;
 /// Size of the NUL-terminated method name in the selection-method property.
 const METHOD_NAME_LEN: usize = 16;
 const NTRT_SELECTION_METHOD: u32 = 1;
@@ -263,6 +268,11 @@ impl SelectionMethod {
 }
 
 impl GroupDesc {
+    /// The groups the buckets' actions send to.
+    pub fn group_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        crate::action::instructions::group_ids(self.buckets.iter().flat_map(|b| &b.actions))
+    }
+
     /// Appends the buckets; returns their total length.
     fn emit_buckets(&self, out: &mut Vec<u8>) -> u16 {
         let start = out.len();
@@ -311,6 +321,40 @@ impl GroupDesc {
             }
         }
         Ok(g)
+    }
+
+    /// Decodes the one `ofp15_group_desc` that fills `desc`, which may be longer than 65,535
+    /// bytes. Open vSwitch sends such a group alone in one reply, with its length and its
+    /// bucket list's length wrapped modulo 65,536; `desc` is that reply's body after the
+    /// multipart header, its real length known from the stream (see `conn::group_dump`). The
+    /// group's length must be `desc`'s modulo 65,536. The bucket list is the longest that is
+    /// congruent to the announced one and leaves room for the properties after it.
+    pub fn parse_unframed(desc: &[u8]) -> Result<GroupDesc, DecodeError> {
+        DecodeError::need("ofp15_group_desc", desc, GROUP_DESC_LEN)?;
+        let announced = usize::from(u16_at(desc, 0));
+        if announced != desc.len() % LENGTH_WRAP {
+            return Err(DecodeError::BadLength {
+                what: "ofp15_group_desc",
+                len: announced,
+            });
+        }
+        let room = desc.len() - GROUP_DESC_LEN;
+        let announced_buckets = usize::from(u16_at(desc, 8));
+        if announced_buckets > room {
+            return Err(DecodeError::BadLength {
+                what: "ofp15_group_desc bucket list",
+                len: announced_buckets,
+            });
+        }
+        let buckets_len =
+            announced_buckets + (room - announced_buckets) / LENGTH_WRAP * LENGTH_WRAP;
+        let (buckets, props) = desc[GROUP_DESC_LEN..].split_at(buckets_len);
+        GroupDesc::parse_parts(
+            GroupType::from_u8(desc[2])?,
+            u32_at(desc, 4),
+            buckets,
+            props,
+        )
     }
 
     /// Parses `group_id=…,type=…[,selection_method=…][,fields(…)],bucket=…`.
@@ -823,6 +867,63 @@ mod tests {
             "ééééééé",
             "cut at a character boundary"
         );
+    }
+
+    /// The body after the multipart header of a reply holding `group`, with its lengths
+    /// wrapped as Open vSwitch wraps them.
+    fn unframed(group: &GroupDesc) -> Vec<u8> {
+        let reply = GroupDescReply {
+            more: false,
+            groups: vec![group.clone()],
+        };
+        let mut body = Vec::new();
+        reply.emit_body(&mut body);
+        body.split_off(multipart::MULTIPART_HEADER_LEN)
+    }
+
+    fn select_group(buckets: u32) -> GroupDesc {
+        let mut text = String::from("group_id=7,type=select,selection_method=dp_hash");
+        for n in 0..buckets {
+            text.push_str(&format!(
+                ",bucket=bucket_id:{n},actions=ct(commit,table=1,zone=65520,nat(dst=10.{}.{}.{}:8080))",
+                n >> 16,
+                (n >> 8) & 0xff,
+                n & 0xff
+            ));
+        }
+        GroupDesc::from_text(&text).unwrap()
+    }
+
+    #[test]
+    fn a_group_longer_than_its_lengths_can_say_decodes_whole() {
+        for buckets in [1, 3, 5000] {
+            let group = select_group(buckets);
+            let desc = unframed(&group);
+            assert_eq!(
+                desc.len() > u16::MAX.into(),
+                buckets == 5000,
+                "{} bytes",
+                desc.len()
+            );
+            assert_eq!(GroupDesc::parse_unframed(&desc).unwrap(), group);
+        }
+    }
+
+    #[test]
+    fn an_unframed_group_with_lengths_that_do_not_fit_is_refused() {
+        let desc = unframed(&select_group(5000));
+        let cut = &desc[..desc.len() - 8];
+        assert!(GroupDesc::parse_unframed(cut).is_err(), "a group cut short");
+        let mut two = desc.clone();
+        two.extend_from_slice(&unframed(&select_group(1)));
+        assert!(
+            GroupDesc::parse_unframed(&two).is_err(),
+            "two groups in one"
+        );
+        assert!(GroupDesc::parse_unframed(&desc[..15]).is_err());
+        let mut long_list = unframed(&select_group(1));
+        long_list[8..10].copy_from_slice(&u16::MAX.to_be_bytes());
+        assert!(GroupDesc::parse_unframed(&long_list).is_err());
     }
 
     #[test]

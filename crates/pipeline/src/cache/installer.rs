@@ -5,6 +5,7 @@
 //! cache changed. [`Installer::install_all`] and [`replay`] put the whole cache into the switch
 //! at once (a new round, or a new connection).
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use openflow::conn::{ConnError, OfConnection};
@@ -32,6 +33,11 @@ pub struct Installer {
     cache: SharedCache,
     /// Serialises changes, so each diff is computed against what the switch has.
     changes: tokio::sync::Mutex<()>,
+    /// The largest group id the switch's flows named before [`Installer::install_all`]
+    /// replaced them: an earlier round's groups, which its flows named, lie at or below it
+    /// (a flow of the new round with the same match replaces the old one in place, so after
+    /// the install nothing may name them any more).
+    earlier_groups_bound: AtomicU32,
 }
 
 impl Installer {
@@ -40,6 +46,7 @@ impl Installer {
             conn,
             cache,
             changes: tokio::sync::Mutex::new(()),
+            earlier_groups_bound: AtomicU32::new(0),
         }
     }
 
@@ -93,6 +100,16 @@ impl Installer {
     pub async fn install_all(&self) -> Result<usize, ApplyError> {
         let _serial = self.changes.lock().await;
         let round = lock(&self.cache).round();
+        let bound = self
+            .conn
+            .group_bound(&[])
+            .await
+            .map_err(|source| ApplyError::Switch {
+                what: format!("reading the groups the flows before {round} use"),
+                source,
+            })?;
+        self.earlier_groups_bound
+            .fetch_max(bound, Ordering::Relaxed);
         sync::install_all(&self.conn, &self.cache, false)
             .await
             .map_err(|source| ApplyError::Switch {
@@ -107,13 +124,17 @@ impl Installer {
     pub async fn delete_round(&self, round: Round) -> Result<usize, ApplyError> {
         let _serial = self.changes.lock().await;
         let switch_error = |what: String| move |source| ApplyError::Switch { what, source };
+        let earlier = self.earlier_groups_bound.load(Ordering::Relaxed);
+        let switch_groups = sync::switch_groups(&self.conn, &self.cache, earlier)
+            .await
+            .map_err(switch_error(format!("reading the groups {round} used")))?;
         let delete = openflow::conn::Encoded::new(&round.delete_all())
             .map_err(|e| switch_error(format!("the deletion of {round}"))(ConnError::Encode(e)))?;
         self.conn
             .batch(&[delete])
             .await
             .map_err(switch_error(format!("the deletion of {round}")))?;
-        let stale = sync::delete_stale(&self.conn, &self.cache)
+        let stale = sync::delete_stale(&self.conn, &self.cache, &switch_groups)
             .await
             .map_err(switch_error(format!(
                 "the deletion of the groups and meters {round} left"

@@ -166,7 +166,7 @@ pub(super) async fn install_all(
 ) -> Result<usize, ConnError> {
     let switch_meters = conn.dump_meters().await?;
     let switch_groups = if delete_stale {
-        conn.dump_groups().await?
+        switch_groups(conn, cache, 0).await?
     } else {
         Vec::new()
     };
@@ -205,20 +205,36 @@ pub(super) async fn install_all(
     Ok(msgs.before.len() + msgs.bundle.len() + msgs.after.len())
 }
 
+/// The groups the switch holds, up to the largest id the cache wants, the switch's flows name
+/// or `earlier` gives (see [`OfConnection::dump_groups`]).
+pub(super) async fn switch_groups(
+    conn: &OfConnection,
+    cache: &SharedCache,
+    earlier: u32,
+) -> Result<Vec<GroupDesc>, ConnError> {
+    let wanted: Vec<u32> = lock(cache)
+        .all_groups()
+        .iter()
+        .map(|g| g.group_id)
+        .collect();
+    let bound = conn.group_bound(&wanted).await?.max(earlier);
+    conn.dump_groups(bound).await
+}
+
 /// Deletes the groups (in one bundle, each before the groups it uses) and then the meters the
-/// switch holds that no owner wants, and returns how many. Run it once no flow of an earlier
-/// round uses them.
+/// switch holds that no owner wants, and returns how many; `switch_groups` is what
+/// [`switch_groups`] read. Run it once no flow of an earlier round uses them.
 pub(super) async fn delete_stale(
     conn: &OfConnection,
     cache: &SharedCache,
+    switch_groups: &[GroupDesc],
 ) -> Result<usize, ConnError> {
-    let switch_groups = conn.dump_groups().await?;
     let switch_meters = conn.dump_meters().await?;
     let (groups, meters) = {
         let cache = lock(cache);
         (cache.all_groups(), cache.all_meters())
     };
-    let drop_groups = stale_groups(&switch_groups, &groups);
+    let drop_groups = stale_groups(switch_groups, &groups);
     if !drop_groups.is_empty() {
         conn.bundle(&encode_each(&drop_groups)?).await?;
     }

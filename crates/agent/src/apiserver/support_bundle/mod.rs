@@ -148,9 +148,11 @@ async fn flows_text(conn: &OfConnection, bridge: &str) -> Result<Vec<u8>, String
     Ok(text.into_bytes())
 }
 
-/// The groups of `bridge`, one per line.
+/// The groups of `bridge`, one per line: those its flows name, and any other with a lower id
+/// ([`OfConnection::dump_groups`]).
 async fn groups_text(conn: &OfConnection, bridge: &str) -> Result<Vec<u8>, String> {
-    let groups = conn.dump_groups().await.map_err(|e| e.to_string())?;
+    let bound = conn.group_bound(&[]).await.map_err(|e| e.to_string())?;
+    let groups = conn.dump_groups(bound).await.map_err(|e| e.to_string())?;
     let mut text = format!("# the groups of {bridge}: {}\n", groups.len());
     for group in &groups {
         let _ = writeln!(text, "{}", group.to_string().trim());
