@@ -4,7 +4,8 @@
 //! command carrying the first buckets that fit, followed by `OFPGC15_INSERT_BUCKET` messages
 //! (`command_bucket_id = OFPG15_BUCKET_LAST`) each appending the next buckets that fit. Sent in
 //! order inside one atomic bundle they install the whole group at once; every bucket keeps its
-//! id and its place.
+//! id and its place. The inserts carry no group property (Open vSwitch refuses the selection
+//! method there); the group keeps the one its first message set.
 
 use super::group_mod::{BUCKET_LAST, Bucket, GroupDesc, GroupMod, GroupModCommand};
 use crate::EncodeError;
@@ -15,8 +16,8 @@ impl GroupMod {
     /// This mod as messages of at most `max_len` bytes each, header included. An add, modify
     /// or add-or-modify too long for one message becomes the same command with the first
     /// buckets, then inserts after the last bucket of the others, each message as full as
-    /// `max_len` allows (buckets differ in size); every message carries the group's type and
-    /// properties. Anything else, or a mod that fits, is returned as it is. Fails when a bucket
+    /// `max_len` allows (buckets differ in size); every message carries the group's type, and
+    /// the first its properties. Anything else, or a mod that fits, is returned as it is. Fails when a bucket
     /// does not fit in a message even alone.
     pub fn chunks(&self, max_len: usize) -> Result<Vec<GroupMod>, EncodeError> {
         let group = &self.group;
@@ -24,6 +25,8 @@ impl GroupMod {
             self.command,
             GroupModCommand::Add | GroupModCommand::Modify | GroupModCommand::AddOrModify
         );
+        // Inserts carry no group property: Open vSwitch refuses one there (`OFPBPC_BAD_VALUE`
+        // for the selection method) and keeps the group's.
         let part = |command, command_bucket_id, buckets: &[Bucket]| GroupMod {
             command,
             command_bucket_id,
@@ -31,13 +34,23 @@ impl GroupMod {
                 group_type: group.group_type,
                 group_id: group.group_id,
                 buckets: buckets.to_vec(),
-                selection: group.selection.clone(),
+                selection: if command == GroupModCommand::InsertBucket {
+                    None
+                } else {
+                    group.selection.clone()
+                },
             },
         };
-        // The header, the fixed part and the properties: the same in every message.
+        // The header, the fixed part and the properties of a message without buckets.
+        let mut scratch = Vec::new();
+        let mut head_of = |command, command_bucket_id| {
+            scratch.clear();
+            part(command, command_bucket_id, &[]).emit_body(&mut scratch);
+            HEADER_LEN + scratch.len()
+        };
+        let first_head = head_of(self.command, self.command_bucket_id);
+        let insert_head = head_of(GroupModCommand::InsertBucket, BUCKET_LAST);
         let mut out = Vec::new();
-        part(self.command, self.command_bucket_id, &[]).emit_body(&mut out);
-        let head = HEADER_LEN + out.len();
         let sizes: Vec<usize> = group
             .buckets
             .iter()
@@ -47,12 +60,16 @@ impl GroupMod {
                 out.len()
             })
             .collect();
-        if !splits || group.buckets.is_empty() || head + sizes.iter().sum::<usize>() <= max_len {
+        if !splits
+            || group.buckets.is_empty()
+            || first_head + sizes.iter().sum::<usize>() <= max_len
+        {
             return Ok(vec![self.clone()]);
         }
         let mut chunks = Vec::new();
         let mut start = 0;
         while start < sizes.len() {
+            let head = if start == 0 { first_head } else { insert_head };
             let mut len = head;
             let mut end = start;
             while end < sizes.len() && len + sizes[end] <= max_len {
@@ -135,13 +152,18 @@ mod tests {
                 (GroupModCommand::InsertBucket, BUCKET_LAST)
             );
         }
-        for c in chunks {
+        for (i, c) in chunks.iter().enumerate() {
+            let selection = if i == 0 {
+                &original.group.selection
+            } else {
+                &None
+            };
             assert_eq!(
                 (c.group.group_type, c.group.group_id, &c.group.selection),
                 (
                     original.group.group_type,
                     original.group.group_id,
-                    &original.group.selection
+                    selection
                 )
             );
             assert_eq!(
