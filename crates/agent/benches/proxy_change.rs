@@ -15,7 +15,8 @@
 //! in the same run:
 //!
 //! - the datapath alone: [`Datapath::update_service`] with the changed Service value (what
-//!   the sync costs past the translation), to the confirmation and settled;
+//!   the sync costs past the translation) to the confirmation, then
+//!   [`Datapath::settle_services`];
 //! - two `revalidator/wait` calls with nothing changed;
 //! - the translation of the same change by its key (what a wake-up does now) against a walk
 //!   of both whole stores (what every wake-up did before, and a re-list does now).
@@ -27,7 +28,11 @@
 //! switch's network namespace (`ip netns exec`), so the Service routes and NodePort rules the
 //! first sync sets (none, proxyAll off) touch that namespace only. Run:
 //! `cargo bench -p agent --bench proxy_change`; `REPS` (default 100), `SERVICES` (default
-//! 10,000).
+//! 10,000), `BURST` (default 20).
+//!
+//! Last, a burst: `BURST` Services' slices are replaced at once and the syncs they wake install
+//! and settle them (once per sync), against the same number of other Services each updated and
+//! settled in turn through the datapath (what every sync did per Service before).
 
 #[cfg(target_os = "linux")]
 fn main() {
@@ -375,18 +380,18 @@ mod bench {
             }
             let mods = flows.mods();
             let start = Instant::now();
-            let changes = datapath
+            datapath
                 .update_service(service)
                 .await
                 .expect("the datapath's update");
             samples
                 .entry("datapath")
                 .or_default()
-                .push(ms(start.elapsed() - changes.settled));
+                .push(ms(start.elapsed()));
             samples
                 .entry("datapath settled")
                 .or_default()
-                .push(ms(changes.settled));
+                .push(ms(datapath.settle_services().await));
             samples
                 .entry("datapath mods")
                 .or_default()
@@ -488,6 +493,55 @@ mod bench {
              {} groups in all; load average now: {}",
             groups.lines().filter(|l| l.contains("group_id=")).count(),
             describe_machine()
+        );
+
+        // A burst: `BURST` Services change at once (as when a Node's endpoints go). The syncs
+        // it wakes install them all and settle once each; the baseline, on other Services,
+        // updates and settles each in turn, as every sync did per Service before.
+        let burst = env_count("BURST", 20);
+        let _ = tokio::time::timeout(Duration::ZERO, slices.changed()).await;
+        let start = Instant::now();
+        for b in 0..burst {
+            let i = (b * 389 + 7) % count;
+            let ip = Ipv4Addr::new(10, 202, (b / 256) as u8, (b % 256) as u8);
+            fake.insert_json(&slices_resource, endpoint_slice(i, Some(ip)))
+                .expect("replace the slice");
+        }
+        let (mut updated, mut syncs) = (0, 0);
+        while updated < burst {
+            slices.changed().await;
+            updated += proxy
+                .sync(&datapath, services, slices)
+                .await
+                .expect("the sync")
+                .updated;
+            syncs += 1;
+        }
+        let together = start.elapsed();
+        let start = Instant::now();
+        for b in 0..burst {
+            let key = ServiceKey::new(
+                format!("ns-{}", (b * 389 + 5003) % count % NAMESPACES),
+                format!("app-{}", (b * 389 + 5003) % count),
+            );
+            let service = direct.get_mut(&key).expect("a translated Service");
+            for port in &mut service.ports {
+                port.endpoints[0].ip = Ipv4Addr::new(10, 203, (b / 256) as u8, (b % 256) as u8);
+                port.endpoints.sort_by_key(|e| e.ip);
+            }
+            datapath
+                .update_service(service)
+                .await
+                .expect("the datapath's update");
+            datapath.settle_services().await;
+        }
+        let one_by_one = start.elapsed();
+        println!(
+            "\nburst: {burst} Services changed at once: {syncs} sync(s) installed and settled them \
+             in {:.0} ms; baseline, each updated and settled in turn: {:.0} ms ({:.1}x)",
+            ms(together),
+            ms(one_by_one),
+            one_by_one.as_secs_f64() / together.as_secs_f64()
         );
         drop(server);
     }

@@ -97,9 +97,6 @@ pub struct ServiceChanges {
     pub endpoints: usize,
     /// Datapath objects changed (flow and group mods for OVS).
     pub changed: usize,
-    /// How long the datapath took, once the change was in place, to settle: for OVS the wait
-    /// for revalidation and the conntrack flushes.
-    pub settled: Duration,
 }
 
 /// How the datapath enforces one rule, and what it counted.
@@ -192,9 +189,9 @@ pub trait Datapath: Send + Sync + 'static {
     /// key; the other Services are not touched. A Service the datapath cannot realise (port 0,
     /// a port or frontend listed twice, an affinity timeout of 0) is refused with
     /// [`AgentError::ServiceRefused`]: resending it refuses it again. On any error nothing
-    /// changed, and the same Service can be sent again. It returns once new connections take
-    /// the new way (no cached path leads to a removed endpoint) and the UDP conntrack entries
-    /// to an endpoint or frontend the Service no longer has are flushed.
+    /// changed, and the same Service can be sent again. It returns once the datapath holds
+    /// the change; new connections are sure to take the new way once
+    /// [`Datapath::settle_services`] returns.
     fn update_service(
         &self,
         service: &Service,
@@ -219,9 +216,18 @@ pub trait Datapath: Send + Sync + 'static {
     ) -> impl Future<Output = Result<bool, AgentError>> + Send;
 
     /// Stops load-balancing Service `key`: its frontends and endpoints go. Removing a Service
-    /// the datapath does not have succeeds and changes nothing; on error nothing changed.
+    /// the datapath does not have succeeds and changes nothing; on error nothing changed. As
+    /// for an update, [`Datapath::settle_services`] completes it.
     fn remove_service(
         &self,
         key: &ServiceKey,
     ) -> impl Future<Output = Result<ServiceChanges, AgentError>> + Send;
+
+    /// Returns once new connections take the way the Service updates and removals since the
+    /// last call set (no cached path leads to a removed endpoint or frontend) and the UDP
+    /// conntrack entries those changes left to an endpoint or frontend a Service no longer has
+    /// are flushed; returns how long that took. It costs the same after one change as after
+    /// many, so call it once after a batch. A failure to settle is logged, not returned: the
+    /// datapath's own upkeep brings it there later.
+    fn settle_services(&self) -> impl Future<Output = Duration> + Send;
 }

@@ -45,7 +45,7 @@ pub struct ProxySync {
     /// Services removed.
     pub removed: usize,
     /// Of the sync's time, how long the datapath took to settle after its changes were in
-    /// place ([`crate::datapath::ServiceChanges::settled`], summed).
+    /// place ([`crate::datapath::Datapath::settle_services`], once for all of them).
     pub settled: Duration,
 }
 
@@ -170,8 +170,9 @@ impl ProxyController {
     }
 
     /// Sends the datapath the Services that changed since the last sync (and those whose last
-    /// send failed) and removes those that went away. Every change is tried; the first
-    /// datapath error is returned (the Services it concerns are sent again by the next sync).
+    /// send failed) and removes those that went away, then settles the datapath once for all
+    /// of them and logs each. Every change is tried; the first datapath error is returned (the
+    /// Services it concerns are sent again by the next sync).
     pub async fn sync<D: Datapath>(
         &mut self,
         datapath: &D,
@@ -189,14 +190,19 @@ impl ProxyController {
             })
             .cloned()
             .collect();
+        // Each change is logged once the batch has settled: from then on new connections
+        // take the new way.
+        let mut done = Vec::new();
         // Removals first: a Service re-created under another name may take the same frontend.
         for key in gone {
             match datapath.remove_service(&key).await {
                 Ok(changes) => {
                     self.forget_installed(&key);
                     sent.removed += 1;
-                    sent.settled += changes.settled;
-                    tracing::info!("Service {key} removed: {} flow mods", changes.changed);
+                    done.push(format!(
+                        "Service {key} removed: {} flow mods",
+                        changes.changed
+                    ));
                 }
                 Err(error) => {
                     tracing::error!("Service {key}: removal failed: {error}");
@@ -216,15 +222,13 @@ impl ProxyController {
             let service = service.clone();
             match datapath.update_service(&service).await {
                 Ok(changes) => {
-                    tracing::info!(
+                    done.push(format!(
                         "Service {key}: {} endpoints, {} flow mods",
-                        changes.endpoints,
-                        changes.changed
-                    );
+                        changes.endpoints, changes.changed
+                    ));
                     self.refused.remove(key);
                     self.record_installed(service);
                     sent.updated += 1;
-                    sent.settled += changes.settled;
                 }
                 Err(AgentError::ServiceRefused(reason)) => {
                     tracing::warn!("Service {key} {reason}; skipped until it changes");
@@ -235,6 +239,12 @@ impl ProxyController {
                     self.pending.insert(key.clone());
                     first_error.get_or_insert(error);
                 }
+            }
+        }
+        if !done.is_empty() {
+            sent.settled = datapath.settle_services().await;
+            for line in done {
+                tracing::info!("{line}");
             }
         }
         if let Err(error) = self.route(datapath).await {

@@ -235,6 +235,10 @@ impl<H: HostNetwork + 'static> Datapath for OvsDatapath<H> {
         self.uninstall_service(key).await
     }
 
+    async fn settle_services(&self) -> std::time::Duration {
+        self.settle().await
+    }
+
     async fn set_service_routes(
         &self,
         destinations: &[Ipv4Net],

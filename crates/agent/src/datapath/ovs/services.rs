@@ -5,9 +5,11 @@
 //! cache and the switch as they were. Bring-up's first round renders every Service given to it
 //! the same way, so a restart keeps Service traffic flowing.
 //!
-//! Once an update is installed, the datapath's revalidation is waited for (no cached megaflow
-//! still sends a new connection the old way), then the UDP conntrack entries it left stale (connections DNATed to
-//! an endpoint the Service no longer uses, or to a frontend that is gone) are flushed, so a
+//! Updates are settled in batches ([`OvsDatapath::settle`], once per proxy sync): when any
+//! installed update changed the switch, the datapath's revalidation is waited for once (no
+//! cached megaflow still sends a new connection the old way; the wait is the same for one change
+//! or a thousand), then the UDP conntrack entries the updates left stale (connections DNATed to
+//! an endpoint a Service no longer uses, or to a frontend that is gone) are flushed, so a
 //! client that keeps its source port reaches a remaining endpoint with its next datagram. A
 //! failed flush is logged and counted (`Flows::flush_conntrack`) and does not fail the update:
 //! the flows are right, the stale entries only live until they idle out. At start, once the
@@ -17,7 +19,7 @@
 
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use model::{Protocol, Service, ServiceKey};
 use pipeline::layout::CT_ZONE;
@@ -28,10 +30,25 @@ use super::{OvsDatapath, conntrack_dump};
 use crate::datapath::ServiceChanges;
 use crate::error::AgentError;
 
-/// The Services' renderer, with the group ids of the Services installed.
+/// The Services' renderer, with the group ids of the Services installed, and what the updates
+/// since the last settle left to do.
 #[derive(Debug, Default)]
 pub(super) struct ServiceState {
     renderer: ServiceRenderer,
+    /// Whether an update since the last settle changed the switch.
+    unsettled: bool,
+    /// The UDP conntrack entries the updates since the last settle left stale, per Service.
+    stale_udp: Vec<(ServiceKey, Vec<StaleUdp>)>,
+}
+
+impl ServiceState {
+    /// Notes an installed update of Service `key` that sent `changed` mods and left `stale`.
+    fn note(&mut self, key: &ServiceKey, changed: usize, stale: Vec<StaleUdp>) {
+        self.unsettled |= changed > 0;
+        if !stale.is_empty() {
+            self.stale_udp.push((key.clone(), stale));
+        }
+    }
 }
 
 impl ServiceState {
@@ -83,13 +100,10 @@ impl<H> OvsDatapath<H> {
         let update = state.renderer.upsert(service)?;
         let diff = self.flows.apply(update.change).await?;
         state.renderer.commit(update.record);
-        let settling = Instant::now();
-        self.settle(&service.key, diff.len(), &update.stale_udp)
-            .await;
+        state.note(&service.key, diff.len(), update.stale_udp);
         Ok(ServiceChanges {
             endpoints: service.ports.iter().map(|p| p.endpoints.len()).sum(),
             changed: diff.len(),
-            settled: settling.elapsed(),
         })
     }
 
@@ -101,25 +115,35 @@ impl<H> OvsDatapath<H> {
         let update = state.renderer.remove(key);
         let diff = self.flows.apply(update.change).await?;
         state.renderer.commit(update.record);
-        let settling = Instant::now();
-        self.settle(key, diff.len(), &update.stale_udp).await;
+        state.note(key, diff.len(), update.stale_udp);
         Ok(ServiceChanges {
             endpoints: 0,
             changed: diff.len(),
-            settled: settling.elapsed(),
         })
     }
 
-    /// Brings the datapath to an installed update of Service `key` that sent `changed` mods:
-    /// waits for revalidation, so that no cached megaflow still sends a new connection the old
-    /// way, then flushes the UDP conntrack entries `stale` names. In this order, a datagram
-    /// that was tracked to a removed endpoint through a stale megaflow before the wait ended is
-    /// flushed as well, and the next one is tracked through the new tables.
-    async fn settle(&self, key: &ServiceKey, changed: usize, stale: &[StaleUdp]) {
-        if changed > 0 {
-            self.wait_for_revalidation(&format!("Service {key}")).await;
+    /// Brings the datapath to the Service updates installed since the last settle: waits once
+    /// for revalidation when any of them changed the switch, so that no cached megaflow still
+    /// sends a new connection the old way, then flushes the UDP conntrack entries they left
+    /// stale. In this order, a datagram tracked to a removed endpoint through a stale megaflow
+    /// before the wait ended is flushed as well, and the next one is tracked through the new
+    /// tables. Returns how long it took.
+    pub(super) async fn settle(&self) -> Duration {
+        let start = Instant::now();
+        let (unsettled, stale) = {
+            let mut state = self.services.lock().await;
+            (
+                std::mem::take(&mut state.unsettled),
+                std::mem::take(&mut state.stale_udp),
+            )
+        };
+        if unsettled {
+            self.wait_for_revalidation("Service updates").await;
         }
-        self.flush_stale_udp(key, stale).await;
+        for (key, stale) in stale {
+            self.flush_stale_udp(&key, &stale).await;
+        }
+        start.elapsed()
     }
 
     /// Flushes the UDP conntrack entries the last run left through an installed Service's
