@@ -20,7 +20,6 @@
 //! requests are written while the replies are read: Open vSwitch stops reading requests while
 //! replies wait to be sent.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use localipc::Endpoint;
@@ -28,7 +27,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::frame::FrameReader;
 use super::session::exchange_hellos;
-use super::{ConnError, ConnOptions};
+use super::{ConnError, ConnOptions, dial};
 use crate::DecodeError;
 use crate::header::{HEADER_LEN, OFP_VERSION_1_5, msg_type, u16_at, u32_at};
 use crate::message::Message;
@@ -61,12 +60,7 @@ pub(super) async fn describe_groups(
     if ids.len() > MAX_IDS {
         return Err(invalid(format!("{} group ids asked for at once", ids.len())).into());
     }
-    let stream = localipc::dial(endpoint)
-        .await
-        .map_err(|e| ConnError::Connect {
-            endpoint: endpoint.to_string(),
-            source: Arc::new(e),
-        })?;
+    let stream = dial(endpoint).await?;
     let (read_half, mut write_half) = tokio::io::split(stream);
     let mut frames = FrameReader::new(read_half, options.max_message_len);
     exchange_hellos(
@@ -218,19 +212,7 @@ fn invalid(reason: String) -> DecodeError {
 mod tests {
     use super::*;
     use crate::msg::error::ErrorKind;
-
-    fn select_group(id: u32, buckets: u32) -> GroupDesc {
-        let mut text = format!("group_id={id},type=select,selection_method=dp_hash");
-        for n in 0..buckets {
-            text.push_str(&format!(
-                ",bucket=bucket_id:{n},actions=set_field:10.{}.{}.{}->ip_dst,output:1",
-                n >> 16,
-                (n >> 8) & 0xff,
-                n & 0xff
-            ));
-        }
-        GroupDesc::from_text(&text).unwrap()
-    }
+    use crate::msg::group_mod::tests::select_group;
 
     /// One reply to request `xid` holding `groups`, as Open vSwitch sends it (lengths wrapped).
     fn reply(xid: u32, more: bool, groups: &[GroupDesc]) -> Vec<u8> {

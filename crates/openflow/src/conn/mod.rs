@@ -204,6 +204,16 @@ impl ConnOptions {
     }
 }
 
+/// Opens a stream to `endpoint`.
+async fn dial(endpoint: &Endpoint) -> Result<localipc::Stream, ConnError> {
+    localipc::dial(endpoint)
+        .await
+        .map_err(|e| ConnError::Connect {
+            endpoint: endpoint.to_string(),
+            source: Arc::new(e),
+        })
+}
+
 /// Which session requests use.
 #[derive(Debug, Clone)]
 enum Link {
@@ -238,12 +248,7 @@ impl Shared {
 
     /// Dials, handshakes and runs the hook; publishes the session as ready.
     async fn connect_once(self: &Arc<Self>, owner: &Arc<Owner>) -> Result<Arc<Session>, ConnError> {
-        let stream = localipc::dial(&self.endpoint)
-            .await
-            .map_err(|e| ConnError::Connect {
-                endpoint: self.endpoint.to_string(),
-                source: Arc::new(e),
-            })?;
+        let stream = dial(&self.endpoint).await?;
         let session = Session::establish(stream, &self.options, self.subscribers.clone(), || {
             self.next_xid()
         })

@@ -780,7 +780,7 @@ impl Message for GroupDescReply {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     const SELECT: &str = "group_id=1,type=select,selection_method=hash,fields(ip_src,nw_proto),bucket=bucket_id:0,weight:100,actions=output:1,bucket=bucket_id:1,weight:50,watch_port:2,actions=set_field:0x1->reg0,resubmit(,10)";
@@ -881,8 +881,9 @@ mod tests {
         body.split_off(multipart::MULTIPART_HEADER_LEN)
     }
 
-    fn select_group(buckets: u32) -> GroupDesc {
-        let mut text = String::from("group_id=7,type=select,selection_method=dp_hash");
+    /// Select group `id` (`dp_hash`) of `buckets` buckets, each DNATing to its own endpoint.
+    pub(crate) fn select_group(id: u32, buckets: u32) -> GroupDesc {
+        let mut text = format!("group_id={id},type=select,selection_method=dp_hash");
         for n in 0..buckets {
             text.push_str(&format!(
                 ",bucket=bucket_id:{n},actions=ct(commit,table=1,zone=65520,nat(dst=10.{}.{}.{}:8080))",
@@ -897,7 +898,7 @@ mod tests {
     #[test]
     fn a_group_longer_than_its_lengths_can_say_decodes_whole() {
         for buckets in [1, 3, 5000] {
-            let group = select_group(buckets);
+            let group = select_group(7, buckets);
             let desc = unframed(&group);
             assert_eq!(
                 desc.len() > u16::MAX.into(),
@@ -911,17 +912,17 @@ mod tests {
 
     #[test]
     fn an_unframed_group_with_lengths_that_do_not_fit_is_refused() {
-        let desc = unframed(&select_group(5000));
+        let desc = unframed(&select_group(7, 5000));
         let cut = &desc[..desc.len() - 8];
         assert!(GroupDesc::parse_unframed(cut).is_err(), "a group cut short");
         let mut two = desc.clone();
-        two.extend_from_slice(&unframed(&select_group(1)));
+        two.extend_from_slice(&unframed(&select_group(7, 1)));
         assert!(
             GroupDesc::parse_unframed(&two).is_err(),
             "two groups in one"
         );
         assert!(GroupDesc::parse_unframed(&desc[..15]).is_err());
-        let mut long_list = unframed(&select_group(1));
+        let mut long_list = unframed(&select_group(7, 1));
         long_list[8..10].copy_from_slice(&u16::MAX.to_be_bytes());
         assert!(GroupDesc::parse_unframed(&long_list).is_err());
     }
