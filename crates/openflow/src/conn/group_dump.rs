@@ -25,8 +25,7 @@ use std::time::Duration;
 use localipc::Endpoint;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
-use super::frame::FrameReader;
-use super::session::exchange_hellos;
+use super::session::greet;
 use super::{ConnError, ConnOptions, dial};
 use crate::DecodeError;
 use crate::header::{HEADER_LEN, OFP_VERSION_1_5, msg_type, u16_at, u32_at};
@@ -60,16 +59,7 @@ pub(super) async fn describe_groups(
     if ids.len() > MAX_IDS {
         return Err(invalid(format!("{} group ids asked for at once", ids.len())).into());
     }
-    let stream = dial(endpoint).await?;
-    let (read_half, mut write_half) = tokio::io::split(stream);
-    let mut frames = FrameReader::new(read_half, options.max_message_len);
-    exchange_hellos(
-        &mut frames,
-        &mut write_half,
-        options.inactivity_timeout,
-        HELLO_XID,
-    )
-    .await?;
+    let (frames, mut write_half) = greet(dial(endpoint).await?, options, HELLO_XID).await?;
     let count = ids.len() as u32;
     let mut requests = Vec::with_capacity(ids.len() * 16 + HEADER_LEN);
     for (xid, &group_id) in (FIRST_REQUEST_XID..).zip(ids) {

@@ -131,15 +131,7 @@ impl Session {
         subscribers: Arc<Subscribers>,
         next_xid: impl Fn() -> u32,
     ) -> Result<Arc<Session>, ConnError> {
-        let (read_half, mut write_half) = tokio::io::split(stream);
-        let mut frames = FrameReader::new(read_half, options.max_message_len);
-        exchange_hellos(
-            &mut frames,
-            &mut write_half,
-            options.inactivity_timeout,
-            next_xid(),
-        )
-        .await?;
+        let (frames, write_half) = greet(stream, options, next_xid()).await?;
 
         let (writer, outgoing) = mpsc::unbounded_channel();
         let (closed_tx, _) = watch::channel(false);
@@ -418,9 +410,34 @@ impl Session {
 }
 
 /// Resolves once the session is closed (also if it already was).
+/// The halves of `stream` once hellos are exchanged on it (ours with `xid`), the read half
+/// framed.
+pub(crate) async fn greet(
+    stream: localipc::Stream,
+    options: &ConnOptions,
+    xid: u32,
+) -> Result<
+    (
+        FrameReader<ReadHalf<localipc::Stream>>,
+        WriteHalf<localipc::Stream>,
+    ),
+    ConnError,
+> {
+    let (read_half, mut write_half) = tokio::io::split(stream);
+    let mut frames = FrameReader::new(read_half, options.max_message_len);
+    exchange_hellos(
+        &mut frames,
+        &mut write_half,
+        options.inactivity_timeout,
+        xid,
+    )
+    .await?;
+    Ok((frames, write_half))
+}
+
 /// Sends our hello (with `xid`) and reads the switch's: the switch must offer OpenFlow 1.5. A
 /// refusal is told to the switch before the error is returned.
-pub(crate) async fn exchange_hellos<R, W>(
+async fn exchange_hellos<R, W>(
     frames: &mut FrameReader<R>,
     write_half: &mut W,
     timeout: Duration,
