@@ -4,6 +4,8 @@
 //!   adapter renames (`iphlpapi.dll`; the rename through WMI `MSFT_NetAdapter`).
 //! - [`NetNat`]: the host NAT instance `antrea-nat` (WMI `root\StandardCimv2` `MSFT_NetNat`).
 //! - [`Firewall`]: allow rules for the Pod CIDR (firewall COM API `INetFwPolicy2`).
+//! - `features` (Windows only): the optional features' install state (WMI
+//!   `Win32_OptionalFeature`), for `prepare-node`.
 //!
 //! No PowerShell runs. The value types ([`model`]) and traits compile everywhere; the native
 //! implementations (`NativeIpHelper`, `WmiNetNat`, `ComFirewall`) exist on Windows only.
@@ -16,6 +18,8 @@
 
 mod ensure;
 mod error;
+#[cfg(windows)]
+pub mod features;
 pub mod firewall;
 pub mod iphelper;
 pub mod model;

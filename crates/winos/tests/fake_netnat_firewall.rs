@@ -286,6 +286,10 @@ fn firewall_refuses_rules_that_would_allow_anything_and_duplicates() {
     ));
     firewall.add(&inbound).unwrap();
     assert!(firewall.add(&inbound).unwrap_err().is_already_exists());
+    // A port rule may leave the remote addresses open.
+    let tunnel = winos::firewall::tunnel_rule(6081);
+    firewall.add(&tunnel).unwrap();
+    assert_eq!(firewall.rule(&tunnel.name).unwrap(), Some(tunnel));
     assert!(firewall.remove_rule(&inbound.name).unwrap());
     assert!(!firewall.remove_rule(&inbound.name).unwrap());
     assert!(firewall.delete(&inbound.name).unwrap_err().is_not_found());

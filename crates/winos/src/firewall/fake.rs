@@ -74,10 +74,10 @@ impl Firewall for FakeFirewall {
         let function = "INetFwRules::Add";
         let mut state = self.state();
         state.enter(FirewallCall::Add(rule.clone()))?;
-        if rule.name.is_empty() || rule.remote_addresses.is_empty() {
+        if !rule.is_valid() {
             return Err(WinOsError::InvalidArgument {
                 function,
-                detail: "a rule needs a name and remote addresses".into(),
+                detail: "a rule needs a name, and remote addresses unless it is a port rule".into(),
             });
         }
         if state.rules.contains_key(&rule.name) {

@@ -1,4 +1,4 @@
-//! Windows Firewall allow rules for Pod traffic: [`Firewall`] is what the agent calls,
+//! Windows Firewall allow rules for Pod and tunnel traffic: [`Firewall`] is what the agent calls,
 //! `FakeFirewall` (feature `fake`) a stateful stand-in for tests and `ComFirewall` (Windows only)
 //! uses the firewall COM API (`INetFwPolicy2` / `INetFwRule`).
 
@@ -13,8 +13,8 @@ pub use fake::{FakeFirewall, FirewallCall};
 #[cfg(windows)]
 pub use native::ComFirewall;
 pub use rule::{
-    ANTREA_RULE_GROUP, Direction, FirewallRule, format_remote_addresses, parse_remote_addresses,
-    pod_cidr_rules,
+    ANTREA_RULE_GROUP, Direction, FirewallRule, LocalPort, PortProtocol, TUNNEL_RULE,
+    format_remote_addresses, parse_remote_addresses, pod_cidr_rules, tunnel_rule,
 };
 
 use crate::{Ensured, Result};

@@ -12,8 +12,8 @@ use windows::Win32::System::Com::{CLSCTX_INPROC_SERVER, CoCreateInstance};
 use windows::core::BSTR;
 
 use super::{
-    ANTREA_RULE_GROUP, Direction, Firewall, FirewallRule, format_remote_addresses,
-    parse_remote_addresses,
+    ANTREA_RULE_GROUP, Direction, Firewall, FirewallRule, LocalPort, PortProtocol,
+    format_remote_addresses, parse_remote_addresses,
 };
 use crate::native::com::ComApartment;
 use crate::native::errors::{com_error, is_file_not_found};
@@ -55,7 +55,8 @@ impl Rules {
 fn read(name: &str, rule: &INetFwRule) -> Result<FirewallRule> {
     let function = "INetFwRule";
     // SAFETY: `rule` is a live interface; the getters return owned values.
-    let (direction, remote) = unsafe { (rule.Direction(), rule.RemoteAddresses()) };
+    let (direction, remote, protocol) =
+        unsafe { (rule.Direction(), rule.RemoteAddresses(), rule.Protocol()) };
     let direction = match direction.map_err(|e| com_error("INetFwRule::Direction", function, e))? {
         NET_FW_RULE_DIR_IN => Direction::Inbound,
         NET_FW_RULE_DIR_OUT => Direction::Outbound,
@@ -74,14 +75,41 @@ fn read(name: &str, rule: &INetFwRule) -> Result<FirewallRule> {
             function,
             detail: format!("rule {name:?} has remote addresses {remote:?}"),
         })?;
+    let protocol = match protocol.map_err(|e| com_error("INetFwRule::Protocol", function, e))? {
+        any if any == NET_FW_IP_PROTOCOL_ANY.0 => None,
+        6 => Some(PortProtocol::Tcp),
+        17 => Some(PortProtocol::Udp),
+        other => {
+            return Err(WinOsError::Malformed {
+                function,
+                detail: format!("rule {name:?} has protocol {other}"),
+            });
+        }
+    };
+    let local_port = match protocol {
+        None => None,
+        Some(protocol) => {
+            // SAFETY: `rule` is a live interface; the getter returns an owned BSTR.
+            let ports = unsafe { rule.LocalPorts() }
+                .map_err(|e| com_error("INetFwRule::LocalPorts", function, e))?
+                .to_string();
+            let port = ports.trim().parse().map_err(|_| WinOsError::Malformed {
+                function,
+                detail: format!("rule {name:?} has local ports {ports:?}"),
+            })?;
+            Some(LocalPort { protocol, port })
+        }
+    };
     Ok(FirewallRule {
         name: name.to_owned(),
         direction,
         remote_addresses,
+        local_port,
     })
 }
 
-/// Sets every property of a new allow rule. The protocol is set before the addresses.
+/// Sets every property of a new allow rule. The protocol is set before the ports and addresses;
+/// a port rule without remote addresses keeps the default, any address.
 fn configure(
     new: &INetFwRule,
     rule: &FirewallRule,
@@ -94,8 +122,16 @@ fn configure(
         new.SetGrouping(&BSTR::from(ANTREA_RULE_GROUP))?;
         new.SetDirection(direction)?;
         new.SetAction(NET_FW_ACTION_ALLOW)?;
-        new.SetProtocol(NET_FW_IP_PROTOCOL_ANY.0)?;
-        new.SetRemoteAddresses(&BSTR::from(format_remote_addresses(&rule.remote_addresses)))?;
+        match rule.local_port {
+            None => new.SetProtocol(NET_FW_IP_PROTOCOL_ANY.0)?,
+            Some(LocalPort { protocol, port }) => {
+                new.SetProtocol(protocol.number())?;
+                new.SetLocalPorts(&BSTR::from(port.to_string()))?;
+            }
+        }
+        if !rule.remote_addresses.is_empty() {
+            new.SetRemoteAddresses(&BSTR::from(format_remote_addresses(&rule.remote_addresses)))?;
+        }
         new.SetProfiles(NET_FW_PROFILE2_ALL.0)?;
         new.SetEnabled(VARIANT_TRUE)
     }
@@ -125,10 +161,10 @@ impl Firewall for ComFirewall {
 
     fn add(&self, rule: &FirewallRule) -> Result<()> {
         let function = "INetFwRules::Add";
-        if rule.name.is_empty() || rule.remote_addresses.is_empty() {
+        if !rule.is_valid() {
             return Err(WinOsError::InvalidArgument {
                 function,
-                detail: "a rule needs a name and remote addresses".into(),
+                detail: "a rule needs a name, and remote addresses unless it is a port rule".into(),
             });
         }
         let rules = rules()?;
@@ -203,6 +239,7 @@ mod tests {
                 "10.244.0.0/24".parse().unwrap(),
                 "10.245.0.7/32".parse().unwrap(),
             ],
+            local_port: None,
         };
         configure(&new, &rule, NET_FW_RULE_DIR_OUT).unwrap();
         let read_back = read(&rule.name, &new);

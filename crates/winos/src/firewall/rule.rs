@@ -1,4 +1,5 @@
-//! What an agent firewall rule says: a name, a direction and the remote prefixes it allows.
+//! What an agent firewall rule says: a name, a direction, the remote prefixes it allows and,
+//! for a port rule, the local protocol and port.
 
 use ipnet::IpNet;
 
@@ -14,18 +15,54 @@ pub enum Direction {
     Outbound,
 }
 
-/// An allow rule for any protocol between the host and some remote prefixes.
+/// The transport protocol of a port rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PortProtocol {
+    /// TCP (`NET_FW_IP_PROTOCOL_TCP`, 6).
+    Tcp,
+    /// UDP (`NET_FW_IP_PROTOCOL_UDP`, 17).
+    Udp,
+}
+
+impl PortProtocol {
+    /// The IP protocol number.
+    pub fn number(self) -> i32 {
+        match self {
+            PortProtocol::Tcp => 6,
+            PortProtocol::Udp => 17,
+        }
+    }
+}
+
+/// The local port a port rule allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LocalPort {
+    /// TCP or UDP.
+    pub protocol: PortProtocol,
+    /// The port.
+    pub port: u16,
+}
+
+/// An allow rule between the host and some remote prefixes: any protocol, or one local port.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FirewallRule {
     /// The unique rule name (by convention `antrea-…`).
     pub name: String,
     /// Which traffic the rule matches.
     pub direction: Direction,
-    /// The remote prefixes allowed; never empty (an empty list would allow any address).
+    /// The remote prefixes allowed; empty only in a port rule, where it means any address.
     pub remote_addresses: Vec<IpNet>,
+    /// The local protocol and port of a port rule; `None`: any protocol.
+    pub local_port: Option<LocalPort>,
 }
 
 impl FirewallRule {
+    /// Whether the firewall can take the rule: a name, and remote addresses unless it is a port
+    /// rule (a rule for any protocol from any address would open the host).
+    pub fn is_valid(&self) -> bool {
+        !self.name.is_empty() && (!self.remote_addresses.is_empty() || self.local_port.is_some())
+    }
+
     /// Whether `other` allows the same traffic (name aside; prefix order and host bits aside).
     pub fn same_effect(&self, other: &FirewallRule) -> bool {
         fn normal(prefixes: &[IpNet]) -> Vec<IpNet> {
@@ -35,6 +72,7 @@ impl FirewallRule {
             prefixes
         }
         self.direction == other.direction
+            && self.local_port == other.local_port
             && normal(&self.remote_addresses) == normal(&other.remote_addresses)
     }
 }
@@ -84,11 +122,29 @@ pub fn pod_cidr_rules(pod_cidrs: &[IpNet]) -> [FirewallRule; 2] {
         name: name.to_owned(),
         direction,
         remote_addresses: pod_cidrs.iter().map(IpNet::trunc).collect(),
+        local_port: None,
     };
     [
         rule("antrea-pod-cidr-in", Direction::Inbound),
         rule("antrea-pod-cidr-out", Direction::Outbound),
     ]
+}
+
+/// The name of the tunnel port rule.
+pub const TUNNEL_RULE: &str = "antrea-tunnel-in";
+
+/// The rule that lets peer Nodes' tunnel packets in: inbound UDP to the tunnel's local `port`
+/// (6081 Geneve, 4789 VXLAN) from any address.
+pub fn tunnel_rule(port: u16) -> FirewallRule {
+    FirewallRule {
+        name: TUNNEL_RULE.to_owned(),
+        direction: Direction::Inbound,
+        remote_addresses: Vec::new(),
+        local_port: Some(LocalPort {
+            protocol: PortProtocol::Udp,
+            port,
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -144,11 +200,13 @@ mod tests {
             name: "x".into(),
             direction: Direction::Inbound,
             remote_addresses: vec!["10.0.0.1/24".parse().unwrap(), "fd00::/64".parse().unwrap()],
+            local_port: None,
         };
         let b = FirewallRule {
             name: "y".into(),
             direction: Direction::Inbound,
             remote_addresses: vec!["fd00::/64".parse().unwrap(), "10.0.0.0/24".parse().unwrap()],
+            local_port: None,
         };
         assert!(a.same_effect(&b));
         assert!(!a.same_effect(&FirewallRule {
@@ -157,7 +215,36 @@ mod tests {
         }));
         assert!(!a.same_effect(&FirewallRule {
             remote_addresses: vec!["10.0.0.0/24".parse().unwrap()],
+            ..b.clone()
+        }));
+        assert!(!a.same_effect(&FirewallRule {
+            local_port: Some(LocalPort {
+                protocol: PortProtocol::Tcp,
+                port: 80
+            }),
             ..b
         }));
+    }
+
+    #[test]
+    fn the_tunnel_rule_is_a_port_rule_from_anywhere() {
+        let geneve = tunnel_rule(6081);
+        assert!(geneve.is_valid());
+        assert_eq!(geneve.name, "antrea-tunnel-in");
+        assert_eq!(geneve.direction, Direction::Inbound);
+        assert_eq!(geneve.remote_addresses, []);
+        assert_eq!(
+            geneve.local_port,
+            Some(LocalPort {
+                protocol: PortProtocol::Udp,
+                port: 6081
+            })
+        );
+        assert!(!geneve.same_effect(&tunnel_rule(4789)));
+        let open = FirewallRule {
+            local_port: None,
+            ..geneve
+        };
+        assert!(!open.is_valid(), "any protocol from anywhere");
     }
 }
