@@ -73,8 +73,8 @@ mod windows {
     use std::process::ExitCode;
 
     use agent::cli::Command;
-    use agent::service::scm::{Installed, Scm, Uninstalled};
-    use agent::service::{ServiceSpec, dispatcher};
+    use agent::service::scm::Scm;
+    use agent::service::{Installed, ServiceSpec, Uninstalled, dispatcher};
 
     use super::fail;
 

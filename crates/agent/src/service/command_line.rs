@@ -73,13 +73,85 @@ pub fn split(line: &str) -> Vec<String> {
     }
 }
 
+/// Joins `parts` (the program, then its arguments) into a command line [`split`] reads back as
+/// `parts`: the program quoted when it has a blank, an argument quoted when it is empty or has a
+/// blank or a quote, with the backslashes before a quote (and before the closing quote) doubled.
+pub fn join(parts: &[String]) -> String {
+    let mut line = String::new();
+    let Some((program, arguments)) = parts.split_first() else {
+        return line;
+    };
+    if program.contains(is_blank) {
+        line.push('"');
+        line.push_str(program);
+        line.push('"');
+    } else {
+        line.push_str(program);
+    }
+    for argument in arguments {
+        line.push(' ');
+        if !argument.is_empty() && !argument.contains(|c| is_blank(c) || c == '"') {
+            line.push_str(argument);
+            continue;
+        }
+        line.push('"');
+        let mut backslashes = 0;
+        for c in argument.chars() {
+            match c {
+                '\\' => backslashes += 1,
+                '"' => {
+                    line.extend(std::iter::repeat_n('\\', 2 * backslashes + 1));
+                    line.push('"');
+                    backslashes = 0;
+                }
+                c => {
+                    line.extend(std::iter::repeat_n('\\', backslashes));
+                    line.push(c);
+                    backslashes = 0;
+                }
+            }
+        }
+        line.extend(std::iter::repeat_n('\\', 2 * backslashes));
+        line.push('"');
+    }
+    line
+}
+
 fn is_blank(c: char) -> bool {
     c == ' ' || c == '\t'
 }
 
 #[cfg(test)]
 mod tests {
-    use super::split;
+    use super::{join, split};
+
+    #[test]
+    fn joined_arguments_split_back() {
+        let cases: [&[&str]; 4] = [
+            &[
+                r"C:\openvswitch\usr\sbin\ovsdb-server.exe",
+                "-vfile:info",
+                "--pidfile",
+            ],
+            &[
+                r"C:\Program Files\a.exe",
+                "",
+                r"C:\my dir\",
+                r#"say "hi""#,
+                r#"\"x"#,
+            ],
+            &["a.exe", r"\\server\share\", "tab\there", r#"a\\\"b c"#],
+            &["a.exe"],
+        ];
+        for parts in cases {
+            let parts: Vec<String> = parts.iter().map(|part| (*part).to_owned()).collect();
+            assert_eq!(split(&join(&parts)), parts, "{}", join(&parts));
+        }
+        assert_eq!(
+            join(&[r"C:\Program Files\a.exe".into(), "x y".into(), "z".into()]),
+            r#""C:\Program Files\a.exe" "x y" z"#
+        );
+    }
 
     #[test]
     fn plain_words() {

@@ -2,8 +2,9 @@
 //! how the service reports its life to it.
 //!
 //! The logic is plain Rust, built and tested on every platform:
-//! - [`spec`]: the service's name, display name, start type, dependencies and command line, and
-//!   how a registered service differs from it;
+//! - [`spec`]: a service's name, display name, start type, dependencies, command line and
+//!   failure actions, and how a registered service differs from it (one type for the agent's
+//!   service and the Open vSwitch services `install-ovs` registers, see [`crate::node_setup`]);
 //! - [`command_line`]: splitting a registered command line back into arguments;
 //! - [`plan`]: what `install-service` and `uninstall-service` do given what is registered;
 //! - [`lifecycle`]: the statuses reported to the SCM (StartPending → Running → StopPending →
@@ -23,8 +24,8 @@ pub mod dispatcher;
 pub mod scm;
 
 pub use lifecycle::{Control, Lifecycle, Reaction, ServiceExit, State, Status};
-pub use plan::{InstallPlan, UninstallStep};
-pub use spec::{Difference, InstalledService, ServiceSpec, StartType};
+pub use plan::{InstallPlan, Installed, UninstallStep, Uninstalled};
+pub use spec::{Difference, FailureActions, InstalledService, ServiceSpec, StartType};
 
 /// The service's name, as Antrea registers its agent.
 pub const SERVICE_NAME: &str = "antrea-agent";

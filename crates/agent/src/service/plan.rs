@@ -32,6 +32,26 @@ impl InstallPlan {
     }
 }
 
+/// What installing a service did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Installed {
+    /// The service was created.
+    Created,
+    /// The service existed and was changed in these ways.
+    Updated(Vec<Difference>),
+    /// The service existed as wanted.
+    Unchanged,
+}
+
+/// What uninstalling a service did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Uninstalled {
+    /// The service was deleted; `stopped` says whether it was running and had to be stopped.
+    Deleted { stopped: bool },
+    /// There was no such service.
+    Missing,
+}
+
 /// The next step of `uninstall-service`, taken again after each step until [`Gone`](Self::Gone)
 /// or [`Delete`](Self::Delete): a running service is stopped first, then deleted once Stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +98,7 @@ mod tests {
             start: StartType::Auto,
             command_line: r"C:\a.exe run-service --service-name antrea-agent".to_owned(),
             dependencies: spec().dependencies,
+            failure_actions: Some(spec().failure_actions),
         };
         assert_eq!(
             InstallPlan::new(&spec(), Some(&same)),

@@ -12,19 +12,22 @@ use std::ptr;
 use std::time::{Duration, Instant};
 
 use windows_service::service::{
-    Service, ServiceAccess, ServiceDependency, ServiceErrorControl, ServiceInfo, ServiceStartType,
-    ServiceState, ServiceType,
+    Service, ServiceAccess, ServiceAction, ServiceActionType, ServiceDependency,
+    ServiceErrorControl, ServiceFailureActions, ServiceFailureResetPeriod, ServiceInfo,
+    ServiceStartType, ServiceState, ServiceType,
 };
 use windows_service::service_manager::{ServiceManager, ServiceManagerAccess};
 use windows_sys::Win32::Foundation::{ERROR_FILE_NOT_FOUND, ERROR_SUCCESS};
 use windows_sys::Win32::System::Registry::{HKEY_LOCAL_MACHINE, RRF_RT_REG_MULTI_SZ, RegGetValueW};
 
 use super::lifecycle::{STOP_WAIT_HINT, State};
-use super::plan::{InstallPlan, UninstallStep};
-use super::spec::{Difference, InstalledService, ServiceSpec, StartType};
+use super::plan::{InstallPlan, Installed, UninstallStep, Uninstalled};
+use super::spec::{FailureActions, InstalledService, ServiceSpec, StartType};
 
 /// `ERROR_SERVICE_DOES_NOT_EXIST`.
 const SERVICE_DOES_NOT_EXIST: i32 = 1060;
+/// `ERROR_INVALID_LEVEL`: Wine's `QueryServiceConfig2W` answers it for the failure actions.
+const INVALID_LEVEL: i32 = 124;
 /// How long `uninstall-service` waits for the service to stop: its stop wait hint and as much
 /// again.
 const STOP_WAIT: Duration = Duration::from_secs(2 * STOP_WAIT_HINT.as_secs());
@@ -57,26 +60,6 @@ pub enum ScmError {
     },
 }
 
-/// What `install-service` did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Installed {
-    /// The service was created.
-    Created,
-    /// The service existed and was changed in these ways.
-    Updated(Vec<Difference>),
-    /// The service existed as wanted.
-    Unchanged,
-}
-
-/// What `uninstall-service` did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Uninstalled {
-    /// The service was deleted; `stopped` says whether it was running and had to be stopped.
-    Deleted { stopped: bool },
-    /// There was no such service.
-    Missing,
-}
-
 /// A connection to the local SCM.
 pub struct Scm {
     manager: ServiceManager,
@@ -101,21 +84,25 @@ impl Scm {
     pub fn install(&self, spec: &ServiceSpec) -> Result<Installed, ScmError> {
         let name = spec.name.as_str();
         let info = service_info(spec);
+        // Restart failure actions need the right to start the service.
+        let access = ServiceAccess::CHANGE_CONFIG | ServiceAccess::START;
         match InstallPlan::new(spec, self.installed(name)?.as_ref()) {
             InstallPlan::Create => {
                 let service = self
                     .manager
-                    .create_service(&info, ServiceAccess::CHANGE_CONFIG)
+                    .create_service(&info, access)
                     .map_err(failed(name, "create the service"))?;
                 set_description(&service, spec)?;
+                set_failure_actions(&service, spec)?;
                 Ok(Installed::Created)
             }
             InstallPlan::Update(differences) => {
-                let service = self.open(name, ServiceAccess::CHANGE_CONFIG)?;
+                let service = self.open(name, access)?;
                 service
                     .change_config(&info)
                     .map_err(failed(name, "change the configuration"))?;
                 set_description(&service, spec)?;
+                set_failure_actions(&service, spec)?;
                 Ok(Installed::Updated(differences))
             }
             InstallPlan::Unchanged => Ok(Installed::Unchanged),
@@ -169,6 +156,13 @@ impl Scm {
         let config = service
             .query_config()
             .map_err(failed(name, "read the configuration"))?;
+        let failure_actions = match service.get_failure_actions() {
+            Ok(registered) => Some(failure_actions_of(&registered)),
+            Err(windows_service::Error::Winapi(io)) if io.raw_os_error() == Some(INVALID_LEVEL) => {
+                None
+            }
+            Err(source) => return Err(failed(name, "read the failure actions")(source)),
+        };
         Ok(Some(InstalledService {
             display_name: config.display_name.to_string_lossy().into_owned(),
             start: match config.start_type {
@@ -179,6 +173,7 @@ impl Scm {
             },
             command_line: config.executable_path.to_string_lossy().into_owned(),
             dependencies: registered_dependencies(name)?,
+            failure_actions,
         }))
     }
 
@@ -227,6 +222,47 @@ fn set_description(service: &Service, spec: &ServiceSpec) -> Result<(), ScmError
     service
         .set_description(&spec.description)
         .map_err(failed(&spec.name, "set the description"))
+}
+
+/// Registers `spec`'s failure actions (`ChangeServiceConfig2W` with
+/// `SERVICE_CONFIG_FAILURE_ACTIONS`), replacing any.
+fn set_failure_actions(service: &Service, spec: &ServiceSpec) -> Result<(), ScmError> {
+    let wanted = &spec.failure_actions;
+    let actions = wanted
+        .restart_delays
+        .iter()
+        .map(|&delay| ServiceAction {
+            action_type: ServiceActionType::Restart,
+            delay,
+        })
+        .collect();
+    service
+        .update_failure_actions(ServiceFailureActions {
+            reset_period: ServiceFailureResetPeriod::After(wanted.reset_period),
+            reboot_msg: None,
+            command: None,
+            actions: Some(actions),
+        })
+        .map_err(failed(&spec.name, "set the failure actions"))
+}
+
+/// The registered failure actions as [`FailureActions`]: the restart delays (other actions
+/// cannot be registered by this program and are left out), a reset period of "never" as the
+/// longest one.
+fn failure_actions_of(registered: &ServiceFailureActions) -> FailureActions {
+    FailureActions {
+        reset_period: match registered.reset_period {
+            ServiceFailureResetPeriod::Never => Duration::MAX,
+            ServiceFailureResetPeriod::After(period) => period,
+        },
+        restart_delays: registered
+            .actions
+            .iter()
+            .flatten()
+            .filter(|action| action.action_type == ServiceActionType::Restart)
+            .map(|action| action.delay)
+            .collect(),
+    }
 }
 
 /// The service's state, `None` when it was deleted meanwhile.

@@ -1,9 +1,11 @@
-//! What `install-service` registers: [`ServiceSpec`], and how a registered service
-//! ([`InstalledService`], as read back from the SCM) differs from it.
+//! What is registered with the SCM: [`ServiceSpec`] (the agent's service, and `install-ovs`'s
+//! Open vSwitch services), and how a registered service ([`InstalledService`], as read back from
+//! the SCM) differs from it.
 
 use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::{DESCRIPTION, DISPLAY_NAME, OVS_SERVICES, RUN_SERVICE, SERVICE_NAME, command_line};
 
@@ -20,7 +22,53 @@ pub enum StartType {
     Driver,
 }
 
-/// A service as `install-service` registers it.
+/// What the SCM does when the service's process ends without reporting Stopped: restart it after
+/// each delay in turn (the last one repeats), and count failures from zero again after
+/// `reset_period` without one. `sc.exe failure <name> reset= 0 actions= restart/0/restart/0/...`
+/// registers the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailureActions {
+    /// How long without a failure resets the failure count.
+    pub reset_period: Duration,
+    /// The delay before each restart (empty: the SCM does nothing).
+    pub restart_delays: Vec<Duration>,
+}
+
+impl FailureActions {
+    /// No action on failure (what the SCM holds for a service created without any).
+    pub fn none() -> FailureActions {
+        FailureActions {
+            reset_period: Duration::ZERO,
+            restart_delays: Vec::new(),
+        }
+    }
+
+    /// Antrea's for the Open vSwitch services: restart at once, three times, the count reset
+    /// at once (`reset= 0 actions= restart/0/restart/0/restart/0`).
+    pub fn restart_at_once() -> FailureActions {
+        FailureActions {
+            reset_period: Duration::ZERO,
+            restart_delays: vec![Duration::ZERO; 3],
+        }
+    }
+}
+
+impl fmt::Display for FailureActions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "reset= {}", self.reset_period.as_secs())?;
+        if self.restart_delays.is_empty() {
+            return f.write_str(" actions= none");
+        }
+        let actions: Vec<String> = self
+            .restart_delays
+            .iter()
+            .map(|delay| format!("restart/{}", delay.as_millis()))
+            .collect();
+        write!(f, " actions= {}", actions.join("/"))
+    }
+}
+
+/// A service as it is registered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServiceSpec {
     /// The service name (the SCM's key).
@@ -37,6 +85,8 @@ pub struct ServiceSpec {
     pub start: StartType,
     /// The services that must run first.
     pub dependencies: Vec<String>,
+    /// What the SCM does when the process fails.
+    pub failure_actions: FailureActions,
 }
 
 impl ServiceSpec {
@@ -59,6 +109,7 @@ impl ServiceSpec {
             arguments,
             start: StartType::Auto,
             dependencies: OVS_SERVICES.map(str::to_owned).to_vec(),
+            failure_actions: FailureActions::none(),
         }
     }
 
@@ -97,6 +148,14 @@ impl ServiceSpec {
                 wanted: self.dependencies.clone(),
             });
         }
+        if let Some(registered) = &installed.failure_actions
+            && *registered != self.failure_actions
+        {
+            differences.push(Difference::FailureActions {
+                registered: registered.clone(),
+                wanted: self.failure_actions.clone(),
+            });
+        }
         differences
     }
 }
@@ -119,6 +178,9 @@ pub struct InstalledService {
     pub command_line: String,
     /// The services that must run first.
     pub dependencies: Vec<String>,
+    /// What the SCM does when the process fails; `None` when the SCM cannot tell (Wine's
+    /// `QueryServiceConfig2W` refuses the level), and then they are not compared.
+    pub failure_actions: Option<FailureActions>,
 }
 
 /// One way a registered service differs from the wanted one.
@@ -141,6 +203,11 @@ pub enum Difference {
         registered: Vec<String>,
         wanted: Vec<String>,
     },
+    /// The failure actions.
+    FailureActions {
+        registered: FailureActions,
+        wanted: FailureActions,
+    },
 }
 
 impl fmt::Display for Difference {
@@ -157,6 +224,9 @@ impl fmt::Display for Difference {
             }
             Difference::Dependencies { registered, wanted } => {
                 write!(f, "dependencies {registered:?} -> {wanted:?}")
+            }
+            Difference::FailureActions { registered, wanted } => {
+                write!(f, "failure actions \"{registered}\" -> \"{wanted}\"")
             }
         }
     }
@@ -181,6 +251,7 @@ mod tests {
             start: StartType::Auto,
             command_line: r#""C:\Program Files\antrea\antrea-agent.exe" run-service --service-name antrea-agent --config C:\etc\antrea\antrea-agent.conf"#.to_owned(),
             dependencies: vec!["ovsdb-server".to_owned(), "ovs-vswitchd".to_owned()],
+            failure_actions: Some(FailureActions::none()),
         }
     }
 
@@ -231,9 +302,10 @@ mod tests {
             start: StartType::Demand,
             command_line: r"C:\antrea\antrea-agent.exe --config C:\old.conf".to_owned(),
             dependencies: vec!["ovs-vswitchd".to_owned()],
+            failure_actions: Some(FailureActions::restart_at_once()),
         };
         let differences = spec().differences(&old);
-        assert_eq!(differences.len(), 4, "{differences:?}");
+        assert_eq!(differences.len(), 5, "{differences:?}");
         assert_eq!(
             differences[0].to_string(),
             r#"display name "Antrea Agent" -> "antrea-rs agent""#
@@ -248,6 +320,19 @@ mod tests {
             matches!(&differences[3], Difference::Dependencies { registered, .. }
             if registered == &["ovs-vswitchd"])
         );
+        assert_eq!(
+            differences[4].to_string(),
+            r#"failure actions "reset= 0 actions= restart/0/restart/0/restart/0" -> "reset= 0 actions= none""#
+        );
+    }
+
+    #[test]
+    fn failure_actions_the_scm_cannot_report_are_not_compared() {
+        let unknown = InstalledService {
+            failure_actions: None,
+            ..installed()
+        };
+        assert_eq!(spec().differences(&unknown), []);
     }
 
     #[test]
