@@ -1,6 +1,7 @@
 //! The `antrea-agent` command line: run options ([`RunArgs`]) for a run in the console, and on
-//! Windows the service sub-commands ([`Command`]) that register the agent with the service
-//! control manager and run it under it.
+//! Windows the sub-commands (`Command`) that register the agent with the service control
+//! manager and run it under it, and the Node's lifecycle (`install-ovs`, `prepare-node`,
+//! `uninstall`, see [`crate::node_setup`]).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -113,6 +114,59 @@ pub enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// Register the ovsdb-server and ovs-vswitchd services (Open vSwitch already unpacked in
+    /// the install directory) and create the OVS database when missing.
+    InstallOvs {
+        #[command(flatten)]
+        ovs: OvsDirArg,
+    },
+    /// Check the Node's prerequisites (each missing one is printed with its fix, and the exit
+    /// status is 1), write the CNI conflist, install the CNI plugin and open the firewall for
+    /// the Pod CIDR and the tunnel port.
+    PrepareNode {
+        /// The agent configuration file (for the tunnel type and port).
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// The Node's Pod CIDR (default: the agent opens the firewall for it at bring-up).
+        #[arg(long, value_name = "CIDR")]
+        pod_cidr: Option<ipnet::Ipv4Net>,
+        /// The CNI plugin to install (default: antrea.exe beside this program).
+        #[arg(long, value_name = "FILE")]
+        cni_plugin: Option<PathBuf>,
+        #[command(flatten)]
+        ovs: OvsDirArg,
+    },
+    /// Undo install-service, install-ovs, prepare-node and the agent's host network: services,
+    /// HNS network (the NIC gets its configuration back), firewall rules and files.
+    #[command(alias = "reset-node")]
+    Uninstall {
+        #[command(flatten)]
+        ovs: OvsDirArg,
+    },
+}
+
+/// The Open vSwitch install directory.
+#[cfg(windows)]
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct OvsDirArg {
+    /// The Open vSwitch install directory.
+    #[arg(
+        long = "ovs-dir",
+        value_name = "DIR",
+        default_value = r"C:\openvswitch"
+    )]
+    pub dir: String,
+}
+
+#[cfg(windows)]
+impl OvsDirArg {
+    /// The Node's paths with this OVS directory.
+    pub fn paths(&self) -> crate::node_setup::NodePaths {
+        crate::node_setup::NodePaths {
+            ovs_dir: self.dir.clone(),
+            ..crate::node_setup::NodePaths::default()
+        }
+    }
 }
 
 /// The service's name.
@@ -224,5 +278,43 @@ mod tests {
         );
         let mixed = parse(&["--config", "a.conf", "--cluster-dir", "c", "run-service"]);
         assert!(mixed.is_err(), "run options belong after the sub-command");
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn node_setup_sub_commands() {
+        let Some(Command::InstallOvs { ovs }) = parse(&["install-ovs"]).unwrap().command else {
+            panic!("install-ovs");
+        };
+        assert_eq!(ovs.paths(), crate::node_setup::NodePaths::default());
+        let cli = parse(&[
+            "prepare-node",
+            "--config",
+            "a.conf",
+            "--pod-cidr",
+            "10.244.1.0/24",
+            "--ovs-dir",
+            r"D:\ovs",
+        ])
+        .unwrap();
+        let Some(Command::PrepareNode {
+            config,
+            pod_cidr,
+            cni_plugin,
+            ovs,
+        }) = cli.command
+        else {
+            panic!("prepare-node: {cli:?}");
+        };
+        assert_eq!(config, PathBuf::from("a.conf"));
+        assert_eq!(pod_cidr, Some("10.244.1.0/24".parse().unwrap()));
+        assert_eq!(cni_plugin, None);
+        assert_eq!(ovs.paths().ovs_db(), r"D:\ovs\etc\openvswitch\conf.db");
+        for name in ["uninstall", "reset-node"] {
+            assert!(matches!(
+                parse(&[name]).unwrap().command,
+                Some(Command::Uninstall { .. })
+            ));
+        }
     }
 }

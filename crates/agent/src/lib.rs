@@ -7,8 +7,9 @@
 //! Nodes, NetworkPolicy), [`cniserver`] (CNI ADD/DEL/CHECK/GC), [`supervise`] (the HNS healing loop and the takeover
 //! watchdog on Windows), [`tasks`] (the supervisor of the agent's long-running tasks and the
 //! requeue of failed datapath updates) and [`agent`] (the process's life); the process around
-//! it: [`cli`] (the command line), [`logging`] (console and file) and [`service`] (the agent as a
-//! Windows service).
+//! it: [`cli`] (the command line), [`logging`] (console and file), [`service`] (the agent as a
+//! Windows service) and [`node_setup`] (the Windows Node's `install-ovs`, `prepare-node` and
+//! `uninstall`).
 
 pub mod agent;
 pub mod antctl;
@@ -24,6 +25,7 @@ pub mod flows;
 pub mod kubernetes;
 pub mod logging;
 pub mod node;
+pub mod node_setup;
 pub mod ovs;
 pub mod service;
 pub mod supervise;
