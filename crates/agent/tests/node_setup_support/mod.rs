@@ -350,18 +350,19 @@ pub struct HostSnapshot {
     pub firewall_rules: Vec<String>,
 }
 
-/// Every file under `root`, with its content.
-pub fn files_under(root: &Path) -> BTreeMap<String, Vec<u8>> {
+/// Every file under `root` with its content, and every directory (content `None`).
+pub fn files_under(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
     let mut files = BTreeMap::new();
     let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
+            let name = path.strip_prefix(root).unwrap().display().to_string();
             if path.is_dir() {
+                files.insert(name, None);
                 dirs.push(path);
             } else {
-                let name = path.strip_prefix(root).unwrap().display().to_string();
-                files.insert(name, std::fs::read(&path).unwrap());
+                files.insert(name, Some(std::fs::read(&path).unwrap()));
             }
         }
     }
