@@ -102,6 +102,8 @@ fn install_ovs_creates_the_database_and_both_services_once() {
     assert_eq!(
         setup.install_ovs().lines(),
         [
+            r"created directory C:\openvswitch\var\run\openvswitch",
+            r"created directory C:\openvswitch\var\log\openvswitch",
             r"created OVS database C:\openvswitch\etc\openvswitch\conf.db from C:\openvswitch\usr\share\openvswitch\vswitch.ovsschema",
             "created service ovsdb-server",
             "created service ovs-vswitchd",
@@ -149,6 +151,8 @@ fn install_ovs_creates_the_database_and_both_services_once() {
     assert_eq!(
         again.lines(),
         [
+            r"unchanged: directory C:\openvswitch\var\run\openvswitch",
+            r"unchanged: directory C:\openvswitch\var\log\openvswitch",
             r"unchanged: OVS database C:\openvswitch\etc\openvswitch\conf.db",
             "unchanged: service ovsdb-server",
             "unchanged: service ovs-vswitchd",
@@ -173,7 +177,7 @@ fn install_ovs_repairs_a_service_registered_otherwise_and_keeps_an_existing_data
         .ensure(&paths.ovs_db(), b"a database with data")
         .unwrap();
     assert_eq!(
-        setup.install_ovs().lines(),
+        setup.install_ovs().lines()[2..],
         [
             r"unchanged: OVS database C:\openvswitch\etc\openvswitch\conf.db",
             "unchanged: service ovsdb-server",
@@ -344,6 +348,8 @@ async fn uninstall_after_bring_up_leaves_the_host_as_it_was_and_then_changes_not
             r"removed C:\etc\cni\net.d\10-antrea.conflist",
             r"removed C:\opt\cni\bin\antrea.exe",
             r"removed C:\openvswitch\etc\openvswitch\conf.db",
+            r"removed empty directory C:\openvswitch\var\run\openvswitch",
+            r"removed empty directory C:\openvswitch\var\log\openvswitch",
         ]
     );
     assert_eq!(

@@ -65,6 +65,28 @@ impl HostFiles {
         Ok(true)
     }
 
+    /// Makes the directory exist (with its parents); returns whether it was created.
+    pub fn ensure_dir(&self, path: &str) -> io::Result<bool> {
+        let dir = self.locate(path);
+        if dir.is_dir() {
+            return Ok(false);
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| with_path(e, path, "create the directory"))?;
+        Ok(true)
+    }
+
+    /// Removes the directory if it is empty, then the directories that leaves empty (never the
+    /// drive or the root); returns whether it was removed.
+    pub fn remove_empty_dir(&self, path: &str) -> io::Result<bool> {
+        let dir = self.locate(path);
+        if !dir.is_dir() || !is_empty_dir(&dir)? {
+            return Ok(false);
+        }
+        std::fs::remove_dir(&dir).map_err(|e| with_path(e, path, "remove the directory"))?;
+        self.tidy(dir.parent(), path)?;
+        Ok(true)
+    }
+
     /// Removes the file, then the directories it leaves empty (never the drive or the root);
     /// returns whether there was a file.
     pub fn remove(&self, path: &str) -> io::Result<bool> {
@@ -74,7 +96,12 @@ impl HostFiles {
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(false),
             Err(error) => return Err(with_path(error, path, "remove")),
         }
-        let mut dir = file.parent();
+        self.tidy(file.parent(), path)?;
+        Ok(true)
+    }
+
+    /// Removes `dir` and its parents while they are empty, up to the drive or the root.
+    fn tidy(&self, mut dir: Option<&Path>, path: &str) -> io::Result<()> {
         while let Some(current) = dir {
             if self.is_top(current) || !is_empty_dir(current)? {
                 break;
@@ -83,7 +110,7 @@ impl HostFiles {
                 .map_err(|e| with_path(e, path, "remove the directory of"))?;
             dir = current.parent();
         }
-        Ok(true)
+        Ok(())
     }
 
     fn is_top(&self, dir: &Path) -> bool {
@@ -129,5 +156,12 @@ mod tests {
         assert!(!root.path().join("etc").join("cni").exists());
         assert!(root.path().join("etc").join("keep").exists());
         assert_eq!(files.read(r"C:\etc\cni\net.d\a").unwrap(), None);
+
+        assert!(files.ensure_dir(r"C:\etc\run\x").unwrap());
+        assert!(!files.ensure_dir(r"C:\etc\run\x").unwrap());
+        assert!(files.remove_empty_dir(r"C:\etc\run\x").unwrap());
+        assert!(!root.path().join("etc").join("run").exists());
+        assert!(!files.remove_empty_dir(r"C:\etc\run\x").unwrap());
+        assert!(!files.remove_empty_dir(r"C:\etc").unwrap(), "not empty");
     }
 }

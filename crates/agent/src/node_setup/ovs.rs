@@ -1,6 +1,7 @@
 //! `install-ovs`: the Open vSwitch services as Antrea's Install-OVS.ps1 registers them (no
-//! download or driver install: the OVS files are already in the install directory), and the
-//! OVS database, created from the shipped schema when missing.
+//! download or driver install: the OVS files are already in the install directory), the run
+//! and log directories they need, and the OVS database, created from the shipped schema when
+//! missing.
 //!
 //! - `ovsdb-server`: `<ovs>\usr\sbin\ovsdb-server.exe <ovs>\etc\openvswitch\conf.db -vfile:info
 //!   --remote=punix:db.sock --remote=ptcp:6640:127.0.0.1
@@ -83,13 +84,24 @@ pub fn services(paths: &NodePaths) -> [ServiceSpec; 2] {
     [ovsdb_server(paths), ovs_vswitchd(paths)]
 }
 
-/// `install-ovs`: the OVS database when missing, then both services.
+/// `install-ovs`: the run and log directories and the OVS database when missing, then both
+/// services.
 pub fn install_ovs(
     services: &dyn ServiceManager,
     files: &HostFiles,
     paths: &NodePaths,
     report: &mut Report,
 ) -> Result<(), SetupError> {
+    for dir in [paths.ovs_run_dir(), paths.ovs_log_dir()] {
+        if files
+            .ensure_dir(&dir)
+            .map_err(SetupError::of(format!("create {dir}")))?
+        {
+            report.changed(format!("created directory {dir}"));
+        } else {
+            report.unchanged(format!("directory {dir}"));
+        }
+    }
     ensure_database(files, paths, report)?;
     for spec in self::services(paths) {
         install_service(services, &spec, report)?;

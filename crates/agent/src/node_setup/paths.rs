@@ -54,12 +54,19 @@ impl NodePaths {
         )
     }
 
+    /// The OVS run directory (pid files, `db.sock`, the bridges' management sockets).
+    pub fn ovs_run_dir(&self) -> String {
+        join(&self.ovs_dir, &["var", "run", "openvswitch"])
+    }
+
+    /// The OVS log directory.
+    pub fn ovs_log_dir(&self) -> String {
+        join(&self.ovs_dir, &["var", "log", "openvswitch"])
+    }
+
     /// An Open vSwitch program's log file.
     pub fn ovs_log(&self, name: &str) -> String {
-        join(
-            &self.ovs_dir,
-            &["var", "log", "openvswitch", &format!("{name}.log")],
-        )
+        join(&self.ovs_log_dir(), &[&format!("{name}.log")])
     }
 
     /// Antrea's CNI configuration list.
@@ -93,6 +100,8 @@ mod tests {
             paths.ovs_log("ovs-vswitchd"),
             r"C:\openvswitch\var\log\openvswitch\ovs-vswitchd.log"
         );
+        assert_eq!(paths.ovs_run_dir(), r"C:\openvswitch\var\run\openvswitch");
+        assert_eq!(paths.ovs_log_dir(), r"C:\openvswitch\var\log\openvswitch");
         assert_eq!(paths.conflist(), r"C:\etc\cni\net.d\10-antrea.conflist");
         assert_eq!(paths.cni_plugin(), r"C:\opt\cni\bin\antrea.exe");
         let trailing = NodePaths {

@@ -3,7 +3,8 @@
 //! `ovsdb-server`: each stopped and deleted); the host network through the host network backend
 //! (Pod interfaces, peer and Service routes, NodePort and SNAT rules, and the uplink given its
 //! configuration back, which removes the HNS network); the firewall rules; the files (the CNI
-//! conflist and plugin, the OVS database). A second run finds nothing and says so.
+//! conflist and plugin, the OVS database) and the OVS run and log directories when empty (OVS
+//! logs are kept). A second run finds nothing and says so.
 
 use hostnet::{HostNetwork, NodePortRules, Outcome, ServiceRoutes};
 use winos::Firewall;
@@ -85,6 +86,17 @@ pub async fn uninstall<H: HostNetwork>(
             report.changed(format!("removed {path}"));
         } else {
             report.unchanged(format!("no file {path}"));
+        }
+    }
+    for dir in [paths.ovs_run_dir(), paths.ovs_log_dir()] {
+        if host
+            .files
+            .remove_empty_dir(&dir)
+            .map_err(SetupError::of(format!("remove {dir}")))?
+        {
+            report.changed(format!("removed empty directory {dir}"));
+        } else {
+            report.unchanged(format!("no empty directory {dir}"));
         }
     }
     Ok(())
