@@ -14,7 +14,7 @@ use agent::node_setup::uninstall::{UninstallHost, uninstall};
 use agent::node_setup::{FeatureState, HostFiles, NodePaths, Report, ovs};
 use agent::service::{FailureActions, ServiceSpec};
 use node_setup_support::{
-    FakeFeatures, FakeServices, Node, ServiceCall, files_under, install_ovs_files,
+    FakeFeatures, FakeServices, Node, ServiceCall, files_under, install_ovs_files, pod_interface,
 };
 use winos::firewall::{FirewallCall, pod_cidr_rules, tunnel_rule};
 
@@ -337,6 +337,7 @@ async fn uninstall_after_bring_up_leaves_the_host_as_it_was_and_then_changes_not
             "stopped and deleted service antrea-agent",
             "stopped and deleted service ovs-vswitchd",
             "stopped and deleted service ovsdb-server",
+            &format!("deleted Pod interface {}", pod_interface()),
             "deleted peer route to 10.244.2.0/24",
             "unchanged: no Service routes",
             "unchanged: no NodePort rules",

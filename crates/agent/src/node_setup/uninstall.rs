@@ -105,11 +105,14 @@ pub async fn uninstall<H: HostNetwork>(
 /// Undoes the agent's host network: Pod interfaces, routes, NodePorts, SNAT, then the uplink.
 async fn reset_network<H: HostNetwork>(network: &H, report: &mut Report) -> Result<(), SetupError> {
     let failed = |what: &str| SetupError::of::<hostnet::Error>(what.to_owned());
-    for pod in network
+    let pods = network
         .pod_interfaces()
         .await
-        .map_err(failed("list the Pod interfaces"))?
-    {
+        .map_err(failed("list the Pod interfaces"))?;
+    if pods.is_empty() {
+        report.unchanged("no Pod interfaces");
+    }
+    for pod in pods {
         network
             .delete_pod_interface(&pod)
             .await

@@ -16,8 +16,11 @@ use agent::service::{
 };
 use hcn::HcnApi;
 use hcn::fake::AdapterRoute;
+use hcn::schema::HostComputeNamespace;
 use hostnet::windows::{FakeWindows, HNS_NETWORK, WindowsHost, WindowsSettings};
-use hostnet::{GatewayConfig, HostNetwork, PeerRoute, PodSnat, TransportSelector};
+use hostnet::{
+    GatewayConfig, HostNetwork, PeerRoute, PodInterfaceSpec, PodSnat, TransportSelector,
+};
 use model::MacAddr;
 use winos::firewall::FakeFirewall;
 use winos::model::{Adapter, InterfaceType, Luid, OperStatus};
@@ -173,6 +176,10 @@ impl Features for FakeFeatures {
 
 pub const NIC: &str = "Ethernet0";
 pub const GATEWAY: &str = "antrea-gw0";
+/// The Pod interface (HNS endpoint) the bring-up makes.
+pub fn pod_interface() -> String {
+    hostnet::naming::endpoint_name("web-7975b6c8d-x2x9q", "4f3c2b1a")
+}
 pub const GATEWAY_MAC: MacAddr = MacAddr([0x00, 0x15, 0x5d, 0x01, 0x02, 0x03]);
 
 pub type Host = WindowsHost<FakeWindows, FakeIpHelper, FakeNetNat, FakeFirewall>;
@@ -240,7 +247,8 @@ impl Node {
     }
 
     /// The agent's host bring-up through the backend: the NIC taken over for `br-int`, the
-    /// gateway (its vNIC made as OVS makes an internal port's), a peer route and the Pod SNAT.
+    /// gateway (its vNIC made as OVS makes an internal port's), a peer route, the Pod SNAT and
+    /// one Pod's endpoint (in a namespace containerd made).
     pub async fn bring_up(&self) {
         let nic = self
             .host
@@ -273,6 +281,22 @@ impl Node {
                 pod_cidr: "10.244.1.0/24".parse().unwrap(),
                 cluster_cidrs: vec!["10.244.0.0/16".parse().unwrap()],
                 egress_interface: "br-int".into(),
+            })
+            .await
+            .unwrap();
+        let namespace = self
+            .fake
+            .create_namespace(&HostComputeNamespace::default())
+            .unwrap();
+        self.host
+            .create_pod_interface(&PodInterfaceSpec {
+                netns: namespace.id.to_string(),
+                ifname: "eth0".into(),
+                host_ifname: pod_interface(),
+                address: "10.244.1.10/24".parse().unwrap(),
+                gateway: "10.244.1.1".parse().unwrap(),
+                mtu: 1450,
+                dns: None,
             })
             .await
             .unwrap();
