@@ -22,8 +22,11 @@ impl WmiFeatures {
     }
 
     /// The `InstallState` of the feature called `name`, `None` when WMI lists no such feature.
+    /// A system without the class (Wine: a query of an unknown class answers nothing) is
+    /// `Unsupported { function: "Win32_OptionalFeature" }`.
     pub fn install_state(&self, name: &str) -> Result<Option<u32>> {
         let session = Wmi::connect(CIMV2)?;
+        session.class(CLASS)?;
         let found = session.find_by(CLASS, "Name", name)?;
         match found.first() {
             None => Ok(None),

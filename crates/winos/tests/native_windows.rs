@@ -341,3 +341,28 @@ fn firewall_rules_are_unsupported_under_wine() {
     assert_eq!(firewall.ensure_rule(&rule), Err(unsupported.clone()));
     assert_eq!(firewall.remove_rule(name), Err(unsupported));
 }
+
+/// `Win32_OptionalFeature` is read in `root\cimv2`. Wine has the namespace but not the class
+/// (its WMI answers a query of an unknown class with nothing, so the class is looked up first):
+/// `Unsupported`. Windows knows both features `prepare-node` checks (enabled or not) and no
+/// feature of a made-up name.
+#[test]
+fn optional_features_are_read_from_wmi() {
+    let features = winos::features::WmiFeatures::new();
+    for name in ["Microsoft-Hyper-V", "Containers", "antrea-no-such-feature"] {
+        let state = features.install_state(name);
+        if under_wine() {
+            assert_eq!(
+                state,
+                Err(WinOsError::Unsupported {
+                    function: "Win32_OptionalFeature"
+                }),
+                "{name}: Wine has Win32_OptionalFeature now"
+            );
+        } else if name.starts_with("antrea") {
+            assert_eq!(state, Ok(None));
+        } else {
+            assert!(matches!(state, Ok(Some(1..=3))), "{name}: {state:?}");
+        }
+    }
+}
