@@ -253,5 +253,14 @@ mod tests {
         } else {
             assert_eq!(read_back, Ok(rule));
         }
+        // A port rule: protocol and local port, remote addresses left at any.
+        // SAFETY: as above.
+        let port: INetFwRule =
+            unsafe { CoCreateInstance(&NetFwRule, None, CLSCTX_INPROC_SERVER) }.unwrap();
+        let tunnel = crate::firewall::tunnel_rule(6081);
+        configure(&port, &tunnel, NET_FW_RULE_DIR_IN).unwrap();
+        if !crate::under_wine() {
+            assert_eq!(read(&tunnel.name, &port), Ok(tunnel));
+        }
     }
 }
