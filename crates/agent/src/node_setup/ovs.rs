@@ -173,6 +173,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::service::FailureAction;
 
     #[test]
     fn golden_command_lines_dependencies_and_failure_actions() {
@@ -195,7 +196,10 @@ mod tests {
                 spec.failure_actions.to_string(),
                 "reset= 0 actions= restart/0/restart/0/restart/0"
             );
-            assert_eq!(spec.failure_actions.restart_delays, [Duration::ZERO; 3]);
+            assert_eq!(
+                spec.failure_actions.actions,
+                [FailureAction::Restart(Duration::ZERO); 3]
+            );
         }
     }
 }

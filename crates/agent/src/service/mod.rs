@@ -25,7 +25,9 @@ pub mod scm;
 
 pub use lifecycle::{Control, Lifecycle, Reaction, ServiceExit, State, Status};
 pub use plan::{InstallPlan, Installed, UninstallStep, Uninstalled};
-pub use spec::{Difference, FailureActions, InstalledService, ServiceSpec, StartType};
+pub use spec::{
+    Difference, FailureAction, FailureActions, InstalledService, ServiceSpec, StartType,
+};
 
 /// The service's name, as Antrea registers its agent.
 pub const SERVICE_NAME: &str = "antrea-agent";

@@ -22,7 +22,7 @@ use windows_sys::Win32::System::Registry::{HKEY_LOCAL_MACHINE, RRF_RT_REG_MULTI_
 
 use super::lifecycle::{STOP_WAIT_HINT, State};
 use super::plan::{InstallPlan, Installed, UninstallStep, Uninstalled};
-use super::spec::{FailureActions, InstalledService, ServiceSpec, StartType};
+use super::spec::{FailureAction, FailureActions, InstalledService, ServiceSpec, StartType};
 
 /// `ERROR_SERVICE_DOES_NOT_EXIST`.
 const SERVICE_DOES_NOT_EXIST: i32 = 1060;
@@ -229,11 +229,16 @@ fn set_description(service: &Service, spec: &ServiceSpec) -> Result<(), ScmError
 fn set_failure_actions(service: &Service, spec: &ServiceSpec) -> Result<(), ScmError> {
     let wanted = &spec.failure_actions;
     let actions = wanted
-        .restart_delays
+        .actions
         .iter()
-        .map(|&delay| ServiceAction {
-            action_type: ServiceActionType::Restart,
-            delay,
+        .map(|action| {
+            let (action_type, delay) = match *action {
+                FailureAction::Restart(delay) => (ServiceActionType::Restart, delay),
+                FailureAction::Reboot(delay) => (ServiceActionType::Reboot, delay),
+                FailureAction::RunCommand(delay) => (ServiceActionType::RunCommand, delay),
+                FailureAction::Nothing(delay) => (ServiceActionType::None, delay),
+            };
+            ServiceAction { action_type, delay }
         })
         .collect();
     service
@@ -246,21 +251,24 @@ fn set_failure_actions(service: &Service, spec: &ServiceSpec) -> Result<(), ScmE
         .map_err(failed(&spec.name, "set the failure actions"))
 }
 
-/// The registered failure actions as [`FailureActions`]: the restart delays (other actions
-/// cannot be registered by this program and are left out), a reset period of "never" as the
-/// longest one.
+/// The registered failure actions as [`FailureActions`] (a reset period of "never" as the
+/// longest one).
 fn failure_actions_of(registered: &ServiceFailureActions) -> FailureActions {
     FailureActions {
         reset_period: match registered.reset_period {
             ServiceFailureResetPeriod::Never => Duration::MAX,
             ServiceFailureResetPeriod::After(period) => period,
         },
-        restart_delays: registered
+        actions: registered
             .actions
             .iter()
             .flatten()
-            .filter(|action| action.action_type == ServiceActionType::Restart)
-            .map(|action| action.delay)
+            .map(|action| match action.action_type {
+                ServiceActionType::Restart => FailureAction::Restart(action.delay),
+                ServiceActionType::Reboot => FailureAction::Reboot(action.delay),
+                ServiceActionType::RunCommand => FailureAction::RunCommand(action.delay),
+                ServiceActionType::None => FailureAction::Nothing(action.delay),
+            })
             .collect(),
     }
 }

@@ -22,16 +22,41 @@ pub enum StartType {
     Driver,
 }
 
-/// What the SCM does when the service's process ends without reporting Stopped: restart it after
-/// each delay in turn (the last one repeats), and count failures from zero again after
-/// `reset_period` without one. `sc.exe failure <name> reset= 0 actions= restart/0/restart/0/...`
+/// One thing the SCM does when the service fails, after a delay (`sc.exe failure ... actions=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureAction {
+    /// Restart the service.
+    Restart(Duration),
+    /// Reboot the computer.
+    Reboot(Duration),
+    /// Run the registered failure command.
+    RunCommand(Duration),
+    /// Nothing.
+    Nothing(Duration),
+}
+
+impl fmt::Display for FailureAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (name, delay) = match self {
+            FailureAction::Restart(delay) => ("restart", delay),
+            FailureAction::Reboot(delay) => ("reboot", delay),
+            FailureAction::RunCommand(delay) => ("run", delay),
+            FailureAction::Nothing(delay) => ("none", delay),
+        };
+        write!(f, "{name}/{}", delay.as_millis())
+    }
+}
+
+/// What the SCM does when the service's process ends without reporting Stopped: each action in
+/// turn (the last one repeats), the failure count starting from zero again after
+/// `reset_period` without one. `sc.exe failure <name> reset= <s> actions= <action>/<ms>/...`
 /// registers the same.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailureActions {
     /// How long without a failure resets the failure count.
     pub reset_period: Duration,
-    /// The delay before each restart (empty: the SCM does nothing).
-    pub restart_delays: Vec<Duration>,
+    /// The actions, first failure first (empty: the SCM does nothing).
+    pub actions: Vec<FailureAction>,
 }
 
 impl FailureActions {
@@ -39,7 +64,7 @@ impl FailureActions {
     pub fn none() -> FailureActions {
         FailureActions {
             reset_period: Duration::ZERO,
-            restart_delays: Vec::new(),
+            actions: Vec::new(),
         }
     }
 
@@ -48,7 +73,7 @@ impl FailureActions {
     pub fn restart_at_once() -> FailureActions {
         FailureActions {
             reset_period: Duration::ZERO,
-            restart_delays: vec![Duration::ZERO; 3],
+            actions: vec![FailureAction::Restart(Duration::ZERO); 3],
         }
     }
 }
@@ -56,14 +81,10 @@ impl FailureActions {
 impl fmt::Display for FailureActions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "reset= {}", self.reset_period.as_secs())?;
-        if self.restart_delays.is_empty() {
+        if self.actions.is_empty() {
             return f.write_str(" actions= none");
         }
-        let actions: Vec<String> = self
-            .restart_delays
-            .iter()
-            .map(|delay| format!("restart/{}", delay.as_millis()))
-            .collect();
+        let actions: Vec<String> = self.actions.iter().map(ToString::to_string).collect();
         write!(f, " actions= {}", actions.join("/"))
     }
 }
@@ -319,6 +340,17 @@ mod tests {
         assert!(
             matches!(&differences[3], Difference::Dependencies { registered, .. }
             if registered == &["ovs-vswitchd"])
+        );
+        let reboot = FailureActions {
+            reset_period: Duration::from_secs(86400),
+            actions: vec![
+                FailureAction::Restart(Duration::from_secs(60)),
+                FailureAction::Reboot(Duration::ZERO),
+            ],
+        };
+        assert_eq!(
+            reboot.to_string(),
+            "reset= 86400 actions= restart/60000/reboot/0"
         );
         assert_eq!(
             differences[4].to_string(),
