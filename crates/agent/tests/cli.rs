@@ -46,9 +46,16 @@ fn no_arguments_print_the_usage() {
     let help = String::from_utf8_lossy(&out.stderr);
     assert!(help.contains("--config <FILE>"), "{help}");
     assert!(help.contains("--log-file <FILE>"), "{help}");
-    assert_eq!(
-        help.contains("install-service"),
-        cfg!(windows),
-        "service sub-commands exist on Windows only: {help}"
-    );
+    for command in [
+        "install-service",
+        "install-ovs",
+        "prepare-node",
+        "uninstall",
+    ] {
+        assert_eq!(
+            help.contains(command),
+            cfg!(windows),
+            "{command}: the service and node setup sub-commands exist on Windows only: {help}"
+        );
+    }
 }
