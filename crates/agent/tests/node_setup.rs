@@ -411,7 +411,7 @@ fn open_vswitch_accepts_the_database() {
     };
     assert_eq!(tool(&["db-name"]), "Open_vSwitch\n");
     let schema: serde_json::Value =
-        serde_json::from_str(node_setup_support::VSWITCH_SCHEMA).unwrap();
+        serde_json::from_str(&node_setup_support::vswitch_schema()).unwrap();
     assert_eq!(
         tool(&["db-version"]).trim(),
         schema["version"].as_str().unwrap()

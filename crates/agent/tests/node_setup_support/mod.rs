@@ -402,12 +402,21 @@ pub fn install_ovs_files(root: &Path) {
         .join("share")
         .join("openvswitch");
     std::fs::create_dir_all(&share).unwrap();
-    std::fs::write(share.join("vswitch.ovsschema"), VSWITCH_SCHEMA).unwrap();
+    std::fs::write(share.join("vswitch.ovsschema"), vswitch_schema()).unwrap();
     let sbin = root.join("openvswitch").join("usr").join("sbin");
     std::fs::create_dir_all(&sbin).unwrap();
     std::fs::write(sbin.join("ovsdb-server.exe"), b"MZ").unwrap();
 }
 
-/// Open vSwitch's database schema (a copy of Debian's /usr/share/openvswitch/vswitch.ovsschema,
-/// openvswitch-switch 3.1).
-pub const VSWITCH_SCHEMA: &str = include_str!("../data/vswitch.ovsschema");
+/// Open vSwitch's database schema as Debian's `openvswitch-common` installs it (scripts/setup.sh
+/// installs the package; under Wine the Linux file system is drive `Z:`).
+pub fn vswitch_schema() -> String {
+    let path = if cfg!(windows) {
+        r"Z:\usr\share\openvswitch\vswitch.ovsschema"
+    } else {
+        "/usr/share/openvswitch/vswitch.ovsschema"
+    };
+    std::fs::read_to_string(path).unwrap_or_else(|e| {
+        panic!("{path}: {e} (Open vSwitch's schema; scripts/setup.sh installs openvswitch-switch)")
+    })
+}
