@@ -17,7 +17,7 @@ use crate::logging::SERVICE_LOG_FILE;
 #[command(
     name = "antrea-agent",
     about = "The antrea-rs node agent",
-    version,
+    version = buildinfo::version(),
     args_conflicts_with_subcommands = true,
     arg_required_else_help = true
 )]

@@ -1,5 +1,6 @@
 //! The `antrea-agent` binary's command line on every platform: a failure is logged to the
-//! `--log-file` (created with its directory) and is the last line on stderr.
+//! `--log-file` (created with its directory) and is the last line on stderr; `--version` of the
+//! agent and of `antctl` is the version and commit of the build (`buildinfo`).
 
 use std::process::Command;
 
@@ -56,6 +57,24 @@ fn no_arguments_print_the_usage() {
             help.contains(command),
             cfg!(windows),
             "{command}: the service and node setup sub-commands exist on Windows only: {help}"
+        );
+    }
+}
+
+#[test]
+fn the_agent_and_antctl_print_their_version_and_commit() {
+    for (name, exe) in [
+        ("antrea-agent", env!("CARGO_BIN_EXE_antrea-agent")),
+        ("antctl", env!("CARGO_BIN_EXE_antctl")),
+    ] {
+        let out = Command::new(exe)
+            .arg("--version")
+            .output()
+            .expect("run --version");
+        assert!(out.status.success(), "{name}: {out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("{name} {}\n", buildinfo::version())
         );
     }
 }

@@ -1,6 +1,8 @@
 //! The `antrea` CNI plugin. Run by the container runtime with the `CNI_*` environment it forwards
 //! the command to the Antrea agent; `antrea install --cni-bin-dir DIR --cni-conf-dir DIR` copies
-//! itself and the conflist into a node's CNI directories.
+//! itself and the conflist into a node's CNI directories. `antrea --version` prints the build's
+//! version and commit for people (the runtime asks with `CNI_COMMAND=VERSION`, and runs the
+//! plugin without arguments).
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
@@ -9,8 +11,13 @@ use cni::install::InstallPlan;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("install") {
-        return install(&args[1..]);
+    match args.first().map(String::as_str) {
+        Some("install") => return install(&args[1..]),
+        Some("--version") if args.len() == 1 => {
+            println!("{}", buildinfo::version_line("antrea"));
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
     }
     let mut stdin = Vec::new();
     if let Err(e) = std::io::stdin().read_to_end(&mut stdin) {

@@ -640,6 +640,21 @@ fn version_lists_supported_versions() {
 }
 
 #[test]
+fn dash_dash_version_is_for_people_and_needs_no_cni_environment() {
+    let out = Command::new(env!("CARGO_BIN_EXE_antrea"))
+        .arg("--version")
+        .env_clear()
+        .stdin(Stdio::null())
+        .output()
+        .expect("run antrea --version");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("antrea {}\n", buildinfo::version())
+    );
+}
+
+#[test]
 fn status_reports_agent_availability() {
     let h = Harness::start(Script::Normal, true);
     let status = h

@@ -1,7 +1,8 @@
 //! Two `antrea-controller` replicas against the fake API server, through kube-rs: one takes the
 //! Lease and computes (its log says what it holds), the other only follows; when
 //! the leader is killed the follower takes the Lease once it expires and computes from a fresh
-//! list; a leader whose Lease another holder takes stops with status 1.
+//! list; a leader whose Lease another holder takes stops with status 1. `--version` prints the
+//! build's version and commit.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -174,4 +175,17 @@ async fn a_leader_whose_lease_is_taken_stops_with_an_error() {
     wait_until("the cause is logged", Duration::from_secs(5), || {
         a.logged("lost the Lease kube-system/antrea-controller: \"intruder\" holds it")
     });
+}
+
+#[test]
+fn version_is_the_build_version_and_commit() {
+    let out = Command::new(env!("CARGO_BIN_EXE_antrea-controller"))
+        .arg("--version")
+        .output()
+        .expect("run antrea-controller --version");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("antrea-controller {}\n", buildinfo::version())
+    );
 }

@@ -58,24 +58,23 @@ pub struct VersionReport {
 }
 
 impl VersionReport {
-    /// This build's version (the agent's and antctl's are one crate's).
+    /// This build's version and commit ([`buildinfo`], shared by every binary's `--version`).
     pub fn this_build() -> VersionReport {
+        let build = buildinfo::this_build();
         VersionReport {
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-            git_commit: option_env!("ANTREA_GIT_COMMIT").map(str::to_owned),
+            version: build.version.to_owned(),
+            git_commit: build.git_commit.map(str::to_owned),
         }
     }
 }
 
 impl std::fmt::Display for VersionReport {
+    /// As `--version` prints it: `0.1.0 (commit …)` or `0.1.0 (commit unknown)`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.git_commit {
-            Some(commit) => write!(f, "{} (commit {commit})", self.version),
-            None => write!(
-                f,
-                "{} (git commit not recorded in this build)",
-                self.version
-            ),
+        buildinfo::Described {
+            version: &self.version,
+            git_commit: self.git_commit.as_deref(),
         }
+        .fmt(f)
     }
 }

@@ -42,6 +42,7 @@ use serde::de::DeserializeOwned;
 #[derive(Debug, Parser)]
 #[command(
     name = "antctl",
+    version = buildinfo::version(),
     about = "Ask a running antrea-rs agent what it enforces"
 )]
 struct Cli {

@@ -16,7 +16,8 @@ use controller::run::{Options, run};
 
 #[derive(Debug, Parser)]
 #[command(
-    version,
+    name = "antrea-controller",
+    version = buildinfo::version(),
     about = "antrea-rs controller: NetworkPolicy spans for the cluster"
 )]
 struct Cli {
