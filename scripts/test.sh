@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what it needs, checks formatting and lints, then runs the Linux
-# tests (real OVS, network namespaces, real packets), the Windows tests under Wine, and a short fuzz run of every decoder.
+# tests (real OVS, network namespaces, real packets), the Windows tests under Wine, the release
+# artifacts (scripts/release.sh --profile dev --check: dist/ built from the test legs' debug
+# builds, its checksums, every binary's --version, the Linux images run by containerd), and a
+# short fuzz run of every decoder.
 # Run as root. Build outputs go to CARGO_TARGET_DIR, by default a cache outside the clone
 # (/var/cache/antrea-rs/target); everything also passes with that directory empty.
 set -euo pipefail
@@ -14,6 +17,10 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/var/cache/antrea-rs/target}
 # workspace crates are compiled again anyway, and their incremental data had piled up to 23 GB
 # in the cache.
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+# Every build names the commit it was built from (crates/buildinfo); the test legs and the
+# release leg build with the same value, so the release leg reuses their debug builds.
+ANTREA_GIT_COMMIT=${ANTREA_GIT_COMMIT:-$(git rev-parse HEAD)}
+export ANTREA_GIT_COMMIT
 mkdir -p "$CARGO_TARGET_DIR"
 bash scripts/setup.sh
 
@@ -45,6 +52,14 @@ windows_status=${PIPESTATUS[0]}
 set -e
 read -r windows_passed windows_failed < <(sed -n 's/^windows: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log/windows.log" | tail -1 | grep . || echo "0 1")
 
+echo "== release: scripts/release.sh --profile dev --check"
+set +e
+bash scripts/release.sh --profile dev --check 2>&1 | tee "$log/release.log"
+release_status=${PIPESTATUS[0]}
+set -e
+release_checks=$(grep -c '^check: ok ' "$log/release.log" || true)
+release_failed=$(grep -c '^check: FAIL ' "$log/release.log" || true)
+
 echo "== fuzz: short run of every decoder target"
 set +e
 bash scripts/fuzz-smoke.sh
@@ -53,6 +68,6 @@ set -e
 
 skipped=$(wc -l <"$ANTREA_TEST_SKIP_LOG")
 [ "$skipped" -eq 0 ] || { echo "skipped tests:"; cat "$ANTREA_TEST_SKIP_LOG"; }
-echo "== summary: linux $linux_passed passed, $linux_failed failed; windows (Wine) $windows_passed passed, $windows_failed failed; $skipped skipped (strict mode: ANTREA_TEST_STRICT=$ANTREA_TEST_STRICT); fuzz exit $fuzz_status"
+echo "== summary: linux $linux_passed passed, $linux_failed failed; windows (Wine) $windows_passed passed, $windows_failed failed; $skipped skipped (strict mode: ANTREA_TEST_STRICT=$ANTREA_TEST_STRICT); fuzz exit $fuzz_status; release $release_checks checks passed, $release_failed failed, exit $release_status"
 echo "total: $((linux_passed + windows_passed)) passed, $((linux_failed + windows_failed)) failed"
-[ "$linux_status" -eq 0 ] && [ "$windows_status" -eq 0 ] && [ "$fuzz_status" -eq 0 ]
+[ "$linux_status" -eq 0 ] && [ "$windows_status" -eq 0 ] && [ "$fuzz_status" -eq 0 ] && [ "$release_status" -eq 0 ]
