@@ -195,15 +195,17 @@ check_checksums() {
   fi
 }
 
-# check_version LABEL NAME OUTPUT: OUTPUT must be exactly `NAME <version> (commit <HEAD>)`.
-check_version() {
-  local label=$1 name=$2 out=$3 want="$2 $version (commit $head)"
-  if [ "$out" = "$want" ]; then
-    pass "$label: $out"
+# check_equal LABEL GOT WANT
+check_equal() {
+  if [ "$2" = "$3" ]; then
+    pass "$1: $2"
   else
-    fail "$label: got '$out', want '$want'"
+    fail "$1: got '$2', want '$3'"
   fi
 }
+
+# check_version LABEL NAME OUTPUT: OUTPUT must be exactly `NAME <version> (commit <HEAD>)`.
+check_version() { check_equal "$1" "$3" "$2 $version (commit $head)"; }
 
 # stdout CMD...: the command's standard output; its standard error goes to the check log, shown
 # when a check fails.
@@ -303,15 +305,13 @@ check_images() {
   check_version "image antrea-controller: antrea-controller --version" antrea-controller \
     "$(run_image antrea-controller antrea-controller --version)"
   # Open vSwitch as the host's Debian packages built it, and the schema it serves.
-  local tool want got
+  local tool schema=/usr/share/openvswitch/vswitch.ovsschema
   for tool in ovs-vswitchd ovsdb-server ovs-vsctl ovs-ofctl ovsdb-tool; do
-    want=$("$tool" --version | head -1)
-    got=$(run_image antrea-agent "$tool" --version | head -1)
-    if [ "$got" = "$want" ]; then pass "image antrea-agent: $got"; else fail "image antrea-agent: $tool --version: got '$got', want '$want'"; fi
+    check_equal "image antrea-agent: $tool --version" \
+      "$(run_image antrea-agent "$tool" --version | head -1)" "$("$tool" --version | head -1)"
   done
-  want=$(ovsdb-tool schema-version /usr/share/openvswitch/vswitch.ovsschema)
-  got=$(run_image antrea-agent ovsdb-tool schema-version /usr/share/openvswitch/vswitch.ovsschema)
-  if [ "$got" = "$want" ]; then pass "image antrea-agent: vswitch schema $got"; else fail "image antrea-agent: vswitch schema: got '$got', want '$want'"; fi
+  check_equal "image antrea-agent: ovsdb-tool schema-version $schema" \
+    "$(run_image antrea-agent ovsdb-tool schema-version "$schema")" "$(ovsdb-tool schema-version "$schema")"
   stop_containerd
   trap - EXIT
 }
