@@ -30,7 +30,9 @@
 //! `cargo bench -p agent --bench proxy_change`; `REPS` (default 100), `SERVICES` (default
 //! 10,000), `BURST` (default 20).
 //!
-//! Last, a burst: `BURST` Services' slices are replaced at once and the syncs they wake install
+//! It also prints (d), the memory of the proxy state: the process's RSS around the first
+//! round's translation and install, against the growth of the reflectors' stores of the same
+//! objects. Last, a burst: `BURST` Services' slices are replaced at once and the syncs they wake install
 //! and settle them (once per sync), against the same number of other Services each updated and
 //! settled in turn through the datapath (what every sync did per Service before).
 
@@ -150,6 +152,17 @@ mod bench {
         Ipv4Addr::new(10, 200, (rep / 256) as u8, (rep % 256) as u8)
     }
 
+    /// This process's resident memory, MiB (`VmRSS` of /proc/self/status).
+    fn rss_mib() -> f64 {
+        let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+        let kib: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/self/status");
+        kib / 1024.0
+    }
+
     fn ms(d: Duration) -> f64 {
         d.as_secs_f64() * 1e3
     }
@@ -223,8 +236,10 @@ mod bench {
         .await
         .expect("a client of the fake");
         let started = Instant::now();
+        let before_stores = rss_mib();
         let reflectors = SharedReflectors::start(&client, Keep::WhatControllersUse);
         assert!(reflectors.wait_synced().await, "the reflectors synced");
+        let after_stores = rss_mib();
         let (services, slices) = (&reflectors.services, &reflectors.endpoint_slices);
         println!(
             "reflectors synced in {:.2} s",
@@ -271,8 +286,10 @@ mod bench {
             FromOutside::new(false, Vec::new()),
         );
         let started = Instant::now();
+        let before_proxy = rss_mib();
         let first = proxy.first_round(services, slices);
         let translated = started.elapsed();
+        let after_translation = rss_mib();
         let policy = NetworkPolicyController::new(NODE).snapshot().clone();
         let desired = datapath
             .first_round(&[], &policy, &first)
@@ -289,6 +306,17 @@ mod bench {
             started.elapsed().as_secs_f64()
         );
         assert_eq!(first.len(), count, "every Service translated");
+        let after_install = rss_mib();
+        println!(
+            "\n(d) memory of the proxy state at {count} Services (RSS of this process, MiB): \
+             the translations {:+.1}; the datapath's Services (renderer, desired flows and \
+             groups, installed) {:+.1}; together {:+.1}. Baseline: the reflectors' stores of \
+             the same Services and slices {:+.1}",
+            after_translation - before_proxy,
+            after_install - after_translation,
+            after_install - before_proxy,
+            after_stores - before_stores
+        );
         // The first sync sets the (empty) routes and NodePorts once, as the agent's does.
         proxy
             .sync(&datapath, services, slices)
