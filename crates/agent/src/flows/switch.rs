@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use openflow::conn::ConnError;
+use openflow::conn::{ConnError, group_dump};
 use openflow::msg::flow_mod::{FlowMod, FlowModCommand};
 use openflow::msg::flow_stats::{FlowDescRequest, FlowStats};
 
@@ -62,7 +62,7 @@ impl Flows {
             .iter()
             .map(|g| g.group_id)
             .collect();
-        let bound = self.conn.group_bound(&wanted).await.map_err(failed)?;
+        let bound = group_dump::group_bound(&wanted, &flows);
         let groups = self.conn.dump_groups(bound).await.map_err(failed)?;
         let meters = self.conn.dump_meters().await.map_err(failed)?;
         Ok(ObjectTexts {

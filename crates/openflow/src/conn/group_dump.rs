@@ -32,6 +32,7 @@ use crate::header::{HEADER_LEN, OFP_VERSION_1_5, msg_type, u16_at, u32_at};
 use crate::message::Message;
 use crate::msg::barrier::BarrierRequest;
 use crate::msg::error::ErrorMsg;
+use crate::msg::flow_stats::FlowStats;
 use crate::msg::group_mod::{GroupDesc, GroupDescReply, GroupDescRequest};
 use crate::msg::multipart::{self, mp_type};
 
@@ -45,6 +46,20 @@ const WRAP: usize = 1 << 16;
 const MAX_REPLIES_LEN: usize = 1 << 30;
 /// Ids asked for in one exchange at most (the xids must not wrap).
 const MAX_IDS: usize = 1 << 24;
+
+/// The largest group id in `known` or in the group actions of `flows` (0 for none): the bound
+/// up to which [`super::OfConnection::dump_groups`] asks for groups.
+pub fn group_bound<'a>(known: &[u32], flows: impl IntoIterator<Item = &'a FlowStats>) -> u32 {
+    known
+        .iter()
+        .copied()
+        .chain(
+            flows
+                .into_iter()
+                .flat_map(|flow| flow.instructions.group_ids()),
+        )
+        .fold(0, u32::max)
+}
 
 /// The groups among `ids` that the switch at `endpoint` has, in the order of `ids`, asked for
 /// on a connection opened for it and closed after.

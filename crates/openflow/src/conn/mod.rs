@@ -496,13 +496,10 @@ impl OfConnection {
 
     /// The largest group id in `known` or in the group actions of the switch's flows (0 for
     /// none): a bound for [`OfConnection::dump_groups`].
+    /// Dumps the flows; [`group_dump::group_bound`] computes it from flows already at hand.
     pub async fn group_bound(&self, known: &[u32]) -> Result<u32, ConnError> {
         let flows = self.dump_flows(&FlowDescRequest::default()).await?;
-        Ok(known
-            .iter()
-            .copied()
-            .chain(flows.iter().flat_map(|f| f.instructions.group_ids()))
-            .fold(0, u32::max))
+        Ok(group_dump::group_bound(known, &flows))
     }
 
     /// The groups of the bridge whose ids run from 1 to `bound`, or past it to the largest id

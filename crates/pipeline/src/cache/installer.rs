@@ -120,7 +120,8 @@ impl Installer {
 
     /// Deletes the flows that still carry `round`, then the groups and meters the switch holds
     /// that no owner wants (nothing uses them any more), and waits until the switch processed
-    /// it. Returns the number of mods sent.
+    /// it. Returns the number of mods sent. Call it after [`Installer::install_all`]: the
+    /// switch's groups are read up to the largest id its flows named when that began.
     pub async fn delete_round(&self, round: Round) -> Result<usize, ApplyError> {
         let _serial = self.changes.lock().await;
         let switch_error = |what: String| move |source| ApplyError::Switch { what, source };

@@ -7,6 +7,7 @@
 //! The agent owns every group and meter of its bridge: any the cache does not want is a
 //! leftover.
 
+use openflow::conn::group_dump::group_bound;
 use openflow::conn::{ConnError, Encoded, OfConnection};
 use openflow::msg::group_mod::{GroupDesc, GroupMod};
 use openflow::msg::meter_mod::{MeterDesc, MeterMod};
@@ -166,7 +167,7 @@ pub(super) async fn install_all(
 ) -> Result<usize, ConnError> {
     let switch_meters = conn.dump_meters().await?;
     let switch_groups = if delete_stale {
-        switch_groups(conn, cache, 0).await?
+        switch_groups(conn, cache, conn.group_bound(&[]).await?).await?
     } else {
         Vec::new()
     };
@@ -205,20 +206,20 @@ pub(super) async fn install_all(
     Ok(msgs.before.len() + msgs.bundle.len() + msgs.after.len())
 }
 
-/// The groups the switch holds, up to the largest id the cache wants, the switch's flows name
-/// or `earlier` gives (see [`OfConnection::dump_groups`]).
+/// The groups the switch holds, up to the largest id the cache wants or `named` (the largest
+/// id the switch's flows name, [`OfConnection::group_bound`]; see
+/// [`OfConnection::dump_groups`]).
 pub(super) async fn switch_groups(
     conn: &OfConnection,
     cache: &SharedCache,
-    earlier: u32,
+    named: u32,
 ) -> Result<Vec<GroupDesc>, ConnError> {
     let wanted: Vec<u32> = lock(cache)
         .all_groups()
         .iter()
         .map(|g| g.group_id)
         .collect();
-    let bound = conn.group_bound(&wanted).await?.max(earlier);
-    conn.dump_groups(bound).await
+    conn.dump_groups(group_bound(&wanted, []).max(named)).await
 }
 
 /// Deletes the groups (in one bundle, each before the groups it uses) and then the meters the
