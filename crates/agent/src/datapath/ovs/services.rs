@@ -49,9 +49,7 @@ impl ServiceState {
             self.stale_udp.push((key.clone(), stale));
         }
     }
-}
 
-impl ServiceState {
     /// Every owner's objects for `services`, as a new round installs them, with their group ids
     /// recorded; refusals pass the packet-in meter when `metered` (the round installs it with
     /// the Node's objects), in this round and every update after. A Service the renderer
