@@ -11,13 +11,14 @@ use k8s_openapi::api::networking::v1::{
     IPBlock, NetworkPolicy, NetworkPolicyPeer, NetworkPolicyPort,
 };
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use serde::{Deserialize, Serialize};
 
 use crate::error::PolicyError;
 use crate::selector::{Labels, Selector};
 use model::policy::{Direction, PodKey, PolicyKey, PortMatch, Protocol};
 
 /// A container port with a name, which named NetworkPolicy ports resolve to.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct NamedPort {
     pub name: String,
     pub protocol: Protocol,
@@ -116,7 +117,7 @@ pub fn namespace_labels(ns: &Namespace) -> Result<(String, Labels), PolicyError>
 }
 
 /// Which Namespaces a Pod group looks in.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Scope {
     /// One Namespace (a peer with only a podSelector, and every policy's applied-to).
     Namespace(String),
@@ -125,7 +126,7 @@ pub enum Scope {
 }
 
 /// A set of Pods given by selectors: the unit the engine indexes and keeps up to date.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct GroupKey {
     pub scope: Scope,
     pub pods: Selector,
@@ -142,7 +143,7 @@ impl GroupKey {
 }
 
 /// A peer of a rule.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Peer {
     Pods(GroupKey),
     /// An ipBlock as disjoint CIDRs (the `except`s cut out).
@@ -150,14 +151,14 @@ pub enum Peer {
 }
 
 /// A port entry of a rule.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PortSpec {
     Numbers(PortMatch),
     Named { protocol: Protocol, name: String },
 }
 
 /// One ingress or egress rule.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompiledRule {
     /// `None`: any peer.
     pub peers: Option<Vec<Peer>>,
@@ -166,7 +167,7 @@ pub struct CompiledRule {
 }
 
 /// A NetworkPolicy ready for evaluation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompiledPolicy {
     pub key: PolicyKey,
     /// The Pods the policy applies to (in its own Namespace).

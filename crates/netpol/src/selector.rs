@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use serde::{Deserialize, Serialize};
 
 use crate::error::PolicyError;
 
@@ -11,7 +12,7 @@ use crate::error::PolicyError;
 pub type Labels = BTreeMap<String, String>;
 
 /// One `matchExpressions` requirement.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Requirement {
     /// The label is present with one of the values.
     In(String, BTreeSet<String>),
@@ -36,7 +37,7 @@ impl Requirement {
 
 /// A compiled label selector. Equal selectors compare equal whatever the order they were
 /// written in, so policies that repeat a selector share its group.
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Selector {
     labels: BTreeMap<String, String>,
     requirements: BTreeSet<Requirement>,

@@ -17,12 +17,9 @@
 //! they come.
 
 mod node_counts;
-mod update;
-mod view;
 
+pub use controlplane::{Member, NodeUpdate, NodeView, OutOfOrder};
 pub use node_counts::NodeCounts;
-pub use update::{Member, NodeUpdate};
-pub use view::{NodeView, OutOfOrder};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

@@ -10,10 +10,11 @@ use std::net::Ipv4Addr;
 
 use model::policy::{PodKey, PolicyKey};
 use netpol::input::{CompiledPolicy, GroupKey, NamedPort, PodInfo};
+use serde::{Deserialize, Serialize};
 
 /// A member Pod of a group: what rules read of it (its address, its named ports) and its Node
 /// (a policy applies to the members of its applied-to group on the Node).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Member {
     pub pod: PodKey,
     pub ip: Ipv4Addr,
@@ -34,7 +35,8 @@ impl Member {
 }
 
 /// One change to a Node's view.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum NodeUpdate {
     /// A group enters the Node's span, with all its members.
     GroupAdded {
