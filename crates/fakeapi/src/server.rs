@@ -3,10 +3,11 @@
 
 use crate::error::StoreError;
 use crate::resource::ResourceType;
-use crate::review::{TokenBook, TokenUser};
+use crate::review::{BoundPod, TokenBook, TokenUser};
 use crate::store::{DEFAULT_HISTORY_LIMIT, Store};
 use bytes::Bytes;
 use http::Method;
+use k8s_openapi::api::core::v1::{Node, Pod, ServiceAccount};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -56,6 +57,17 @@ impl Shared {
     /// one `commit`), so a poisoned lock is still usable.
     pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The stored object `namespace/name` of kind `K`.
+    pub(crate) fn stored<K: k8s_openapi::Resource>(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Arc<Value>> {
+        let store = self.store();
+        let resource = store.resource(&ResourceType::id_of::<K>()).ok()?;
+        store.get(resource, namespace, name)
     }
 
     /// The tokens TokenReview accepts.
@@ -280,21 +292,11 @@ impl FakeApiServer {
     /// A new token of ServiceAccount `namespace/name` (what `kubectl create token` gives), which
     /// TokenReview accepts from now on; the user's uid is the stored ServiceAccount's, if any.
     pub fn issue_service_account_token(&self, namespace: &str, name: &str) -> String {
-        let uid = {
-            let store = self.shared.store();
-            store
-                .resource(&ResourceType::id_of::<
-                    k8s_openapi::api::core::v1::ServiceAccount,
-                >())
-                .ok()
-                .and_then(|resource| store.get(resource, namespace, name))
-                .and_then(|sa| {
-                    sa.pointer("/metadata/uid")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                })
-                .unwrap_or_default()
-        };
+        let uid = self
+            .shared
+            .stored::<ServiceAccount>(namespace, name)
+            .map(|sa| text_at(&sa, "/metadata/uid"))
+            .unwrap_or_default();
         let mut tokens = self.shared.tokens();
         let id = tokens.next_id();
         let token = format!("{id}.{namespace}.{name}");
@@ -303,6 +305,75 @@ impl FakeApiServer {
             TokenUser::service_account(namespace, name, &uid, &id),
         );
         token
+    }
+
+    /// A new token of ServiceAccount `namespace/service_account` bound to the stored Pod
+    /// `namespace/pod` (what `kubectl create token SA --bound-object-kind Pod
+    /// --bound-object-name POD` gives, and what kubelet mounts into a Pod): the user carries the
+    /// extras `authentication.kubernetes.io/pod-name` and `pod-uid`, and, when the Pod is
+    /// scheduled and its Node object exists, `node-name` and `node-uid` (as Kubernetes 1.32 and
+    /// later add them). TokenReview accepts the token while that Pod (same uid) exists. Errors as
+    /// the API server refuses: the Pod does not exist (`NotFound`), or it runs as another
+    /// ServiceAccount (`BadRequest`).
+    pub fn issue_pod_bound_token(
+        &self,
+        namespace: &str,
+        service_account: &str,
+        pod: &str,
+    ) -> Result<String, StoreError> {
+        let stored =
+            self.shared
+                .stored::<Pod>(namespace, pod)
+                .ok_or_else(|| StoreError::NotFound {
+                    kind: "pods".to_owned(),
+                    name: pod.to_owned(),
+                })?;
+        let runs_as = stored
+            .pointer("/spec/serviceAccountName")
+            .and_then(Value::as_str)
+            .unwrap_or("default");
+        if runs_as != service_account {
+            return Err(StoreError::BadRequest(format!(
+                "cannot bind a token of ServiceAccount {service_account:?} to Pod {pod:?}, which runs as {runs_as:?}"
+            )));
+        }
+        let pod_uid = text_at(&stored, "/metadata/uid");
+        let node = Some(text_at(&stored, "/spec/nodeName"))
+            .filter(|name| !name.is_empty())
+            .and_then(|name| {
+                let node = self.shared.stored::<Node>("", &name)?;
+                Some((name, text_at(&node, "/metadata/uid")))
+            });
+        let sa_uid = self
+            .shared
+            .stored::<ServiceAccount>(namespace, service_account)
+            .map(|sa| text_at(&sa, "/metadata/uid"))
+            .unwrap_or_default();
+
+        let mut tokens = self.shared.tokens();
+        let id = tokens.next_id();
+        let token = format!("{id}.{namespace}.{service_account}.{pod}");
+        let mut user = TokenUser::service_account(namespace, service_account, &sa_uid, &id);
+        let mut extra = |key: &str, value: String| {
+            user.extra
+                .insert(format!("authentication.kubernetes.io/{key}"), vec![value]);
+        };
+        extra("pod-name", pod.to_owned());
+        extra("pod-uid", pod_uid.clone());
+        if let Some((node_name, node_uid)) = node {
+            extra("node-name", node_name);
+            extra("node-uid", node_uid);
+        }
+        tokens.add_bound(
+            &token,
+            user,
+            BoundPod {
+                namespace: namespace.to_owned(),
+                name: pod.to_owned(),
+                uid: pod_uid,
+            },
+        );
+        Ok(token)
     }
 
     /// TokenReview accepts `token` as `user` from now on.
@@ -332,4 +403,13 @@ impl FakeApiServer {
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
     }
+}
+
+/// The string at `pointer` in `object`, or "".
+fn text_at(object: &Value, pointer: &str) -> String {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }

@@ -1,12 +1,13 @@
 //! TokenReview and SubjectAccessReview POSTed by the real kube-rs client over TCP, as the
 //! kubelet and the agent send them: the tokens the fake issued or was given, and RBAC from the
-//! stored ClusterRoles and ClusterRoleBindings.
+//! stored ClusterRoles and ClusterRoleBindings; Pod-bound tokens with their Pod and Node extras.
 
 use fakeapi::{FakeApiServer, TokenUser};
 use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
 use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
 };
+use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::Api;
 use kube::api::PostParams;
@@ -199,4 +200,102 @@ async fn subject_access_review_follows_the_stored_cluster_rbac() {
         matches!(neither, kube::Error::Api(ref s) if s.code == 422),
         "{neither}"
     );
+}
+
+fn agent_pod(name: &str, node: &str, service_account: &str) -> Pod {
+    serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name, "namespace": "kube-system"},
+        "spec": {
+            "serviceAccountName": service_account,
+            "nodeName": node,
+            "containers": [{"name": "antrea-agent", "image": "antrea-rs/antrea-agent"}],
+        },
+    }))
+    .unwrap()
+}
+
+fn node(name: &str) -> Node {
+    serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).unwrap()
+}
+
+#[tokio::test]
+async fn a_pod_bound_token_names_its_pod_and_node_and_dies_with_its_pod() {
+    let fake = FakeApiServer::new();
+    let (client, _tcp) = client(&fake).await;
+    let node_uid = fake.insert(&node("n1")).unwrap().metadata.uid.unwrap();
+    let pod = fake
+        .insert(&agent_pod("antrea-agent-x1", "n1", "antrea-agent"))
+        .unwrap();
+    let pod_uid = pod.metadata.uid.unwrap();
+    let token = fake
+        .issue_pod_bound_token("kube-system", "antrea-agent", "antrea-agent-x1")
+        .unwrap();
+
+    let status = token_review(&client, &token).await.status.unwrap();
+    assert_eq!(status.authenticated, Some(true), "{status:?}");
+    let user = status.user.unwrap();
+    assert_eq!(
+        user.username.as_deref(),
+        Some("system:serviceaccount:kube-system:antrea-agent")
+    );
+    let extra = user.extra.unwrap();
+    let one = |key: &str| {
+        extra
+            .get(&format!("authentication.kubernetes.io/{key}"))
+            .cloned()
+    };
+    assert_eq!(one("pod-name"), Some(vec!["antrea-agent-x1".to_owned()]));
+    assert_eq!(one("pod-uid"), Some(vec![pod_uid]));
+    assert_eq!(one("node-name"), Some(vec!["n1".to_owned()]));
+    assert_eq!(one("node-uid"), Some(vec![node_uid]));
+    assert!(one("credential-id").is_some());
+
+    // A Pod whose Node object does not exist: the token names only the Pod.
+    fake.insert(&agent_pod("antrea-agent-x2", "gone", "antrea-agent"))
+        .unwrap();
+    let pod_only = fake
+        .issue_pod_bound_token("kube-system", "antrea-agent", "antrea-agent-x2")
+        .unwrap();
+    let extra = token_review(&client, &pod_only)
+        .await
+        .status
+        .unwrap()
+        .user
+        .unwrap()
+        .extra
+        .unwrap();
+    assert!(extra.contains_key("authentication.kubernetes.io/pod-name"));
+    assert!(!extra.contains_key("authentication.kubernetes.io/node-name"));
+    assert!(!extra.contains_key("authentication.kubernetes.io/node-uid"));
+
+    // The Pod deleted, or deleted and made again under the same name: the token is dead.
+    fake.delete::<Pod>("kube-system", "antrea-agent-x1")
+        .unwrap();
+    let status = token_review(&client, &token).await.status.unwrap();
+    assert_ne!(status.authenticated, Some(true));
+    assert_eq!(
+        status.error.as_deref(),
+        Some("[invalid bearer token, service account token has been invalidated]")
+    );
+    fake.insert(&agent_pod("antrea-agent-x1", "n1", "antrea-agent"))
+        .unwrap();
+    let status = token_review(&client, &token).await.status.unwrap();
+    assert_ne!(
+        status.authenticated,
+        Some(true),
+        "a new Pod of the same name"
+    );
+    // The other Pod's token still works.
+    let status = token_review(&client, &pod_only).await.status.unwrap();
+    assert_eq!(status.authenticated, Some(true));
+
+    // Refused as the API server refuses them: no such Pod, or a Pod of another ServiceAccount.
+    assert!(matches!(
+        fake.issue_pod_bound_token("kube-system", "antrea-agent", "nowhere"),
+        Err(fakeapi::StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        fake.issue_pod_bound_token("kube-system", "antrea-controller", "antrea-agent-x2"),
+        Err(fakeapi::StoreError::BadRequest(_))
+    ));
 }

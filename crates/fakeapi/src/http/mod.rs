@@ -152,7 +152,13 @@ fn dispatch(
             ))
         }
         (&Method::POST, Route::TokenReviews) => {
-            let answer = shared.tokens().review(&parse_body(body)?)?;
+            let review = parse_body(body)?;
+            let answer = shared.tokens().review(&review, |namespace, name| {
+                let pod = shared.stored::<k8s_openapi::api::core::v1::Pod>(namespace, name)?;
+                pod.pointer("/metadata/uid")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })?;
             Ok(json_response(
                 StatusCode::CREATED,
                 answer.to_string().into_bytes(),

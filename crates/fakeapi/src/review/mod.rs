@@ -1,10 +1,10 @@
 //! The two review APIs an API server answers for others that delegate to it (the kubelet, the
-//! agent): TokenReview (`authentication.k8s.io/v1`, [`token`]) — who holds a bearer token the
-//! fake issued or was given — and SubjectAccessReview (`authorization.k8s.io/v1`, [`access`]) —
+//! agent, the controller): TokenReview (`authentication.k8s.io/v1`, [`token`]) — who holds a
+//! bearer token the fake issued (bound to a Pod or not) or was given — and SubjectAccessReview (`authorization.k8s.io/v1`, [`access`]) —
 //! whether a user may do something, decided from the stored ClusterRoles and
 //! ClusterRoleBindings as Kubernetes' RBAC authorizer decides it.
 
 pub mod access;
 pub mod token;
 
-pub use token::{TokenBook, TokenUser};
+pub use token::{BoundPod, TokenBook, TokenUser};

@@ -1,5 +1,5 @@
-//! TokenReview: the tokens the fake knows (ServiceAccount tokens it issued, user tokens it was
-//! given) and the review document answered for one.
+//! TokenReview: the tokens the fake knows (ServiceAccount tokens it issued, bound to a Pod or
+//! not, and user tokens it was given) and the review document answered for one.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -67,17 +67,53 @@ impl TokenUser {
     }
 }
 
+/// The Pod a bound ServiceAccount token was issued for: the token authenticates only while a
+/// Pod of that name and uid exists, as the API server checks a bound token's `pod` claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoundPod {
+    /// The Pod's (and its ServiceAccount's) Namespace.
+    pub namespace: String,
+    /// The Pod's name.
+    pub name: String,
+    /// The uid of the Pod the token was issued for.
+    pub uid: String,
+}
+
+/// A known token: who holds it and, for a bound token, the Pod it depends on.
+#[derive(Debug)]
+struct Entry {
+    user: TokenUser,
+    bound_to: Option<BoundPod>,
+}
+
 /// The tokens the fake accepts.
 #[derive(Debug, Default)]
 pub struct TokenBook {
-    tokens: HashMap<String, TokenUser>,
+    tokens: HashMap<String, Entry>,
     issued: u64,
 }
 
 impl TokenBook {
     /// Accepts `token` as `user` from now on.
     pub fn add(&mut self, token: &str, user: TokenUser) {
-        self.tokens.insert(token.to_owned(), user);
+        self.tokens.insert(
+            token.to_owned(),
+            Entry {
+                user,
+                bound_to: None,
+            },
+        );
+    }
+
+    /// Accepts `token` as `user` while the Pod `bound_to` exists (same name, same uid).
+    pub fn add_bound(&mut self, token: &str, user: TokenUser, bound_to: BoundPod) {
+        self.tokens.insert(
+            token.to_owned(),
+            Entry {
+                user,
+                bound_to: Some(bound_to),
+            },
+        );
     }
 
     /// Accepts `token` no more; whether it was known.
@@ -91,8 +127,13 @@ impl TokenBook {
         format!("fakeapi-token-{:08}", self.issued)
     }
 
-    /// The TokenReview answered for the POSTed `review` (201 with `status` filled in).
-    pub fn review(&self, review: &Value) -> Result<Value, Failure> {
+    /// The TokenReview answered for the POSTed `review` (201 with `status` filled in);
+    /// `pod_uid(namespace, name)` is the uid of the stored Pod of that name, if there is one.
+    pub fn review(
+        &self,
+        review: &Value,
+        pod_uid: impl Fn(&str, &str) -> Option<String>,
+    ) -> Result<Value, Failure> {
         let spec = review.get("spec").cloned().unwrap_or_else(|| json!({}));
         let token = spec.get("token").and_then(Value::as_str).unwrap_or("");
         if token.is_empty() {
@@ -113,7 +154,16 @@ impl TokenBook {
                 "user": {},
                 "error": format!("[invalid bearer token, token audiences {API_AUDIENCE:?} is invalid for the target audiences {audiences:?}]"),
             }),
-            Some(user) => json!({
+            Some(Entry {
+                bound_to: Some(pod),
+                ..
+            }) if pod_uid(&pod.namespace, &pod.name).as_deref() != Some(pod.uid.as_str()) => {
+                json!({
+                    "user": {},
+                    "error": "[invalid bearer token, service account token has been invalidated]",
+                })
+            }
+            Some(Entry { user, .. }) => json!({
                 "authenticated": true,
                 "user": user.to_json(),
                 "audiences": [API_AUDIENCE],
