@@ -6,12 +6,15 @@
 //!   [`NodeUpdate`]s that keep its view — the policies applied to its Pods and the groups those
 //!   policies read, with their members — equal to the cluster's, at the cost of what changed.
 //!
+//! - [`auth`]: [`auth::TokenReviewAuthenticator`], who holds an agent's token and which
+//!   Node's span it may watch, asked of the API server.
 //! - [`feed`]: the cluster's objects, watched through kube-rs, into the computation.
 //! - [`leader`]: leader election through a Lease; [`run`]: one replica, which computes only
 //!   while it holds the Lease.
 //!
 //! `docs/controller.md` states the model and what a Node receives.
 
+pub mod auth;
 pub mod error;
 pub mod feed;
 pub mod leader;
