@@ -37,8 +37,9 @@ use kube::{Api, Client};
 
 use cache::{AnswerCache, TokenDigest};
 
-/// The agents' ServiceAccount in build/yamls: `kube-system/antrea-agent`.
+/// The Namespace of the agents' ServiceAccount in build/yamls.
 pub const AGENT_NAMESPACE: &str = "kube-system";
+/// The agents' ServiceAccount in build/yamls.
 pub const AGENT_SERVICE_ACCOUNT: &str = "antrea-agent";
 
 /// How long an accepted agent's answer is kept by default.
