@@ -53,6 +53,90 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// A new token of ServiceAccount `namespace/name` (what `kubectl create token` gives), which
+    /// TokenReview accepts from now on; the user's uid is the stored ServiceAccount's, if any.
+    pub(crate) fn issue_service_account_token(&self, namespace: &str, name: &str) -> String {
+        let uid = self
+            .stored::<ServiceAccount>(namespace, name)
+            .map(|sa| text_at(&sa, "/metadata/uid"))
+            .unwrap_or_default();
+        let mut tokens = self.tokens();
+        let id = tokens.next_id();
+        let token = format!("{id}.{namespace}.{name}");
+        tokens.add(
+            &token,
+            TokenUser::service_account(namespace, name, &uid, &id),
+        );
+        token
+    }
+
+    /// A new token of ServiceAccount `namespace/service_account` bound to the stored Pod
+    /// `namespace/pod` (what `kubectl create token SA --bound-object-kind Pod
+    /// --bound-object-name POD` gives, and what kubelet mounts into a Pod): the user carries the
+    /// extras `authentication.kubernetes.io/pod-name` and `pod-uid`, and, when the Pod is
+    /// scheduled and its Node object exists, `node-name` and `node-uid` (as Kubernetes 1.32 and
+    /// later add them). TokenReview accepts the token while that Pod (same uid) exists. Errors as
+    /// the API server refuses: the Pod does not exist (`NotFound`), or it runs as another
+    /// ServiceAccount (`BadRequest`).
+    pub(crate) fn issue_pod_bound_token(
+        &self,
+        namespace: &str,
+        service_account: &str,
+        pod: &str,
+    ) -> Result<String, StoreError> {
+        let stored = self
+            .stored::<Pod>(namespace, pod)
+            .ok_or_else(|| StoreError::NotFound {
+                kind: "pods".to_owned(),
+                name: pod.to_owned(),
+            })?;
+        let runs_as = stored
+            .pointer("/spec/serviceAccountName")
+            .and_then(Value::as_str)
+            .unwrap_or("default");
+        if runs_as != service_account {
+            return Err(StoreError::BadRequest(format!(
+                "cannot bind a token of ServiceAccount {service_account:?} to Pod {pod:?}, which runs as {runs_as:?}"
+            )));
+        }
+        let pod_uid = text_at(&stored, "/metadata/uid");
+        let node = Some(text_at(&stored, "/spec/nodeName"))
+            .filter(|name| !name.is_empty())
+            .and_then(|name| {
+                let node = self.stored::<Node>("", &name)?;
+                Some((name, text_at(&node, "/metadata/uid")))
+            });
+        let sa_uid = self
+            .stored::<ServiceAccount>(namespace, service_account)
+            .map(|sa| text_at(&sa, "/metadata/uid"))
+            .unwrap_or_default();
+
+        let mut tokens = self.tokens();
+        let id = tokens.next_id();
+        let token = format!("{id}.{namespace}.{service_account}.{pod}");
+        let mut user = TokenUser::service_account(namespace, service_account, &sa_uid, &id);
+        let mut extra = |key: &str, value: String| {
+            user.extra
+                .insert(format!("authentication.kubernetes.io/{key}"), vec![value]);
+        };
+        extra("pod-name", pod.to_owned());
+        extra("pod-uid", pod_uid.clone());
+        if let Some((node_name, node_uid)) = node {
+            extra("node-name", node_name);
+            extra("node-uid", node_uid);
+        }
+        tokens.add_bound(
+            &token,
+            user,
+            BoundPod {
+                namespace: namespace.to_owned(),
+                name: pod.to_owned(),
+                uid: pod_uid,
+            },
+        );
+        Ok(token)
+    }
+
     /// The store, locked. A panic while it was held cannot leave it half-written (every write is
     /// one `commit`), so a poisoned lock is still usable.
     pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
@@ -292,19 +376,7 @@ impl FakeApiServer {
     /// A new token of ServiceAccount `namespace/name` (what `kubectl create token` gives), which
     /// TokenReview accepts from now on; the user's uid is the stored ServiceAccount's, if any.
     pub fn issue_service_account_token(&self, namespace: &str, name: &str) -> String {
-        let uid = self
-            .shared
-            .stored::<ServiceAccount>(namespace, name)
-            .map(|sa| text_at(&sa, "/metadata/uid"))
-            .unwrap_or_default();
-        let mut tokens = self.shared.tokens();
-        let id = tokens.next_id();
-        let token = format!("{id}.{namespace}.{name}");
-        tokens.add(
-            &token,
-            TokenUser::service_account(namespace, name, &uid, &id),
-        );
-        token
+        self.shared.issue_service_account_token(namespace, name)
     }
 
     /// A new token of ServiceAccount `namespace/service_account` bound to the stored Pod
@@ -321,59 +393,8 @@ impl FakeApiServer {
         service_account: &str,
         pod: &str,
     ) -> Result<String, StoreError> {
-        let stored =
-            self.shared
-                .stored::<Pod>(namespace, pod)
-                .ok_or_else(|| StoreError::NotFound {
-                    kind: "pods".to_owned(),
-                    name: pod.to_owned(),
-                })?;
-        let runs_as = stored
-            .pointer("/spec/serviceAccountName")
-            .and_then(Value::as_str)
-            .unwrap_or("default");
-        if runs_as != service_account {
-            return Err(StoreError::BadRequest(format!(
-                "cannot bind a token of ServiceAccount {service_account:?} to Pod {pod:?}, which runs as {runs_as:?}"
-            )));
-        }
-        let pod_uid = text_at(&stored, "/metadata/uid");
-        let node = Some(text_at(&stored, "/spec/nodeName"))
-            .filter(|name| !name.is_empty())
-            .and_then(|name| {
-                let node = self.shared.stored::<Node>("", &name)?;
-                Some((name, text_at(&node, "/metadata/uid")))
-            });
-        let sa_uid = self
-            .shared
-            .stored::<ServiceAccount>(namespace, service_account)
-            .map(|sa| text_at(&sa, "/metadata/uid"))
-            .unwrap_or_default();
-
-        let mut tokens = self.shared.tokens();
-        let id = tokens.next_id();
-        let token = format!("{id}.{namespace}.{service_account}.{pod}");
-        let mut user = TokenUser::service_account(namespace, service_account, &sa_uid, &id);
-        let mut extra = |key: &str, value: String| {
-            user.extra
-                .insert(format!("authentication.kubernetes.io/{key}"), vec![value]);
-        };
-        extra("pod-name", pod.to_owned());
-        extra("pod-uid", pod_uid.clone());
-        if let Some((node_name, node_uid)) = node {
-            extra("node-name", node_name);
-            extra("node-uid", node_uid);
-        }
-        tokens.add_bound(
-            &token,
-            user,
-            BoundPod {
-                namespace: namespace.to_owned(),
-                name: pod.to_owned(),
-                uid: pod_uid,
-            },
-        );
-        Ok(token)
+        self.shared
+            .issue_pod_bound_token(namespace, service_account, pod)
     }
 
     /// TokenReview accepts `token` as `user` from now on.

@@ -299,3 +299,99 @@ async fn a_pod_bound_token_names_its_pod_and_node_and_dies_with_its_pod() {
         Err(fakeapi::StoreError::BadRequest(_))
     ));
 }
+
+/// A TokenRequest for ServiceAccount `kube-system/antrea-agent` with `spec`, as kube-rs sends
+/// it (JSON): the token, or the API's error.
+async fn request_token(
+    client: &kube::Client,
+    spec: serde_json::Value,
+) -> Result<String, kube::Error> {
+    use k8s_openapi::api::authentication::v1::TokenRequest;
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let body = serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec});
+    let answer: TokenRequest = Api::<ServiceAccount>::namespaced(client.clone(), "kube-system")
+        .create_subresource("token", "antrea-agent", &PostParams::default(), &body)
+        .await?;
+    Ok(answer.status.unwrap().token)
+}
+
+#[tokio::test]
+async fn token_requests_issue_plain_and_pod_bound_tokens_that_token_review_accepts() {
+    let fake = FakeApiServer::new();
+    let (client, _tcp) = client(&fake).await;
+    let missing = request_token(&client, serde_json::json!({}))
+        .await
+        .unwrap_err();
+    assert!(missing.to_string().contains("not found"), "{missing}");
+    fake.insert(
+        &serde_json::from_value::<k8s_openapi::api::core::v1::ServiceAccount>(
+            serde_json::json!({"metadata": {"name": "antrea-agent", "namespace": "kube-system"}}),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let node: Node =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "n1"}})).unwrap();
+    fake.insert(&node).unwrap();
+    let pod: Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "antrea-agent-n1", "namespace": "kube-system"},
+        "spec": {"nodeName": "n1", "serviceAccountName": "antrea-agent", "containers": [{"name": "agent"}]}
+    }))
+    .unwrap();
+    let pod = fake.insert(&pod).unwrap();
+    let pod_uid = pod.metadata.uid.unwrap();
+
+    let plain = request_token(&client, serde_json::json!({})).await.unwrap();
+    let user = token_review(&client, &plain)
+        .await
+        .status
+        .unwrap()
+        .user
+        .unwrap();
+    assert_eq!(
+        user.username.as_deref(),
+        Some("system:serviceaccount:kube-system:antrea-agent")
+    );
+    assert!(
+        !user
+            .extra
+            .unwrap()
+            .contains_key("authentication.kubernetes.io/node-name")
+    );
+
+    let bound = request_token(
+        &client,
+        serde_json::json!({"expirationSeconds": 1200, "boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": "antrea-agent-n1", "uid": pod_uid}}),
+    )
+    .await
+    .unwrap();
+    let status = token_review(&client, &bound).await.status.unwrap();
+    assert_eq!(status.authenticated, Some(true));
+    let extra = status.user.unwrap().extra.unwrap();
+    assert_eq!(
+        extra["authentication.kubernetes.io/pod-name"],
+        ["antrea-agent-n1"]
+    );
+    assert_eq!(extra["authentication.kubernetes.io/node-name"], ["n1"]);
+
+    let refused = |spec: serde_json::Value| {
+        let client = client.clone();
+        async move { request_token(&client, spec).await.unwrap_err().to_string() }
+    };
+    let no_pod =
+        refused(serde_json::json!({"boundObjectRef": {"kind": "Pod", "name": "gone"}})).await;
+    assert!(no_pod.contains("not found"), "{no_pod}");
+    let other_uid = refused(
+        serde_json::json!({"boundObjectRef": {"kind": "Pod", "name": "antrea-agent-n1", "uid": "other"}}),
+    )
+    .await;
+    assert!(
+        other_uid.contains("does not match the UID in record"),
+        "{other_uid}"
+    );
+    let secret =
+        refused(serde_json::json!({"boundObjectRef": {"kind": "Secret", "name": "s"}})).await;
+    assert!(secret.contains("only Pod"), "{secret}");
+    let short = refused(serde_json::json!({"expirationSeconds": 60})).await;
+    assert!(short.contains("less than 600 seconds"), "{short}");
+}

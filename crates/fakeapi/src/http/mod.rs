@@ -229,6 +229,25 @@ fn dispatch(
             },
         ) => delete_collection(shared, &resource, namespace, &query),
         (
+            &Method::POST,
+            Route::Object {
+                resource,
+                namespace: Some(namespace),
+                name,
+                subresource: Some(subresource),
+            },
+        ) if resource.group.is_empty()
+            && resource.plural == "serviceaccounts"
+            && subresource == "token" =>
+        {
+            let request = parse_body(body)?;
+            let answer = crate::review::token_request::answer(shared, &namespace, &name, &request)?;
+            Ok(json_response(
+                StatusCode::CREATED,
+                answer.to_string().into_bytes(),
+            ))
+        }
+        (
             _,
             Route::Object {
                 resource,
