@@ -17,6 +17,11 @@
 //! Each sync says what changed as a [`PolicyDelta`]: the same delta a recomputation of
 //! everything would give (rules added, changed, removed; isolation gained and lost), found at
 //! the cost of what changed.
+//!
+//! An engine made [`PolicyEngine::given`] evaluates no selector: an agent fed by a controller
+//! gives it the groups with their members ([`PolicyEngine::give_group`] and the member
+//! changes after it) and the compiled policies reading them, and everything from the member
+//! changes on is the same.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::mem;
@@ -128,6 +133,37 @@ impl PolicyEngine {
             recomputed: 0,
             rules_patched: 0,
         }
+    }
+
+    /// An empty engine for the Pods of Node `node` whose groups and members are given
+    /// ([`Membership::given`]), not evaluated from Pods and Namespaces.
+    pub fn given(node: impl Into<String>) -> PolicyEngine {
+        PolicyEngine {
+            membership: Membership::given(),
+            ..PolicyEngine::new(node)
+        }
+    }
+
+    /// Gives group `key` with exactly `members` (Pods with their address, Node and named
+    /// ports; labels are not read). It stays until [`Self::take_back_group`], read by a policy
+    /// or not. Given mode only.
+    pub fn give_group(&mut self, key: &GroupKey, members: impl IntoIterator<Item = PodInfo>) {
+        self.membership_change(|m, reach| m.give_group(key, members, reach));
+    }
+
+    /// A given group gains `member`, or `member`'s details change. Given mode only.
+    pub fn give_member(&mut self, key: &GroupKey, member: PodInfo) {
+        self.membership_change(|m, reach| m.give_member(key, member, reach));
+    }
+
+    /// A given group loses Pod `pod`. Given mode only.
+    pub fn take_member(&mut self, key: &GroupKey, pod: &PodKey) {
+        self.membership_change(|m, reach| m.take_member(key, pod, reach));
+    }
+
+    /// A given group is taken back (its policies were removed first). Given mode only.
+    pub fn take_back_group(&mut self, key: &GroupKey) {
+        self.membership_change(|m, reach| m.take_back_group(key, reach));
     }
 
     /// The Node this engine computes for.

@@ -8,6 +8,10 @@
 //! Equal selectors share one group whoever uses them, which is what a central controller's
 //! address and applied-to groups are: named sets of members, changed member by member. A group
 //! has a [`GroupId`] while it is in use, so its users hold a number, not its selectors.
+//!
+//! A group is in use while a policy reads it, or while it is *given*: an agent fed by a
+//! controller holds each group it was sent, with the members it was sent, from its arrival
+//! (which precedes the policies reading it) to its removal.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::Ipv4Addr;
@@ -27,6 +31,9 @@ pub struct Group {
     pub members: BTreeMap<PodKey, Ipv4Addr>,
     /// Policies reading this group.
     pub users: BTreeSet<PolicyKey>,
+    /// Whether the group was given (with its members) rather than only used: it stays until
+    /// it is taken back, whether a policy reads it or not.
+    pub given: bool,
 }
 
 /// One Pod's membership of one group before and after a change: `None` where it is not a
@@ -100,38 +107,36 @@ impl Groups {
         user: &PolicyKey,
         members: impl FnOnce() -> BTreeMap<PodKey, Ipv4Addr>,
     ) -> GroupId {
-        let id = match self.ids.get(key) {
-            Some(id) => *id,
-            None => {
-                let id = GroupId(self.next);
-                self.next = self.next.wrapping_add(1);
-                match &key.scope {
-                    Scope::Namespace(ns) => {
-                        self.by_namespace.entry(ns.clone()).or_default().insert(id);
-                    }
-                    Scope::Namespaces(_) => {
-                        self.cluster_wide.insert(id);
-                    }
-                }
-                self.ids.insert(key.clone(), id);
-                self.groups.insert(
-                    id,
-                    Group {
-                        key: key.clone(),
-                        members: members(),
-                        users: BTreeSet::new(),
-                    },
-                );
-                id
-            }
-        };
+        let id = self.entry(key, members);
         if let Some(group) = self.groups.get_mut(&id) {
             group.users.insert(user.clone());
         }
         id
     }
 
-    /// `user` stops using group `key`; the group goes when nobody uses it.
+    /// Marks group `key` given (made empty if it is not in use yet) and returns its id.
+    pub fn give(&mut self, key: &GroupKey) -> GroupId {
+        let id = self.entry(key, BTreeMap::new);
+        if let Some(group) = self.groups.get_mut(&id) {
+            group.given = true;
+        }
+        id
+    }
+
+    /// Group `key` is no longer given; it goes unless a policy still reads it.
+    pub fn take_back(&mut self, key: &GroupKey) {
+        let Some(id) = self.ids.get(key).copied() else {
+            return;
+        };
+        if let Some(group) = self.groups.get_mut(&id) {
+            group.given = false;
+            if group.users.is_empty() {
+                self.remove(id);
+            }
+        }
+    }
+
+    /// `user` stops using group `key`; the group goes when nobody uses it and it is not given.
     pub fn release(&mut self, key: &GroupKey, user: &PolicyKey) {
         let Some(id) = self.ids.get(key).copied() else {
             return;
@@ -140,12 +145,50 @@ impl Groups {
             return;
         };
         group.users.remove(user);
-        if !group.users.is_empty() {
-            return;
+        if group.users.is_empty() && !group.given {
+            self.remove(id);
         }
-        self.groups.remove(&id);
-        self.ids.remove(key);
+    }
+
+    /// The id of group `key`, made with `members` if it is not in use.
+    fn entry(
+        &mut self,
+        key: &GroupKey,
+        members: impl FnOnce() -> BTreeMap<PodKey, Ipv4Addr>,
+    ) -> GroupId {
+        if let Some(id) = self.ids.get(key) {
+            return *id;
+        }
+        let id = GroupId(self.next);
+        self.next = self.next.wrapping_add(1);
         match &key.scope {
+            Scope::Namespace(ns) => {
+                self.by_namespace.entry(ns.clone()).or_default().insert(id);
+            }
+            Scope::Namespaces(_) => {
+                self.cluster_wide.insert(id);
+            }
+        }
+        self.ids.insert(key.clone(), id);
+        self.groups.insert(
+            id,
+            Group {
+                key: key.clone(),
+                members: members(),
+                users: BTreeSet::new(),
+                given: false,
+            },
+        );
+        id
+    }
+
+    /// Drops group `id` and its index entries.
+    fn remove(&mut self, id: GroupId) {
+        let Some(group) = self.groups.remove(&id) else {
+            return;
+        };
+        self.ids.remove(&group.key);
+        match &group.key.scope {
             Scope::Namespace(ns) => {
                 if let Some(set) = self.by_namespace.get_mut(ns) {
                     set.remove(&id);
