@@ -268,7 +268,7 @@ fn view_of(updates: Vec<controlplane::NodeUpdate>) -> NodeView {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(ProptestConfig::with_cases(600))]
 
     #[test]
     fn a_node_fed_its_span_enforces_what_it_would_compute_alone(

@@ -278,7 +278,9 @@ impl Membership {
         let of_pod = given_in.entry(pod.clone()).or_default();
         of_pod.insert(g);
         for &id in of_pod.iter() {
-            let was = groups.get(id).and_then(|group| group.members.get(&pod).copied());
+            let was = groups
+                .get(id)
+                .and_then(|group| group.members.get(&pod).copied());
             if was == new.ip && !(new.ip.is_some() && details_changed) {
                 continue;
             }

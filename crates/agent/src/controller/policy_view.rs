@@ -122,7 +122,11 @@ pub fn updates_between(old: &NodeView, new: &NodeView) -> Vec<NodeUpdate> {
             updates.push(NodeUpdate::PolicyUpserted(policy.clone()));
         }
     }
-    for key in old.policies.keys().filter(|k| !new.policies.contains_key(*k)) {
+    for key in old
+        .policies
+        .keys()
+        .filter(|k| !new.policies.contains_key(*k))
+    {
         updates.push(NodeUpdate::PolicyRemoved(key.clone()));
     }
     let kept: BTreeSet<&GroupKey> = new.groups.keys().collect();
