@@ -8,7 +8,7 @@ use agent::config::{
 };
 use std::time::Duration;
 
-use agent::config::TakeoverWatchdogConfig;
+use agent::config::{ControllerConnection, PolicyComputation, TakeoverWatchdogConfig};
 use localipc::Endpoint;
 
 const LINUX_SAMPLE: &str = include_str!("data/antrea-agent-linux.conf");
@@ -689,4 +689,100 @@ fn tls_min_version_and_cipher_suites_take_gos_names() {
         unknown.starts_with(r#"tlsCipherSuites: "TLS_FANCY" is not a Go cipher suite name: one of TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"#),
         "{unknown}"
     );
+}
+
+#[test]
+fn policy_computation_defaults_to_local_with_the_controller_keys_defaulted() {
+    for (platform, state) in [
+        (Platform::Linux, "/var/run/antrea/policy-state.json"),
+        (Platform::Windows, r"C:\var\run\antrea\policy-state.json"),
+    ] {
+        let c = parse("", platform).config;
+        assert_eq!(c.policy_computation, PolicyComputation::Local);
+        assert_eq!(
+            c.controller,
+            ControllerConnection {
+                addresses: Vec::new(),
+                ca_config_map: ("kube-system".into(), "antrea-ca".into()),
+                server_name: "antrea.kube-system.svc".into(),
+                token_file: "/var/run/secrets/kubernetes.io/serviceaccount/token".into(),
+            }
+        );
+        assert_eq!(c.policy_state_file, std::path::PathBuf::from(state));
+    }
+}
+
+#[test]
+fn controller_mode_keys_are_read() {
+    let loaded = parse(
+        "policyComputation: controller\n\
+         controllerAddresses: [\"10.96.0.10:443\", \"antrea.example:8443\", \"[fd00::10]:443\"]\n\
+         controllerCAConfigMap: antrea/controller-ca\n\
+         controllerServerName: controller.antrea.example\n\
+         controllerTokenFile: /etc/antrea/token\n\
+         policyStateFile: /var/lib/antrea/policy.json\n",
+        Platform::Linux,
+    );
+    assert_eq!(loaded.warnings, vec![]);
+    let c = loaded.config;
+    assert_eq!(c.policy_computation, PolicyComputation::Controller);
+    assert_eq!(c.policy_computation.to_string(), "controller");
+    assert_eq!(
+        c.controller,
+        ControllerConnection {
+            addresses: vec![
+                "10.96.0.10:443".into(),
+                "antrea.example:8443".into(),
+                "[fd00::10]:443".into()
+            ],
+            ca_config_map: ("antrea".into(), "controller-ca".into()),
+            server_name: "controller.antrea.example".into(),
+            token_file: "/etc/antrea/token".into(),
+        }
+    );
+    assert_eq!(
+        c.policy_state_file,
+        std::path::PathBuf::from("/var/lib/antrea/policy.json")
+    );
+}
+
+#[test]
+fn controller_mode_keys_are_checked() {
+    let cases = [
+        (
+            "policyComputation: central",
+            r#"policyComputation: "central" is not one of local, controller"#,
+        ),
+        (
+            "controllerAddresses: [\"10.96.0.10\"]",
+            r#"controllerAddresses[0]: "10.96.0.10" is not host:port, such as 10.96.0.10:443 or [fd00::10]:443"#,
+        ),
+        (
+            "controllerAddresses: [\"a:443\", \"b:0\"]",
+            r#"controllerAddresses[1]: "b:0" is not host:port, such as 10.96.0.10:443 or [fd00::10]:443"#,
+        ),
+        (
+            "controllerAddresses: [\"fd00::10:443\"]",
+            r#"controllerAddresses[0]: "fd00::10:443" is not host:port, such as 10.96.0.10:443 or [fd00::10]:443"#,
+        ),
+        (
+            "controllerAddresses: \"10.96.0.10:443\"",
+            "controllerAddresses: expected a list of strings, found a string",
+        ),
+        (
+            "controllerCAConfigMap: antrea-ca",
+            r#"controllerCAConfigMap: "antrea-ca" is not namespace/name, such as kube-system/antrea-ca"#,
+        ),
+        (
+            "controllerServerName: \"not a name\"",
+            r#"controllerServerName: "not a name" is not a DNS name or IP address, such as antrea.kube-system.svc"#,
+        ),
+        (
+            "policyStateFile: 3",
+            "policyStateFile: expected a string, found an integer",
+        ),
+    ];
+    for (text, message) in cases {
+        assert_eq!(error(text, Platform::Linux), message, "{text}");
+    }
 }

@@ -1,4 +1,4 @@
-//! The enumerated settings (datapath type, tunnel type, encapsulation mode) and how their
+//! The enumerated settings (datapath type, tunnel type, encapsulation mode, policy computation) and how their
 //! names are read: accepted names, names Antrea knows that antrea-rs rejects, and why.
 
 use std::fmt;
@@ -114,6 +114,22 @@ impl TrafficEncapMode {
     }
 }
 
+/// Where NetworkPolicy is computed (`policyComputation`, antrea-rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PolicyComputation {
+    /// The agent watches every Pod, Namespace and NetworkPolicy and computes its policy.
+    Local,
+    /// antrea-controller computes it and sends this Node its span.
+    Controller,
+}
+
+impl Choice for PolicyComputation {
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("local", Self::Local), ("controller", Self::Controller)];
+    const UNSUPPORTED: &'static [(&'static str, &'static str)] = &[];
+    const IGNORE_CASE: bool = false;
+}
+
 /// The canonical name of a choice, as written in the configuration.
 fn canonical<T: Choice + PartialEq>(value: T) -> &'static str {
     T::NAMES
@@ -131,7 +147,12 @@ macro_rules! display_by_name {
         }
     )*};
 }
-display_by_name!(DatapathType, TunnelType, TrafficEncapMode);
+display_by_name!(
+    DatapathType,
+    TunnelType,
+    TrafficEncapMode,
+    PolicyComputation
+);
 
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,7 @@ mod features;
 mod node_name;
 mod parse;
 mod platform;
+mod policy_source;
 mod section;
 mod tls;
 
@@ -22,12 +23,13 @@ use ipnet::{IpNet, Ipv4Net};
 use localipc::Endpoint;
 
 pub use agent_api::AgentApiConfig;
-pub use choices::{DatapathType, TrafficEncapMode, TunnelType};
+pub use choices::{DatapathType, PolicyComputation, TrafficEncapMode, TunnelType};
 pub use derived::{OVS_TUNNEL_MAX_MTU, mtu_deduction};
 pub use error::{ConfigError, ConfigWarning};
 pub use features::{Feature, FeatureGates};
 pub use node_name::{node_name, node_name_from_environment};
 pub use platform::Platform;
+pub use policy_source::ControllerConnection;
 pub use tls::{TlsCipherSuite, TlsSettings, TlsVersion};
 
 /// The agent's configuration with every default applied.
@@ -83,6 +85,14 @@ pub struct AgentConfig {
     pub hns_reconcile_interval: Duration,
     /// `takeoverWatchdog` (antrea-rs, Windows).
     pub takeover_watchdog: TakeoverWatchdogConfig,
+    /// `policyComputation` (antrea-rs): where NetworkPolicy comes from (default `local`).
+    pub policy_computation: PolicyComputation,
+    /// `controllerAddresses`, `controllerCAConfigMap`, `controllerServerName`,
+    /// `controllerTokenFile` (antrea-rs): how to reach antrea-controller in controller mode.
+    pub controller: ControllerConnection,
+    /// `policyStateFile` (antrea-rs): where the last NetworkPolicy view received from the
+    /// controller is kept, to be enforced at the next start before the controller answers.
+    pub policy_state_file: PathBuf,
 }
 
 /// The `takeoverWatchdog` section: after a NIC takeover, how long and how often the agent
@@ -161,6 +171,9 @@ impl AgentConfig {
                 probe_interval: Duration::from_secs(5),
                 lost_probes: 6,
             },
+            policy_computation: PolicyComputation::Local,
+            controller: ControllerConnection::defaults(),
+            policy_state_file: platform.default_policy_state_file().into(),
         }
     }
 

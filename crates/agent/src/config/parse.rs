@@ -6,11 +6,12 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::choices::Choice;
+use super::policy_source::{check_address, check_server_name, parse_config_map};
 use super::section::Section;
 use super::tls::parse_cipher_suites;
 use super::{
     AgentConfig, ConfigError, ConfigWarning, DatapathType, Feature, LoadedConfig, Platform,
-    TlsVersion, TrafficEncapMode, TunnelType,
+    PolicyComputation, TlsVersion, TrafficEncapMode, TunnelType,
 };
 
 /// Top-level Antrea keys antrea-rs accepts and ignores (a warning when set).
@@ -223,6 +224,28 @@ fn read(
     }
     keys.extend(watchdog.keys_read());
     watchdog.finish(&mut warnings);
+
+    if let Some(computation) = root.string("policyComputation")? {
+        config.policy_computation = PolicyComputation::parse("policyComputation", computation)?;
+    }
+    config.controller.addresses = root
+        .strings("controllerAddresses")?
+        .into_iter()
+        .enumerate()
+        .map(|(i, address)| check_address(format!("controllerAddresses[{i}]"), address))
+        .collect::<Result<_, _>>()?;
+    if let Some(config_map) = root.string("controllerCAConfigMap")? {
+        config.controller.ca_config_map = parse_config_map("controllerCAConfigMap", config_map)?;
+    }
+    if let Some(name) = root.string("controllerServerName")? {
+        config.controller.server_name = check_server_name("controllerServerName", name)?;
+    }
+    if let Some(file) = root.string("controllerTokenFile")? {
+        config.controller.token_file = file.into();
+    }
+    if let Some(file) = root.string("policyStateFile")? {
+        config.policy_state_file = file.into();
+    }
 
     keys.extend(root.keys_read());
     root.not_implemented(NOT_IMPLEMENTED, &mut warnings);
