@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use agent::kubernetes::connection::{ApiAccess, connect};
 use agent::kubernetes::reflectors::Reflected;
-use agent::kubernetes::{Keep, SharedReflectors};
+use agent::kubernetes::{Keep, Kinds, SharedReflectors};
 use fakeapi::FakeApiServer;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -460,14 +460,15 @@ fn measure(keep: &str) {
         .expect("a client");
         let (rss_before, _) = memory();
         let started = Instant::now();
-        let reflectors = SharedReflectors::start(&client, keep);
+        let reflectors = SharedReflectors::start(&client, keep, Kinds::PolicyAndServices);
+        let policy = reflectors.policy.as_ref().expect("the policy kinds");
         let all = async {
             tokio::join!(
-                synced_after(&reflectors.namespaces, started),
-                synced_after(&reflectors.pods, started),
+                synced_after(&policy.namespaces, started),
+                synced_after(&policy.pods, started),
                 synced_after(&reflectors.services, started),
                 synced_after(&reflectors.endpoint_slices, started),
-                synced_after(&reflectors.network_policies, started),
+                synced_after(&policy.network_policies, started),
             )
         };
         let (_, pods, services, slices, policies) =
@@ -477,14 +478,14 @@ fn measure(keep: &str) {
         let sync = started.elapsed();
         let (rss_synced, hwm) = memory();
         let sizes = [
-            json_size(&reflectors.pods),
+            json_size(&policy.pods),
             json_size(&reflectors.services),
             json_size(&reflectors.endpoint_slices),
-            json_size(&reflectors.network_policies),
+            json_size(&policy.network_policies),
         ];
         let counts: Vec<usize> = sizes.iter().map(|(n, _)| *n).collect();
         assert_eq!(counts, expected, "objects stored per kind");
-        let namespaces = json_size(&reflectors.namespaces);
+        let namespaces = json_size(&policy.namespaces);
         let (objects, bytes) = sizes
             .iter()
             .fold(namespaces, |(n, b), (kn, kb)| (n + kn, b + kb));

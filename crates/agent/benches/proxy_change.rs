@@ -65,7 +65,7 @@ mod bench {
     use agent::datapath::ovs::{OvsDatapath, OvsOptions};
     use agent::flows::Flows;
     use agent::kubernetes::connection::{ApiAccess, connect};
-    use agent::kubernetes::{Keep, SharedReflectors};
+    use agent::kubernetes::{Keep, Kinds, SharedReflectors};
     use agent::ovs::OvsBridge;
     use agent::ovs::unixctl::VswitchdControl;
     use fakeapi::FakeApiServer;
@@ -237,7 +237,8 @@ mod bench {
         .expect("a client of the fake");
         let started = Instant::now();
         let before_stores = rss_mib();
-        let reflectors = SharedReflectors::start(&client, Keep::WhatControllersUse);
+        let reflectors =
+            SharedReflectors::start(&client, Keep::WhatControllersUse, Kinds::Services);
         assert!(reflectors.wait_synced().await, "the reflectors synced");
         let after_stores = rss_mib();
         let (services, slices) = (&reflectors.services, &reflectors.endpoint_slices);

@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use controlplane::Delivery;
 use hostnet::HostNetwork;
 use prometheus_client::registry::Registry;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::apiserver::{
@@ -20,16 +21,16 @@ use crate::apiserver::{
 use crate::cluster::{ClusterSource, DirectorySource, POLL_INTERVAL};
 use crate::cniserver::AddOutcome;
 use crate::cniserver::{CniMetrics, CniService, PodConfigurator};
-use crate::config::{AgentConfig, Platform, node_name_from_environment};
+use crate::config::{AgentConfig, Platform, PolicyComputation, node_name_from_environment};
 use crate::controller::{
-    FromOutside, NetworkPolicyController, PeerController, PolicyInput, ProxyController,
-    ServiceCidr, ServiceSyncMetrics, peers_of,
+    FromOutside, NetworkPolicyController, PeerController, PolicyInput, PolicyStateFile,
+    ProxyController, ServiceCidr, ServiceSyncMetrics, forward_deliveries, peers_of,
 };
 use crate::datapath::Datapath;
 use crate::datapath::ovs::{ConnectionMetrics, RunningNode, bring_up};
 use crate::error::AgentError;
 use crate::flows::{ConntrackFlushMetrics, DesiredFlowMetrics, ServiceRejects};
-use crate::kubernetes::{ApiServices, KubernetesSession, NodeWait, PolicyFeed, SYNC_WAIT};
+use crate::kubernetes::{ApiServices, Kinds, KubernetesSession, NodeWait, PolicyFeed, SYNC_WAIT};
 use crate::node::NodeInfo;
 use crate::supervise::{Supervise, SupervisionPlan};
 use crate::tasks::{Ending, Requeue, RequeueMetrics, Tasks};
@@ -152,6 +153,15 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
         ),
     );
     let (info, source, api) = match options.cluster {
+        ClusterChoice::Directory(_)
+            if config.policy_computation == PolicyComputation::Controller =>
+        {
+            return Err(AgentError::ControllerMode {
+                reason: "antrea-controller is reached through the Kubernetes API; a cluster \
+                         directory has none"
+                    .to_owned(),
+            });
+        }
         ClusterChoice::Directory(dir) => {
             let mut source = DirectorySource::new(&dir);
             let info = tokio::select! {
@@ -174,7 +184,15 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
                 }
             };
             let source = api.listed_source(SYNC_WAIT).await?;
-            let api = ApiRun::start(api, source.store()).await;
+            let controller = match config.policy_computation {
+                PolicyComputation::Local => None,
+                PolicyComputation::Controller => {
+                    return Err(AgentError::ControllerMode {
+                        reason: "the transport to antrea-controller is not built in yet".to_owned(),
+                    });
+                }
+            };
+            let api = ApiRun::start(api, source.store(), controller).await;
             (info, ClusterSource::Kubernetes(Box::new(source)), Some(api))
         }
     };
@@ -228,9 +246,29 @@ pub fn windows_host(
     ))
 }
 
+/// What antrea-controller's transport hands the agent in controller mode, and what the agent
+/// hands back.
+#[derive(Debug)]
+pub struct ControllerLink {
+    /// The controller's deliveries for this Node, in order.
+    pub deliveries: mpsc::Receiver<Delivery>,
+    /// Notified when a delivery came out of order: the transport should ask for a fresh
+    /// snapshot. The last good view stays enforced meanwhile.
+    pub resync: Arc<Notify>,
+}
+
+/// Where the NetworkPolicy controller's inputs come from on the API server's side.
+#[derive(Debug)]
+pub enum PolicySource {
+    /// `policyComputation: local`: Namespaces, Pods and NetworkPolicies from the reflectors.
+    Objects(Box<PolicyFeed>),
+    /// `policyComputation: controller`: what antrea-controller sends.
+    Controller(ControllerLink),
+}
+
 /// The API server's side of a run: the session, its services (shared reflectors, Pod Events)
-/// and the NetworkPolicy inputs from those reflectors (the cluster source holds only this
-/// Node's Pods; policy peers are everywhere).
+/// and the NetworkPolicy inputs, from those reflectors (the cluster source holds only this
+/// Node's Pods; policy peers are everywhere) or from antrea-controller.
 #[derive(Debug)]
 pub struct ApiRun {
     /// The session.
@@ -239,15 +277,25 @@ pub struct ApiRun {
     pub services: ApiServices,
     /// Feeds the Pod Event reporter.
     pub adds: mpsc::UnboundedSender<AddOutcome>,
-    /// Namespaces, Pods and NetworkPolicies for the NetworkPolicy controller.
-    pub policy: PolicyFeed,
+    /// The NetworkPolicy controller's inputs.
+    pub policy: PolicySource,
 }
 
 impl ApiRun {
     /// Starts the session's services and waits (at most [`SYNC_WAIT`]) for the shared
     /// reflectors' first lists, so that the first flows hold the cluster's NetworkPolicies.
-    pub async fn start(session: KubernetesSession, store: crate::cluster::Store) -> ApiRun {
-        let (services, adds) = session.start_services(store);
+    /// With `controller` (controller mode) the policy comes from it, and Namespaces, Pods of
+    /// other Nodes and NetworkPolicies are not watched.
+    pub async fn start(
+        session: KubernetesSession,
+        store: crate::cluster::Store,
+        controller: Option<ControllerLink>,
+    ) -> ApiRun {
+        let kinds = match controller {
+            Some(_) => Kinds::Services,
+            None => Kinds::PolicyAndServices,
+        };
+        let (services, adds) = session.start_services(store, kinds);
         match tokio::time::timeout(SYNC_WAIT, services.reflectors.wait_synced()).await {
             Ok(true) => tracing::info!("shared reflectors synced"),
             _ => tracing::warn!(
@@ -256,7 +304,13 @@ impl ApiRun {
                 services.reflectors.synced()
             ),
         }
-        let policy = PolicyFeed::new(&services.reflectors);
+        let policy = match (controller, &services.reflectors.policy) {
+            (Some(link), _) => PolicySource::Controller(link),
+            (None, Some(reflectors)) => {
+                PolicySource::Objects(Box::new(PolicyFeed::new(reflectors)))
+            }
+            (None, None) => unreachable!("the policy kinds are watched without a controller"),
+        };
         ApiRun {
             session,
             services,
@@ -280,14 +334,17 @@ pub async fn run_node<H: HostNetwork + Supervise + 'static>(
     tasks: Tasks,
     shutdown: CancellationToken,
 ) -> Result<(), AgentError> {
-    let inputs = match &mut api {
-        Some(api) => api.policy.changes(),
-        None => PolicyInput::of_store(&source.store()),
+    let policy = match &mut api {
+        Some(api) => match &mut api.policy {
+            PolicySource::Objects(feed) => local_policy(&info.name, feed.changes()),
+            PolicySource::Controller(link) => {
+                let state = PolicyStateFile::new(&config.policy_state_file);
+                received_policy(&info.name, state, link).await
+            }
+        },
+        None => local_policy(&info.name, PolicyInput::of_store(&source.store())),
     };
-    let mut policy = NetworkPolicyController::new(&info.name);
-    for input in &inputs {
-        policy.apply(input);
-    }
+    let mut policy = policy;
     let peers = peers_of(&source.store(), &info.name);
     let mut proxy = proxy_of(config, api.as_ref(), &info.name);
     let services = match (&mut proxy, &api) {
@@ -309,6 +366,44 @@ pub async fn run_node<H: HostNetwork + Supervise + 'static>(
         config, node, policy, proxy, source, api, &agent_api, tasks, shutdown,
     )
     .await
+}
+
+/// The NetworkPolicy controller computing from `inputs`.
+fn local_policy(node: &str, inputs: Vec<PolicyInput>) -> NetworkPolicyController {
+    let mut policy = NetworkPolicyController::new(node);
+    for input in &inputs {
+        policy.apply(input);
+    }
+    policy
+}
+
+/// The NetworkPolicy controller enforcing what antrea-controller sends, from the view kept in
+/// `state`. With no view kept it waits (at most [`SYNC_WAIT`]) for the controller's first
+/// delivery, so that the first flows hold it; without one the Node starts with no
+/// NetworkPolicy, and enforces the view when it comes.
+async fn received_policy(
+    node: &str,
+    state: PolicyStateFile,
+    link: &mut ControllerLink,
+) -> NetworkPolicyController {
+    let mut policy = NetworkPolicyController::given(node, state, link.resync.clone());
+    if policy.has_view() {
+        return policy;
+    }
+    match tokio::time::timeout(SYNC_WAIT, link.deliveries.recv()).await {
+        Ok(Some(delivery)) => {
+            policy.apply(&PolicyInput::Delivery(Arc::new(delivery)));
+            policy.keep_view();
+        }
+        Ok(None) => tracing::warn!(
+            "the controller's deliveries ended before the first: no NetworkPolicy enforced"
+        ),
+        Err(_) => tracing::warn!(
+            "no NetworkPolicy from the controller within {SYNC_WAIT:?} and none kept: Pods \
+             are not isolated until the controller's first view arrives"
+        ),
+    }
+    policy
 }
 
 /// The Service proxy, when `antreaProxy.enable` is on and the API server is the source (the
@@ -455,10 +550,20 @@ async fn serve<H: HostNetwork + Supervise + 'static>(
                 .readiness()
                 .probe(READY_REFLECTORS, api.services.reflectors.synced_probe());
             let stop = tasks.stop_token();
-            let feed = api.policy;
-            tasks.spawn("NetworkPolicy feed", Ending::AtStop, async move {
-                stop.run_until_cancelled(feed.run(policy_tx)).await;
-            });
+            match api.policy {
+                PolicySource::Objects(feed) => {
+                    tasks.spawn("NetworkPolicy feed", Ending::AtStop, async move {
+                        stop.run_until_cancelled(feed.run(policy_tx)).await;
+                    });
+                }
+                // The transport may end (the controller gone): the last view stays enforced.
+                PolicySource::Controller(link) => {
+                    tasks.spawn("controller deliveries", Ending::MayEnd, async move {
+                        stop.run_until_cancelled(forward_deliveries(link.deliveries, policy_tx))
+                            .await;
+                    });
+                }
+            }
             if let Some(proxy) = proxy {
                 let rejects = ServiceRejects::new(datapath.flows().connection().clone());
                 tasks.spawn(

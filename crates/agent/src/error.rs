@@ -13,6 +13,8 @@ use crate::tasks::TaskFailure;
 pub enum AgentError {
     #[error("{0}")]
     Config(#[from] ConfigError),
+    #[error("policyComputation: controller: {reason}")]
+    ControllerMode { reason: String },
     #[error(
         "Node {node:?} did not appear with a Pod CIDR and an InternalIP in {dir} within {waited:?}: {reason}"
     )]

@@ -13,7 +13,7 @@ use agent::config::{AgentConfig, Platform};
 use agent::controller::PolicyInput;
 use agent::kubernetes::node::{publish_annotations, wait_for_node, wanted_annotations};
 use agent::kubernetes::{
-    Keep, KubernetesError, KubernetesSession, KubernetesSource, NodeWait, PolicyFeed,
+    Keep, Kinds, KubernetesError, KubernetesSession, KubernetesSource, NodeWait, PolicyFeed,
     SharedReflectors, TRANSPORT_ADDRESSES_ANNOTATION,
 };
 use agent::node::MAC_ANNOTATION;
@@ -290,14 +290,19 @@ async fn shared_reflectors_sync_every_kind_and_keep_what_controllers_use() {
     .unwrap();
     fake.insert(&slice).unwrap();
 
-    let reflectors = SharedReflectors::start(&client(&fake), Keep::WhatControllersUse);
+    let reflectors = SharedReflectors::start(
+        &client(&fake),
+        Keep::WhatControllersUse,
+        Kinds::PolicyAndServices,
+    );
     tokio::time::timeout(HANG_GUARD, reflectors.wait_synced())
         .await
         .unwrap();
     assert!(reflectors.all_synced());
-    assert_eq!(reflectors.namespaces.store().len(), 2);
-    assert_eq!(reflectors.pods.store().len(), 2, "Pods of every Node");
-    assert_eq!(reflectors.network_policies.store().len(), 1);
+    let policy = reflectors.policy.as_ref().expect("the policy kinds");
+    assert_eq!(policy.namespaces.store().len(), 2);
+    assert_eq!(policy.pods.store().len(), 2, "Pods of every Node");
+    assert_eq!(policy.network_policies.store().len(), 1);
     assert_eq!(reflectors.endpoint_slices.store().len(), 1);
     let stored = reflectors.services.store().state();
     assert_eq!(stored.len(), 1);
@@ -305,9 +310,10 @@ async fn shared_reflectors_sync_every_kind_and_keep_what_controllers_use() {
     assert_eq!(stored[0].metadata.annotations, None);
     // Changes keep flowing in.
     fake.delete::<Pod>("default", "p2").unwrap();
-    eventually("the Pod deletion", || reflectors.pods.store().len() == 1).await;
+    eventually("the Pod deletion", || policy.pods.store().len() == 1).await;
 
-    let everything = SharedReflectors::start(&client(&fake), Keep::Everything);
+    let everything =
+        SharedReflectors::start(&client(&fake), Keep::Everything, Kinds::PolicyAndServices);
     tokio::time::timeout(HANG_GUARD, everything.wait_synced())
         .await
         .unwrap();
@@ -323,7 +329,7 @@ async fn add_outcomes_become_pod_events() {
     let session = KubernetesSession::with_client(client(&fake), "n1");
     let mut writer = agent::cluster::StoreWriter::new();
     writer.apply_pod(p1.clone());
-    let (services, adds) = session.start_services(writer.store());
+    let (services, adds) = session.start_services(writer.store(), Kinds::PolicyAndServices);
     adds.send(AddOutcome {
         pod: model::PodKey::new("default", "p1"),
         error: None,
@@ -448,7 +454,7 @@ async fn the_cluster_role_grants_exactly_the_calls_the_agent_makes() {
         "10.10.0.11".parse().unwrap(),
     );
     publish_annotations(&api, "n1", &wanted).await.unwrap();
-    let (services, adds) = session.start_services(store);
+    let (services, adds) = session.start_services(store, Kinds::PolicyAndServices);
     tokio::time::timeout(HANG_GUARD, services.reflectors.wait_synced())
         .await
         .unwrap();
@@ -506,6 +512,7 @@ fn describe(input: &PolicyInput) -> String {
         PolicyInput::PodDeleted(k) => format!("PodDeleted {k}"),
         PolicyInput::Policy(policy) => format!("Policy {}", key(&policy.metadata)),
         PolicyInput::PolicyDeleted(k) => format!("PolicyDeleted {k}"),
+        PolicyInput::Delivery(delivery) => format!("Delivery {delivery:?}"),
     }
 }
 
@@ -539,11 +546,15 @@ async fn the_policy_feed_passes_on_every_change_once_and_deletions_missed_in_an_
     .unwrap();
     fake.insert(&deny).unwrap();
 
-    let reflectors = SharedReflectors::start(&client(&fake), Keep::WhatControllersUse);
+    let reflectors = SharedReflectors::start(
+        &client(&fake),
+        Keep::WhatControllersUse,
+        Kinds::PolicyAndServices,
+    );
     tokio::time::timeout(HANG_GUARD, reflectors.wait_synced())
         .await
         .unwrap();
-    let mut feed = PolicyFeed::new(&reflectors);
+    let mut feed = PolicyFeed::new(reflectors.policy.as_ref().expect("the policy kinds"));
     assert_eq!(
         feed.changes().iter().map(describe).collect::<Vec<_>>(),
         [
@@ -579,4 +590,79 @@ async fn the_policy_feed_passes_on_every_change_once_and_deletions_missed_in_an_
     fake.insert(&deny).unwrap();
     assert_eq!(next_inputs(&mut inputs, 1).await, ["Policy default/deny"]);
     assert!(inputs.try_recv().is_err(), "exactly the changes");
+}
+
+#[tokio::test]
+async fn in_controller_mode_only_this_nodes_pods_services_and_endpoint_slices_are_watched() {
+    let fake = FakeApiServer::new();
+    fake.insert(&node("n1", "10.10.0.11", Some("10.244.1.0/24")))
+        .unwrap();
+    fake.insert(&node("n2", "10.10.0.12", Some("10.244.2.0/24")))
+        .unwrap();
+    fake.insert(&pod("p1", "n1")).unwrap();
+    fake.insert(&pod("p2", "n2")).unwrap();
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": "default"}})).unwrap();
+    fake.insert(&namespace).unwrap();
+    let policy: NetworkPolicy = serde_json::from_value(json!({
+        "metadata": {"name": "deny", "namespace": "default"},
+        "spec": {"podSelector": {}},
+    }))
+    .unwrap();
+    fake.insert(&policy).unwrap();
+    let service: Service = serde_json::from_value(json!({
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"ports": [{"port": 80}]},
+    }))
+    .unwrap();
+    fake.insert(&service).unwrap();
+
+    let session = KubernetesSession::with_client(client(&fake), "n1");
+    let source = session.listed_source(HANG_GUARD).await.unwrap();
+    let (deliveries_tx, deliveries) = mpsc::channel(1);
+    let link = agent::agent::ControllerLink {
+        deliveries,
+        resync: Default::default(),
+    };
+    let api = agent::agent::ApiRun::start(session, source.store(), Some(link)).await;
+    assert!(matches!(
+        api.policy,
+        agent::agent::PolicySource::Controller(_)
+    ));
+    let reflectors = &api.services.reflectors;
+    assert!(reflectors.all_synced());
+    assert!(reflectors.policy.is_none(), "no policy kinds watched");
+    assert_eq!(reflectors.services.store().len(), 1);
+    let pods: Vec<String> = source
+        .store()
+        .pods()
+        .iter()
+        .map(|p| p.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(pods, ["p1"], "only the Pods of this Node");
+    // What the API server was asked: Pods only with this Node's field selector, never a
+    // Namespace or a NetworkPolicy.
+    let requests = fake.requests();
+    let pod_requests: Vec<_> = requests
+        .iter()
+        .filter(|r| r.path == "/api/v1/pods")
+        .collect();
+    assert!(!pod_requests.is_empty());
+    for r in pod_requests {
+        assert!(
+            r.has_param("fieldSelector", "spec.nodeName=n1"),
+            "a Pod request without this Node's selector: {} {}",
+            r.path,
+            r.query
+        );
+    }
+    for r in &requests {
+        assert!(
+            r.path != "/api/v1/namespaces" && !r.path.contains("networkpolicies"),
+            "{} {}",
+            r.path,
+            r.query
+        );
+    }
+    drop(deliveries_tx);
 }

@@ -3,15 +3,25 @@
 //! becomes one recomputation and one datapath update, which carries only what changed (a
 //! [`PolicyDelta`]). Where the objects come from — the cluster directory, the Kubernetes API —
 //! is the caller's business: it sends [`PolicyInput`]s.
+//!
+//! In controller mode ([`NetworkPolicyController::given`]) the inputs are antrea-controller's
+//! [`Delivery`]s instead, taken into a given-mode engine through a [`PolicyView`]; the same
+//! install follows. The view is kept in a [`PolicyStateFile`] after each burst, and read back
+//! at the next start, so the first flows enforce it before the controller answers. An update
+//! out of order changes nothing and asks the transport for a fresh snapshot (the
+//! `resync` [`Notify`] given to [`NetworkPolicyController::given`]).
 
 use std::sync::Arc;
 
+use controlplane::Delivery;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use netpol::{PolicyDelta, PolicyEngine, PolicyKey, Snapshot};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::policy_report::PolicyReport;
+use super::policy_state_file::PolicyStateFile;
+use super::policy_view::PolicyView;
 
 use crate::cluster::{ClusterEvent, ObjectKey, Store};
 use crate::cluster::{namespace_key, pod_key, policy_key};
@@ -28,6 +38,8 @@ pub enum PolicyInput {
     NamespaceDeleted(String),
     Policy(Arc<NetworkPolicy>),
     PolicyDeleted(ObjectKey),
+    /// Controller mode: what antrea-controller sent.
+    Delivery(Arc<Delivery>),
 }
 
 impl PolicyInput {
@@ -72,6 +84,16 @@ fn key(k: &ObjectKey) -> PolicyKey {
     PolicyKey::new(k.namespace.clone(), k.name.clone())
 }
 
+/// Controller mode: the view received, where it is kept, and the wish for a fresh one.
+#[derive(Debug)]
+struct Received {
+    view: PolicyView,
+    state: PolicyStateFile,
+    /// Whether the view changed since it was last written.
+    unsaved: bool,
+    resync: Arc<Notify>,
+}
+
 /// NetworkPolicy for this Node's Pods, from cluster objects to the datapath.
 #[derive(Debug)]
 pub struct NetworkPolicyController {
@@ -79,20 +101,70 @@ pub struct NetworkPolicyController {
     /// Changes the datapath has not taken yet: a failed install's delta, followed by the newer
     /// ones, until an install succeeds.
     pending: PolicyDelta,
+    /// Controller mode's state; `None` when policy is computed here.
+    received: Option<Received>,
 }
 
 impl NetworkPolicyController {
-    /// A controller for the Pods of Node `node_name`.
+    /// A controller for the Pods of Node `node_name`, computing from cluster objects.
     pub fn new(node_name: &str) -> NetworkPolicyController {
         NetworkPolicyController {
             engine: PolicyEngine::new(node_name),
             pending: PolicyDelta::default(),
+            received: None,
         }
+    }
+
+    /// A controller for the Pods of Node `node_name` enforcing what antrea-controller sends
+    /// ([`PolicyInput::Delivery`]), starting from the view kept in `state` if there is one;
+    /// `resync` is notified when an update comes out of order (the transport then asks for a
+    /// fresh snapshot).
+    pub fn given(
+        node_name: &str,
+        state: PolicyStateFile,
+        resync: Arc<Notify>,
+    ) -> NetworkPolicyController {
+        let mut engine = PolicyEngine::given(node_name);
+        let mut view = PolicyView::new();
+        if let Some(kept) = state.load()
+            && let Err(error) = view.receive(&mut engine, &Delivery::Snapshot(kept))
+        {
+            tracing::error!(
+                "NetworkPolicy state {} refused: {error}",
+                state.path().display()
+            );
+        }
+        NetworkPolicyController {
+            engine,
+            pending: PolicyDelta::default(),
+            received: Some(Received {
+                view,
+                state,
+                unsaved: false,
+                resync,
+            }),
+        }
+    }
+
+    /// Controller mode: whether a view was ever received (now or kept from before); until
+    /// then no policy is enforced.
+    pub fn has_view(&self) -> bool {
+        self.received.as_ref().is_some_and(|r| r.view.received())
     }
 
     /// Takes one change into the engine (nothing is installed yet). An object the engine
     /// refuses is logged and ignored; for a policy, its previous version stays in force.
     pub fn apply(&mut self, input: &PolicyInput) {
+        if let PolicyInput::Delivery(delivery) = input {
+            self.receive(delivery);
+            return;
+        }
+        if self.received.is_some() {
+            tracing::warn!(
+                "NetworkPolicy input ignored: policyComputation is controller ({input:?})"
+            );
+            return;
+        }
         let result = match input {
             PolicyInput::Pod(pod) => self.engine.upsert_pod(pod),
             PolicyInput::PodDeleted(k) => {
@@ -109,6 +181,8 @@ impl NetworkPolicyController {
                 self.engine.remove_policy(&key(k));
                 Ok(())
             }
+            // Received above.
+            PolicyInput::Delivery(_) => Ok(()),
         };
         if let Err(error) = result {
             tracing::warn!("NetworkPolicy input ignored: {error}");
@@ -121,6 +195,40 @@ impl NetworkPolicyController {
         self.engine.sync();
         self.pending = PolicyDelta::default();
         self.engine.snapshot()
+    }
+
+    /// Controller mode: takes a delivery into the view and the engine; one out of order
+    /// changes nothing and notifies `resync`.
+    fn receive(&mut self, delivery: &Delivery) {
+        let Some(received) = &mut self.received else {
+            tracing::warn!("NetworkPolicy from a controller ignored: policyComputation is local");
+            return;
+        };
+        match received.view.receive(&mut self.engine, delivery) {
+            Ok(()) => received.unsaved = true,
+            Err(error) => {
+                tracing::warn!(
+                    "NetworkPolicy update from the controller out of order ({error}): keeping \
+                     the last view, asking for a fresh snapshot"
+                );
+                received.resync.notify_one();
+            }
+        }
+    }
+
+    /// Controller mode: writes the view received if it changed since it was last written. A
+    /// failed write is logged; the next burst writes again.
+    pub fn keep_view(&mut self) {
+        let Some(received) = &mut self.received else {
+            return;
+        };
+        if !received.unsaved {
+            return;
+        }
+        match received.state.save(received.view.view()) {
+            Ok(()) => received.unsaved = false,
+            Err(error) => tracing::error!("{error}"),
+        }
     }
 
     /// Recomputes what the inputs changed and has `datapath` apply the change. A failed install
@@ -200,6 +308,7 @@ impl NetworkPolicyController {
                     continue;
                 }
             }
+            self.keep_view();
             match self.install(&*datapath).await {
                 Ok(_) => requeue.succeeded(),
                 Err(error) => {
@@ -211,6 +320,27 @@ impl NetworkPolicyController {
             }
         }
     }
+}
+
+/// Passes the controller transport's deliveries on as inputs of the NetworkPolicy controller,
+/// until either end closes. When the transport's end closes, the controller keeps enforcing
+/// the last view it received.
+pub async fn forward_deliveries(
+    mut deliveries: mpsc::Receiver<Delivery>,
+    inputs: mpsc::Sender<PolicyInput>,
+) {
+    while let Some(delivery) = deliveries.recv().await {
+        if inputs
+            .send(PolicyInput::Delivery(Arc::new(delivery)))
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
+    tracing::warn!(
+        "the controller's deliveries ended: enforcing the last NetworkPolicy view received"
+    );
 }
 
 /// A question to a running controller: its report for the Node or one Pod.

@@ -21,6 +21,6 @@ pub use connection::ApiAccess;
 pub use error::KubernetesError;
 pub use node::{NodeWait, TRANSPORT_ADDRESSES_ANNOTATION};
 pub use policy_feed::PolicyFeed;
-pub use reflectors::{Keep, SharedReflectors};
+pub use reflectors::{Keep, Kinds, PolicyReflectors, SharedReflectors};
 pub use session::{ApiServices, KubernetesSession, SYNC_WAIT};
 pub use source::{KubernetesSource, WatchApplier, Watched};

@@ -15,7 +15,7 @@ use kube::Resource;
 use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::sync::mpsc;
 
-use super::reflectors::{Reflected, SharedReflectors};
+use super::reflectors::{PolicyReflectors, Reflected};
 use crate::cluster::ObjectKey;
 use crate::controller::PolicyInput;
 
@@ -35,7 +35,7 @@ pub struct PolicyFeed {
 
 impl PolicyFeed {
     /// A feed over `reflectors` that has passed nothing on yet.
-    pub fn new(reflectors: &SharedReflectors) -> PolicyFeed {
+    pub fn new(reflectors: &PolicyReflectors) -> PolicyFeed {
         PolicyFeed {
             namespaces: reflectors.namespaces.clone(),
             pods: reflectors.pods.clone(),

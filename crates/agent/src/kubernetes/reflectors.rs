@@ -1,6 +1,7 @@
 //! [`SharedReflectors`]: one kube-runtime reflector per kind the agent's policy and Service
-//! controllers read — Namespaces, Pods of every Node, NetworkPolicies, Services,
-//! EndpointSlices — each a watcher (paged list, then watch with bookmarks, re-list on `410
+//! controllers read — Namespaces, Pods of every Node, NetworkPolicies (only when policy is
+//! computed on the Node, [`Kinds::PolicyAndServices`]), Services, EndpointSlices — each a
+//! watcher (paged list, then watch with bookmarks, re-list on `410
 //! Gone`, exponential backoff) filling a shared read-only [`Store`]. Each kind says whether it
 //! has been listed once, so readiness can wait for it, and wakes a reader when it changed,
 //! telling it which objects did ([`ChangeJournal`]).
@@ -127,6 +128,16 @@ fn named_ports_only(containers: Vec<Container>) -> Vec<Container> {
         .collect()
 }
 
+/// Which kinds the reflectors watch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kinds {
+    /// Namespaces, every Pod and NetworkPolicies (policy computed on the Node), and Services
+    /// and EndpointSlices.
+    PolicyAndServices,
+    /// Services and EndpointSlices only (policy received from antrea-controller).
+    Services,
+}
+
 /// One kind's store, whether it has been listed once, and a wake-up for its changes with the
 /// keys of the objects changed. The flag is set, the change recorded and the wake-up given by
 /// the reflector's task after an event came out of the reflector, so the store already holds it.
@@ -188,15 +199,22 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> fmt::Debug for Reflected<K
     }
 }
 
-/// The reflectors; their tasks stop when this is dropped.
-#[derive(Debug)]
-pub struct SharedReflectors {
+/// The kinds NetworkPolicy is computed from.
+#[derive(Debug, Clone)]
+pub struct PolicyReflectors {
     /// Namespaces (for policies' namespace selectors).
     pub namespaces: Reflected<Namespace>,
-    /// Pods of every Node (for policies' Pod selectors and Service endpoints).
+    /// Pods of every Node (for policies' Pod selectors).
     pub pods: Reflected<Pod>,
     /// NetworkPolicies.
     pub network_policies: Reflected<NetworkPolicy>,
+}
+
+/// The reflectors; their tasks stop when this is dropped.
+#[derive(Debug)]
+pub struct SharedReflectors {
+    /// The policy kinds, watched only with [`Kinds::PolicyAndServices`].
+    pub policy: Option<PolicyReflectors>,
     /// Services.
     pub services: Reflected<Service>,
     /// EndpointSlices.
@@ -259,13 +277,20 @@ where
 }
 
 impl SharedReflectors {
-    /// Starts every reflector on `client`, and a task logging when all are synced.
-    pub fn start(client: &Client, keep: Keep) -> SharedReflectors {
+    /// Starts a reflector of each of `kinds` on `client`, and a task logging when all are
+    /// synced.
+    pub fn start(client: &Client, keep: Keep, kinds: Kinds) -> SharedReflectors {
         let mut tasks = Vec::new();
+        let policy = match kinds {
+            Kinds::PolicyAndServices => Some(PolicyReflectors {
+                namespaces: reflect(client, keep, &mut tasks),
+                pods: reflect(client, keep, &mut tasks),
+                network_policies: reflect(client, keep, &mut tasks),
+            }),
+            Kinds::Services => None,
+        };
         let mut reflectors = SharedReflectors {
-            namespaces: reflect(client, keep, &mut tasks),
-            pods: reflect(client, keep, &mut tasks),
-            network_policies: reflect(client, keep, &mut tasks),
+            policy,
             services: reflect(client, keep, &mut tasks),
             endpoint_slices: reflect(client, keep, &mut tasks),
             tasks: Vec::new(),
@@ -273,12 +298,17 @@ impl SharedReflectors {
         let readiness = reflectors.handles();
         tasks.push(tokio::spawn(async move {
             if readiness.wait_synced().await {
+                let policy = match &readiness.policy {
+                    Some(p) => format!(
+                        "{} Namespaces, {} Pods, {} NetworkPolicies, ",
+                        p.namespaces.store.len(),
+                        p.pods.store.len(),
+                        p.network_policies.store.len()
+                    ),
+                    None => String::new(),
+                };
                 tracing::info!(
-                    "shared reflectors synced: {} Namespaces, {} Pods, {} NetworkPolicies, \
-                     {} Services, {} EndpointSlices",
-                    readiness.namespaces.store.len(),
-                    readiness.pods.store.len(),
-                    readiness.network_policies.store.len(),
+                    "shared reflectors synced: {policy}{} Services, {} EndpointSlices",
                     readiness.services.store.len(),
                     readiness.endpoint_slices.store.len()
                 );
@@ -291,24 +321,28 @@ impl SharedReflectors {
     /// Read handles on the same stores, owning no task.
     fn handles(&self) -> SharedReflectors {
         SharedReflectors {
-            namespaces: self.namespaces.clone(),
-            pods: self.pods.clone(),
-            network_policies: self.network_policies.clone(),
+            policy: self.policy.clone(),
             services: self.services.clone(),
             endpoint_slices: self.endpoint_slices.clone(),
             tasks: Vec::new(),
         }
     }
 
-    /// Each kind and whether it is synced.
-    pub fn synced(&self) -> [(&'static str, bool); 5] {
-        [
-            ("Namespaces", self.namespaces.is_synced()),
-            ("Pods", self.pods.is_synced()),
-            ("NetworkPolicies", self.network_policies.is_synced()),
+    /// Each kind watched and whether it is synced.
+    pub fn synced(&self) -> Vec<(&'static str, bool)> {
+        let mut kinds = Vec::new();
+        if let Some(p) = &self.policy {
+            kinds.extend([
+                ("Namespaces", p.namespaces.is_synced()),
+                ("Pods", p.pods.is_synced()),
+                ("NetworkPolicies", p.network_policies.is_synced()),
+            ]);
+        }
+        kinds.extend([
             ("Services", self.services.is_synced()),
             ("EndpointSlices", self.endpoint_slices.is_synced()),
-        ]
+        ]);
+        kinds
     }
 
     /// A probe of [`Self::all_synced`] that owns no task (for readiness).
@@ -324,11 +358,15 @@ impl SharedReflectors {
 
     /// Waits until every kind is synced; `false` if a reflector stopped before.
     pub async fn wait_synced(&self) -> bool {
-        self.namespaces.synced().await
-            && self.pods.synced().await
-            && self.network_policies.synced().await
-            && self.services.synced().await
-            && self.endpoint_slices.synced().await
+        let policy = match &self.policy {
+            Some(p) => {
+                p.namespaces.synced().await
+                    && p.pods.synced().await
+                    && p.network_policies.synced().await
+            }
+            None => true,
+        };
+        policy && self.services.synced().await && self.endpoint_slices.synced().await
     }
 }
 

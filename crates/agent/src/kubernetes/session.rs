@@ -15,7 +15,7 @@ use super::connection::{ApiAccess, connect};
 use super::error::KubernetesError;
 use super::events::report_pod_events;
 use super::node::{NodeWait, publish_annotations, wait_for_node, wanted_annotations};
-use super::reflectors::{Keep, SharedReflectors};
+use super::reflectors::{Keep, Kinds, SharedReflectors};
 use super::source::KubernetesSource;
 use crate::cluster::Store;
 use crate::cniserver::AddOutcome;
@@ -129,10 +129,14 @@ impl KubernetesSession {
         .await
     }
 
-    /// Starts the shared reflectors and the Pod Event reporter (fed by the returned sender,
-    /// with Pod UIDs from `store`).
-    pub fn start_services(&self, store: Store) -> (ApiServices, mpsc::UnboundedSender<AddOutcome>) {
-        let reflectors = SharedReflectors::start(&self.client, Keep::WhatControllersUse);
+    /// Starts the shared reflectors of `kinds` and the Pod Event reporter (fed by the returned
+    /// sender, with Pod UIDs from `store`).
+    pub fn start_services(
+        &self,
+        store: Store,
+        kinds: Kinds,
+    ) -> (ApiServices, mpsc::UnboundedSender<AddOutcome>) {
+        let reflectors = SharedReflectors::start(&self.client, Keep::WhatControllersUse, kinds);
         let (adds_tx, adds_rx) = mpsc::unbounded_channel();
         let events = tokio::spawn(report_pod_events(
             self.client.clone(),
