@@ -694,8 +694,8 @@ fn tls_min_version_and_cipher_suites_take_gos_names() {
 #[test]
 fn policy_computation_defaults_to_local_with_the_controller_keys_defaulted() {
     for (platform, state) in [
-        (Platform::Linux, "/var/run/antrea/policy-state.json"),
-        (Platform::Windows, r"C:\var\run\antrea\policy-state.json"),
+        (Platform::Linux, "/var/lib/antrea/policy-state.json"),
+        (Platform::Windows, r"C:\var\lib\antrea\policy-state.json"),
     ] {
         let c = parse("", platform).config;
         assert_eq!(c.policy_computation, PolicyComputation::Local);

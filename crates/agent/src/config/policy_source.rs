@@ -43,8 +43,8 @@ impl Platform {
     /// agent's other run-time files).
     pub fn default_policy_state_file(self) -> &'static str {
         match self {
-            Platform::Linux => "/var/run/antrea/policy-state.json",
-            Platform::Windows => r"C:\var\run\antrea\policy-state.json",
+            Platform::Linux => "/var/lib/antrea/policy-state.json",
+            Platform::Windows => r"C:\var\lib\antrea\policy-state.json",
         }
     }
 }
