@@ -1,5 +1,6 @@
 //! [`ControllerError`]: why antrea-controller stopped.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -22,4 +23,13 @@ pub enum ControllerError {
         after: Duration,
         last_error: String,
     },
+    #[error("no serving identity: {0}")]
+    Tls(#[from] crate::tls::TlsError),
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        address: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Serve(controlplane::server::ServeError),
 }

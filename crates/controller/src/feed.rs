@@ -6,9 +6,16 @@
 //! `InitDone`, after a 410 Gone or a reconnect) removes the objects the new list no longer
 //! holds. An object the computation cannot read (a bad selector, a Pod without a name) is
 //! skipped with its name logged; the others go on. A failing watch is retried with backoff.
+//!
+//! The feed is the computation's task: after each batch it publishes the watched Nodes'
+//! updates to the protocol's hub, and between batches it gives waiting watchers their
+//! snapshots — only once each kind has been listed in full, so that no agent is handed a
+//! partial view (which would drop the policies of the objects not yet listed).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt;
+
+use controlplane::hub::HubDriver;
 
 use futures_util::{Stream, StreamExt, stream};
 use k8s_openapi::api::core::v1::{Namespace, Pod};
@@ -19,7 +26,7 @@ use kube::{Api, Client, ResourceExt};
 use model::policy::PodKey;
 use netpol::PolicyError;
 
-use crate::span::{NodeUpdate, SpanComputation};
+use crate::span::SpanComputation;
 
 /// A watched kind: its key, and how the computation takes and forgets its objects.
 trait Watched: kube::Resource<DynamicType = ()> + Clone + fmt::Debug + Send + 'static {
@@ -73,6 +80,8 @@ impl Watched for NetworkPolicy {
 struct Known<K: Watched> {
     held: BTreeSet<K::Key>,
     listing: Option<BTreeSet<K::Key>>,
+    /// A whole list has been taken in.
+    listed: bool,
 }
 
 impl<K: Watched> Default for Known<K> {
@@ -80,6 +89,7 @@ impl<K: Watched> Default for Known<K> {
         Known {
             held: BTreeSet::new(),
             listing: None,
+            listed: false,
         }
     }
 }
@@ -101,6 +111,7 @@ impl<K: Watched> Known<K> {
                     K::remove(gone, computation);
                 }
                 self.held = listed;
+                self.listed = true;
             }
             Event::Apply(object) => self.upsert(&object, computation),
             Event::Delete(object) => {
@@ -142,13 +153,10 @@ pub struct Feed {
 
 impl Feed {
     /// Watches the cluster through `client` until the watches end (never, unless the task is
-    /// dropped), logging what the computation holds when it changes and handing each batch of
-    /// the watched Nodes' updates to `send`.
-    pub async fn run(
-        &mut self,
-        client: Client,
-        mut send: impl FnMut(BTreeMap<String, Vec<NodeUpdate>>),
-    ) {
+    /// dropped), logging what the computation holds when it changes, publishing each batch's
+    /// updates to `hub` and, once every kind is listed, serving what `hub` asks between
+    /// batches.
+    pub async fn run(&mut self, client: Client, hub: &HubDriver) {
         let changes = stream::select_all([
             watch(&client, Change::Pod),
             watch(&client, Change::Namespace),
@@ -156,22 +164,26 @@ impl Feed {
         ]);
         let mut changes = std::pin::pin!(changes.ready_chunks(256));
         let mut last = self.computation.summary();
-        while let Some(batch) = changes.next().await {
-            for change in batch {
-                match change {
-                    Change::Pod(e) => self.pods.apply(*e, &mut self.computation),
-                    Change::Namespace(e) => self.namespaces.apply(*e, &mut self.computation),
-                    Change::Policy(e) => self.policies.apply(*e, &mut self.computation),
+        loop {
+            let listed = self.pods.listed && self.namespaces.listed && self.policies.listed;
+            tokio::select! {
+                batch = changes.next() => {
+                    let Some(batch) = batch else { return };
+                    for change in batch {
+                        match change {
+                            Change::Pod(e) => self.pods.apply(*e, &mut self.computation),
+                            Change::Namespace(e) => self.namespaces.apply(*e, &mut self.computation),
+                            Change::Policy(e) => self.policies.apply(*e, &mut self.computation),
+                        }
+                    }
+                    let summary = self.computation.summary();
+                    if summary != last {
+                        tracing::info!("{summary}");
+                        last = summary;
+                    }
+                    hub.publish(&mut self.computation);
                 }
-            }
-            let summary = self.computation.summary();
-            if summary != last {
-                tracing::info!("{summary}");
-                last = summary;
-            }
-            let updates = self.computation.take_updates();
-            if !updates.is_empty() {
-                send(updates);
+                () = hub.wanted(), if listed => hub.serve(&mut self.computation),
             }
         }
     }

@@ -9,8 +9,11 @@
 //! - [`auth`]: [`auth::TokenReviewAuthenticator`], who holds an agent's token and which
 //!   Node's span it may watch, asked of the API server.
 //! - [`feed`]: the cluster's objects, watched through kube-rs, into the computation.
-//! - [`leader`]: leader election through a Lease; [`run`]: one replica, which computes only
-//!   while it holds the Lease.
+//! - [`leader`]: leader election through a Lease; [`run`]: one replica, which computes and
+//!   serves only while it holds the Lease.
+//! - [`serve`]: the computation driving the protocol's hub, and the gRPC server over TLS;
+//!   [`tls`]: its serving identity (files, or a CA kept in a Secret and published in the
+//!   `antrea-ca` ConfigMap).
 //!
 //! `docs/controller.md` states the model and what a Node receives.
 
@@ -19,6 +22,8 @@ pub mod error;
 pub mod feed;
 pub mod leader;
 pub mod run;
+pub mod serve;
 pub mod span;
+pub mod tls;
 
 pub use span::{Member, NodeUpdate, NodeView, SpanComputation, Summary};

@@ -1,19 +1,23 @@
 //! [`run`]: one antrea-controller replica. It waits until it holds the Lease, then watches the
-//! cluster and computes the spans while renewing the Lease every retry period. A replica that
+//! cluster, computes the spans and serves them to the agents ([`crate::serve`]) while renewing
+//! the Lease every retry period; a follower does not listen. A replica that
 //! loses the Lease (another holds it, or no renewal succeeded for a whole Lease duration) stops
 //! with an error, so that two replicas never compute and serve at once; its Deployment starts it
 //! again as a follower.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
+
+use controlplane::Authenticator;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Api, Client, Config};
 
 use crate::error::ControllerError;
-use crate::feed::Feed;
 use crate::leader::{LeaseElector, LeaseTiming, Round};
+use crate::serve::{ServeOptions, compute, lead};
 
 /// What a replica needs to run.
 #[derive(Debug, Clone)]
@@ -26,9 +30,20 @@ pub struct Options {
     /// This replica's name in the Lease (its Pod's name in a Deployment).
     pub identity: String,
     pub timing: LeaseTiming,
+    /// How the leader serves the spans; `None`: it computes them and serves nothing.
+    pub serving: Option<Serving>,
 }
 
-/// Runs until the Lease is lost (there is no other way out but the process's end).
+/// How the leader serves.
+#[derive(Debug, Clone)]
+pub struct Serving {
+    pub options: ServeOptions,
+    /// Makes the authenticator of the agents' tokens from the replica's Kubernetes client.
+    pub authenticator: fn(Client) -> Arc<dyn Authenticator>,
+}
+
+/// Runs until the Lease is lost or serving fails (there is no other way out but the
+/// process's end).
 pub async fn run(options: &Options) -> Result<(), ControllerError> {
     let client = connect(options).await?;
     let lease = format!("{}/{}", options.lease_namespace, options.lease_name);
@@ -40,18 +55,26 @@ pub async fn run(options: &Options) -> Result<(), ControllerError> {
     );
     wait_until_leading(&elector, &lease).await;
     tracing::info!("{} leads (Lease {lease})", options.identity);
-    let feed = tokio::spawn(async move {
-        Feed::default()
-            .run(client, |updates| {
-                for (node, list) in &updates {
-                    tracing::debug!("Node {node}: {} updates", list.len());
-                }
-            })
-            .await;
-    });
-    let lost = keep_leading(&elector, &lease).await;
-    feed.abort();
-    Err(lost)
+    let work = async {
+        match &options.serving {
+            Some(serving) => {
+                let address = serving.options.bind_address;
+                let listener = tokio::net::TcpListener::bind(address)
+                    .await
+                    .map_err(|source| ControllerError::Bind { address, source })?;
+                let authenticator = (serving.authenticator)(client.clone());
+                lead(client, listener, &serving.options, authenticator).await
+            }
+            None => {
+                compute(client).await;
+                Ok(())
+            }
+        }
+    };
+    tokio::select! {
+        lost = keep_leading(&elector, &lease) => Err(lost),
+        done = work => done,
+    }
 }
 
 async fn connect(options: &Options) -> Result<Client, ControllerError> {

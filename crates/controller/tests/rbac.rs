@@ -138,6 +138,7 @@ async fn the_manifest_grants_exactly_the_calls_the_controller_makes() {
             duration: Duration::from_secs(3),
             retry: Duration::from_millis(500),
         },
+        serving: None,
     };
     let replica = tokio::spawn(async move { run(&options).await });
     let wanted = |calls: &BTreeSet<Call>| {

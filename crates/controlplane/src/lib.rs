@@ -10,14 +10,29 @@
 //! - [`auth`]: [`Authenticator`], who holds a watcher's token and so which Node it may watch.
 //!
 //! Every type here is serde-serializable; the wire and the agent's persisted state use the same
-//! encoding.
+//! encoding. The transport:
+//!
+//! - [`wire`]: the gRPC method, its messages ([`WatchRequest`], [`WatchEvent`]) and their JSON
+//!   codec, which checks what it decodes;
+//! - [`hub`]: the controller's fan-out from its computation to each Node's watchers, with
+//!   versions, resume and bounded queues;
+//! - [`server`]: the controller's gRPC service and TLS server; [`client`]: the agent's watch,
+//!   with reconnects; [`tls`]: both ends' rustls configurations.
+//!
+//! `docs/controller.md` describes the protocol.
 
 pub mod auth;
+pub mod client;
 mod delivery;
+pub mod hub;
+pub mod server;
+pub mod tls;
 mod update;
 mod view;
+pub mod wire;
 
 pub use auth::{AuthError, Authenticator, Watcher};
 pub use delivery::Delivery;
 pub use update::{Member, NodeUpdate};
 pub use view::{NodeView, OutOfOrder};
+pub use wire::{Resume, WatchEvent, WatchRequest};

@@ -65,6 +65,7 @@ fn main() -> ExitCode {
             duration: Duration::from_secs(cli.lease_duration_seconds),
             retry: Duration::from_secs(cli.retry_seconds),
         },
+        serving: None,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
