@@ -31,6 +31,7 @@ impl Replica {
             .args(["--identity", identity, "--lease-namespace", "kube-system"])
             .args(["--lease-duration-seconds", &LEASE_SECONDS.to_string()])
             .args(["--retry-seconds", "1"])
+            .args(["--bind-address", "127.0.0.1:0"])
             .env("RUST_LOG", "info")
             .env("NO_COLOR", "1")
             .stderr(Stdio::piped())
@@ -95,7 +96,12 @@ fn objects(api: &FakeApiServer) {
 }
 
 async fn serve() -> (FakeApiServer, fakeapi::TcpServer, tempfile::TempDir) {
-    let api = FakeApiServer::new();
+    // The leader keeps its CA in a Secret.
+    let api = FakeApiServer::builder()
+        .resource(fakeapi::ResourceType::new(
+            "", "v1", "secrets", "Secret", true, false,
+        ))
+        .build();
     let tcp = api.serve_tcp().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     tcp.write_kubeconfig(&dir.path().join("kubeconfig"))

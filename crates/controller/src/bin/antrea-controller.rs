@@ -1,18 +1,24 @@
 //! `antrea-controller`: NetworkPolicy computed once for the cluster.
 //!
 //! `antrea-controller [--kubeconfig <file>] [--lease-namespace kube-system] [--lease-name
-//! antrea-controller] [--identity <name>] [--lease-duration-seconds 15] [--retry-seconds 2]`
-//! runs one replica: it waits for the Lease, then watches Pods, Namespaces and NetworkPolicies
-//! and computes each policy's span. Logs go to stderr (`RUST_LOG` filters them, default `info`).
+//! antrea-controller] [--identity <name>] [--lease-duration-seconds 15] [--retry-seconds 2]
+//! [--bind-address 0.0.0.0:10349] [--tls-cert-file <pem> --tls-key-file <pem>] [--tls-san
+//! <name>]...` runs one replica: it waits for the Lease, then watches Pods, Namespaces and
+//! NetworkPolicies, computes each policy's span and serves each agent its Node's span (agents'
+//! tokens checked by TokenReview). Logs go to stderr (`RUST_LOG` filters them, default `info`).
 //! Losing the Lease, or any failure, is logged and ends the process with status 1.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
 use controller::leader::LeaseTiming;
-use controller::run::{Options, run};
+use controller::run::{Options, Serving, run};
+use controller::serve::ServeOptions;
+use controller::tls::TlsSource;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -39,6 +45,20 @@ struct Cli {
     /// How often the Lease is renewed, or tried by a follower.
     #[arg(long, default_value_t = 2)]
     retry_seconds: u64,
+    /// Where the leader serves the agents (gRPC over TLS).
+    #[arg(long, default_value = "0.0.0.0:10349")]
+    bind_address: SocketAddr,
+    /// The serving certificate chain, PEM [default: a certificate signed by the CA kept in the
+    /// Secret kube-system/antrea-controller-tls and published in the ConfigMap
+    /// kube-system/antrea-ca].
+    #[arg(long, requires = "tls_key_file")]
+    tls_cert_file: Option<PathBuf>,
+    /// The serving certificate's private key, PEM.
+    #[arg(long, requires = "tls_cert_file")]
+    tls_key_file: Option<PathBuf>,
+    /// Another DNS name or IP address for the self-signed serving certificate (repeatable).
+    #[arg(long = "tls-san")]
+    tls_sans: Vec<String>,
 }
 
 fn main() -> ExitCode {
@@ -65,7 +85,20 @@ fn main() -> ExitCode {
             duration: Duration::from_secs(cli.lease_duration_seconds),
             retry: Duration::from_secs(cli.retry_seconds),
         },
-        serving: None,
+        serving: Some(Serving {
+            options: ServeOptions {
+                bind_address: cli.bind_address,
+                tls: match (cli.tls_cert_file, cli.tls_key_file) {
+                    (Some(cert), Some(key)) => TlsSource::Files { cert, key },
+                    _ => TlsSource::default(),
+                },
+                sans: cli.tls_sans,
+                ..ServeOptions::default()
+            },
+            authenticator: |client| {
+                Arc::new(controller::auth::TokenReviewAuthenticator::new(client))
+            },
+        }),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
