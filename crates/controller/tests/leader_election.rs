@@ -96,12 +96,7 @@ fn objects(api: &FakeApiServer) {
 }
 
 async fn serve() -> (FakeApiServer, fakeapi::TcpServer, tempfile::TempDir) {
-    // The leader keeps its CA in a Secret.
-    let api = FakeApiServer::builder()
-        .resource(fakeapi::ResourceType::new(
-            "", "v1", "secrets", "Secret", true, false,
-        ))
-        .build();
+    let api = FakeApiServer::new();
     let tcp = api.serve_tcp().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     tcp.write_kubeconfig(&dir.path().join("kubeconfig"))

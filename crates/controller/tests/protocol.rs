@@ -906,12 +906,7 @@ async fn a_node_nobody_watches_is_forgotten_after_its_grace() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_own_ca_is_made_once_published_and_verified_by_clients() {
-    // The fake API server keeps Secrets only when asked.
-    let api = fakeapi::FakeApiServer::builder()
-        .resource(fakeapi::ResourceType::new(
-            "", "v1", "secrets", "Secret", true, false,
-        ))
-        .build();
+    let api = fakeapi::FakeApiServer::new();
     let tcp = api.serve_tcp().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");

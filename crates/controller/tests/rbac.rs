@@ -1,24 +1,20 @@
 //! The RBAC of build/yamls/antrea-controller.yml against the calls a leading antrea-controller
 //! makes to the fake API server, and those its authenticator makes for an agent's token: every
 //! call is granted (the ClusterRole cluster-wide, the Roles in their Namespace and for their
-//! resource names), and every grant is used — except, for now, those of the serving
-//! certificate (see [`NOT_EXERCISED_HERE`]).
+//! resource names), and every grant is used. The replica serves, so it also keeps its CA in a
+//! Secret and publishes it in the ConfigMap antrea-ca.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use controller::auth::TokenReviewAuthenticator;
 use controller::leader::LeaseTiming;
-use controller::run::{Options, run};
+use controller::run::{Options, Serving, run};
+use controller::serve::ServeOptions;
 use controlplane::{Authenticator, Watcher};
 use fakeapi::{FakeApiServer, RecordedRequest};
 use serde_json::{Value, json};
-
-/// Resources granted for the serving certificate (the Secret antrea-controller-tls, the
-/// ConfigMap antrea-ca), whose calls `run` does not make in this test: the code that makes them
-/// (controller::tls) comes with the agent protocol's server. Their grants are still checked
-/// against every call made; only "every grant is used" skips them until `run` serves.
-const NOT_EXERCISED_HERE: &[&str] = &["secrets", "configmaps"];
 
 /// One API call as RBAC sees it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -138,33 +134,52 @@ async fn the_manifest_grants_exactly_the_calls_the_controller_makes() {
             duration: Duration::from_secs(3),
             retry: Duration::from_millis(500),
         },
-        serving: None,
+        serving: Some(Serving {
+            options: ServeOptions {
+                bind_address: "127.0.0.1:0".parse().unwrap(),
+                ..ServeOptions::default()
+            },
+            authenticator: |client| Arc::new(TokenReviewAuthenticator::new(client)),
+        }),
     };
-    let replica = tokio::spawn(async move { run(&options).await });
-    let wanted = |calls: &BTreeSet<Call>| {
-        let has = |resource: &str, verb: &str| {
-            calls
-                .iter()
-                .any(|c| c.resource == resource && c.verb == verb)
-        };
-        has("leases", "update")
-            && ["pods", "namespaces", "networkpolicies"]
-                .iter()
-                .all(|r| has(r, "watch"))
-    };
-    let start = Instant::now();
-    loop {
-        let calls: BTreeSet<Call> = fake.requests().iter().map(call).collect();
-        if wanted(&calls) {
-            break;
+    let lead_until = |wanted: &'static str| {
+        let options = options.clone();
+        let fake = &fake;
+        async move {
+            let replica = tokio::spawn(async move { run(&options).await });
+            let start = Instant::now();
+            loop {
+                let calls: BTreeSet<Call> = fake.requests().iter().map(call).collect();
+                let has = |resource: &str, verb: &str| {
+                    calls
+                        .iter()
+                        .any(|c| c.resource == resource && c.verb == verb)
+                };
+                let watching = ["pods", "namespaces", "networkpolicies"]
+                    .iter()
+                    .all(|r| has(r, "watch"));
+                if has("leases", "update") && watching && has("configmaps", wanted) {
+                    break;
+                }
+                assert!(
+                    start.elapsed() < Duration::from_secs(30),
+                    "the controller did not lead, watch and {wanted} antrea-ca: {calls:?}"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            replica.abort();
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the controller did not lead and watch: {calls:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    replica.abort();
+    };
+    // First start: the CA Secret and the ConfigMap antrea-ca are created.
+    lead_until("create").await;
+    // A ConfigMap antrea-ca that holds another CA (someone edited it) is put right.
+    let mut stale: k8s_openapi::api::core::v1::ConfigMap = fake
+        .get("kube-system", "antrea-ca")
+        .unwrap()
+        .expect("antrea-ca");
+    stale.data = Some([("ca.crt".to_owned(), "stale".to_owned())].into());
+    fake.insert(&stale).unwrap();
+    lead_until("update").await;
 
     // An agent's token naming its Pod but not its Node (the Node object does not exist): a
     // TokenReview, then the Pod read.
@@ -200,10 +215,7 @@ async fn the_manifest_grants_exactly_the_calls_the_controller_makes() {
     assert!(not_granted.is_empty(), "not granted: {not_granted:?}");
     for rule in &rules {
         for group in strings(&rule.rule["apiGroups"]) {
-            for resource in strings(&rule.rule["resources"])
-                .into_iter()
-                .filter(|r| !NOT_EXERCISED_HERE.contains(r))
-            {
+            for resource in strings(&rule.rule["resources"]).into_iter() {
                 for verb in strings(&rule.rule["verbs"]) {
                     assert!(
                         calls.iter().any(|c| c.group == group

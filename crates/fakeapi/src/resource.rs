@@ -92,6 +92,7 @@ impl ResourceType {
             Self::new("", "v1", "endpoints", "Endpoints", true, false).with_short_names(&["ep"]),
             Self::new("", "v1", "events", "Event", true, false).with_short_names(&["ev"]),
             Self::new("", "v1", "configmaps", "ConfigMap", true, false).with_short_names(&["cm"]),
+            Self::new("", "v1", "secrets", "Secret", true, false),
             Self::new("", "v1", "serviceaccounts", "ServiceAccount", true, false)
                 .with_short_names(&["sa"]),
             Self::new(
