@@ -186,11 +186,11 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Ag
             let source = api.listed_source(SYNC_WAIT).await?;
             let controller = match config.policy_computation {
                 PolicyComputation::Local => None,
-                PolicyComputation::Controller => {
-                    return Err(AgentError::ControllerMode {
-                        reason: "the transport to antrea-controller is not built in yet".to_owned(),
-                    });
-                }
+                PolicyComputation::Controller => Some(crate::kubernetes::link_to_controller(
+                    &config.controller,
+                    api.client(),
+                    &node_name,
+                )),
             };
             let api = ApiRun::start(api, source.store(), controller).await;
             (info, ClusterSource::Kubernetes(Box::new(source)), Some(api))

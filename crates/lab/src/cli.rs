@@ -65,6 +65,13 @@ pub enum Cmd {
         /// The fake API server binary for --api fake [default: next to antrea-lab].
         #[arg(long)]
         apiserver_bin: Option<PathBuf>,
+        /// Run antrea-controller on its own lab host (namespace lab-ctl, 10.10.0.3), and have the
+        /// agents take their NetworkPolicy from it (needs --api fake).
+        #[arg(long)]
+        controller: bool,
+        /// The antrea-controller binary for --controller [default: next to antrea-lab].
+        #[arg(long)]
+        controller_bin: Option<PathBuf>,
         /// The antrea-agent binary [default: next to antrea-lab].
         #[arg(long)]
         agent_bin: Option<PathBuf>,
@@ -250,6 +257,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             api,
             runtime,
             apiserver_bin,
+            controller,
+            controller_bin,
             agent_bin,
             cni_bin,
             agent_ready_timeout,
@@ -270,6 +279,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     apiserver_bin: (api == ClusterApi::Fake).then(|| {
                         apiserver_bin.unwrap_or_else(|| beside_self("antrea-fake-apiserver"))
                     }),
+                    controller_bin: controller.then(|| {
+                        controller_bin.unwrap_or_else(|| beside_self("antrea-controller"))
+                    }),
                     runtime,
                     keep_on_failure,
                 },
@@ -281,7 +293,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 pods_per_node,
                 wiring,
                 if wiring == Wiring::Agent {
-                    format!(" ({encap}, api {api}, runtime {runtime})")
+                    format!(
+                        " ({encap}, api {api}, runtime {runtime}{})",
+                        if controller {
+                            ", policy from antrea-controller"
+                        } else {
+                            ""
+                        }
+                    )
                 } else {
                     String::new()
                 },

@@ -186,6 +186,31 @@ impl Layout {
         self.api_dir().join("apiserver.log")
     }
 
+    /// antrea-controller's directory (`--controller`).
+    pub fn controller_dir(&self) -> PathBuf {
+        self.root.join("controller")
+    }
+
+    /// antrea-controller's pidfile.
+    pub fn controller_pidfile(&self) -> PathBuf {
+        self.controller_dir().join("antrea-controller.pid")
+    }
+
+    /// antrea-controller's log.
+    pub fn controller_log(&self) -> PathBuf {
+        self.controller_dir().join("antrea-controller.log")
+    }
+
+    /// The token `node`'s agent presents to antrea-controller (bound to its agent Pod).
+    pub fn agent_token(&self, node: &str) -> PathBuf {
+        self.node_dir(node).join("agent-token")
+    }
+
+    /// Where `node`'s agent keeps the last NetworkPolicy view the controller sent it.
+    pub fn policy_state_file(&self, node: &str) -> PathBuf {
+        self.node_dir(node).join("policy-state.json")
+    }
+
     /// The directory of one `serve` answerer (by namespace name).
     pub fn serve_dir(&self, netns: &str) -> PathBuf {
         self.root.join("serve").join(netns)
@@ -231,6 +256,10 @@ mod tests {
             l.api_kubeconfig(),
             l.api_pidfile(),
             l.api_log(),
+            l.controller_pidfile(),
+            l.controller_log(),
+            l.agent_token("lab-n1"),
+            l.policy_state_file("lab-n1"),
             l.iperf_pidfile(),
             l.dns_records(),
             l.containerd_config("lab-n1"),

@@ -23,6 +23,12 @@ pub const API_NETNS: &str = "lab-api";
 pub const API_IP: Ipv4Addr = Ipv4Addr::new(10, 10, 0, 2);
 /// The fake API server's TCP port (plain HTTP).
 pub const API_PORT: u16 = 6443;
+/// The namespace of antrea-controller (`--controller`).
+pub const CONTROLLER_NETNS: &str = "lab-ctl";
+/// antrea-controller's address on the LAN, below every Node IP.
+pub const CONTROLLER_IP: Ipv4Addr = Ipv4Addr::new(10, 10, 0, 3);
+/// antrea-controller's port (its default `--bind-address` port).
+pub const CONTROLLER_PORT: u16 = 10349;
 /// The LAN's prefix length (10.10.0.0/24).
 pub const LAN_PREFIX_LEN: u8 = 24;
 /// The TCP port of every `serve` answerer (Pods, Nodes, external host).

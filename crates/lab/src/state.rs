@@ -53,6 +53,10 @@ pub struct State {
     /// The fake API server binary (`api` fake).
     #[serde(default)]
     pub apiserver_bin: Option<PathBuf>,
+    /// The antrea-controller binary (`up --controller`; absent: the agents compute their
+    /// NetworkPolicy themselves).
+    #[serde(default)]
+    pub controller_bin: Option<PathBuf>,
     /// Who creates the Pods (absent in older files: the lab itself).
     #[serde(default)]
     pub runtime: Runtime,
@@ -98,6 +102,7 @@ impl State {
             cni_bin,
             api: ClusterApi::Directory,
             apiserver_bin: None,
+            controller_bin: None,
             runtime: Runtime::Direct,
             pods: Vec::new(),
             up_seconds: None,

@@ -779,3 +779,140 @@ fn services_answer_from_the_right_endpoint_on_every_path_and_pods_resolve_them_t
     lab.assert_gone();
     assert_eq!(netns_etc_dirs(), Vec::<String>::new());
 }
+
+/// A NetworkPolicy the lab's kubectl applies: Pod lab-n2-p2 admits only the first Pod of each
+/// Node (lab-n1-p1, lab-n2-p1).
+const ONLY_FIRST_PODS_TO_N2_P2: &str = "apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: only-first-pods
+  namespace: default
+spec:
+  podSelector:
+    matchLabels:
+      antrea-lab/pod: lab-n2-p2
+  policyTypes: [Ingress]
+  ingress:
+  - from:
+    - podSelector:
+        matchLabels:
+          antrea-lab/first-on-node: \"true\"
+";
+
+/// How many NetworkPolicy installs `node`'s agent has logged.
+fn policy_installs(lab: &Lab, node: &str) -> usize {
+    lab.agent_log(node)
+        .lines()
+        .filter(|l| l.contains("NetworkPolicy: ") && l.contains(" flow mods"))
+        .count()
+}
+
+/// Applies [`ONLY_FIRST_PODS_TO_N2_P2`] with the lab's kubectl, waits until lab-n2's agent has
+/// installed a NetworkPolicy change after it, and returns the connectivity matrix of a check
+/// without readiness retries (the lab answered every probe just before).
+fn matrix_with_the_policy(lab: &Lab) -> BTreeSet<String> {
+    lab.check_all_green(CONNECTIVITY_PROBES + SERVICE_PROBES);
+    let before = policy_installs(lab, "lab-n2");
+    let manifest = lab.scratch().join("policy.yaml");
+    fs::write(&manifest, ONLY_FIRST_PODS_TO_N2_P2).unwrap();
+    lab.run_ok(&["kubectl", "apply", "-f", manifest.to_str().unwrap()]);
+    wait_until("lab-n2's agent installing the policy", || {
+        policy_installs(lab, "lab-n2") > before
+    });
+    // The switch's datapath flow cache follows its tables asynchronously: until it has, a
+    // connection like one of the check before may still match a cached flow.
+    let control = fs::read_dir(lab.path("lab-n2/run"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("ovs-vswitchd.") && name.ends_with(".ctl")
+        })
+        .expect("lab-n2's ovs-vswitchd control socket");
+    output_of(
+        "ovs-appctl",
+        &["--target", control.to_str().unwrap(), "revalidator/wait"],
+    );
+    let out = lab.run(&["check", "--json", "--readiness-attempts", "0"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    let matrix = matrix(&report);
+    let tcp_to_p2 = |from: &str| {
+        report["probes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["from"] == from && p["to"] == "lab-n2-p2" && p["proto"] == "tcp")
+            .unwrap_or_else(|| panic!("no TCP probe {from} -> lab-n2-p2: {report:#}"))["ok"]
+            .clone()
+    };
+    assert_eq!(tcp_to_p2("lab-n1-p1"), true, "{report:#}");
+    assert_eq!(tcp_to_p2("lab-n1-p2"), false, "{report:#}");
+    assert_eq!(tcp_to_p2("lab-n2-p1"), true, "{report:#}");
+    matrix
+}
+
+#[test]
+fn a_policy_applied_with_kubectl_behaves_the_same_with_antrea_controller() {
+    build_agent_binaries();
+    let standalone = {
+        let lab = Lab::new("policy-standalone");
+        lab.run_ok(&["up", "--api", "fake"]);
+        let matrix = matrix_with_the_policy(&lab);
+        lab.run_ok(&["down"]);
+        lab.assert_gone();
+        matrix
+    };
+
+    let lab = Lab::new("policy-controller");
+    lab.run_ok(&["up", "--api", "fake", "--controller"]);
+    let status = lab.run_ok(&["status"]);
+    assert!(!status.contains("NOT healthy"), "{status}");
+    assert_eq!(matrix_with_the_policy(&lab), standalone);
+
+    // The policy came from the controller, to lab-n2 only: the agents watch no
+    // NetworkPolicy themselves, and only lab-n2's kept view holds it.
+    let api_log = fs::read_to_string(lab.path("api/apiserver.log")).unwrap();
+    for node_ip in ["10.10.0.11", "10.10.0.12"] {
+        assert!(
+            !api_log
+                .lines()
+                .any(|l| l.contains(&format!("peer={node_ip}:")) && l.contains("networkpolicies")),
+            "an agent read NetworkPolicies itself:\n{api_log}"
+        );
+    }
+    let kept = |node: &str| {
+        fs::read_to_string(lab.path(&format!("{node}/policy-state.json"))).unwrap_or_default()
+    };
+    assert!(
+        kept("lab-n2").contains("only-first-pods"),
+        "{}",
+        kept("lab-n2")
+    );
+    assert!(
+        !kept("lab-n1").contains("only-first-pods"),
+        "{}",
+        kept("lab-n1")
+    );
+    let controller_log = fs::read_to_string(lab.path("controller/antrea-controller.log")).unwrap();
+    assert!(controller_log.contains("lab-ctl leads"), "{controller_log}");
+
+    // An agent restarted while the controller is down comes back enforcing the kept view.
+    lab.run_ok(&["agent", "stop", "--node", "lab-n2"]);
+    let pid: i32 = fs::read_to_string(lab.path("controller/antrea-controller.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    lab.run_ok(&["agent", "start", "--node", "lab-n2"]);
+    let out = lab.run(&["check", "--json", "--readiness-attempts", "0"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(matrix(&report), standalone);
+    lab.run_ok(&["down"]);
+    lab.assert_gone();
+}

@@ -5,9 +5,11 @@
 //! the shared reflectors of the policy and Service kinds ([`reflectors`]) and the
 //! NetworkPolicy controller's inputs from them ([`policy_feed`]), which objects a store changed
 //! for its reader ([`store_changes`]), Pod Events
-//! ([`events`]) and the session tying them to the agent's life ([`session`]).
+//! ([`events`]), the session tying them to the agent's life ([`session`]) and, in controller
+//! mode, the watch of this Node's span at antrea-controller ([`controller_link`]).
 
 pub mod connection;
+pub mod controller_link;
 pub mod error;
 pub mod events;
 pub mod node;
@@ -18,6 +20,7 @@ pub mod source;
 pub mod store_changes;
 
 pub use connection::ApiAccess;
+pub use controller_link::link_to_controller;
 pub use error::KubernetesError;
 pub use node::{NodeWait, TRANSPORT_ADDRESSES_ANNOTATION};
 pub use policy_feed::PolicyFeed;

@@ -1,8 +1,9 @@
 //! A Node's `antrea-agent.conf`: Antrea's configuration keys for a Node of the lab, with
 //! AntreaProxy serving the Node's own traffic and NodePorts (`antreaProxy.proxyAll`) for the
-//! lab's Service CIDR.
+//! lab's Service CIDR, and with `up --controller` the keys that have the agent take its
+//! NetworkPolicy from the lab's antrea-controller.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -39,6 +40,38 @@ pub struct AgentConfig {
     pub service_cidr: String,
     /// `antreaProxy`.
     pub antrea_proxy: AntreaProxy,
+    /// With `up --controller`: where NetworkPolicy comes from and how to reach it.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<ControllerMode>,
+}
+
+/// The controller-mode keys (antrea-rs): the lab's antrea-controller, this Node's agent token
+/// and where the agent keeps the last view it received. The controller's certificate is
+/// checked with the CA it publishes (`controllerCAConfigMap`'s default) for its default name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ControllerMode {
+    /// `controller`.
+    pub policy_computation: String,
+    /// The controller's `host:port` on the LAN.
+    pub controller_addresses: Vec<String>,
+    /// The Node's agent token, bound to its agent Pod.
+    pub controller_token_file: PathBuf,
+    /// Under the Node's directory.
+    pub policy_state_file: PathBuf,
+}
+
+impl ControllerMode {
+    /// The keys for an agent reaching the controller at `address` with the token in
+    /// `token_file`, keeping its view in `state_file`.
+    pub fn new(address: std::net::SocketAddr, token_file: &Path, state_file: &Path) -> Self {
+        ControllerMode {
+            policy_computation: "controller".to_owned(),
+            controller_addresses: vec![address.to_string()],
+            controller_token_file: token_file.to_owned(),
+            policy_state_file: state_file.to_owned(),
+        }
+    }
 }
 
 /// The `antreaProxy` section.
@@ -71,6 +104,7 @@ impl AgentConfig {
             no_snat: false,
             service_cidr: SERVICE_CIDR.to_string(),
             antrea_proxy: AntreaProxy { proxy_all: true },
+            controller: None,
         }
     }
 
@@ -117,6 +151,35 @@ mod tests {
         assert_eq!(
             (vx.traffic_encap_mode.as_str(), vx.tunnel_type.as_str()),
             ("encap", "vxlan")
+        );
+    }
+
+    #[test]
+    fn controller_mode_adds_its_keys_at_the_top_level() {
+        let mut c = AgentConfig::for_node(
+            Encap::Geneve,
+            Path::new("/r"),
+            Path::new("/s"),
+            Path::new("/a"),
+        );
+        c.controller = Some(ControllerMode::new(
+            "10.10.0.3:10349".parse().unwrap(),
+            Path::new("/run/antrea-lab/lab-n1/agent-token"),
+            Path::new("/run/antrea-lab/lab-n1/policy-state.json"),
+        ));
+        let v: serde_json::Value = serde_saphyr::from_str(&c.to_yaml().unwrap()).unwrap();
+        assert_eq!(v["policyComputation"], "controller");
+        assert_eq!(
+            v["controllerAddresses"],
+            serde_json::json!(["10.10.0.3:10349"])
+        );
+        assert_eq!(
+            v["controllerTokenFile"],
+            "/run/antrea-lab/lab-n1/agent-token"
+        );
+        assert_eq!(
+            v["policyStateFile"],
+            "/run/antrea-lab/lab-n1/policy-state.json"
         );
     }
 }

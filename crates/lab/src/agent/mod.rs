@@ -7,4 +7,4 @@ pub mod config;
 pub use cluster::{
     ClusterObject, EndpointSliceObject, NodeObject, PodObject, ServiceObject, write_object,
 };
-pub use config::AgentConfig;
+pub use config::{AgentConfig, ControllerMode};

@@ -89,7 +89,15 @@ pub fn start_agent(
     }
     let started = Instant::now();
     let cluster = Cluster::new(layout, state.api);
-    let mut child = agent::start_agent(layout, plan, state.topology.encap, &bins, &cluster)?;
+    let controller = state.controller_bin.is_some();
+    let mut child = agent::start_agent(
+        layout,
+        plan,
+        state.topology.encap,
+        &bins,
+        &cluster,
+        controller,
+    )?;
     agent::wait_ready(layout, plan, &mut child, bins.ready_timeout)?;
     Ok(started.elapsed())
 }

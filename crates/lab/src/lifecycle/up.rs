@@ -1,5 +1,5 @@
-//! `antrea-lab up`: the LAN and external host, the fake API server (`--api fake`), the Nodes (in
-//! parallel), their wiring, the Pods
+//! `antrea-lab up`: the LAN and external host, the fake API server (`--api fake`) and
+//! antrea-controller (`--controller`), the Nodes (in parallel), their wiring, the Pods
 //! (Nodes in parallel, Pods of one Node in order; made by the lab itself or, with `--runtime
 //! containerd`, by each Node's containerd through CRI), a `serve` answerer in every namespace,
 //! and with `--api fake` the lab's Services and its DNS answerer.
@@ -21,7 +21,7 @@ use crate::runtime::{containerd, image, pod};
 use crate::state::{Phase, PodRecord, State};
 use crate::wiring::agent::{self, AgentBinaries};
 use crate::wiring::cluster::Cluster;
-use crate::wiring::{apiserver, common, normal, services};
+use crate::wiring::{apiserver, common, controller, normal, services};
 
 /// What `up` was asked for.
 #[derive(Debug, Clone)]
@@ -34,6 +34,9 @@ pub struct UpOptions {
     pub api: ClusterApi,
     /// The fake API server binary (`api` fake only).
     pub apiserver_bin: Option<PathBuf>,
+    /// antrea-controller's binary (`--controller`, with `api` fake only): the agents then take
+    /// their NetworkPolicy from it.
+    pub controller_bin: Option<PathBuf>,
     /// Who creates the Pods (`agent` wiring only).
     pub runtime: Runtime,
     /// Leave a half-built lab in place when building fails (for inspection; `down` removes it).
@@ -83,6 +86,15 @@ pub fn up(layout: &Layout, options: &UpOptions) -> Result<State> {
             });
         }
     }
+    if let Some(bin) = &options.controller_bin {
+        if options.api != ClusterApi::Fake {
+            return Err(LabError::Options(
+                "--controller needs --api fake: antrea-controller reads the cluster from the API server"
+                    .into(),
+            ));
+        }
+        controller::verify(bin)?;
+    }
     match (options.runtime, options.topology.wiring) {
         (Runtime::Direct, _) => {}
         (Runtime::Containerd, Wiring::Normal) => {
@@ -106,6 +118,7 @@ pub fn up(layout: &Layout, options: &UpOptions) -> Result<State> {
     );
     state.api = options.api;
     state.apiserver_bin = options.apiserver_bin.clone();
+    state.controller_bin = options.controller_bin.clone();
     state.runtime = options.runtime;
     let built = state
         .save(&layout.state_file())
@@ -161,11 +174,26 @@ fn build(layout: &Layout, state: &mut State, bins: Option<&AgentBinaries>) -> Re
             })?;
         }
         agent::publish_nodes(&cluster, &topology)?;
+        if let Some(bin) = &state.controller_bin {
+            controller::start(layout, bin)?;
+            controller::create_agent_service_account(&layout.api_socket())?;
+            for &node in &nodes {
+                controller::issue_agent_token(layout, &layout.api_socket(), &node.name())?;
+            }
+        }
+        let with_controller = state.controller_bin.is_some();
         let mut agents = Vec::new();
         for &node in &nodes {
             agents.push((
                 node,
-                agent::start_agent(layout, node, topology.encap, bins, &cluster)?,
+                agent::start_agent(
+                    layout,
+                    node,
+                    topology.encap,
+                    bins,
+                    &cluster,
+                    with_controller,
+                )?,
             ));
         }
         for (node, child) in &mut agents {

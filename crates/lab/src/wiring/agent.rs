@@ -15,7 +15,9 @@ use std::process::Child;
 use std::time::Duration;
 
 use super::cluster::Cluster;
-use crate::agent::{AgentConfig, EndpointSliceObject, NodeObject, PodObject, ServiceObject};
+use crate::agent::{
+    AgentConfig, ControllerMode, EndpointSliceObject, NodeObject, PodObject, ServiceObject,
+};
 use crate::cni::{CniCommand, CniError, Invocation, NetConf, parse_dns, parse_result};
 use crate::error::{LabError, Result};
 use crate::host::command::{describe, in_netns, run_with_timeout, wait_until};
@@ -100,21 +102,30 @@ pub fn publish_services(cluster: &Cluster, state: &State) -> Result<()> {
 }
 
 /// Writes `node`'s agent configuration and starts its agent; the handle tells whether it exits.
+/// With `controller`, the agent takes its NetworkPolicy from the lab's antrea-controller.
 pub fn start_agent(
     layout: &Layout,
     node: NodePlan,
     encap: Encap,
     bins: &AgentBinaries,
     cluster: &Cluster,
+    controller: bool,
 ) -> Result<Child> {
     let name = node.name();
     let config_path = layout.agent_config(&name);
-    let config = AgentConfig::for_node(
+    let mut config = AgentConfig::for_node(
         encap,
         &layout.ovs_run_dir(&name),
         &layout.cni_socket(&name),
         &layout.api_local_access_dir(&name),
     );
+    config.controller = controller.then(|| {
+        ControllerMode::new(
+            super::controller::address(),
+            &layout.agent_token(&name),
+            &layout.policy_state_file(&name),
+        )
+    });
     let yaml = config.to_yaml().map_err(|message| LabError::Output {
         tool: "YAML writer",
         message,

@@ -8,5 +8,6 @@ pub mod agent;
 pub mod apiserver;
 pub mod cluster;
 pub mod common;
+pub mod controller;
 pub mod normal;
 pub mod services;

@@ -132,9 +132,10 @@ pub fn write_script(path: &Path, body: &str) {
     fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// Builds `antrea-agent`, the `antrea` plugin and `antrea-fake-apiserver` (`cargo build -p agent
-/// -p cni -p fakeapi --bins`, same profile and target directory as this test) once per test
-/// binary, so they sit beside `antrea-lab`, where `up` looks for them by default.
+/// Builds `antrea-agent`, the `antrea` plugin, `antrea-fake-apiserver` and `antrea-controller`
+/// (`cargo build -p agent -p cni -p fakeapi -p controller --bins`, same profile and target
+/// directory as this test) once per test binary, so they sit beside `antrea-lab`, where `up`
+/// looks for them by default.
 pub fn build_agent_binaries() {
     static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
     BUILT.get_or_init(|| {
@@ -142,7 +143,17 @@ pub fn build_agent_binaries() {
         let profile_dir = lab_bin.parent().expect("target/<profile>/antrea-lab");
         let mut cargo = Command::new(env!("CARGO"));
         cargo.args([
-            "build", "--quiet", "-p", "agent", "-p", "cni", "-p", "fakeapi", "--bins",
+            "build",
+            "--quiet",
+            "-p",
+            "agent",
+            "-p",
+            "cni",
+            "-p",
+            "fakeapi",
+            "-p",
+            "controller",
+            "--bins",
         ]);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             cargo.arg("--release");
@@ -150,9 +161,14 @@ pub fn build_agent_binaries() {
         let status = cargo.status().expect("cargo runs");
         assert!(
             status.success(),
-            "building antrea-agent, antrea and antrea-fake-apiserver failed"
+            "building antrea-agent, antrea, antrea-fake-apiserver and antrea-controller failed"
         );
-        for bin in ["antrea-agent", "antrea", "antrea-fake-apiserver"] {
+        for bin in [
+            "antrea-agent",
+            "antrea",
+            "antrea-fake-apiserver",
+            "antrea-controller",
+        ] {
             assert!(
                 profile_dir.join(bin).is_file(),
                 "{bin} not beside antrea-lab"
