@@ -10,6 +10,7 @@
 //! Nothing here blocks the agent's start: until the controller is found the agent enforces
 //! what it kept from the last run (see `NetworkPolicyController::given`).
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,6 +25,9 @@ use crate::config::ControllerConnection;
 
 /// The Service antrea-controller is reached through when no address is configured.
 const CONTROLLER_SERVICE: (&str, &str) = ("kube-system", "antrea");
+/// Where a Windows HostProcess container finds its volumes (the ServiceAccount token among
+/// them): the variable naming the container's mount point on the host.
+const SANDBOX_MOUNT_POINT: &str = "CONTAINER_SANDBOX_MOUNT_POINT";
 /// How many deliveries may wait for the NetworkPolicy controller.
 const DELIVERY_QUEUE: usize = 16;
 /// How long to wait before looking for the controller or its CA again.
@@ -55,6 +59,21 @@ pub fn link_to_controller(
     }
 }
 
+/// The token file to read: `configured`, or in a Windows HostProcess container (`sandbox` set)
+/// a rooted path without a drive (the default `/var/run/secrets/…`) under the container's mount
+/// point, where kubelet mounts the ServiceAccount token.
+fn token_path(configured: &Path, sandbox: Option<&std::ffi::OsStr>) -> PathBuf {
+    let text = configured.to_string_lossy();
+    match sandbox {
+        Some(root)
+            if text.starts_with('/') || text.starts_with('\\') && !text.starts_with("\\\\") =>
+        {
+            Path::new(root).join(text.trim_start_matches(['/', '\\']))
+        }
+        _ => configured.to_owned(),
+    }
+}
+
 struct Watch {
     connection: ControllerConnection,
     client: Client,
@@ -73,7 +92,10 @@ impl Watch {
             addresses,
             server_name: self.connection.server_name.clone(),
             ca_pem,
-            token: token_file(self.connection.token_file.clone()),
+            token: token_file(token_path(
+                &self.connection.token_file,
+                std::env::var_os(SANDBOX_MOUNT_POINT).as_deref(),
+            )),
             backoff: Backoff::default(),
             deliveries: DELIVERY_QUEUE,
         };
@@ -177,5 +199,25 @@ impl Watch {
         } else {
             format!("{ip}:{port}")
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rooted_token_path_is_found_under_a_host_process_containers_mount_point() {
+        let default = Path::new("/var/run/secrets/kubernetes.io/serviceaccount/token");
+        assert_eq!(token_path(default, None), default);
+        assert_eq!(
+            token_path(default, Some(std::ffi::OsStr::new("C:\\C\\abc"))),
+            Path::new("C:\\C\\abc").join("var/run/secrets/kubernetes.io/serviceaccount/token")
+        );
+        let with_drive = Path::new("C:\\etc\\antrea\\token");
+        assert_eq!(
+            token_path(with_drive, Some(std::ffi::OsStr::new("C:\\C\\abc"))),
+            with_drive
+        );
     }
 }
