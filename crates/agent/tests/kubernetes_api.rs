@@ -666,3 +666,88 @@ async fn in_controller_mode_only_this_nodes_pods_services_and_endpoint_slices_ar
     }
     drop(deliveries_tx);
 }
+
+#[tokio::test]
+async fn the_role_grants_exactly_the_calls_the_controller_link_makes() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../build/yamls/antrea-agent-rbac.yml"
+    ))
+    .unwrap();
+    let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(&text).unwrap();
+    let role = documents
+        .iter()
+        .find(|d| d["kind"] == "Role" && d["metadata"]["name"] == "antrea-agent")
+        .expect("the Role antrea-agent");
+    assert_eq!(role["metadata"]["namespace"], "kube-system");
+    let binding = documents
+        .iter()
+        .find(|d| d["kind"] == "RoleBinding" && d["metadata"]["name"] == "antrea-agent")
+        .expect("the RoleBinding antrea-agent");
+    assert_eq!(binding["roleRef"]["name"], "antrea-agent");
+    assert_eq!(binding["subjects"][0]["name"], "antrea-agent");
+    // (group, resource, verb, name): every rule names its objects.
+    let mut granted = std::collections::BTreeSet::new();
+    for rule in role["rules"].as_array().unwrap() {
+        for group in rule["apiGroups"].as_array().unwrap() {
+            for resource in rule["resources"].as_array().unwrap() {
+                for verb in rule["verbs"].as_array().unwrap() {
+                    for name in rule["resourceNames"].as_array().expect("resourceNames") {
+                        granted.insert((
+                            group.as_str().unwrap().to_owned(),
+                            resource.as_str().unwrap().to_owned(),
+                            verb.as_str().unwrap().to_owned(),
+                            name.as_str().unwrap().to_owned(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    // Controller mode without controllerAddresses: the agent reads the CA's ConfigMap and the
+    // controller's Service, both in kube-system, then dials the Service's address.
+    let fake = FakeApiServer::new();
+    let ca: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "antrea-ca", "namespace": "kube-system"},
+        "data": {"ca.crt": "not a certificate: the watch cannot start, the calls are made"},
+    }))
+    .unwrap();
+    fake.insert(&ca).unwrap();
+    let service: Service = serde_json::from_value(json!({
+        "metadata": {"name": "antrea", "namespace": "kube-system"},
+        "spec": {"clusterIP": "10.96.0.9", "ports": [{"port": 443}]},
+    }))
+    .unwrap();
+    fake.insert(&service).unwrap();
+    let link = agent::kubernetes::link_to_controller(
+        &agent::config::ControllerConnection::defaults(),
+        &client(&fake),
+        "n1",
+    );
+    eventually("the ConfigMap and the Service read", || {
+        let paths: Vec<String> = fake.requests().iter().map(|r| r.path.clone()).collect();
+        paths.iter().any(|p| p.ends_with("/configmaps/antrea-ca"))
+            && paths.iter().any(|p| p.ends_with("/services/antrea"))
+    })
+    .await;
+    drop(link);
+    let used: std::collections::BTreeSet<_> = fake
+        .requests()
+        .iter()
+        .map(|r| {
+            assert!(
+                r.path.starts_with("/api/v1/namespaces/kube-system/"),
+                "{}",
+                r.path
+            );
+            let (group, resource, verb) = rbac_request(r);
+            let name = r.path.rsplit('/').next().unwrap().to_owned();
+            (group, resource, verb, name)
+        })
+        .collect();
+    let not_granted: Vec<_> = used.difference(&granted).collect();
+    assert!(not_granted.is_empty(), "not granted: {not_granted:?}");
+    let unused: Vec<_> = granted.difference(&used).collect();
+    assert!(unused.is_empty(), "granted but never used: {unused:?}");
+}
