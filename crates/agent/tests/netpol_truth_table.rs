@@ -17,10 +17,10 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use support::podnet::{add_lab_pods, probe, serve, try_in_netns};
+use support::podnet::{add_lab_pods, probe, probe_cells, serve, try_in_netns};
 use support::{Lan, TestNode, nodes_yaml, run, wait_until};
-use truthtable::model::{ip, list, pods};
-use truthtable::{Cell, Cluster, Observation, PORTS, Pod, Protocol, Scenario, judge, scenarios};
+use truthtable::model::{list, pods};
+use truthtable::{Cluster, Observation, PORTS, Pod, Protocol, Scenario, judge, scenarios};
 
 const N1: (&str, &str, &str) = ("n1", "10.10.0.11", "10.244.1.0/24");
 const N2: (&str, &str, &str) = ("n2", "10.10.0.12", "10.244.2.0/24");
@@ -37,44 +37,6 @@ fn lab_file(cluster: &Cluster, with_ips: bool, scenario: Option<&Scenario>) -> S
         items.extend(scenario.policies.iter().map(|p| p.object()));
     }
     serde_json::to_string_pretty(&list(items)).unwrap()
-}
-
-/// Probes `cells`: each source's from its own namespace, all at once. A source whose namespace
-/// cannot be joined could not run any of its probes.
-fn probe_cells(
-    runtime: &tokio::runtime::Runtime,
-    netns: &BTreeMap<Pod, String>,
-    cells: &[Cell],
-) -> Vec<(Cell, Observation)> {
-    let mut by_source: BTreeMap<Pod, Vec<Cell>> = BTreeMap::new();
-    for cell in cells {
-        by_source.entry(cell.0).or_default().push(*cell);
-    }
-    std::thread::scope(|scope| {
-        let sources: Vec<_> = by_source
-            .into_iter()
-            .map(|(s, cells)| {
-                let ns = &netns[&s];
-                scope.spawn(move || {
-                    let probed = try_in_netns(ns, || {
-                        let probes = cells.iter().map(|&(s, d, port)| async move {
-                            let to = SocketAddr::from((ip(d), port.number));
-                            ((s, d, port), probe(port.protocol, to).await)
-                        });
-                        runtime.block_on(futures_util::future::join_all(probes))
-                    });
-                    probed.unwrap_or_else(|why| {
-                        let why = Observation::CouldNotRun(why);
-                        cells.iter().map(|c| (*c, why.clone())).collect()
-                    })
-                })
-            })
-            .collect();
-        sources
-            .into_iter()
-            .flat_map(|h| h.join().expect("probe thread"))
-            .collect()
-    })
 }
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -5,8 +5,8 @@
 //! timeout ([`PROBE_TIMEOUT`], a hang guard for what policy drops, not a performance bound).
 //! A probe's [`Observation`] tells traffic the network blocked (refused, unreachable, timed
 //! out) from a probe that could not run (the namespace missing, a local socket error), which is
-//! never taken for blocked. The `truthtable` lab's Pods are added to a Node through the real
-//! plugin here too.
+//! never taken for blocked; a table's cells are probed from every source at once. The
+//! `truthtable` lab's Pods are added to a Node through the real plugin here too.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -19,7 +19,7 @@ use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use tokio::runtime::Runtime;
 use tokio::time::timeout;
 use truthtable::model::{ip, pods_on};
-use truthtable::{Observation, Pod, Protocol};
+use truthtable::{Cell, Observation, Pod, Protocol};
 
 use super::{Lan, TestNode, run};
 
@@ -116,6 +116,44 @@ pub async fn probe(protocol: Protocol, to: SocketAddr) -> Observation {
             }
         }
     }
+}
+
+/// Probes `cells`: each source's from its own namespace (`netns` maps each Pod to its own), all
+/// at once. A source whose namespace cannot be joined could not run any of its probes.
+pub fn probe_cells(
+    runtime: &Runtime,
+    netns: &BTreeMap<Pod, String>,
+    cells: &[Cell],
+) -> Vec<(Cell, Observation)> {
+    let mut by_source: BTreeMap<Pod, Vec<Cell>> = BTreeMap::new();
+    for cell in cells {
+        by_source.entry(cell.0).or_default().push(*cell);
+    }
+    std::thread::scope(|scope| {
+        let sources: Vec<_> = by_source
+            .into_iter()
+            .map(|(s, cells)| {
+                let ns = &netns[&s];
+                scope.spawn(move || {
+                    let probed = try_in_netns(ns, || {
+                        let probes = cells.iter().map(|&(s, d, port)| async move {
+                            let to = SocketAddr::from((ip(d), port.number));
+                            ((s, d, port), probe(port.protocol, to).await)
+                        });
+                        runtime.block_on(futures_util::future::join_all(probes))
+                    });
+                    probed.unwrap_or_else(|why| {
+                        let why = Observation::CouldNotRun(why);
+                        cells.iter().map(|c| (*c, why.clone())).collect()
+                    })
+                })
+            })
+            .collect();
+        sources
+            .into_iter()
+            .flat_map(|h| h.join().expect("probe thread"))
+            .collect()
+    })
 }
 
 /// The source ports UDP probes take, each once per test process: below the kernel's default
