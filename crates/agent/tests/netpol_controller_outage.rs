@@ -45,13 +45,13 @@ fn a_policy_on_each_node() -> Scenario {
 fn assert_table(lab: &ControllerLab, scenario: &Scenario, views: &ViewsByNode, when: &str) {
     let installs = lab.installs();
     let verdict = lab.judge(scenario);
-    lab.assert_unchanged_since(scenario.name, &installs, views);
     if !verdict.reprobed.is_empty() {
         eprintln!("{when}: {}", verdict.reprobe_summary());
     }
     if let Err(diff) = verdict.result() {
         panic!("{:?} {when}:\n{diff}", scenario.name);
     }
+    lab.assert_unchanged_since(scenario.name, &installs, views);
 }
 
 type ViewsByNode = std::collections::BTreeMap<String, controlplane::NodeView>;
