@@ -9,98 +9,21 @@
 //!   (`netpol::PolicyEngine`) for one Node, what every agent computes today in standalone mode
 //!   (each of the 1,000), with its time and memory growth.
 //!
-//! The cluster: Namespace `ns<n>` has team label `t<n % 10>`; its Pod `p<i>` runs on Node
-//! `node<(n*100 + i) % 1000>` with labels `app<i % 50>` and tier `fe` or `be`; policy `np<j>`
-//! applies to `app<j>` and admits the front-ends of the Namespaces of team `t<j % 10>` on TCP
-//! 80 and 8000–8100 (the pattern of `pipeline`'s netpol benchmark, ten times larger).
+//! The cluster is `support/cluster.rs`'s.
 //!
 //! Each part runs in its own process (the benchmark runs itself). Run with `cargo bench -p
 //! controller --bench scale` (no root needed; Linux, for `VmRSS`).
 
+#[path = "support/cluster.rs"]
+mod cluster;
+
 use std::time::Instant;
 
+use cluster::{
+    NAMESPACES, NODES, Object, PODS_PER_NAMESPACE, POLICIES_PER_NAMESPACE, load, mib, rss_kib,
+};
 use controller::SpanComputation;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
-use k8s_openapi::api::networking::v1::NetworkPolicy;
 use netpol::PolicyEngine;
-use serde_json::json;
-
-const NAMESPACES: usize = 1_000;
-const PODS_PER_NAMESPACE: usize = 100;
-const POLICIES_PER_NAMESPACE: usize = 50;
-const NODES: usize = 1_000;
-
-fn namespace(n: usize) -> Namespace {
-    serde_json::from_value(json!({"metadata": {"name": format!("ns{n}"),
-                                               "labels": {"team": format!("t{}", n % 10)}}}))
-    .unwrap()
-}
-
-fn pod(n: usize, i: usize) -> Pod {
-    let k = n * PODS_PER_NAMESPACE + i;
-    let ip = format!("10.{}.{}.{}", k >> 16, (k >> 8) & 255, k & 255);
-    serde_json::from_value(json!({
-        "metadata": {"namespace": format!("ns{n}"), "name": format!("p{i}"),
-                     "labels": {"app": format!("app{}", i % POLICIES_PER_NAMESPACE),
-                                "tier": if i.is_multiple_of(2) { "fe" } else { "be" }}},
-        "spec": {"nodeName": format!("node{}", k % NODES), "containers": [{"name": "c"}]},
-        "status": {"phase": "Running", "podIP": ip},
-    }))
-    .unwrap()
-}
-
-fn policy(n: usize, j: usize) -> NetworkPolicy {
-    serde_json::from_value(json!({
-        "metadata": {"namespace": format!("ns{n}"), "name": format!("np{j}")},
-        "spec": {
-            "podSelector": {"matchLabels": {"app": format!("app{j}")}},
-            "ingress": [{
-                "from": [{"namespaceSelector": {"matchLabels": {"team": format!("t{}", j % 10)}},
-                          "podSelector": {"matchLabels": {"tier": "fe"}}}],
-                "ports": [{"port": 80}, {"port": 8000, "endPort": 8100}],
-            }],
-        },
-    }))
-    .unwrap()
-}
-
-/// This process's resident memory, KiB.
-fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
-fn mib(kib: u64) -> f64 {
-    kib as f64 / 1024.0
-}
-
-/// One object of the cluster.
-enum Object {
-    Namespace(Namespace),
-    Pod(Box<Pod>),
-    Policy(NetworkPolicy),
-}
-
-/// Hands the cluster to `take`: Namespaces, Pods, then policies.
-fn load(mut take: impl FnMut(Object)) {
-    for n in 0..NAMESPACES {
-        take(Object::Namespace(namespace(n)));
-    }
-    for n in 0..NAMESPACES {
-        for i in 0..PODS_PER_NAMESPACE {
-            take(Object::Pod(Box::new(pod(n, i))));
-        }
-    }
-    for n in 0..NAMESPACES {
-        for j in 0..POLICIES_PER_NAMESPACE {
-            take(Object::Policy(policy(n, j)));
-        }
-    }
-}
 
 /// Which part this process measures (each runs in its own process, so that one part's freed
 /// memory kept by the allocator does not hide the other's growth).
