@@ -5,6 +5,9 @@
 //!   included) and compute every policy's and group's span, and the growth of this process's
 //!   resident memory (`VmRSS`) while it holds the result; then the time to build the snapshot
 //!   of one Node, and its size;
+//! - **controller, compute only**: the same computation over objects decoded beforehand (as a
+//!   running controller gets them from its watches, decoded one by one as they arrive), timed
+//!   apart from their decoding, whose time is printed too;
 //! - **baseline, same run**: the same objects into one standalone agent engine
 //!   (`netpol::PolicyEngine`) for one Node, what every agent computes today in standalone mode
 //!   (each of the 1,000), with its time and memory growth.
@@ -33,6 +36,7 @@ fn main() {
     match std::env::var(PART).as_deref() {
         Ok("baseline") => baseline(),
         Ok("controller") => controller(),
+        Ok("compute") => compute_only(),
         _ => {
             println!(
                 "cluster: {} Pods in {NAMESPACES} Namespaces on {NODES} Nodes, {} NetworkPolicies",
@@ -40,7 +44,7 @@ fn main() {
                 NAMESPACES * POLICIES_PER_NAMESPACE
             );
             let me = std::env::current_exe().expect("the benchmark's own path");
-            for part in ["controller", "baseline"] {
+            for part in ["controller", "compute", "baseline"] {
                 let status = std::process::Command::new(&me)
                     .env(PART, part)
                     .status()
@@ -101,5 +105,31 @@ fn controller() {
         "snapshot of node0: {} updates ({members} group members) in {:.1} ms",
         snapshot.len(),
         start.elapsed().as_secs_f64() * 1000.0
+    );
+}
+
+/// The computation alone: every object decoded first, then taken in the same order.
+fn compute_only() {
+    let start = Instant::now();
+    let mut objects =
+        Vec::with_capacity(NAMESPACES * (1 + PODS_PER_NAMESPACE + POLICIES_PER_NAMESPACE));
+    load(|object| objects.push(object));
+    let decoded = start.elapsed();
+    let start = Instant::now();
+    let mut computation = SpanComputation::default();
+    for object in &objects {
+        match object {
+            Object::Namespace(n) => computation.upsert_namespace(n).unwrap(),
+            Object::Pod(p) => computation.upsert_pod(p).unwrap(),
+            Object::Policy(p) => computation.upsert_policy(p).unwrap(),
+        }
+    }
+    let took = start.elapsed();
+    println!(
+        "controller, compute only: {:.2} s ({}); decoding the {} objects before it: {:.2} s",
+        took.as_secs_f64(),
+        computation.summary(),
+        objects.len(),
+        decoded.as_secs_f64()
     );
 }
