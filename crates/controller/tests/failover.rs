@@ -10,10 +10,10 @@
 //! differs, so no resume), then a change made after the failover. The time from the kill to
 //! each client's new snapshot is printed, not asserted: only a generous deadline holds.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+#[path = "support/replica.rs"]
+mod replica;
+
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use controlplane::client::{Backoff, ClientConfig, ConnectionState, SpanWatch};
@@ -23,10 +23,10 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use model::policy::PodKey;
+use replica::{LEASE_SECONDS, Replica};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-const LEASE_SECONDS: u64 = 3;
 /// How long the clients may take to be served again after the kill: the Lease, then the
 /// follower's next try, its list of the cluster, and the clients' backoff (0.5 s doubling,
 /// over both addresses in turn).
@@ -34,59 +34,6 @@ const FAILOVER_DEADLINE: Duration = Duration::from_secs(LEASE_SECONDS + 20);
 const WAIT: Duration = Duration::from_secs(30);
 /// The name the controller's self-signed certificate carries for the agents.
 const SERVER_NAME: &str = "antrea.kube-system.svc";
-
-/// A running replica and the lines it logged so far.
-struct Replica {
-    child: Child,
-    address: String,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Replica {
-    fn start(kubeconfig: &Path, identity: &str) -> Replica {
-        let address = free_address();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_antrea-controller"))
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .args(["--identity", identity, "--lease-namespace", "kube-system"])
-            .args(["--lease-duration-seconds", &LEASE_SECONDS.to_string()])
-            .args(["--retry-seconds", "1"])
-            .args(["--bind-address", &address])
-            .env("RUST_LOG", "info")
-            .env("NO_COLOR", "1")
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("antrea-controller starts");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let lines = BufReader::new(child.stderr.take().unwrap());
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in lines.lines().map_while(Result::ok) {
-                sink.lock().unwrap().push(line);
-            }
-        });
-        Replica {
-            child,
-            address,
-            log,
-        }
-    }
-
-    fn logged(&self, text: &str) -> bool {
-        self.log.lock().unwrap().iter().any(|l| l.contains(text))
-    }
-
-    fn dump(&self) -> String {
-        self.log.lock().unwrap().join("\n")
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A port on 127.0.0.1 nobody listens on now.
 fn free_address() -> String {
@@ -278,12 +225,14 @@ async fn agents_reconnect_to_the_new_leader_and_get_their_view() {
     workloads(&api);
     let tokens = [agent_token(&api, "n1"), agent_token(&api, "n2")];
 
-    let a = Replica::start(&kubeconfig, "replica-a");
+    let a_address = free_address();
+    let a = Replica::start(&kubeconfig, "replica-a", &a_address);
     wait_until("replica-a leads", WAIT, || {
         holder(&api).as_deref() == Some("replica-a")
     })
     .await;
-    let b = Replica::start(&kubeconfig, "replica-b");
+    let b_address = free_address();
+    let b = Replica::start(&kubeconfig, "replica-b", &b_address);
     wait_until("replica-b follows", WAIT, || {
         b.logged("Lease kube-system/antrea-controller held by replica-a: following")
     })
@@ -298,7 +247,7 @@ async fn agents_reconnect_to_the_new_leader_and_get_their_view() {
     let ca: ConfigMap = api.get("kube-system", "antrea-ca").unwrap().unwrap();
     let ca_pem = ca.data.unwrap()["ca.crt"].clone();
 
-    let addresses = vec![a.address.clone(), b.address.clone()];
+    let addresses = vec![a_address.clone(), b_address.clone()];
     let mut agents: Vec<Agent> = ["n1", "n2"]
         .iter()
         .zip(tokens)
@@ -306,7 +255,7 @@ async fn agents_reconnect_to_the_new_leader_and_get_their_view() {
         .collect();
     for agent in &mut agents {
         agent.until("the policy", |v| has_policy(v, "x/web")).await;
-        assert_eq!(agent.address().as_deref(), Some(a.address.as_str()));
+        assert_eq!(agent.address().as_deref(), Some(a_address.as_str()));
     }
     assert!(
         !b.logged("serving"),
@@ -344,7 +293,7 @@ async fn agents_reconnect_to_the_new_leader_and_get_their_view() {
             "{}: the snapshot is the view held",
             agent.node
         );
-        assert_eq!(agent.address().as_deref(), Some(b.address.as_str()));
+        assert_eq!(agent.address().as_deref(), Some(b_address.as_str()));
     }
 
     // A change after the failover: a client Pod on n2 joins the group both Nodes hold.

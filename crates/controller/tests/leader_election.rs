@@ -4,65 +4,18 @@
 //! list; a leader whose Lease another holder takes stops with status 1. `--version` prints the
 //! build's version and commit.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+#[path = "support/replica.rs"]
+mod replica;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use fakeapi::FakeApiServer;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
+use replica::{LEASE_SECONDS, Replica};
 use serde_json::json;
-
-const LEASE_SECONDS: u64 = 3;
-
-/// A running replica and the lines it logged so far.
-struct Replica {
-    child: Child,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Replica {
-    fn start(kubeconfig: &std::path::Path, identity: &str) -> Replica {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_antrea-controller"))
-            .args(["--kubeconfig"])
-            .arg(kubeconfig)
-            .args(["--identity", identity, "--lease-namespace", "kube-system"])
-            .args(["--lease-duration-seconds", &LEASE_SECONDS.to_string()])
-            .args(["--retry-seconds", "1"])
-            .args(["--bind-address", "127.0.0.1:0"])
-            .env("RUST_LOG", "info")
-            .env("NO_COLOR", "1")
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("antrea-controller starts");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let lines = BufReader::new(child.stderr.take().unwrap());
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in lines.lines().map_while(Result::ok) {
-                sink.lock().unwrap().push(line);
-            }
-        });
-        Replica { child, log }
-    }
-
-    fn logged(&self, text: &str) -> bool {
-        self.log.lock().unwrap().iter().any(|l| l.contains(text))
-    }
-
-    fn dump(&self) -> String {
-        self.log.lock().unwrap().join("\n")
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) -> Duration {
     let start = Instant::now();
@@ -109,11 +62,11 @@ async fn the_follower_takes_over_when_the_leader_dies() {
     let (api, _tcp, dir) = serve().await;
     let kubeconfig = dir.path().join("kubeconfig");
     objects(&api);
-    let a = Replica::start(&kubeconfig, "replica-a");
+    let a = Replica::start(&kubeconfig, "replica-a", "127.0.0.1:0");
     wait_until("replica-a leads", Duration::from_secs(20), || {
         holder(&api).is_some_and(|(h, _)| h == "replica-a")
     });
-    let b = Replica::start(&kubeconfig, "replica-b");
+    let b = Replica::start(&kubeconfig, "replica-b", "127.0.0.1:0");
     wait_until("replica-b follows", Duration::from_secs(20), || {
         b.logged("Lease kube-system/antrea-controller held by replica-a: following")
     });
@@ -155,7 +108,7 @@ async fn the_follower_takes_over_when_the_leader_dies() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_whose_lease_is_taken_stops_with_an_error() {
     let (api, _tcp, dir) = serve().await;
-    let mut a = Replica::start(&dir.path().join("kubeconfig"), "replica-a");
+    let mut a = Replica::start(&dir.path().join("kubeconfig"), "replica-a", "127.0.0.1:0");
     wait_until("replica-a leads", Duration::from_secs(20), || {
         holder(&api).is_some_and(|(h, _)| h == "replica-a")
     });
