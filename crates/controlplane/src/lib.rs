@@ -7,7 +7,9 @@
 //! - [`NodeView`]: a Node's view built from its updates, refusing any out of order; it is also
 //!   what a snapshot carries and what an agent persists.
 //! - [`Delivery`]: what an agent is handed, a snapshot or updates.
-//! - [`auth`]: [`Authenticator`], who holds a watcher's token and so which Node it may watch.
+//! - [`auth`]: [`Authenticator`], who holds a watcher's token and so which Node it may watch;
+//!   [`token_review`]: the TokenReview that tells who holds a token, for the controller's
+//!   authenticator and the agent API's.
 //!
 //! Every type here is serde-serializable; the wire and the agent's persisted state use the same
 //! encoding. The transport:
@@ -27,6 +29,7 @@ mod delivery;
 pub mod hub;
 pub mod server;
 pub mod tls;
+pub mod token_review;
 mod update;
 mod view;
 pub mod wire;

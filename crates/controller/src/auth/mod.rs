@@ -1,6 +1,6 @@
 //! [`TokenReviewAuthenticator`]: the controller's [`Authenticator`]. An agent presents its
 //! ServiceAccount token; the API server says whose it is (a TokenReview,
-//! `authentication.k8s.io/v1`), and the controller binds an agent's token to the Node its Pod
+//! `authentication.k8s.io/v1`, [`controlplane::token_review`]), and the controller binds an agent's token to the Node its Pod
 //! runs on:
 //!
 //! - from the bound token's extra `authentication.kubernetes.io/node-name` (Kubernetes ≥ 1.32
@@ -29,10 +29,9 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use controlplane::auth::AuthFuture;
+use controlplane::token_review::token_user;
 use controlplane::{AuthError, Authenticator, Watcher};
-use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec, UserInfo};
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::PostParams;
 use kube::{Api, Client};
 
 use cache::{AnswerCache, TokenDigest};
@@ -147,7 +146,7 @@ impl TokenReviewAuthenticator {
 
     /// Who holds `token`, and for an agent, its Node.
     async fn review(&self, token: &str) -> Result<Watcher, AuthError> {
-        let user = self.token_review(token).await?;
+        let user = token_user(&self.client, token).await?;
         let username = user.username.unwrap_or_default();
         if username != self.agent_user {
             return Ok(Watcher {
@@ -160,34 +159,6 @@ impl TokenReviewAuthenticator {
             user: username,
             node,
         })
-    }
-
-    /// The user the API server says holds `token`.
-    async fn token_review(&self, token: &str) -> Result<UserInfo, AuthError> {
-        let review = TokenReview {
-            spec: TokenReviewSpec {
-                token: Some(token.to_owned()),
-                audiences: None,
-            },
-            ..TokenReview::default()
-        };
-        let answer = Api::<TokenReview>::all(self.client.clone())
-            .create(&PostParams::default(), &review)
-            .await
-            .map_err(|error| AuthError::Unavailable(format!("TokenReview failed: {error}")))?;
-        let status = answer.status.unwrap_or_default();
-        let user = status
-            .user
-            .filter(|user| user.username.as_deref().is_some_and(|u| !u.is_empty()));
-        match (status.authenticated, user) {
-            (Some(true), Some(user)) => Ok(user),
-            _ => Err(AuthError::Unauthenticated(
-                match status.error.filter(|e| !e.is_empty()) {
-                    Some(error) => format!("the API server refused the token: {error}"),
-                    None => "the API server refused the token".to_owned(),
-                },
-            )),
-        }
     }
 
     /// The Node an agent's token is bound to, from its extras (see the module's comment).
