@@ -5,22 +5,21 @@
 //! `ca.crt` and `ca.key`), so that the next leader signs with the same CA and the agents keep
 //! trusting it; it is published in the ConfigMap `kube-system/antrea-ca` under `ca.crt`, where
 //! agents read it. The serving certificate is made at each start, for the Service's DNS names
-//! and the names and addresses given with `--tls-san`.
+//! and the names and addresses given with `--tls-san`. Both are made with
+//! [`controlplane::certificates`].
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use controlplane::certificates::CertificateAuthority;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
-use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    Issuer, KeyPair, KeyUsagePurpose,
-};
+use rcgen::{Issuer, KeyPair};
 use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 /// The Secret key of the CA certificate, and the ConfigMap key agents read it from.
 pub const CA_CERT_KEY: &str = "ca.crt";
@@ -101,7 +100,7 @@ pub async fn serving_tls(
             secret,
             config_map,
         } => {
-            let (ca_pem, issuer) = ensure_ca(
+            let ca = ensure_ca(
                 &Api::namespaced(client.clone(), namespace),
                 namespace,
                 secret,
@@ -111,7 +110,7 @@ pub async fn serving_tls(
                 &Api::namespaced(client.clone(), namespace),
                 namespace,
                 config_map,
-                &ca_pem,
+                ca.cert_pem(),
             )
             .await?;
             let mut names: Vec<String> = SERVICE_NAMES.iter().map(|n| (*n).to_owned()).collect();
@@ -121,25 +120,10 @@ pub async fn serving_tls(
                     .cloned()
                     .collect::<Vec<_>>(),
             );
-            let mut params = CertificateParams::new(names)?;
-            params.distinguished_name = named("antrea-controller");
-            params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-            params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-            let key = KeyPair::generate()?;
-            let cert = params.signed_by(&key, &issuer)?;
-            let key_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-            let ca_der = CertificateDer::from_pem_slice(ca_pem.as_bytes()).map_err(|e| {
-                TlsError::BadSecret {
-                    secret: format!("{namespace}/{secret}"),
-                    reason: e.to_string(),
-                }
-            })?;
+            let serving = ca.serving_certificate("antrea-controller", names)?;
             Ok(ServingTls {
-                config: controlplane::tls::server_config(
-                    vec![cert.der().clone(), ca_der],
-                    key_der,
-                )?,
-                ca_pem: Some(ca_pem),
+                config: controlplane::tls::server_config(serving.chain, serving.key)?,
+                ca_pem: Some(ca.cert_pem().to_owned()),
             })
         }
     }
@@ -170,7 +154,7 @@ async fn ensure_ca(
     secrets: &Api<Secret>,
     namespace: &str,
     name: &str,
-) -> Result<(String, Issuer<'static, KeyPair>), TlsError> {
+) -> Result<CertificateAuthority, TlsError> {
     let what = format!("the Secret {namespace}/{name}");
     let api_error = |source| TlsError::Api {
         what: what.clone(),
@@ -179,12 +163,7 @@ async fn ensure_ca(
     if let Some(secret) = secrets.get_opt(name).await.map_err(api_error)? {
         return read_ca(&secret, &what);
     }
-    let key = KeyPair::generate()?;
-    let mut params = CertificateParams::default();
-    params.distinguished_name = named("antrea-controller-ca");
-    params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
-    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-    let cert = params.self_signed(&key)?;
+    let ca = CertificateAuthority::generate("antrea-controller-ca")?;
     let secret = Secret {
         metadata: ObjectMeta {
             name: Some(name.to_owned()),
@@ -193,18 +172,18 @@ async fn ensure_ca(
         },
         type_: Some("Opaque".to_owned()),
         data: Some(BTreeMap::from([
-            (CA_CERT_KEY.to_owned(), ByteString(cert.pem().into_bytes())),
             (
-                CA_KEY_KEY.to_owned(),
-                ByteString(key.serialize_pem().into_bytes()),
+                CA_CERT_KEY.to_owned(),
+                ByteString(ca.cert_pem().as_bytes().to_vec()),
             ),
+            (CA_KEY_KEY.to_owned(), ByteString(ca.key_pem().into_bytes())),
         ])),
         ..Secret::default()
     };
     match secrets.create(&PostParams::default(), &secret).await {
         Ok(_) => {
             tracing::info!("made a CA and kept it in {what}");
-            Ok((cert.pem(), Issuer::new(params, key)))
+            Ok(ca)
         }
         Err(kube::Error::Api(status)) if status.code == 409 => {
             let secret = secrets.get(name).await.map_err(api_error)?;
@@ -214,7 +193,7 @@ async fn ensure_ca(
     }
 }
 
-fn read_ca(secret: &Secret, what: &str) -> Result<(String, Issuer<'static, KeyPair>), TlsError> {
+fn read_ca(secret: &Secret, what: &str) -> Result<CertificateAuthority, TlsError> {
     let bad = |reason: String| TlsError::BadSecret {
         secret: what.trim_start_matches("the Secret ").to_owned(),
         reason,
@@ -234,8 +213,10 @@ fn read_ca(secret: &Secret, what: &str) -> Result<(String, Issuer<'static, KeyPa
         KeyPair::from_pem(&field(CA_KEY_KEY)?).map_err(|e| bad(format!("{CA_KEY_KEY}: {e}")))?;
     let issuer =
         Issuer::from_ca_cert_pem(&cert_pem, key).map_err(|e| bad(format!("{CA_CERT_KEY}: {e}")))?;
+    let ca = CertificateAuthority::from_kept(cert_pem, issuer)
+        .map_err(|e| bad(format!("{CA_CERT_KEY}: {e}")))?;
     tracing::info!("signing with the CA kept in {what}");
-    Ok((cert_pem, issuer))
+    Ok(ca)
 }
 
 /// Puts `ca_pem` in the ConfigMap under [`CA_CERT_KEY`], keeping its other keys.
@@ -283,10 +264,4 @@ async fn publish_ca(
     }
     tracing::info!("published the CA in {what}");
     Ok(())
-}
-
-fn named(common_name: &str) -> DistinguishedName {
-    let mut name = DistinguishedName::new();
-    name.push(DnType::CommonName, common_name);
-    name
 }

@@ -19,11 +19,13 @@
 //! - [`hub`]: the controller's fan-out from its computation to each Node's watchers, with
 //!   versions, resume and bounded queues;
 //! - [`server`]: the controller's gRPC service and TLS server; [`client`]: the agent's watch,
-//!   with reconnects; [`tls`]: both ends' rustls configurations.
+//!   with reconnects; [`tls`]: both ends' rustls configurations; [`certificates`]: a CA and
+//!   the serving certificates it signs.
 //!
 //! `docs/controller.md` describes the protocol.
 
 pub mod auth;
+pub mod certificates;
 pub mod client;
 mod delivery;
 pub mod hub;

@@ -1,19 +1,16 @@
 //! The API's TLS identity: the certificate and key from `apiTLSCertFile`/`apiTLSPrivateKeyFile`,
 //! or, without them, a CA and a serving certificate it signs, both made in memory at start
-//! (the CA is published for antctl, see [`super::local_access`]; its key is dropped once the
-//! serving certificate is signed).
+//! (with [`controlplane::certificates`]; the CA is published for antctl, see
+//! [`super::local_access`]; its key is dropped once the serving certificate is signed).
 
 use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    Issuer, KeyPair, KeyUsagePurpose,
-};
+use controlplane::certificates::CertificateAuthority;
 use rustls::ServerConfig;
 use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 use super::ApiSetupError;
 use crate::config::{AgentApiConfig, TlsCipherSuite, TlsSettings, TlsVersion};
@@ -78,35 +75,18 @@ impl ServingIdentity {
             what: "the self-signed certificate".to_owned(),
             reason: reason.to_string(),
         };
-        let ca_key = KeyPair::generate().map_err(generation)?;
-        let mut ca_params = CertificateParams::default();
-        ca_params.distinguished_name = named(&format!("antrea-agent-ca@{}", names.join(",")));
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
-        ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-        let ca_cert = ca_params.self_signed(&ca_key).map_err(generation)?;
-        let issuer = Issuer::new(ca_params, ca_key);
-
+        let ca = CertificateAuthority::generate(&format!("antrea-agent-ca@{}", names.join(",")))
+            .map_err(generation)?;
         let mut sans: Vec<String> = names.iter().filter(|n| !n.is_empty()).cloned().collect();
         sans.extend(addresses.iter().map(IpAddr::to_string));
-        let mut params = CertificateParams::new(sans).map_err(generation)?;
-        params.distinguished_name = named("antrea-agent");
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        let key = KeyPair::generate().map_err(generation)?;
-        let cert = params.signed_by(&key, &issuer).map_err(generation)?;
-        let key_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-        let chain = vec![cert.der().clone(), ca_cert.der().clone()];
+        let serving = ca
+            .serving_certificate("antrea-agent", sans)
+            .map_err(generation)?;
         Ok(ServingIdentity {
-            config: server_config(chain, key_der, tls)?,
-            ca_pem: Some(ca_cert.pem()),
+            config: server_config(serving.chain, serving.key, tls)?,
+            ca_pem: Some(ca.cert_pem().to_owned()),
         })
     }
-}
-
-fn named(common_name: &str) -> DistinguishedName {
-    let mut name = DistinguishedName::new();
-    name.push(DnType::CommonName, common_name);
-    name
 }
 
 fn server_config(
