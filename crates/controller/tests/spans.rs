@@ -7,42 +7,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use controller::span::{NodeUpdate, NodeView, SpanComputation};
-use k8s_openapi::api::core::v1::{Namespace, Pod};
-use k8s_openapi::api::networking::v1::NetworkPolicy;
 use model::policy::PodKey;
 use netpol::input::{CompiledPolicy, GroupKey, PodInfo, Scope, namespace_labels};
 use proptest::prelude::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
-const NODES: [&str; 3] = ["n1", "n2", "n3"];
-const NS: [&str; 3] = ["x", "y", "z"];
-const LABELS: [&str; 3] = ["a", "b", "c"];
+#[path = "support/random_cluster.rs"]
+mod random_cluster;
 
-fn namespace(name: &str, team: &str) -> Namespace {
-    serde_json::from_value(json!({"metadata": {"name": name, "labels": {"team": team}}})).unwrap()
-}
-
-fn pod(ns: &str, name: &str, node: &str, ip: Option<u8>, label: &str, http: Option<u16>) -> Pod {
-    let ports: Vec<Value> = http
-        .iter()
-        .map(|p| json!({"name": "http", "protocol": "TCP", "containerPort": p}))
-        .collect();
-    let status = match ip {
-        Some(i) => json!({"phase": "Running", "podIP": format!("10.0.0.{i}")}),
-        None => json!({"phase": "Pending"}),
-    };
-    serde_json::from_value(json!({
-        "metadata": {"namespace": ns, "name": name, "labels": {"pod": label}},
-        "spec": {"nodeName": node, "containers": [{"name": "c", "ports": ports}]},
-        "status": status,
-    }))
-    .unwrap()
-}
-
-fn policy(ns: &str, name: &str, spec: Value) -> NetworkPolicy {
-    serde_json::from_value(json!({"metadata": {"namespace": ns, "name": name}, "spec": spec}))
-        .unwrap()
-}
+use random_cluster::{NODES, World, apply, namespace, op, pod, policy};
 
 /// Applies each Node's updates to its view; an update out of order fails the test.
 fn receive(views: &mut BTreeMap<String, NodeView>, updates: BTreeMap<String, Vec<NodeUpdate>>) {
@@ -62,13 +35,6 @@ fn watch(c: &mut SpanComputation, views: &mut BTreeMap<String, NodeView>, node: 
             .unwrap_or_else(|e| panic!("{node} snapshot: {e}"));
     }
     views.insert(node.to_owned(), view);
-}
-
-#[derive(Default)]
-struct World {
-    pods: BTreeMap<PodKey, Pod>,
-    namespaces: BTreeMap<String, Namespace>,
-    policies: BTreeMap<(String, String), NetworkPolicy>,
 }
 
 impl World {
@@ -141,142 +107,6 @@ fn held(view: &NodeView) -> (BTreeSet<String>, BTreeMap<GroupKey, BTreeSet<PodKe
             .map(|(g, m)| (g.clone(), m.keys().cloned().collect()))
             .collect(),
     )
-}
-
-#[derive(Debug, Clone)]
-enum Op {
-    SetPod {
-        ns: usize,
-        name: usize,
-        node: usize,
-        ip: Option<u8>,
-        label: usize,
-        http: Option<u16>,
-    },
-    RemovePod {
-        ns: usize,
-        name: usize,
-    },
-    SetNamespace {
-        ns: usize,
-        label: usize,
-    },
-    RemoveNamespace {
-        ns: usize,
-    },
-    SetPolicy {
-        ns: usize,
-        name: usize,
-        spec: Value,
-    },
-    RemovePolicy {
-        ns: usize,
-        name: usize,
-    },
-}
-
-fn selector() -> impl Strategy<Value = Value> {
-    prop_oneof![
-        Just(json!({})),
-        (0..3usize).prop_map(|l| json!({"matchLabels": {"pod": LABELS[l]}})),
-    ]
-}
-
-fn peer() -> impl Strategy<Value = Value> {
-    prop_oneof![
-        selector().prop_map(|p| json!({"podSelector": p})),
-        (0..3usize)
-            .prop_map(|l| json!({"namespaceSelector": {"matchLabels": {"team": LABELS[l]}}})),
-        selector().prop_map(|p| json!({"podSelector": p, "namespaceSelector": {}})),
-    ]
-}
-
-fn spec() -> impl Strategy<Value = Value> {
-    (
-        selector(),
-        proptest::collection::vec(peer(), 0..3),
-        proptest::collection::vec(peer(), 0..2),
-        any::<bool>(),
-    )
-        .prop_map(|(sel, from, to, named)| {
-            let ports = if named {
-                json!([{"port": "http"}])
-            } else {
-                json!([{"port": 80}])
-            };
-            json!({
-                "podSelector": sel,
-                "policyTypes": ["Ingress", "Egress"],
-                "ingress": [{"from": from, "ports": ports}],
-                "egress": [{"to": to}],
-            })
-        })
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        5 => (0..3usize, 0..4usize, 0..3usize, proptest::option::of(0..12u8), 0..3usize, proptest::option::of(80..82u16))
-            .prop_map(|(ns, name, node, ip, label, http)| Op::SetPod { ns, name, node, ip, label, http }),
-        1 => (0..3usize, 0..4usize).prop_map(|(ns, name)| Op::RemovePod { ns, name }),
-        2 => (0..3usize, 0..3usize).prop_map(|(ns, label)| Op::SetNamespace { ns, label }),
-        1 => (0..3usize).prop_map(|ns| Op::RemoveNamespace { ns }),
-        3 => (0..3usize, 0..3usize, spec()).prop_map(|(ns, name, spec)| Op::SetPolicy { ns, name, spec }),
-        1 => (0..3usize, 0..3usize).prop_map(|(ns, name)| Op::RemovePolicy { ns, name }),
-    ]
-}
-
-fn apply(c: &mut SpanComputation, world: &mut World, op: &Op) {
-    match op {
-        Op::SetPod {
-            ns,
-            name,
-            node,
-            ip,
-            label,
-            http,
-        } => {
-            let p = pod(
-                NS[*ns],
-                &format!("p{name}"),
-                NODES[*node],
-                *ip,
-                LABELS[*label],
-                *http,
-            );
-            c.upsert_pod(&p).unwrap();
-            world
-                .pods
-                .insert(PodKey::new(NS[*ns], format!("p{name}")), p);
-        }
-        Op::RemovePod { ns, name } => {
-            let key = PodKey::new(NS[*ns], format!("p{name}"));
-            c.remove_pod(&key);
-            world.pods.remove(&key);
-        }
-        Op::SetNamespace { ns, label } => {
-            let n = namespace(NS[*ns], LABELS[*label]);
-            c.upsert_namespace(&n).unwrap();
-            world.namespaces.insert(NS[*ns].to_owned(), n);
-        }
-        Op::RemoveNamespace { ns } => {
-            c.set_namespace(NS[*ns], None);
-            world.namespaces.remove(NS[*ns]);
-        }
-        Op::SetPolicy { ns, name, spec } => {
-            let p = policy(NS[*ns], &format!("np{name}"), spec.clone());
-            c.upsert_policy(&p).unwrap();
-            world
-                .policies
-                .insert((NS[*ns].to_owned(), format!("np{name}")), p);
-        }
-        Op::RemovePolicy { ns, name } => {
-            let p = policy(NS[*ns], &format!("np{name}"), json!({}));
-            c.remove_policy(&CompiledPolicy::from_k8s(&p).unwrap().key);
-            world
-                .policies
-                .remove(&(NS[*ns].to_owned(), format!("np{name}")));
-        }
-    }
 }
 
 proptest! {
