@@ -393,7 +393,7 @@ async fn received_policy(
     match tokio::time::timeout(SYNC_WAIT, link.deliveries.recv()).await {
         Ok(Some(delivery)) => {
             policy.apply(&PolicyInput::Delivery(Arc::new(delivery)));
-            policy.keep_view();
+            policy.keep_view().await;
         }
         Ok(None) => tracing::warn!(
             "the controller's deliveries ended before the first: no NetworkPolicy enforced"

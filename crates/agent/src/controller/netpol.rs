@@ -216,16 +216,17 @@ impl NetworkPolicyController {
         }
     }
 
-    /// Controller mode: writes the view received if it changed since it was last written. A
-    /// failed write is logged; the next burst writes again.
-    pub fn keep_view(&mut self) {
+    /// Controller mode: writes the view received if it changed since it was last written (off
+    /// the runtime's workers, and done when this returns, so writes never overtake each other).
+    /// A failed write is logged; the next burst writes again.
+    pub async fn keep_view(&mut self) {
         let Some(received) = &mut self.received else {
             return;
         };
         if !received.unsaved {
             return;
         }
-        match received.state.save(received.view.view()) {
+        match received.state.save(received.view.view()).await {
             Ok(()) => received.unsaved = false,
             Err(error) => tracing::error!("{error}"),
         }
@@ -308,7 +309,7 @@ impl NetworkPolicyController {
                     continue;
                 }
             }
-            self.keep_view();
+            self.keep_view().await;
             match self.install(&*datapath).await {
                 Ok(_) => requeue.succeeded(),
                 Err(error) => {

@@ -97,33 +97,107 @@ impl PolicyStateFile {
     }
 
     /// Replaces the kept view by `view`: written to `<file>.tmp`, synced, renamed over the
-    /// file, and the directory synced.
-    pub fn save(&self, view: &NodeView) -> Result<(), StateWriteError> {
-        let error = |source| StateWriteError {
+    /// file, and the directory synced. The writing runs on the runtime's blocking threads
+    /// (`spawn_blocking`), not on its workers; it is over when this returns, so a caller that
+    /// awaits each save before the next keeps the writes in order and never has an older view
+    /// renamed over a newer one.
+    pub async fn save(&self, view: &NodeView) -> Result<(), StateWriteError> {
+        let text = serde_json::to_vec(view).map_err(|e| StateWriteError {
             path: self.path.clone(),
-            source,
+            source: std::io::Error::other(e),
+        })?;
+        let path = self.path.clone();
+        tokio::task::spawn_blocking(move || write_atomically(&path, &text))
+            .await
+            .unwrap_or_else(|join| {
+                Err(StateWriteError {
+                    path: self.path.clone(),
+                    source: std::io::Error::other(format!("the writing task failed: {join}")),
+                })
+            })
+    }
+}
+
+/// Writes `text` to `<path>.tmp`, syncs it, renames it over `path` and syncs the directory.
+fn write_atomically(path: &Path, text: &[u8]) -> Result<(), StateWriteError> {
+    let error = |source| StateWriteError {
+        path: path.to_owned(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(error)?;
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = PathBuf::from(temporary);
+    let mut file = std::fs::File::create(&temporary).map_err(error)?;
+    file.write_all(text).map_err(error)?;
+    file.sync_all().map_err(error)?;
+    drop(file);
+    std::fs::rename(&temporary, path).map_err(error)?;
+    // The rename itself is durable once the directory is (Unix; Windows cannot open a
+    // directory as a file, and NTFS journals the rename).
+    #[cfg(unix)]
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::net::Ipv4Addr;
+
+    use controlplane::Member;
+    use model::policy::PodKey;
+    use netpol::input::{GroupKey, Scope};
+    use netpol::selector::Selector;
+
+    use super::*;
+
+    /// A view of one group with `members` members.
+    fn view(members: u8) -> NodeView {
+        let group = GroupKey {
+            scope: Scope::Namespace("ns".into()),
+            pods: Selector::with_labels([("app", "web")]),
         };
-        let text = serde_json::to_vec(view).map_err(|e| error(std::io::Error::other(e)))?;
-        let dir = self
-            .path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(error)?;
-        let mut temporary = self.path.as_os_str().to_owned();
-        temporary.push(".tmp");
-        let temporary = PathBuf::from(temporary);
-        let mut file = std::fs::File::create(&temporary).map_err(error)?;
-        file.write_all(&text).map_err(error)?;
-        file.sync_all().map_err(error)?;
-        drop(file);
-        std::fs::rename(&temporary, &self.path).map_err(error)?;
-        // The rename itself is durable once the directory is (Unix; Windows cannot open a
-        // directory as a file, and NTFS journals the rename).
-        #[cfg(unix)]
-        std::fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(error)?;
-        Ok(())
+        let members: BTreeMap<PodKey, Member> = (0..members)
+            .map(|i| {
+                let pod = PodKey::new("ns", format!("p{i}"));
+                let member = Member {
+                    pod: pod.clone(),
+                    ip: Ipv4Addr::new(10, 0, 0, i),
+                    node: Some("n1".into()),
+                    named_ports: Default::default(),
+                };
+                (pod, member)
+            })
+            .collect();
+        let mut view = NodeView::default();
+        view.groups.insert(group, members);
+        view
+    }
+
+    #[tokio::test]
+    async fn each_view_saved_is_on_disk_when_save_returns() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = PolicyStateFile::new(dir.path().join("state").join("policy-state.json"));
+        for members in 0..20 {
+            let saved = view(members);
+            state.save(&saved).await.unwrap();
+            assert_eq!(
+                state.load(),
+                Some(saved),
+                "after the save of {members} members"
+            );
+        }
+        let left: Vec<_> = std::fs::read_dir(dir.path().join("state"))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["policy-state.json"]);
     }
 }
