@@ -12,14 +12,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use controlplane::certificates::CertificateAuthority;
+use controlplane::certificates::{CertificateAuthority, ServingCertificate};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 use rcgen::{Issuer, KeyPair};
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 /// The Secret key of the CA certificate, and the ConfigMap key agents read it from.
 pub const CA_CERT_KEY: &str = "ca.crt";
@@ -130,20 +128,12 @@ pub async fn serving_tls(
 }
 
 fn from_files(cert: &std::path::Path, key: &std::path::Path) -> Result<ServingTls, TlsError> {
-    let file_error = |path: &std::path::Path, reason: String| TlsError::File {
-        what: path.display().to_string(),
-        reason,
-    };
-    let chain = CertificateDer::pem_file_iter(cert)
-        .map_err(|e| file_error(cert, e.to_string()))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| file_error(cert, e.to_string()))?;
-    if chain.is_empty() {
-        return Err(file_error(cert, "no CERTIFICATE in the file".to_owned()));
-    }
-    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| file_error(key, e.to_string()))?;
+    let given = ServingCertificate::from_pem_files(cert, key).map_err(|e| TlsError::File {
+        what: e.path.display().to_string(),
+        reason: e.reason,
+    })?;
     Ok(ServingTls {
-        config: controlplane::tls::server_config(chain, key_der)?,
+        config: controlplane::tls::server_config(given.chain, given.key)?,
         ca_pem: None,
     })
 }

@@ -1,6 +1,9 @@
 //! [`CertificateAuthority`]: a CA made with rcgen and the serving certificates it signs — the
 //! one way antrea-controller (its own CA, kept in a Secret) and the agent API (a CA made in
-//! memory at start) make their self-signed TLS identities.
+//! memory at start) make their self-signed TLS identities; and [`ServingCertificate`], a
+//! serving chain and key, signed so or read from PEM files (both servers' given certificates).
+
+use std::path::{Path, PathBuf};
 
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
@@ -24,11 +27,39 @@ impl std::fmt::Debug for CertificateAuthority {
     }
 }
 
-/// A serving certificate: its chain (the leaf, then its CA) and its private key.
+/// A serving certificate: its chain (the leaf first, then its CAs) and its private key.
 #[derive(Debug)]
 pub struct ServingCertificate {
     pub chain: Vec<CertificateDer<'static>>,
     pub key: PrivateKeyDer<'static>,
+}
+
+/// Why a PEM file gave no certificate chain or key.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {reason}", path.display())]
+pub struct PemFileError {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+impl ServingCertificate {
+    /// The certificate chain of the PEM file `cert` (leaf first) and the private key of the PEM
+    /// file `key`.
+    pub fn from_pem_files(cert: &Path, key: &Path) -> Result<ServingCertificate, PemFileError> {
+        let error = |path: &Path, reason: String| PemFileError {
+            path: path.to_owned(),
+            reason,
+        };
+        let chain = CertificateDer::pem_file_iter(cert)
+            .map_err(|e| error(cert, e.to_string()))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| error(cert, e.to_string()))?;
+        if chain.is_empty() {
+            return Err(error(cert, "no CERTIFICATE in the file".to_owned()));
+        }
+        let key = PrivateKeyDer::from_pem_file(key).map_err(|e| error(key, e.to_string()))?;
+        Ok(ServingCertificate { chain, key })
+    }
 }
 
 impl CertificateAuthority {
@@ -94,4 +125,45 @@ fn named(common_name: &str) -> DistinguishedName {
     let mut name = DistinguishedName::new();
     name.push(DnType::CommonName, common_name);
     name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A self-signed certificate and its key, PEM, written to `cert.pem` and `key.pem` in `dir`.
+    fn written(dir: &Path) -> (rcgen::CertifiedKey<KeyPair>, PathBuf, PathBuf) {
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+        std::fs::write(&cert, made.cert.pem()).unwrap();
+        std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
+        (made, cert, key)
+    }
+
+    #[test]
+    fn a_chain_and_key_are_read_from_pem_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let (made, cert, key) = written(dir.path());
+        let read = ServingCertificate::from_pem_files(&cert, &key).unwrap();
+        assert_eq!(read.chain, [made.cert.der().clone()]);
+        assert_eq!(
+            read.key.secret_der(),
+            made.signing_key.serialize_der().as_slice()
+        );
+    }
+
+    #[test]
+    fn a_file_without_what_it_must_hold_is_named_in_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, cert, key) = written(dir.path());
+        let missing = dir.path().join("missing.pem");
+        let error = ServingCertificate::from_pem_files(&missing, &key).unwrap_err();
+        assert_eq!(error.path, missing);
+        // The key file holds no certificate, the certificate file no key.
+        let error = ServingCertificate::from_pem_files(&key, &key).unwrap_err();
+        assert_eq!(error.path, key);
+        assert_eq!(error.reason, "no CERTIFICATE in the file");
+        let error = ServingCertificate::from_pem_files(&cert, &cert).unwrap_err();
+        assert_eq!(error.path, cert);
+    }
 }

@@ -7,9 +7,8 @@ use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use controlplane::certificates::CertificateAuthority;
+use controlplane::certificates::{CertificateAuthority, ServingCertificate};
 use rustls::ServerConfig;
-use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 use super::ApiSetupError;
@@ -46,21 +45,14 @@ impl ServingIdentity {
 
     /// A certificate chain and key (PEM files).
     pub fn from_files(cert: &Path, key: &Path, tls: &TlsSettings) -> Result<Self, ApiSetupError> {
-        let file_error = |path: &Path, reason: String| ApiSetupError::Certificate {
-            what: path.display().to_string(),
-            reason,
-        };
-        let chain = CertificateDer::pem_file_iter(cert)
-            .map_err(|e| file_error(cert, e.to_string()))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| file_error(cert, e.to_string()))?;
-        if chain.is_empty() {
-            return Err(file_error(cert, "no CERTIFICATE in the file".to_owned()));
-        }
-        let key_der =
-            PrivateKeyDer::from_pem_file(key).map_err(|e| file_error(key, e.to_string()))?;
+        let given = ServingCertificate::from_pem_files(cert, key).map_err(|e| {
+            ApiSetupError::Certificate {
+                what: e.path.display().to_string(),
+                reason: e.reason,
+            }
+        })?;
         Ok(ServingIdentity {
-            config: server_config(chain, key_der, tls)?,
+            config: server_config(given.chain, given.key, tls)?,
             ca_pem: None,
         })
     }
