@@ -146,7 +146,7 @@ fn ct() -> impl Strategy<Value = Action> {
         prop::collection::vec(set_field(), 0..3),
     )
         .prop_map(|([commit, force], table, zone, alg, nat, exec)| {
-            Action::Ct(Ct {
+            Action::ct(Ct {
                 commit,
                 force,
                 table,
@@ -186,7 +186,7 @@ fn learn() -> impl Strategy<Value = Action> {
     )
         .prop_map(
             |([idle, hard, fin_idle, fin_hard, priority], cookie, flags, table, specs)| {
-                Action::Learn(Learn {
+                Action::learn(Learn {
                     table,
                     idle_timeout: idle,
                     hard_timeout: hard,
@@ -264,7 +264,7 @@ fn text_action() -> BoxedStrategy<Action> {
             any::<bool>()
         )
             .prop_map(|(max_len, controller_id, reason, userdata, pause)| {
-                Action::Controller(Controller {
+                Action::controller(Controller {
                     max_len,
                     controller_id,
                     reason,
@@ -274,7 +274,7 @@ fn text_action() -> BoxedStrategy<Action> {
             }),
         (0usize..4)
             .prop_flat_map(|k| prop::collection::vec(any::<u8>(), 6 + 8 * k))
-            .prop_map(Action::Note),
+            .prop_map(Action::note),
     ]
     .boxed()
 }
@@ -286,7 +286,7 @@ fn wire_action() -> BoxedStrategy<Action> {
         (port(), any::<u16>()).prop_map(|(port, max_len)| Action::Output { port, max_len }),
         (reg_subfield(), any::<u16>())
             .prop_map(|(src, max_len)| Action::OutputReg { src, max_len }),
-        any::<u16>().prop_map(|max_len| Action::Controller(Controller {
+        any::<u16>().prop_map(|max_len| Action::controller(Controller {
             max_len,
             ..Controller::default()
         })),

@@ -17,7 +17,9 @@ pub use wire::{emit_actions, parse_actions};
 
 use crate::oxm::{Field, PortNo, Subfield};
 
-/// One action.
+/// One action. Actions with large or variable contents are boxed, so that an action takes 24
+/// bytes: a switch's desired flows hold hundreds of thousands of them (a clause flow shared by
+/// several NetworkPolicy rules carries one `conjunction` each).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// `output:PORT` (`OFPAT_OUTPUT`); `max_len` matters only for the controller port.
@@ -29,13 +31,8 @@ pub enum Action {
     /// `meter:ID` (`OFPAT_METER`, an action since OpenFlow 1.5). Open vSwitch's text parser
     /// wants it first in the apply actions; the switch takes it anywhere.
     Meter(u32),
-    /// `set_field:VALUE[/MASK]->FIELD` (`OFPAT_SET_FIELD`, masked OXM when masked). `mask` is the
-    /// field's full mask when unmasked.
-    SetField {
-        field: Field,
-        value: u128,
-        mask: u128,
-    },
+    /// `set_field:VALUE[/MASK]->FIELD` (`OFPAT_SET_FIELD`, masked OXM when masked).
+    SetField(Box<SetField>),
     /// `move:SRC->DST` (`OFPAT_COPY_FIELD`).
     Move { src: Subfield, dst: Subfield },
     /// `resubmit(PORT,TABLE[,ct])`: `port` is `IN_PORT` for "the packet's input port" and must
@@ -53,17 +50,26 @@ pub enum Action {
     /// `pop_vlan`.
     PopVlan,
     /// `ct(...)` (`NXAST_CT`).
-    Ct(Ct),
+    Ct(Box<Ct>),
     /// `ct_clear`.
     CtClear,
     /// `conjunction(ID,CLAUSE/N_CLAUSES)`, `clause` counted from 1.
     Conjunction { id: u32, clause: u8, n_clauses: u8 },
     /// `learn(...)` (`NXAST_LEARN`).
-    Learn(Learn),
+    Learn(Box<Learn>),
     /// `controller(...)` (`NXAST_CONTROLLER2`).
-    Controller(Controller),
+    Controller(Box<Controller>),
     /// `note:BYTES`. On decode the note keeps the zero padding the wire form adds, as OVS does.
-    Note(Vec<u8>),
+    Note(Box<[u8]>),
+}
+
+/// What `set_field` writes: `value` under `mask` into `field`. `mask` is the field's full mask
+/// when unmasked; `value` has no bits outside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetField {
+    pub field: Field,
+    pub value: u128,
+    pub mask: u128,
 }
 
 impl Action {
@@ -77,21 +83,41 @@ impl Action {
 
     /// `set_field:VALUE->FIELD` (whole field).
     pub fn set_field(field: Field, value: u128) -> Action {
-        Action::SetField {
+        Action::SetField(Box::new(SetField {
             field,
             value,
             mask: field.full_mask(),
-        }
+        }))
     }
 
     /// `set_field:VALUE/MASK->FIELD`, with `value` normalised under `mask`.
     pub fn set_field_masked(field: Field, value: u128, mask: u128) -> Action {
         let mask = mask & field.full_mask();
-        Action::SetField {
+        Action::SetField(Box::new(SetField {
             field,
             value: value & mask,
             mask,
-        }
+        }))
+    }
+
+    /// `ct(...)`.
+    pub fn ct(ct: Ct) -> Action {
+        Action::Ct(Box::new(ct))
+    }
+
+    /// `learn(...)`.
+    pub fn learn(learn: Learn) -> Action {
+        Action::Learn(Box::new(learn))
+    }
+
+    /// `controller(...)`.
+    pub fn controller(controller: Controller) -> Action {
+        Action::Controller(Box::new(controller))
+    }
+
+    /// `note:BYTES`.
+    pub fn note(bytes: impl Into<Box<[u8]>>) -> Action {
+        Action::Note(bytes.into())
     }
 
     /// `resubmit(,TABLE)`.
@@ -101,5 +127,27 @@ impl Action {
             table: Some(table),
             ct: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_action_takes_24_bytes_and_boxed_ones_keep_their_contents() {
+        assert!(std::mem::size_of::<Action>() <= 24);
+        let set = Action::set_field_masked(Field::Reg(0), 0x1234, 0xff);
+        assert_eq!(
+            set,
+            Action::SetField(Box::new(SetField {
+                field: Field::Reg(0),
+                value: 0x34,
+                mask: 0xff,
+            }))
+        );
+        assert_eq!(set.to_string(), "set_field:0x34/0xff->reg0");
+        let note = Action::note(vec![1, 2, 3, 0, 0, 0]);
+        assert_eq!(note.to_string(), "note:01.02.03.00.00.00");
     }
 }

@@ -24,11 +24,11 @@ impl fmt::Display for Action {
             Action::OutputReg { src, .. } => write!(f, "output:{src}"),
             Action::Group(id) => write!(f, "group:{id}"),
             Action::Meter(id) => write!(f, "meter:{id}"),
-            Action::SetField { field, value, mask } => write!(
+            Action::SetField(set) => write!(
                 f,
                 "set_field:{}->{}",
-                format_mf_value(*field, *value, *mask),
-                field.def().name
+                format_mf_value(set.field, set.value, set.mask),
+                set.field.def().name
             ),
             Action::Move { src, dst } => write!(f, "move:{src}->{dst}"),
             Action::Resubmit {
@@ -241,9 +241,9 @@ fn needs_arg<'a>(item: &str, key: &str, v: Option<&'a str>) -> Result<&'a str, T
 fn parse_action<'a>(item: &'a str) -> Result<Action, TextError> {
     if let Some((name, args)) = call(item) {
         return match name {
-            "ct" => Ok(Action::Ct(Ct::parse_args(args)?)),
-            "learn" => Ok(Action::Learn(Learn::parse_args(args)?)),
-            "controller" => Ok(Action::Controller(Controller::parse_args(args)?)),
+            "ct" => Ok(Action::ct(Ct::parse_args(args)?)),
+            "learn" => Ok(Action::learn(Learn::parse_args(args)?)),
+            "controller" => Ok(Action::controller(Controller::parse_args(args)?)),
             "resubmit" => parse_resubmit(item, args),
             "conjunction" => parse_conjunction(item, args),
             "output" => {
@@ -284,7 +284,7 @@ fn parse_action<'a>(item: &'a str) -> Result<Action, TextError> {
         "push_vlan" => Action::PushVlan(parse_num(need(value)?)?),
         "pop_vlan" if value.is_none() => Action::PopVlan,
         "ct_clear" if value.is_none() => Action::CtClear,
-        "note" => Action::Note(parse_hex_bytes(need(value)?)?),
+        "note" => Action::note(parse_hex_bytes(need(value)?)?),
         "CONTROLLER" | "controller" => Action::Output {
             port: PortNo::CONTROLLER,
             max_len: value.map(parse_num).transpose()?.unwrap_or(0xffff),

@@ -115,10 +115,10 @@ impl Action {
                 s = begin(out, at::METER);
                 out.extend_from_slice(&id.to_be_bytes());
             }
-            Action::SetField { field, value, mask } => {
+            Action::SetField(set) => {
                 s = begin(out, at::SET_FIELD);
-                let mask = (*mask != field.full_mask()).then_some(*mask);
-                tlv::emit_entry(out, *field, *value, mask);
+                let mask = (set.mask != set.field.full_mask()).then_some(set.mask);
+                tlv::emit_entry(out, set.field, set.value, mask);
             }
             Action::Move { src, dst } => {
                 s = begin(out, at::COPY_FIELD);
@@ -406,7 +406,7 @@ fn parse_nx(a: &[u8]) -> Result<Action, DecodeError> {
                 n_clauses,
             }
         }
-        nx::CT => Action::Ct(parse_ct(body)?),
+        nx::CT => Action::ct(parse_ct(body)?),
         nx::CT_CLEAR => Action::CtClear,
         nx::NAT => {
             return Err(DecodeError::Invalid {
@@ -414,15 +414,15 @@ fn parse_nx(a: &[u8]) -> Result<Action, DecodeError> {
                 reason: "nat outside ct".into(),
             });
         }
-        nx::LEARN => Action::Learn(Learn::parse_body(body)?),
-        nx::CONTROLLER => Action::Controller(Controller {
+        nx::LEARN => Action::learn(Learn::parse_body(body)?),
+        nx::CONTROLLER => Action::controller(Controller {
             max_len: u16_at(body, 0),
             controller_id: u16_at(body, 2),
             reason: body[4],
             ..Controller::default()
         }),
-        nx::CONTROLLER2 => Action::Controller(Controller::parse_props(&body[6..])?),
-        nx::NOTE => Action::Note(body.to_vec()),
+        nx::CONTROLLER2 => Action::controller(Controller::parse_props(&body[6..])?),
+        nx::NOTE => Action::note(body.to_vec()),
         other => {
             return Err(DecodeError::Unsupported {
                 what: "Nicira action subtype",

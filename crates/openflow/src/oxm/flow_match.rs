@@ -204,6 +204,8 @@ impl Match {
             m.set_masked(field, value, mask);
             buf = &buf[total..];
         }
+        // Decoded matches are kept (a cache's flows, a dump): no room for more entries.
+        m.entries.shrink_to_fit();
         Ok(m)
     }
 

@@ -74,7 +74,7 @@ impl PacketInOperation {
     /// The actions that send a packet to the agent for the operation, through its meter when
     /// `metered`.
     pub fn actions(self, metered: bool) -> Vec<Action> {
-        let controller = Action::Controller(Controller {
+        let controller = Action::controller(Controller {
             max_len: PACKET_IN_MAX_LEN,
             userdata: self.userdata().to_vec(),
             ..Controller::default()

@@ -150,7 +150,7 @@ fn classifier_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
 /// later packets), drop invalid, commit new connections just before output.
 fn conntrack_flows(g: &TableGraph) -> Vec<FlowMod> {
     let ct = |commit: bool, table: Option<Table>| {
-        Action::Ct(Ct {
+        Action::ct(Ct {
             commit,
             table: table.map(|t| g.id(t)),
             zone: CtZone::Imm(CT_ZONE),

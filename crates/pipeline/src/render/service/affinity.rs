@@ -84,7 +84,7 @@ pub(super) fn learn_flow(
         SERVICE_LB,
         frontend.priority(LOW),
         frontend.matching(EP_TO_LEARN),
-        vec![Action::Learn(learn), EP_SELECTED.set()],
+        vec![Action::learn(learn), EP_SELECTED.set()],
         Some(ENDPOINT_DNAT),
     )
 }

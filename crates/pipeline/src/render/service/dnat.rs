@@ -44,7 +44,7 @@ pub(super) fn dnat_flow(g: &TableGraph, protocol: Protocol, endpoint: &Endpoint)
         ENDPOINT_DNAT,
         NORMAL,
         matched,
-        vec![Action::Ct(ct)],
+        vec![Action::ct(ct)],
         None,
     )
 }

@@ -47,7 +47,7 @@ pub(super) fn hairpin_mark_flow(g: &TableGraph, endpoint: Ipv4Addr) -> FlowMod {
         SNAT_MARK,
         NORMAL,
         to_itself,
-        vec![Action::Ct(mark)],
+        vec![Action::ct(mark)],
         None,
     )
 }
@@ -62,7 +62,7 @@ pub(crate) fn hairpin_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> 
             UN_SNAT,
             NORMAL,
             ipv4(Field::Ipv4Dst, ip(), node.gateway_ip),
-            vec![Action::Ct(Ct {
+            vec![Action::ct(Ct {
                 table: Some(g.id(g.next(UN_SNAT))),
                 zone: CtZone::Imm(SNAT_CT_ZONE),
                 nat: Some(Nat::default()),

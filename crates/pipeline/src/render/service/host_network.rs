@@ -59,7 +59,7 @@ pub(crate) fn host_network_endpoint_flows(g: &TableGraph, node: &NodeNetwork) ->
             SNAT_MARK,
             NORMAL,
             TO_HOST_NETWORK.match_on(new_connection()),
-            vec![Action::Ct(Ct {
+            vec![Action::ct(Ct {
                 commit: true,
                 table: Some(g.id(g.next(SNAT_MARK))),
                 zone: CtZone::Imm(CT_ZONE),
@@ -73,7 +73,7 @@ pub(crate) fn host_network_endpoint_flows(g: &TableGraph, node: &NodeNetwork) ->
             SNAT,
             HIGH,
             FROM_GATEWAY.match_on(HAIRPIN.match_on(new_connection())),
-            vec![Action::Ct(Ct {
+            vec![Action::ct(Ct {
                 commit: true,
                 table: Some(g.id(g.next(SNAT))),
                 zone: CtZone::Imm(SNAT_CT_ZONE),
@@ -92,7 +92,7 @@ pub(crate) fn host_network_endpoint_flows(g: &TableGraph, node: &NodeNetwork) ->
             UN_SNAT,
             NORMAL,
             ipv4(Field::Ipv4Dst, ip(), VIRTUAL_SERVICE_IP),
-            vec![Action::Ct(Ct {
+            vec![Action::ct(Ct {
                 table: Some(g.id(g.next(UN_SNAT))),
                 zone: CtZone::Imm(SNAT_CT_ZONE),
                 nat: Some(Nat::default()),

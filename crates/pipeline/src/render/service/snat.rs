@@ -38,7 +38,7 @@ pub(crate) fn gateway_snat_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<Flow
             SNAT_MARK,
             HIGH,
             NEEDS_SNAT.match_on(new_connection()),
-            vec![Action::Ct(Ct {
+            vec![Action::ct(Ct {
                 commit: true,
                 table: Some(g.id(g.next(SNAT_MARK))),
                 zone: CtZone::Imm(CT_ZONE),
@@ -89,7 +89,7 @@ fn snat_flows(g: &TableGraph, node: &NodeNetwork, mark: CtMark) -> Vec<FlowMod> 
             SNAT,
             NORMAL,
             mark.match_on(new_connection()),
-            vec![Action::Ct(snat_zone(true, to_gateway_source))],
+            vec![Action::ct(snat_zone(true, to_gateway_source))],
             None,
         ),
         flow(
@@ -97,7 +97,7 @@ fn snat_flows(g: &TableGraph, node: &NodeNetwork, mark: CtMark) -> Vec<FlowMod> 
             SNAT,
             NORMAL,
             mark.match_on(later_request),
-            vec![Action::Ct(snat_zone(false, Nat::default()))],
+            vec![Action::ct(snat_zone(false, Nat::default()))],
             None,
         ),
         flow(
