@@ -312,13 +312,13 @@ async fn policies_allow_and_drop_in_ovs() {
     let counters = flows.counters(&stats);
     let db = counters
         .iter()
-        .find(|(id, _)| id.policy.name == "db")
+        .find(|(id, _)| &*id.policy.name == "db")
         .map(|(_, c)| *c)
         .unwrap();
     assert_eq!((db.packets, db.bytes), (3, 3 * len));
     let web: u64 = counters
         .iter()
-        .filter(|(id, _)| id.policy.name == "web")
+        .filter(|(id, _)| &*id.policy.name == "web")
         .map(|(_, c)| c.packets)
         .sum();
     assert_eq!(web, 0);

@@ -319,7 +319,7 @@ fn a_label_change_renders_only_the_rules_it_affects() {
         .patch
         .remove
         .iter()
-        .map(|k| format!("{:?}", k.fields))
+        .map(ToString::to_string)
         .collect();
     assert_eq!(update.patch.len(), 1, "{removed:?}");
     assert!(update.patch.upsert.is_empty());

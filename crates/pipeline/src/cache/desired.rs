@@ -197,7 +197,7 @@ impl DesiredCache {
     pub fn flows_per_table(&self) -> BTreeMap<u8, usize> {
         let mut counts = BTreeMap::new();
         for key in self.flows.keys() {
-            *counts.entry(key.table_id).or_default() += 1;
+            *counts.entry(key.table_id()).or_default() += 1;
         }
         counts
     }

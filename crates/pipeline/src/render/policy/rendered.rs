@@ -92,7 +92,7 @@ impl RuleState {
         journal: &mut Journal,
         before: Option<&mut BTreeMap<FlowKey, Option<Part>>>,
     ) {
-        let key = FlowKey::of(&fm);
+        let key = owner.shared(FlowKey::of(&fm));
         let role = self.role(clause);
         if let Some(before) = before {
             before
@@ -164,16 +164,53 @@ impl RuleState {
     }
 }
 
+/// The conjunction actions of the rules sharing a clause flow, in (id, clause) order, each
+/// once. Boxed to its length: a Node's clause flows are most of its policy flows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Conjunctions(Box<[Clause]>);
+
+impl Conjunctions {
+    fn insert(&mut self, clause: Clause) {
+        if let Err(at) = self.0.binary_search(&clause) {
+            let mut clauses = std::mem::take(&mut self.0).into_vec();
+            clauses.insert(at, clause);
+            self.0 = clauses.into_boxed_slice();
+        }
+    }
+
+    fn remove(&mut self, clause: &Clause) {
+        if let Ok(at) = self.0.binary_search(clause) {
+            let mut clauses = std::mem::take(&mut self.0).into_vec();
+            clauses.remove(at);
+            self.0 = clauses.into_boxed_slice();
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// The owner's flows, each with who needs it.
 #[derive(Debug, Clone, Default)]
 struct OwnerFlows {
     /// Flows whose actions do not depend on who needs them, with how many do.
     fixed: BTreeMap<FlowKey, (FlowMod, u32)>,
-    /// Clause flows (without actions), with the conjunction actions of the rules sharing each.
-    clauses: BTreeMap<FlowKey, (FlowMod, BTreeSet<Clause>)>,
+    /// Clause flows, by key alone (a clause flow is its key and its conjunction actions), with
+    /// the conjunction actions of the rules sharing each.
+    clauses: BTreeMap<FlowKey, Conjunctions>,
 }
 
 impl OwnerFlows {
+    /// `key`, or the equal key already held, so that every rule needing a flow shares one key.
+    fn shared(&self, key: FlowKey) -> FlowKey {
+        let held = self.clauses.get_key_value(&key).map(|(k, _)| k);
+        match held.or_else(|| self.fixed.get_key_value(&key).map(|(k, _)| k)) {
+            Some(held) => held.clone(),
+            None => key,
+        }
+    }
+
     fn add(&mut self, key: FlowKey, fm: FlowMod, role: Role, journal: &mut Journal) {
         match role {
             Role::Fixed => {
@@ -182,11 +219,7 @@ impl OwnerFlows {
             }
             Role::Clause(clause) => {
                 journal.touch_clause(&self.clauses, &key);
-                self.clauses
-                    .entry(key)
-                    .or_insert((fm, BTreeSet::new()))
-                    .1
-                    .insert(clause);
+                self.clauses.entry(key).or_default().insert(clause);
             }
         }
     }
@@ -204,7 +237,7 @@ impl OwnerFlows {
             }
             Role::Clause(clause) => {
                 journal.touch_clause(&self.clauses, key);
-                if let Some((_, clauses)) = self.clauses.get_mut(key) {
+                if let Some(clauses) = self.clauses.get_mut(key) {
                     clauses.remove(&clause);
                     if clauses.is_empty() {
                         self.clauses.remove(key);
@@ -215,10 +248,11 @@ impl OwnerFlows {
     }
 }
 
-/// A clause flow with its conjunction actions, in (id, clause) order.
-fn with_conjunctions(fm: &FlowMod, clauses: &BTreeSet<Clause>) -> FlowMod {
-    let mut fm = fm.clone();
+/// The clause flow `key` with its conjunction actions, in (id, clause) order.
+fn with_conjunctions(key: &FlowKey, clauses: &Conjunctions) -> FlowMod {
+    let mut fm = key.add();
     fm.instructions.apply = clauses
+        .0
         .iter()
         .map(|&(id, clause, n_clauses)| Action::Conjunction {
             id,
@@ -259,7 +293,7 @@ enum IdChange {
 pub(super) struct Journal {
     recording: bool,
     fixed: BTreeMap<FlowKey, Option<(FlowMod, u32)>>,
-    clauses: BTreeMap<FlowKey, Option<(FlowMod, BTreeSet<Clause>)>>,
+    clauses: BTreeMap<FlowKey, Option<Conjunctions>>,
     rules: Vec<(RuleId, RuleBefore)>,
     /// Isolation switched: direction, Pod IP, whether isolated after.
     isolation: Vec<(Direction, Ipv4Addr, bool)>,
@@ -285,11 +319,7 @@ impl Journal {
         }
     }
 
-    fn touch_clause(
-        &mut self,
-        clauses: &BTreeMap<FlowKey, (FlowMod, BTreeSet<Clause>)>,
-        key: &FlowKey,
-    ) {
+    fn touch_clause(&mut self, clauses: &BTreeMap<FlowKey, Conjunctions>, key: &FlowKey) {
         if self.recording && !self.clauses.contains_key(key) {
             self.clauses.insert(key.clone(), clauses.get(key).cloned());
         }
@@ -601,9 +631,9 @@ impl Rendered {
         }
         for (key, before) in &journal.clauses {
             match (before, self.owner.clauses.get(key)) {
-                (None, Some((fm, clauses))) => patch.upsert.push(with_conjunctions(fm, clauses)),
-                (Some((_, was)), Some((fm, clauses))) if was != clauses => {
-                    patch.upsert.push(with_conjunctions(fm, clauses))
+                (None, Some(clauses)) => patch.upsert.push(with_conjunctions(key, clauses)),
+                (Some(was), Some(clauses)) if was != clauses => {
+                    patch.upsert.push(with_conjunctions(key, clauses))
                 }
                 (Some(_), None) => patch.remove.push(key.clone()),
                 _ => {}
@@ -682,8 +712,8 @@ impl Rendered {
         flows.extend(
             self.owner
                 .clauses
-                .values()
-                .map(|(fm, clauses)| with_conjunctions(fm, clauses)),
+                .iter()
+                .map(|(key, clauses)| with_conjunctions(key, clauses)),
         );
         let rules = self
             .rules
