@@ -50,7 +50,7 @@ impl World {
             .values()
             .map(|p| PodInfo::from_k8s(p).unwrap())
             .filter(|p| match &group.scope {
-                Scope::Namespace(ns) => *ns == p.key.namespace,
+                Scope::Namespace(ns) => **ns == *p.key.namespace,
                 Scope::Namespaces(sel) => self
                     .labels_of(&p.key.namespace)
                     .is_some_and(|l| sel.matches(&l)),

@@ -6,23 +6,26 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::Ipv4Addr;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::Ipv4Net;
 
-/// A Pod's identity: `namespace/name`.
+/// A Pod's identity: `namespace/name`. Its names are shared, so that the many maps keyed by
+/// Pod (a policy engine's members, its groups, the controller's view) clone it without
+/// allocating.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct PodKey {
-    pub namespace: String,
-    pub name: String,
+    pub namespace: Arc<str>,
+    pub name: Arc<str>,
 }
 
 impl PodKey {
-    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> PodKey {
+    pub fn new(namespace: impl AsRef<str>, name: impl AsRef<str>) -> PodKey {
         PodKey {
-            namespace: namespace.into(),
-            name: name.into(),
+            namespace: namespace.as_ref().into(),
+            name: name.as_ref().into(),
         }
     }
 }

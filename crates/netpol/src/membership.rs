@@ -365,7 +365,7 @@ fn pods_of<'a>(
     namespace: &'a str,
 ) -> impl Iterator<Item = (&'a PodKey, &'a PodInfo)> + 'a {
     pods.range(PodKey::new(namespace, "")..)
-        .take_while(move |(k, _)| k.namespace == namespace)
+        .take_while(move |(k, _)| *k.namespace == *namespace)
 }
 
 /// Whether group `group` selects Pod `pod` (which needs an IP to be a member).
@@ -376,9 +376,9 @@ fn selects(
     pod: &PodInfo,
 ) -> bool {
     let in_scope = match &group.scope {
-        Scope::Namespace(ns) => *ns == key.namespace,
+        Scope::Namespace(ns) => **ns == *key.namespace,
         Scope::Namespaces(sel) => namespaces
-            .get(&key.namespace)
+            .get(&*key.namespace)
             .is_some_and(|labels| sel.matches(labels)),
     };
     pod.ip.is_some() && in_scope && group.pods.matches(&pod.labels)

@@ -430,7 +430,7 @@ fn a_label_change_patches_exactly_the_k_rules_that_read_the_group() {
     assert!(delta.added.is_empty() && delta.removed.is_empty() && delta.changed.is_empty());
     let gone: std::net::Ipv4Addr = "10.0.2.1".parse().unwrap();
     for (id, edit) in &delta.edited {
-        assert!(id.policy.name.as_str() < "np3", "{id}");
+        assert!(&*id.policy.name < "np3", "{id}");
         assert_eq!(edit.peer_ips.removed, [gone].into(), "{id}");
         assert_eq!(edit.len(), 1, "{id}");
     }

@@ -35,7 +35,7 @@ impl PodInterfaceReport {
     fn of_port(port: ContainerPort) -> PodInterfaceReport {
         let (namespace, name) = port
             .key
-            .map(|key| (key.namespace, key.name))
+            .map(|key| (key.namespace.to_string(), key.name.to_string()))
             .unwrap_or_default();
         PodInterfaceReport {
             namespace,

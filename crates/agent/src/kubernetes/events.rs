@@ -51,12 +51,12 @@ fn truncate(text: &str, max: usize) -> String {
 
 /// A reference to the Pod, with its UID when the cluster store knows the Pod.
 pub fn pod_reference(store: &Store, outcome: &AddOutcome) -> ObjectReference {
-    let key = ObjectKey::new(&outcome.pod.namespace, &outcome.pod.name);
+    let key = ObjectKey::new(&*outcome.pod.namespace, &*outcome.pod.name);
     ObjectReference {
         api_version: Some("v1".into()),
         kind: Some("Pod".into()),
-        namespace: Some(outcome.pod.namespace.clone()),
-        name: Some(outcome.pod.name.clone()),
+        namespace: Some(outcome.pod.namespace.to_string()),
+        name: Some(outcome.pod.name.to_string()),
         uid: store.pod(&key).and_then(|p| p.metadata.uid.clone()),
         ..Default::default()
     }

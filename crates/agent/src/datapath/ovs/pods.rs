@@ -47,8 +47,8 @@ impl<H: HostNetwork> OvsDatapath<H> {
         port.ofport_request = u16::try_from(requested).ok();
         for (k, v) in [
             (ids::CONTAINER_ID, pod.container_id.clone()),
-            (ids::POD_NAME, pod.key.name.clone()),
-            (ids::POD_NAMESPACE, pod.key.namespace.clone()),
+            (ids::POD_NAME, pod.key.name.to_string()),
+            (ids::POD_NAMESPACE, pod.key.namespace.to_string()),
             (ids::IP_ADDRESS, spec.address.addr().to_string()),
             (ids::ATTACHED_MAC, created.container_mac.to_string()),
             (ids::IPAM_STORE, pod.ipam_store.clone()),
