@@ -162,10 +162,33 @@ mod bench {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Whether `name` is one of the variables Cargo sets for the benchmark as a crate of
+    /// package `lab` (its manifest, package and crate). Some build scripts (ring's) are run
+    /// again when they change, so a build with them set would rebuild the workspace's release
+    /// artifacts, and the next plain `cargo build --release` rebuild them back.
+    fn set_for_this_crate(name: &str) -> bool {
+        name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_MANIFEST_")
+            || name.starts_with("CARGO_BIN_")
+            || [
+                "CARGO_CRATE_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "CARGO_RUSTC_CURRENT_DIR",
+            ]
+            .contains(&name)
+    }
+
     /// The agent, plugin, controller and fake API server, release build, beside antrea-lab
     /// (where `up` finds them).
     fn build_binaries() {
-        let status = Command::new(env!("CARGO"))
+        let mut cargo = Command::new(env!("CARGO"));
+        for (name, _) in std::env::vars_os() {
+            if name.to_str().is_some_and(set_for_this_crate) {
+                cargo.env_remove(name);
+            }
+        }
+        let status = cargo
             .args(["build", "--release", "--quiet", "--bins"])
             .args([
                 "-p",
