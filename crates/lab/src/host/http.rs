@@ -31,6 +31,27 @@ impl Response {
 
 /// Sends `method path` with an optional JSON `body` to the server at `socket`.
 pub fn request(socket: &Path, method: &str, path: &str, body: Option<&[u8]>) -> Result<Response> {
+    send(socket, method, path, "application/json", body)
+}
+
+/// Sends a JSON merge patch (RFC 7386) of the object at `path` to the server at `socket`.
+pub fn merge_patch(socket: &Path, path: &str, patch: &[u8]) -> Result<Response> {
+    send(
+        socket,
+        "PATCH",
+        path,
+        "application/merge-patch+json",
+        Some(patch),
+    )
+}
+
+fn send(
+    socket: &Path,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Option<&[u8]>,
+) -> Result<Response> {
     let what = format!("{method} {path} on {}", socket.display());
     let failed = |message: String| LabError::Api {
         request: what.clone(),
@@ -43,7 +64,7 @@ pub fn request(socket: &Path, method: &str, path: &str, body: Option<&[u8]>) -> 
         .map_err(|e| failed(e.to_string()))?;
     let body = body.unwrap_or_default();
     let mut message = format!(
-        "{method} {path} HTTP/1.0\r\nHost: lab-api\r\nAccept: application/json\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        "{method} {path} HTTP/1.0\r\nHost: lab-api\r\nAccept: application/json\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
         body.len()
     )
     .into_bytes();
@@ -92,6 +113,41 @@ mod tests {
         assert_eq!(r.body, b"{\"a\":1}");
         let r = parse_response(b"HTTP/1.1 409 Conflict\r\n\r\n").unwrap();
         assert_eq!((r.status, r.text().as_str()), (409, ""));
+    }
+
+    #[test]
+    fn a_merge_patch_is_sent_as_one() {
+        let dir = std::env::temp_dir().join(format!("lab-http-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let socket = dir.join("api.sock");
+        let _ = std::fs::remove_file(&socket);
+        let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let patch = br#"{"metadata":{"labels":{"team":"t0"}}}"#;
+        let server = std::thread::spawn(move || {
+            let (mut peer, _) = listener.accept().unwrap();
+            let mut got = Vec::new();
+            let mut chunk = [0u8; 512];
+            while !got.ends_with(patch) {
+                let n = peer.read(&mut chunk).unwrap();
+                assert!(n > 0, "the client closed before its body");
+                got.extend_from_slice(&chunk[..n]);
+            }
+            peer.write_all(b"HTTP/1.0 200 OK\r\n\r\n{}").unwrap();
+            String::from_utf8(got).unwrap()
+        });
+        let answer = merge_patch(&socket, "/api/v1/namespaces/default", patch).unwrap();
+        let sent = server.join().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!((answer.status, answer.text().as_str()), (200, "{}"));
+        assert!(
+            sent.starts_with("PATCH /api/v1/namespaces/default HTTP/1.0\r\n"),
+            "{sent}"
+        );
+        assert!(
+            sent.contains("\r\nContent-Type: application/merge-patch+json\r\n"),
+            "{sent}"
+        );
+        assert!(sent.contains(&format!("\r\nContent-Length: {}\r\n", patch.len())));
     }
 
     #[test]

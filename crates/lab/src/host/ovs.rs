@@ -155,6 +155,18 @@ impl NodeOvs {
         Ok(flows)
     }
 
+    /// How many flows `bridge` holds (`ovs-ofctl dump-aggregate`); an error while
+    /// `ovs-vswitchd` is not answering.
+    pub fn flow_count(&self, bridge: &str) -> Result<u64> {
+        let mgmt = self.mgmt(bridge);
+        let out =
+            run(Command::new("ovs-ofctl").args(["-O", "OpenFlow15", "dump-aggregate", &mgmt]))?;
+        aggregate_flow_count(&out).ok_or_else(|| LabError::Output {
+            tool: "ovs-ofctl dump-aggregate",
+            message: format!("no flow_count in {:?}", out.trim()),
+        })
+    }
+
     /// Every interface's name and OpenFlow port (`name,ofport` lines, sorted).
     pub fn interfaces(&self) -> Result<Vec<String>> {
         let out = self.vsctl(&[
@@ -183,5 +195,34 @@ impl NodeOvs {
         let mut cmd = Command::new("ovs-ofctl");
         cmd.args(["-O", "OpenFlow13", "add-flows", &self.mgmt(bridge), "-"]);
         run_stdin(&mut cmd, flows.as_bytes(), Duration::from_secs(20)).map(drop)
+    }
+}
+
+/// The `flow_count=` of an `ovs-ofctl dump-aggregate` reply.
+fn aggregate_flow_count(reply: &str) -> Option<u64> {
+    reply
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("flow_count="))
+        .and_then(|count| count.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flow_count_comes_from_the_aggregate_reply() {
+        let reply = "OFPST_AGGREGATE reply (OF1.5) (xid=0x2): packet_count=12 byte_count=840 flow_count=50982\n";
+        assert_eq!(aggregate_flow_count(reply), Some(50_982));
+        assert_eq!(aggregate_flow_count("flow_count=0"), Some(0));
+        for garbage in [
+            "",
+            "OFPST_AGGREGATE reply",
+            "flow_count=",
+            "flow_count=-1",
+            "flow_count=many",
+        ] {
+            assert_eq!(aggregate_flow_count(garbage), None, "{garbage:?}");
+        }
     }
 }
