@@ -20,6 +20,9 @@ benches=(
   "agent kube_sync"    # 100k Pods, 10k Services, 50k NetworkPolicies: reflectors' sync time and RSS
   "agent proxy_change" # 10k Services: one endpoint change from the API write through the agent's proxy to the switch, p50/p99
   "controller scale"   # 100k Pods, 50k NetworkPolicies, 1k Nodes: the controller's spans vs one standalone agent engine
+  "controller label_change" # one Pod label change to 1,000 agents over TLS: p50/p99 vs the computation alone
+  "agent controller_mode" # what the agent holds for policy in controller mode vs local mode, same scale
+  "lab agent_scale"    # the whole antrea-agent's RSS in a lab at that scale: controller mode vs local mode
   "lab lab"            # antrea-lab: Pod<->Pod throughput agent vs NORMAL, agent memory/start with 100 Pods, OVS restart
 )
 for b in "${benches[@]}"; do

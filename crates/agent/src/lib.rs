@@ -7,9 +7,9 @@
 //! Nodes, NetworkPolicy), [`cniserver`] (CNI ADD/DEL/CHECK/GC), [`supervise`] (the HNS healing loop and the takeover
 //! watchdog on Windows), [`tasks`] (the supervisor of the agent's long-running tasks and the
 //! requeue of failed datapath updates) and [`agent`] (the process's life); the process around
-//! it: [`cli`] (the command line), [`logging`] (console and file), [`service`] (the agent as a
-//! Windows service) and [`node_setup`] (the Windows Node's `install-ovs`, `prepare-node` and
-//! `uninstall`).
+//! it: [`cli`] (the command line), [`logging`] (console and file), [`heap`] (freed memory given
+//! back to the OS after large changes), [`service`] (the agent as a Windows service) and
+//! [`node_setup`] (the Windows Node's `install-ovs`, `prepare-node` and `uninstall`).
 
 pub mod agent;
 pub mod antctl;
@@ -22,6 +22,7 @@ pub mod controller;
 pub mod datapath;
 pub mod error;
 pub mod flows;
+pub mod heap;
 pub mod kubernetes;
 pub mod logging;
 pub mod node;

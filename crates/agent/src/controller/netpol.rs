@@ -250,6 +250,9 @@ impl NetworkPolicyController {
             changes.changed
         );
         self.pending = PolicyDelta::default();
+        if changes.changed >= crate::heap::LARGE_CHANGE_MODS {
+            crate::heap::release_freed();
+        }
         Ok(changes)
     }
 
