@@ -42,6 +42,9 @@ fn main() {
 }
 
 #[cfg(target_os = "linux")]
+mod support;
+
+#[cfg(target_os = "linux")]
 #[allow(
     dead_code,
     reason = "shared with the controller's benchmarks, which load it whole in their own process"
@@ -51,7 +54,7 @@ mod cluster;
 
 #[cfg(target_os = "linux")]
 mod bench {
-    use std::fs;
+    use super::support;
     use std::path::Path;
     use std::process::Command;
     use std::sync::Mutex;
@@ -152,84 +155,20 @@ mod bench {
     }
 
     fn lab(args: &[&str]) -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_antrea-lab"))
-            .args(["--state-dir", STATE])
-            .args(args)
-            .output()
-            .expect("antrea-lab runs");
-        assert!(
-            out.status.success(),
-            "antrea-lab {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        support::lab(STATE, args)
     }
 
-    /// Whether `name` is one of the variables Cargo sets for the benchmark as a crate of
-    /// package `lab` (its manifest, package and crate). Some build scripts (ring's) are run
-    /// again when they change, so a build with them set would rebuild the workspace's release
-    /// artifacts, and the next plain `cargo build --release` rebuild them back.
-    fn set_for_this_crate(name: &str) -> bool {
-        name.starts_with("CARGO_PKG_")
-            || name.starts_with("CARGO_MANIFEST_")
-            || name.starts_with("CARGO_BIN_")
-            || [
-                "CARGO_CRATE_NAME",
-                "CARGO_PRIMARY_PACKAGE",
-                "CARGO_TARGET_TMPDIR",
-                "CARGO_RUSTC_CURRENT_DIR",
-            ]
-            .contains(&name)
-    }
-
-    /// The agent, plugin, controller and fake API server, release build, beside antrea-lab
-    /// (where `up` finds them).
+    /// The agent, plugin, controller and fake API server, release build, beside antrea-lab.
     fn build_binaries() {
-        let mut cargo = Command::new(env!("CARGO"));
-        for (name, _) in std::env::vars_os() {
-            if name.to_str().is_some_and(set_for_this_crate) {
-                cargo.env_remove(name);
-            }
-        }
-        let status = cargo
-            .args(["build", "--release", "--quiet", "--bins"])
-            .args([
-                "-p",
-                "agent",
-                "-p",
-                "cni",
-                "-p",
-                "controller",
-                "-p",
-                "fakeapi",
-            ])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building the lab's binaries failed");
-        let dir = Path::new(env!("CARGO_BIN_EXE_antrea-lab"))
-            .parent()
-            .unwrap();
-        for bin in [
-            "antrea-agent",
-            "antrea",
-            "antrea-controller",
-            "antrea-fake-apiserver",
-        ] {
-            assert!(dir.join(bin).is_file(), "{bin} is not beside antrea-lab");
-        }
-    }
-
-    /// `key` (`VmRSS`, `VmHWM`) of process `pid`, KiB.
-    fn status_kib(pid: i32, key: &str) -> u64 {
-        let status = fs::read_to_string(format!("/proc/{pid}/status"))
-            .unwrap_or_else(|e| panic!("process {pid} is gone: {e}"));
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("no {key} in /proc/{pid}/status"))
+        support::build_release_binaries(
+            &["agent", "cni", "controller", "fakeapi"],
+            &[
+                "antrea-agent",
+                "antrea",
+                "antrea-controller",
+                "antrea-fake-apiserver",
+            ],
+        );
     }
 
     /// Runs `send(0..count)` on [`CLIENTS`] threads; the first error stops them all.
@@ -374,7 +313,7 @@ mod bench {
         let layout = Layout::new(STATE);
         let agent = read_pid(&layout.agent_pidfile(NODE)).expect("the agent's pidfile");
         let ovs = NodeOvs::new(&layout, NODE);
-        let rss_start_kib = status_kib(agent, "VmRSS");
+        let rss_start_kib = support::status_kib(agent, "VmRSS");
         let flows_start = ovs
             .flow_count("br-int")
             .expect("br-int's flows are counted");
@@ -388,14 +327,14 @@ mod bench {
         let measured = Measured {
             mode,
             rss_start_kib,
-            rss_held_kib: status_kib(agent, "VmRSS"),
-            hwm_kib: status_kib(agent, "VmHWM"),
+            rss_held_kib: support::status_kib(agent, "VmRSS"),
+            hwm_kib: support::status_kib(agent, "VmHWM"),
             flows_start,
             flows,
             load,
             converged_after,
             controller_rss_kib: read_pid(&layout.controller_pidfile())
-                .map(|pid| status_kib(pid, "VmRSS")),
+                .map(|pid| support::status_kib(pid, "VmRSS")),
         };
         println!(
             "  loaded in {:.1} s; converged {:.1} s after the load: {flows} flows (at least {floor} expected)",

@@ -6,6 +6,9 @@
 //! through the `antrea-lab` binary, as an operator would run it.
 
 #[cfg(target_os = "linux")]
+mod support;
+
+#[cfg(target_os = "linux")]
 fn main() {
     bench::run();
 }
@@ -17,8 +20,9 @@ fn main() {
 
 #[cfg(target_os = "linux")]
 mod bench {
+    use super::support;
     use std::fs;
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
     use std::process::Command;
 
     /// iperf3 seconds per measurement, and measurements per wiring.
@@ -27,40 +31,7 @@ mod bench {
     const STATE: &str = "/run/antrea-lab-bench";
 
     fn lab(args: &[&str]) -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_antrea-lab"))
-            .args(["--state-dir", STATE])
-            .args(args)
-            .output()
-            .expect("antrea-lab runs");
-        assert!(
-            out.status.success(),
-            "antrea-lab {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// The agent and plugin, release build, beside antrea-lab (where `up` finds them).
-    fn build_agent_binaries() {
-        let status = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--release",
-                "--quiet",
-                "-p",
-                "agent",
-                "-p",
-                "cni",
-                "--bins",
-            ])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building the agent and plugin failed");
-        let dir = Path::new(env!("CARGO_BIN_EXE_antrea-lab"))
-            .parent()
-            .unwrap();
-        assert!(dir.join("antrea-agent").is_file() && dir.join("antrea").is_file());
+        support::lab(STATE, args)
     }
 
     fn warm(from: &str, to_ip: &str) {
@@ -122,16 +93,6 @@ mod bench {
             .to_owned()
     }
 
-    fn vm_rss_kib(pid: &str) -> u64 {
-        fs::read_to_string(format!("/proc/{pid}/status"))
-            .unwrap()
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-            .unwrap()
-    }
-
     fn agent_pid(node: &str) -> String {
         fs::read_to_string(PathBuf::from(STATE).join(node).join("antrea-agent.pid"))
             .unwrap()
@@ -148,7 +109,7 @@ mod bench {
     }
 
     pub fn run() {
-        build_agent_binaries();
+        support::build_release_binaries(&["agent", "cni"], &["antrea-agent", "antrea"]);
         println!(
             "lab benchmark: 2 Nodes, iperf3 lab-n1-p1 -> lab-n2-p1, {SECONDS} s x {REPEATS} (median)"
         );
@@ -168,7 +129,7 @@ mod bench {
         let pid = agent_pid("lab-n1");
         println!(
             "  agent VmRSS with 100 Pods on its Node: {} KiB",
-            vm_rss_kib(&pid)
+            support::status_kib(&pid, "VmRSS")
         );
         let flows = lab(&["ovs-restart", "--node", "lab-n1", "--json"]);
         let flows: serde_json::Value = serde_json::from_str(&flows).unwrap();
@@ -203,7 +164,7 @@ mod bench {
         );
         println!(
             "  agent VmRSS after the restarts: {} KiB",
-            vm_rss_kib(&agent_pid("lab-n1"))
+            support::status_kib(agent_pid("lab-n1"), "VmRSS")
         );
         lab(&["down"]);
     }
