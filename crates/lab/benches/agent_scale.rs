@@ -18,8 +18,9 @@
 //!    are every front-end Pod of the cluster;
 //! 3. br-int's flow count polled until it has gained at least the policy flows the scenario
 //!    implies ([`Scenario::policy_flows_floor`]) and then not changed for [`STEADY`];
-//! 4. the agent's VmRSS (held) and VmHWM (peak), the flows, the load and convergence times;
-//!    `antrea-lab down`.
+//! 4. the agent's VmRSS (held), split into its file-backed part (`RssFile`: mostly the pages of
+//!    the executable's code) and the rest (`RssAnon`: the heap, the stacks), and VmHWM (peak),
+//!    the flows, the load and convergence times; `antrea-lab down`.
 //!
 //! `SCALE` (default 1.0) multiplies the number of generated Namespaces (each keeps its 100
 //! Pods and 50 policies), e.g. `SCALE=0.05` for a quick run of 50 Namespaces. The lab's own 100
@@ -146,6 +147,7 @@ mod bench {
         mode: Mode,
         rss_start_kib: u64,
         rss_held_kib: u64,
+        rss_held_file_kib: u64,
         hwm_kib: u64,
         flows_start: u64,
         flows: u64,
@@ -328,6 +330,7 @@ mod bench {
             mode,
             rss_start_kib,
             rss_held_kib: support::status_kib(agent, "VmRSS"),
+            rss_held_file_kib: support::status_kib(agent, "RssFile"),
             hwm_kib: support::status_kib(agent, "VmHWM"),
             flows_start,
             flows,
@@ -369,15 +372,16 @@ mod bench {
         assert!(!results.is_empty(), "MODES={modes:?} names no mode");
 
         println!(
-            "| mode | RSS at start | RSS held | peak (VmHWM) | flows (policy) | load | converged after the load |"
+            "| mode | RSS at start | RSS held | of which file-backed | peak (VmHWM) | flows (policy) | load | converged after the load |"
         );
-        println!("|---|---:|---:|---:|---:|---:|---:|");
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|");
         for m in &results {
             println!(
-                "| {} | {:.1} MiB | **{:.1} MiB** | {:.1} MiB | {} ({}) | {:.1} s | {:.1} s |",
+                "| {} | {:.1} MiB | **{:.1} MiB** | {:.1} MiB | {:.1} MiB | {} ({}) | {:.1} s | {:.1} s |",
                 m.mode.name(),
                 mib(m.rss_start_kib),
                 mib(m.rss_held_kib),
+                mib(m.rss_held_file_kib),
                 mib(m.hwm_kib),
                 m.flows,
                 m.flows - m.flows_start,

@@ -21,6 +21,7 @@ use clap::Parser;
 use tokio_util::sync::CancellationToken;
 
 fn main() -> ExitCode {
+    agent::heap::use_one_arena();
     let cli = Cli::parse();
     #[cfg(windows)]
     if let Some(command) = cli.command {
@@ -39,6 +40,9 @@ fn run_in_console(run: &RunArgs) -> ExitCode {
         file: run.log_file.clone(),
     }) {
         return fail(error);
+    }
+    if let Some(arenas) = agent::heap::arena_count() {
+        tracing::info!("heap: {arenas} allocator arena(s)");
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -27,7 +27,8 @@ use super::prepare::Prepared;
 use crate::cookie::Round;
 use crate::error::CacheError;
 
-/// An object and the owners that want it (sorted, never empty).
+/// An object, as [`Object::stored`] (a flow without its match, which its key holds), and the
+/// owners that want it (sorted, never empty).
 #[derive(Debug, Clone)]
 pub(super) struct Held<T> {
     pub object: T,
@@ -209,7 +210,10 @@ impl DesiredCache {
 
     /// Every desired flow as an `add`, for a full install or a replay after reconnecting.
     pub fn all_flows(&self) -> Vec<FlowMod> {
-        self.flows.values().map(|h| h.object.clone()).collect()
+        self.flows
+            .iter()
+            .map(|(key, h)| h.object.unstored(key))
+            .collect()
     }
 
     /// Every desired group, each after the groups it uses.
@@ -230,12 +234,8 @@ impl DesiredCache {
     }
 }
 
-fn objects<T: Clone, K: std::hash::Hash + Eq>(
-    store: &HashMap<K, Held<T>>,
-    keys: &BTreeSet<K>,
-) -> Vec<T> {
+fn objects<T: Object>(store: &HashMap<T::Key, Held<T>>, keys: &BTreeSet<T::Key>) -> Vec<T> {
     keys.iter()
-        .filter_map(|k| store.get(k))
-        .map(|h| h.object.clone())
+        .filter_map(|k| store.get(k).map(|h| h.object.unstored(k)))
         .collect()
 }

@@ -8,6 +8,7 @@ use openflow::action::Action;
 use openflow::msg::flow_mod::{FlowMod, FlowModCommand};
 use openflow::msg::group_mod::GroupDesc;
 use openflow::msg::meter_mod::MeterDesc;
+use openflow::oxm::Match;
 
 use super::key::FlowKey;
 
@@ -39,8 +40,20 @@ pub trait Object: Clone + fmt::Debug {
     /// `add` with cookie 0 until the cache stamps one; a meter normalised).
     fn normalized(self) -> Self;
 
-    /// Whether two versions install the same thing (a flow's cookie does not count).
+    /// Whether two versions of one key install the same thing (what the key says is not
+    /// compared, nor a flow's cookie; either may be a [`Object::stored`] one).
     fn same(&self, other: &Self) -> bool;
+
+    /// The object as the cache stores it under its key, without what the key already says (a
+    /// flow's match: most of a policy flow's memory). Default: the object as it is.
+    fn stored(self) -> Self {
+        self
+    }
+
+    /// A stored object whole again, under `key`.
+    fn unstored(&self, _key: &Self::Key) -> Self {
+        self.clone()
+    }
 
     /// The cookie on the object (flows only).
     fn cookie(&self) -> u64 {
@@ -89,31 +102,40 @@ impl Object for FlowMod {
             command,
             cookie: _,
             cookie_mask,
-            table_id,
+            table_id: _,
             idle_timeout,
             hard_timeout,
-            priority,
+            priority: _,
             buffer_id,
             out_port,
             out_group,
             flags,
             importance,
-            flow_match,
+            flow_match: _,
             instructions,
         } = self;
         *command == other.command
             && *cookie_mask == other.cookie_mask
-            && *table_id == other.table_id
             && *idle_timeout == other.idle_timeout
             && *hard_timeout == other.hard_timeout
-            && *priority == other.priority
             && *buffer_id == other.buffer_id
             && *out_port == other.out_port
             && *out_group == other.out_group
             && *flags == other.flags
             && *importance == other.importance
-            && *flow_match == other.flow_match
             && *instructions == other.instructions
+    }
+
+    fn stored(mut self) -> FlowMod {
+        self.flow_match = Match::default();
+        self
+    }
+
+    fn unstored(&self, key: &FlowKey) -> FlowMod {
+        FlowMod {
+            flow_match: key.flow_match(),
+            ..self.clone()
+        }
     }
 
     fn cookie(&self) -> u64 {

@@ -361,10 +361,11 @@ impl Mods for FlowMod {
     /// `modify_strict` when only the instructions differ (it keeps the counters), else an
     /// `add` that replaces the flow.
     fn modify(old: &FlowMod, new: &FlowMod) -> FlowMod {
-        let only_instructions = FlowMod {
+        let with_new_instructions = FlowMod {
             instructions: new.instructions.clone(),
             ..old.clone()
-        } == *new;
+        };
+        let only_instructions = new.same(&with_new_instructions) && new.cookie == old.cookie;
         FlowMod {
             command: if only_instructions {
                 FlowModCommand::ModifyStrict
@@ -553,6 +554,7 @@ impl<T: Mods> Part<T> {
                 if let Some((_, _, key, holders)) =
                     sets.next_if(|(u, i, _, _)| (*u as usize, *i as usize) == (update, item))
                 {
+                    let object = object.stored();
                     store.insert(key, Held { object, holders });
                 }
             }
