@@ -5,6 +5,7 @@
 //! switch receives them), so a clone is a reference count: the cache, each owner's holdings and
 //! the policy renderer's rules all hold the same key without copying it, at tens of bytes a key.
 
+use std::borrow::Borrow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -29,9 +30,22 @@ impl FlowKey {
     /// dump).
     pub fn new(table_id: u8, priority: u16, flow_match: &Match) -> FlowKey {
         let mut bytes = Vec::with_capacity(HEADER + 8 * flow_match.entries().len());
-        bytes.push(table_id);
-        bytes.extend_from_slice(&priority.to_be_bytes());
-        flow_match.emit_oxms(&mut bytes);
+        FlowKey::encode(table_id, priority, flow_match, &mut bytes);
+        FlowKey::from_encoded(&bytes)
+    }
+
+    /// Writes the bytes of the key [`FlowKey::new`] would make into `out` (cleared first), so
+    /// that a map of keys can be searched by them ([`FlowKey`] borrows as `[u8]`) before any
+    /// key is allocated.
+    pub(crate) fn encode(table_id: u8, priority: u16, flow_match: &Match, out: &mut Vec<u8>) {
+        out.clear();
+        out.push(table_id);
+        out.extend_from_slice(&priority.to_be_bytes());
+        flow_match.emit_oxms(out);
+    }
+
+    /// The key whose bytes [`FlowKey::encode`] wrote.
+    pub(crate) fn from_encoded(bytes: &[u8]) -> FlowKey {
         FlowKey(bytes.into())
     }
 
@@ -66,6 +80,14 @@ impl FlowKey {
         fm.priority = self.priority();
         fm.flow_match = self.flow_match();
         fm
+    }
+}
+
+/// A key compares, hashes and sorts as its bytes, so maps of keys can be searched by the bytes
+/// of [`FlowKey::encode`].
+impl Borrow<[u8]> for FlowKey {
+    fn borrow(&self) -> &[u8] {
+        &self.0
     }
 }
 
@@ -105,6 +127,21 @@ mod tests {
         let add = key.add();
         assert_eq!(add.command, FlowModCommand::Add);
         assert_eq!(FlowKey::of(&add), key);
+    }
+
+    #[test]
+    fn a_map_of_keys_is_searched_by_encoded_bytes() {
+        let fm: FlowMod = "table=4,priority=9,ip,nw_src=10.0.0.7 actions=drop"
+            .parse()
+            .unwrap();
+        let key = FlowKey::of(&fm);
+        let mut scratch = vec![0xff; 40];
+        FlowKey::encode(4, 9, &fm.flow_match, &mut scratch);
+        assert_eq!(FlowKey::from_encoded(&scratch), key);
+        let map = std::collections::BTreeMap::from([(key.clone(), 1)]);
+        assert_eq!(map.get(scratch.as_slice()), Some(&1));
+        FlowKey::encode(4, 8, &fm.flow_match, &mut scratch);
+        assert_eq!(map.get(scratch.as_slice()), None);
     }
 
     #[test]

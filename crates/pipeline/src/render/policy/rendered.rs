@@ -82,17 +82,18 @@ impl RuleState {
         }
     }
 
-    /// One more entry of the rule yields `fm`; `before` keeps the part's previous value (for
-    /// a rule patched in place).
+    /// One more entry of the rule yields the flow `key` (shared with the owner's, see
+    /// [`OwnerFlows::key`]), which `flow` makes should the owner need it whole; `before` keeps
+    /// the part's previous value (for a rule patched in place).
     fn add(
         &mut self,
-        fm: FlowMod,
+        key: FlowKey,
+        flow: impl FnOnce() -> FlowMod,
         clause: u8,
         owner: &mut OwnerFlows,
         journal: &mut Journal,
         before: Option<&mut BTreeMap<FlowKey, Option<Part>>>,
     ) {
-        let key = owner.shared(FlowKey::of(&fm));
         let role = self.role(clause);
         if let Some(before) = before {
             before
@@ -108,7 +109,7 @@ impl RuleState {
             if clause != DECISION {
                 self.per_clause[usize::from(clause) - 1] += 1;
             }
-            owner.add(key, fm, role, journal);
+            owner.add(key, flow, role, journal);
         }
     }
 
@@ -202,20 +203,37 @@ struct OwnerFlows {
 }
 
 impl OwnerFlows {
-    /// `key`, or the equal key already held, so that every rule needing a flow shares one key.
-    fn shared(&self, key: FlowKey) -> FlowKey {
-        let held = self.clauses.get_key_value(&key).map(|(k, _)| k);
-        match held.or_else(|| self.fixed.get_key_value(&key).map(|(k, _)| k)) {
+    /// The key of the flow in `table_id` at `priority` with `flow_match`: the equal key already
+    /// held if there is one, so that every rule needing a flow shares one key, found without
+    /// allocating (`scratch` holds the bytes); else a new key.
+    fn key(
+        &self,
+        table_id: u8,
+        priority: u16,
+        flow_match: &Match,
+        scratch: &mut Vec<u8>,
+    ) -> FlowKey {
+        FlowKey::encode(table_id, priority, flow_match, scratch);
+        let bytes = scratch.as_slice();
+        let held = self.clauses.get_key_value(bytes).map(|(k, _)| k);
+        match held.or_else(|| self.fixed.get_key_value(bytes).map(|(k, _)| k)) {
             Some(held) => held.clone(),
-            None => key,
+            None => FlowKey::from_encoded(bytes),
         }
     }
 
-    fn add(&mut self, key: FlowKey, fm: FlowMod, role: Role, journal: &mut Journal) {
+    /// One more user of the flow `key` in `role`; `flow` makes it whole if it is new and fixed.
+    fn add(
+        &mut self,
+        key: FlowKey,
+        flow: impl FnOnce() -> FlowMod,
+        role: Role,
+        journal: &mut Journal,
+    ) {
         match role {
             Role::Fixed => {
                 journal.touch_fixed(&self.fixed, &key);
-                self.fixed.entry(key).or_insert((fm, 0)).1 += 1;
+                self.fixed.entry(key).or_insert_with(|| (flow(), 0)).1 += 1;
             }
             Role::Clause(clause) => {
                 journal.touch_clause(&self.clauses, &key);
@@ -498,17 +516,26 @@ impl Rendered {
         journal.entries_rendered += added.len() + removed.len();
         let mut parts = BTreeMap::new();
         let per_clause = state.per_clause;
+        let mut scratch = Vec::new();
         for entry in &removed {
             for m in entry.matches(direction) {
-                let key = FlowKey::of(&entry_flow(t, n, m));
+                let key = entry_key(&self.owner, t, n, &m, &mut scratch);
                 state.drop(&key, &mut self.owner, journal, Some(&mut parts));
             }
         }
         for entry in &added {
             let clause = shape.clause(entry);
             for m in entry.matches(direction) {
-                let fm = entry_flow(t, n, m);
-                state.add(fm, clause, &mut self.owner, journal, Some(&mut parts));
+                let key = entry_key(&self.owner, t, n, &m, &mut scratch);
+                let flow = || entry_flow(t, n, m);
+                state.add(
+                    key,
+                    flow,
+                    clause,
+                    &mut self.owner,
+                    journal,
+                    Some(&mut parts),
+                );
             }
         }
         put(&mut state.rule, &added, &removed);
@@ -560,15 +587,19 @@ impl Rendered {
                 vec![],
                 Some(t.next),
             );
-            state.add(decision, DECISION, &mut self.owner, journal, None);
+            let key = FlowKey::of(&decision);
+            state.add(key, || decision, DECISION, &mut self.owner, journal, None);
         }
         let entries = entries(&state.rule);
         journal.rules_rendered += 1;
         journal.entries_rendered += entries.len();
+        let mut scratch = Vec::new();
         for entry in &entries {
             let clause = shape.clause(entry);
             for m in entry.matches(direction) {
-                state.add(entry_flow(&t, n, m), clause, &mut self.owner, journal, None);
+                let key = entry_key(&self.owner, &t, n, &m, &mut scratch);
+                let flow = || entry_flow(&t, n, m);
+                state.add(key, flow, clause, &mut self.owner, journal, None);
             }
         }
         state
@@ -612,7 +643,7 @@ impl Rendered {
         );
         if isolated {
             self.owner
-                .add(FlowKey::of(&drop), drop, Role::Fixed, journal);
+                .add(FlowKey::of(&drop), || drop, Role::Fixed, journal);
         } else {
             self.owner.drop(&FlowKey::of(&drop), Role::Fixed, journal);
         }
@@ -732,9 +763,27 @@ impl Rendered {
 /// The flow of one entry's match in a rule of `n` clauses: a clause flow (actions added per
 /// rule) or, for a single-dimension rule, a flow straight to the next table one priority up.
 fn entry_flow(t: &Tables<'_>, n: u8, m: Match) -> FlowMod {
-    if n == 1 {
-        flow(t.graph, t.rule, HIGH, m, vec![], Some(t.next))
-    } else {
-        flow(t.graph, t.rule, NORMAL, m, vec![], None)
-    }
+    flow(
+        t.graph,
+        t.rule,
+        entry_priority(n),
+        m,
+        vec![],
+        (n == 1).then_some(t.next),
+    )
+}
+
+fn entry_priority(n: u8) -> u16 {
+    if n == 1 { HIGH } else { NORMAL }
+}
+
+/// The key of [`entry_flow`]'s flow, shared with the owner's equal one ([`OwnerFlows::key`]).
+fn entry_key(
+    owner: &OwnerFlows,
+    t: &Tables<'_>,
+    n: u8,
+    m: &Match,
+    scratch: &mut Vec<u8>,
+) -> FlowKey {
+    owner.key(t.graph.id(t.rule), entry_priority(n), m, scratch)
 }
