@@ -250,9 +250,7 @@ impl NetworkPolicyController {
             changes.changed
         );
         self.pending = PolicyDelta::default();
-        if changes.changed >= crate::heap::LARGE_CHANGE_MODS {
-            crate::heap::release_freed();
-        }
+        crate::heap::after_change(changes.changed);
         Ok(changes)
     }
 

@@ -30,7 +30,6 @@ use pipeline::layout::packet_in::PACKET_IN_MAX_LEN;
 use pipeline::{Change, ChangeDiff, FlowDiff, Installer, Objects, Owner, Round};
 
 use crate::error::AgentError;
-use crate::heap;
 
 /// Asks the switch to send this connection the packets the pipeline hands to the agent, as
 /// `NXT_PACKET_IN2` (which carries the controller action's userdata). Open vSwitch sends a
@@ -163,17 +162,10 @@ impl Flows {
     }
 
     /// Applies `change` to the switch (meters first, then one bundle with the groups and flows
-    /// that differ, confirmed). After a large change the memory its installation used is given
-    /// back to the OS ([`heap::release_freed`]).
+    /// that differ, confirmed).
     pub async fn apply(&self, change: Change) -> Result<ChangeDiff, AgentError> {
         let diff = self.installer.apply(change).await?;
         self.mods.fetch_add(diff.len() as u64, Ordering::Relaxed);
-        if diff.len() >= heap::LARGE_CHANGE_MODS && heap::release_freed() {
-            tracing::debug!(
-                "{} flow, group and meter mods installed; the memory freed since went back to the OS",
-                diff.len()
-            );
-        }
         Ok(diff)
     }
 

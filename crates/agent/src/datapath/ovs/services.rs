@@ -29,6 +29,7 @@ use pipeline::{Objects, Owner};
 use super::{OvsDatapath, conntrack_dump};
 use crate::datapath::ServiceChanges;
 use crate::error::AgentError;
+use crate::heap;
 
 /// The Services' renderer, with the group ids of the Services installed, and what the updates
 /// since the last settle left to do.
@@ -99,6 +100,8 @@ impl<H> OvsDatapath<H> {
         let diff = self.flows.apply(update.change).await?;
         state.renderer.commit(update.record);
         state.note(&service.key, diff.len(), update.stale_udp);
+        drop(state);
+        heap::after_change(diff.len());
         Ok(ServiceChanges {
             endpoints: service.ports.iter().map(|p| p.endpoints.len()).sum(),
             changed: diff.len(),
@@ -114,6 +117,8 @@ impl<H> OvsDatapath<H> {
         let diff = self.flows.apply(update.change).await?;
         state.renderer.commit(update.record);
         state.note(key, diff.len(), update.stale_udp);
+        drop(state);
+        heap::after_change(diff.len());
         Ok(ServiceChanges {
             endpoints: 0,
             changed: diff.len(),
