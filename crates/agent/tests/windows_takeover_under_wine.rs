@@ -10,12 +10,15 @@
 #![cfg(windows)]
 
 use std::net::Ipv4Addr;
-use std::process::Command;
 
 use hcn::HcnApi;
 use hcn::fake::{FakeHcn, HostAdapter, HostModel, Snapshot};
 use hcn::schema::HostComputeQuery;
 use winos::{IpHelper, NativeIpHelper, under_wine};
+
+mod windows_agent;
+
+use windows_agent::{error_lines, run_agent_to_exit};
 
 /// The address scripts/windows-test.sh gives `wt0` in the namespace the Wine tests run in.
 const NODE_IP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
@@ -53,29 +56,14 @@ fn the_agent_finds_its_nic_creates_the_hns_network_and_rolls_it_back_when_no_vni
     let before = FakeHcn::new(host).snapshot();
     std::fs::write(&state, serde_json::to_string(&before).unwrap()).unwrap();
     let trace = dir.path().join("hns-trace.jsonl");
-    let config = dir.path().join("antrea-agent.conf");
-    std::fs::write(&config, include_str!("data/antrea-agent-windows.conf")).unwrap();
-    let cluster = dir.path().join("cluster");
-    std::fs::create_dir(&cluster).unwrap();
-    std::fs::write(
-        cluster.join("nodes.yaml"),
-        format!(
-            "apiVersion: v1\nkind: Node\nmetadata:\n  name: win-1\nspec:\n  podCIDR: 10.244.3.0/24\nstatus:\n  addresses:\n  - type: InternalIP\n    address: {NODE_IP}\n"
-        ),
-    )
-    .unwrap();
-
-    let output = Command::new(env!("CARGO_BIN_EXE_antrea-agent"))
-        .arg("--config")
-        .arg(&config)
-        .arg("--cluster-dir")
-        .arg(&cluster)
-        .env("NODE_NAME", "win-1")
-        .env("ANTREA_HCN_SHIM_STATE", &state)
-        .env("ANTREA_HCN_SHIM_TRACE", &trace)
-        .env("RUST_LOG", "info")
-        .output()
-        .unwrap();
+    let output = run_agent_to_exit(
+        dir.path(),
+        NODE_IP,
+        &[
+            ("ANTREA_HCN_SHIM_STATE", state.as_os_str()),
+            ("ANTREA_HCN_SHIM_TRACE", trace.as_os_str()),
+        ],
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stderr}");
     let alias = &nic.alias;
@@ -90,10 +78,7 @@ fn the_agent_finds_its_nic_creates_the_hns_network_and_rolls_it_back_when_no_vni
         stderr.contains(&format!("HNS network antrea-hnsnetwork created on {alias}")),
         "{stderr}"
     );
-    let errors: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.starts_with("antrea-agent: "))
-        .collect();
+    let errors = error_lines(&stderr);
     assert_eq!(errors.len(), 1, "{stderr}");
     assert!(
         errors[0].contains(&format!(
@@ -111,7 +96,11 @@ fn the_agent_finds_its_nic_creates_the_hns_network_and_rolls_it_back_when_no_vni
         vec![],
         "the network was deleted"
     );
-    assert_eq!(hns.host(), before_host(&before), "the NIC is as it was");
+    assert_eq!(
+        hns.host(),
+        FakeHcn::from_snapshot(before).host(),
+        "the NIC is as it was"
+    );
 
     // Through the real FFI: the network was created and deleted, each call succeeded, and every
     // handle the agent opened was closed.
@@ -137,8 +126,4 @@ fn the_agent_finds_its_nic_creates_the_hns_network_and_rolls_it_back_when_no_vni
         .count();
     let closed = exports.iter().filter(|e| **e == "HcnCloseNetwork").count();
     assert_eq!(opened, closed, "every network handle closed: {exports:?}");
-}
-
-fn before_host(before: &Snapshot) -> HostModel {
-    FakeHcn::from_snapshot(before.clone()).host()
 }
