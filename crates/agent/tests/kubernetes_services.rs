@@ -253,6 +253,16 @@ fn services_in_the_api_become_groups_and_flows_in_ovs_and_survive_a_restart() {
     let mut lan = Lan::new();
     let (fake, mut n1, _server) = node_on_the_api(&runtime, &mut lan);
     assert!(select_groups(&n1).is_empty());
+    // ovs-vswitchd revalidates only when its tables change (its periodic round a minute
+    // apart): each settle must begin its own rounds (the agent's revalidation nudges), or its
+    // wait runs into the hang guard and logs the line the end of the test rejects.
+    n1.vsctl(&[
+        "set",
+        "Open_vSwitch",
+        ".",
+        "other_config:max-revalidator=60000",
+        "other_config:max-idle=60000",
+    ]);
 
     // Created: one frontend flow into a group with a bucket per endpoint.
     fake.insert(&web_service()).unwrap();

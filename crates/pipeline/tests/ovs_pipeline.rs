@@ -5,7 +5,9 @@
 mod support;
 
 use model::{TrafficMode, TunnelType};
+use openflow::conn::Encoded;
 use pipeline::Round;
+use pipeline::render::revalidation_nudge;
 use support::switch::{Switch, install_all, texts};
 
 const P1: &str =
@@ -246,4 +248,48 @@ async fn no_encap_pipeline_forwards_over_the_uplink() {
         &[],
     );
     assert_dropped(&t);
+}
+
+/// The revalidation nudge (`pipeline::render::revalidation_nudge`) modifies the Classifier's
+/// miss flow into itself: the switch takes it, every flow is still the cache's, and the miss
+/// flow keeps its cookie and its counters.
+#[tokio::test]
+async fn the_revalidation_nudge_leaves_every_flow_as_it_was() {
+    let sw = Switch::start(None).await;
+    let node = support::node(TrafficMode::NoEncap);
+    let installer = sw.installer(Round::FIRST);
+    install_all(&installer, &node).await;
+    // From a port no flow classifies: dropped by the Classifier's miss flow.
+    sw.send_packet(
+        12,
+        "udp,eth_src=02:00:00:00:00:0c,eth_dst=02:00:00:00:00:01,nw_src=192.0.2.12,nw_dst=192.0.2.1,nw_ttl=64,udp_src=1,udp_dst=2",
+    );
+    let classifier_miss = || {
+        let dump = sw
+            .ovs
+            .ofctl(&["-O", "OpenFlow15", "dump-flows", "{mgmt:br0}", "table=0"])
+            .expect("dump-flows");
+        let line = dump
+            .lines()
+            .find(|l| l.contains(" priority=0 actions=drop"))
+            .unwrap_or_else(|| panic!("no miss flow in table 0:\n{dump}"))
+            .to_owned();
+        line.split(", ")
+            .filter(|field| !field.starts_with("duration=") && !field.starts_with("idle_age="))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let before = classifier_miss();
+    assert!(before.contains("n_packets=1,"), "{before}");
+    assert!(!before.contains("cookie=0x0,"), "{before}");
+
+    sw.conn
+        .batch(&[Encoded::new(&revalidation_nudge()).unwrap()])
+        .await
+        .expect("the switch takes the nudge");
+    assert_eq!(classifier_miss(), before);
+    assert_eq!(
+        sw.dump(),
+        texts(&installer.cache().lock().unwrap().all_flows())
+    );
 }

@@ -27,6 +27,7 @@ use openflow::msg::flow_mod::FlowMod;
 use openflow::msg::packet_in::packet_in_format;
 use pipeline::cache::{DesiredCache, SharedCache, replay};
 use pipeline::layout::packet_in::PACKET_IN_MAX_LEN;
+use pipeline::render::revalidation_nudge;
 use pipeline::{Change, ChangeDiff, FlowDiff, Installer, Objects, Owner, Round};
 
 use crate::error::AgentError;
@@ -167,6 +168,19 @@ impl Flows {
         let diff = self.installer.apply(change).await?;
         self.mods.fetch_add(diff.len() as u64, Ordering::Relaxed);
         Ok(diff)
+    }
+
+    /// Makes ovs-vswitchd begin a revalidation round of its datapath's cached flows now rather
+    /// than at its next periodic one ([`revalidation_nudge`], which changes nothing in the
+    /// tables). Sent without waiting for the switch; not counted among [`Flows::mods`].
+    pub async fn nudge_revalidation(&self) -> Result<(), AgentError> {
+        match self.conn.send(&revalidation_nudge()).await {
+            Ok(_) => Ok(()),
+            Err(source) => Err(AgentError::OpenFlow {
+                endpoint: self.endpoint.clone(),
+                source,
+            }),
+        }
     }
 
     /// Replaces `owner`'s flows in the switch; returns the flow mods sent.

@@ -9,7 +9,7 @@ pub mod pod;
 pub mod policy;
 pub mod service;
 
-pub use node::node_flows;
+pub use node::{node_flows, revalidation_nudge};
 pub use peer::peer_flows;
 pub use pod::pod_flows;
 pub use policy::counters::RuleCounters;

@@ -3,7 +3,7 @@
 //! table defaults.
 
 use openflow::action::{Action, Ct, CtZone, Nat};
-use openflow::msg::flow_mod::FlowMod;
+use openflow::msg::flow_mod::{FlowMod, FlowModCommand};
 use openflow::oxm::{Field, Match};
 
 use super::policy::policy_table_flows;
@@ -78,6 +78,22 @@ fn host_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
     ]
 }
 
+/// A flow mod that leaves the switch's tables as they are but makes Open vSwitch revalidate its
+/// datapath's cached flows: the Classifier's miss flow, always among the Node's flows, modified
+/// in place into itself (any cookie; a modify keeps the flow's cookie and counters). Every
+/// modify gives ovs-vswitchd's tables a new version, and a new version wakes its revalidators
+/// at once instead of at their next periodic round (docs/services.md, "Revalidation").
+pub fn revalidation_nudge() -> FlowMod {
+    let mut nudge = classifier_miss(TableGraph::standard());
+    nudge.command = FlowModCommand::ModifyStrict;
+    nudge
+}
+
+/// The Classifier's default: what no port classification took is dropped.
+fn classifier_miss(g: &TableGraph) -> FlowMod {
+    flow(g, CLASSIFIER, MISS, Match::new(), vec![], None)
+}
+
 /// Classification of the Node's own ports and the table defaults of the early tables.
 fn classifier_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
     let ports = NodePorts::default();
@@ -98,7 +114,7 @@ fn classifier_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<FlowMod> {
             vec![],
             Some(ARP_RESPONDER),
         ),
-        flow(g, CLASSIFIER, MISS, Match::new(), vec![], None),
+        classifier_miss(g),
         flow(g, SPOOF_GUARD, MISS, Match::new(), vec![], None),
         flow(
             g,

@@ -1,10 +1,18 @@
 //! Waiting for ovs-vswitchd's datapath to follow a change of the OpenFlow tables. The datapath
 //! caches flows (megaflows) and ovs-vswitchd revalidates them against the tables
 //! asynchronously, so right after a change is committed a new connection may still take the
-//! old path, e.g. to an endpoint just removed. `revalidator/wait` returns when the revalidation
-//! round in progress ends, and that round may have started before the change; so it is asked
-//! twice: the second round starts after the first ended, hence after the change, and checks
-//! every cached flow against the changed tables.
+//! old path, e.g. to an endpoint just removed.
+//!
+//! `revalidator/wait` answers when the first revalidation round that ends after the request
+//! was read ends, and that round may have begun before the change; so it is asked twice: the
+//! second round begins after the first ended, hence after the change, and checks every cached
+//! flow against the changed tables. A round begins when the tables change or at the periodic
+//! timer (`other_config:max-revalidator`, 500 ms by default), so a request read just after a
+//! round ended would wait for the timer. Each request is therefore followed by a revalidation
+//! nudge (`Flows::nudge_revalidation`: a flow modified into itself) sent once the request is
+//! written: ovs-vswitchd reads both in the same pass of its main loop at the latest, and bumps
+//! its tables' version only in the next pass, so the round the nudge starts ends after the
+//! request was read and answers it (docs/services.md, "Revalidation").
 
 use std::time::Duration;
 
@@ -21,7 +29,12 @@ impl<H> OvsDatapath<H> {
     pub(super) async fn wait_for_revalidation(&self, what: &str) {
         let rounds = async {
             for _ in 0..2 {
-                self.vswitchd.call("revalidator/wait", &[]).await?;
+                let round = self.vswitchd.start("revalidator/wait", &[]).await?;
+                self.flows
+                    .nudge_revalidation()
+                    .await
+                    .map_err(|e| format!("revalidation nudge: {e}"))?;
+                round.reply().await?;
             }
             Ok::<(), String>(())
         };
