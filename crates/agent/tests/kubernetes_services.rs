@@ -16,7 +16,10 @@
 //! reaches it, and connections established before to the two others keep working. With
 //! proxyAll, the Node's own stack reaches the cluster IP through the gateway (the route to the
 //! Service CIDR discovered from the cluster IPs, the permanent neighbour for 169.254.0.253),
-//! answered by both endpoints, and is refused by a Service without endpoints.
+//! answered by both endpoints, and is refused by a Service without endpoints. Under
+//! `externalTrafficPolicy: Local` without a local endpoint, traffic from outside is dropped while
+//! the Node's own traffic to its NodePort and the load-balancer IP is short-circuited to every
+//! endpoint, source-NATed.
 #![cfg(target_os = "linux")]
 
 mod objects;
@@ -1076,6 +1079,13 @@ fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_w
     assert!(
         dropped.as_ref().is_err_and(|e| e.contains("timed out")),
         "{dropped:?}"
+    );
+    // The Node's own traffic is short-circuited, as kube-proxy does: its NodePort and the
+    // load-balancer IP reach both endpoints, each seeing the gateway IP (source-NATed).
+    assert_eq!(answers(&n1.netns, "10.10.0.11:30080", 16), snated);
+    assert_eq!(
+        answers(&n1.netns, &format!("{LOAD_BALANCER_IP}:80"), 16),
+        snated
     );
     let inside: BTreeSet<String> = answers(&n1.netns, "10.96.0.10:80", 16)
         .into_iter()

@@ -3,7 +3,7 @@
 //! endpoints, each endpoint answering TCP connections with its name. The client's connections to
 //! the cluster IP are answered by the endpoints, both of them in turn (the handshake itself
 //! shows the reply was un-NATed: the client talks to the cluster IP only); under ClientIP
-//! affinity always the same one; an endpoint reaches its own Service, itself included
+//! affinity always the same one, and the one left once the one it stuck to leaves; an endpoint reaches its own Service, itself included
 //! (hairpin); after the Service drops one endpoint (and affinity), only the other answers; without endpoints nothing answers (the switch hands the packet to a
 //! controller, and none here answers it: the agent's refusal is tested in
 //! `agent/tests/kubernetes_services.rs`).
@@ -229,6 +229,40 @@ fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
         .expect("purge the datapath flows");
     for _ in 0..16 {
         assert_eq!(ask(&runtime, &client).as_ref(), Some(&first));
+    }
+
+    // Affinity kept, and the endpoint the client sticks to leaves: its learning flow goes,
+    // taking the client's learned flow with it, so the client's new connections are balanced
+    // again, to the endpoint left, instead of being sent to one that is gone.
+    let (gone, left) = if first == "a" { (&a, &b) } else { (&b, &a) };
+    let mut shrunk = web_service(&[left.pod.ip]);
+    shrunk.session_affinity = sticky.session_affinity;
+    apply(&runtime, &sw, &mut renderer, &installer, &shrunk);
+    let learned = sw
+        .ovs
+        .ofctl(&[
+            "dump-flows",
+            "{mgmt:br0}",
+            &format!(
+                "table={}",
+                pipeline::layout::TableGraph::standard()
+                    .id(pipeline::layout::tables::SESSION_AFFINITY)
+            ),
+        ])
+        .expect("dump the learned flows");
+    let gone_hex = format!("{:#x}", u32::from(gone.pod.ip));
+    assert!(
+        !learned.contains(&gone_hex),
+        "a learned flow still sends to the removed endpoint:\n{learned}"
+    );
+    sw.ovs
+        .appctl(&["revalidator/purge"])
+        .expect("purge the datapath flows");
+    for _ in 0..8 {
+        assert_eq!(
+            ask(&runtime, &client).as_deref(),
+            Some(&left.pod.key.name[..])
+        );
     }
 
     // Affinity off and endpoint a gone: new connections reach b only.

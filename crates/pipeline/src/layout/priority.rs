@@ -1,6 +1,9 @@
 //! Flow priorities. Within a table, a more specific job gets a higher priority; `MISS` is the
 //! table's default.
 
+/// Exceptions to the exceptions: in `ServiceLB`, the Node's own traffic to a frontend whose
+/// traffic from outside has flows of its own (`externalTrafficPolicy: Local`).
+pub const HIGHER: u16 = 220;
 /// Exceptions that must win over the table's normal flows (noEncap receive before host
 /// pass-through, replies and gateway-IP traffic in `L3Forwarding`, host-routed packets in
 /// `L3DecTTL`).

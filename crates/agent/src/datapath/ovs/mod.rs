@@ -131,7 +131,12 @@ impl<H> OvsDatapath<H> {
             Owner::from(NETWORK_POLICY),
             self.policy.lock().await.render(policy).into(),
         ));
-        desired.extend(self.services.lock().await.render_round(services, metered));
+        desired.extend(
+            self.services
+                .lock()
+                .await
+                .render_round(services, metered, network),
+        );
         for port in self.bridge.container_ports().await? {
             if let Some(ofport) = port.ofport {
                 self.ofports.record(&port.port, ofport);

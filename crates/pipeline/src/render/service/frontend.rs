@@ -2,12 +2,14 @@
 //! (`reg4[16..18]` = to select) is marked selected (or to learn, under ClientIP affinity) and
 //! handed to the Service port's endpoint group; without usable endpoints it goes to the agent,
 //! which refuses the connection (a TCP reset or an ICMP port unreachable, as kube-proxy's REJECT). Under
-//! affinity a second flow per frontend learns the endpoint the group chose (`affinity.rs`).
+//! affinity a flow per frontend and endpoint learns the endpoint the group chose (`affinity.rs`).
 //! Traffic from outside has frontends of its own (`Frontend::from_gateway`, the NodePort
 //! frontends), with the external traffic policy's endpoints and, under `Cluster`, the source NAT
-//! mark (`snat.rs`).
+//! mark (`snat.rs`). Under `Local`, the Node's own traffic to those frontends has frontends of
+//! its own, per Node address (`Frontend::source`), short-circuited to the internal endpoints with
+//! the source NAT mark, as kube-proxy sends the Node's traffic to the Service's cluster chain.
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddrV4};
 
 use openflow::action::Action;
 use openflow::msg::flow_mod::FlowMod;
@@ -17,7 +19,7 @@ use super::affinity::learn_flow;
 use super::l4;
 use crate::layout::TableGraph;
 use crate::layout::packet_in::PacketInOperation;
-use crate::layout::priority::{HIGH, NORMAL};
+use crate::layout::priority::{HIGH, HIGHER, NORMAL};
 use crate::layout::regs::{
     EP_SELECTED, EP_TO_LEARN, EP_TO_SELECT, FROM_GATEWAY, NEEDS_SNAT, RegMark,
 };
@@ -27,9 +29,14 @@ use model::{Protocol, SessionAffinity};
 
 /// What one frontend's traffic does.
 pub(super) enum Dispatch {
-    /// To the endpoint group `group`; `snat`: the source is NATed to the gateway IP (traffic
-    /// from outside under `externalTrafficPolicy: Cluster`).
-    Group { group: u32, snat: bool },
+    /// To the endpoint group `group` of `endpoints`; `snat`: the source is NATed to the gateway
+    /// IP (traffic from outside under `externalTrafficPolicy: Cluster`, the Node's own under
+    /// `Local`).
+    Group {
+        group: u32,
+        snat: bool,
+        endpoints: Vec<SocketAddrV4>,
+    },
     /// No usable endpoint: to the agent, to be refused; through the refusals' meter when
     /// `metered`.
     NoEndpoints { metered: bool },
@@ -39,15 +46,17 @@ pub(super) enum Dispatch {
     Drop,
 }
 
-/// Where one frontend is reached: an address, a protocol and a port, and whether only traffic
+/// Where one frontend is reached: an address, a protocol and a port, whether only traffic
 /// from the gateway counts (an external or load-balancer IP reached from outside, whose Pod
-/// traffic has its own, internal, frontend).
+/// traffic has its own, internal, frontend), and whether only one source's traffic does (the
+/// Node's own, from one of its addresses).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Frontend {
     pub ip: Ipv4Addr,
     pub protocol: Protocol,
     pub port: u16,
     pub from_gateway: bool,
+    pub source: Option<Ipv4Addr>,
 }
 
 impl Frontend {
@@ -59,13 +68,21 @@ impl Frontend {
         } else {
             base
         };
+        let base = match self.source {
+            Some(source) => ipv4(Field::Ipv4Src, base, source),
+            None => base,
+        };
         ipv4(Field::Ipv4Dst, state.match_on(base), self.ip).with(dst_port, u128::from(self.port))
     }
 
-    /// The priority of its flows: traffic from the gateway wins over the same address's
-    /// internal frontend.
+    /// The priority of its flows: one source's traffic wins over everyone's, and traffic from
+    /// the gateway over the same address's internal frontend.
     pub(super) fn priority(&self, normal: u16) -> u16 {
-        if self.from_gateway { HIGH } else { normal }
+        match (self.source, self.from_gateway) {
+            (Some(_), _) => HIGHER,
+            (None, true) => HIGH,
+            (None, false) => normal,
+        }
     }
 }
 
@@ -78,8 +95,12 @@ pub(super) fn frontend_flows(
 ) -> Vec<FlowMod> {
     let matched = frontend.matching(EP_TO_SELECT);
     let priority = frontend.priority(NORMAL);
-    let (group, snat) = match *dispatch {
-        Dispatch::Group { group, snat } => (group, snat),
+    let (group, snat, endpoints) = match *dispatch {
+        Dispatch::Group {
+            group,
+            snat,
+            ref endpoints,
+        } => (group, snat, endpoints),
         Dispatch::NoEndpoints { metered } => {
             return vec![flow(
                 g,
@@ -106,20 +127,23 @@ pub(super) fn frontend_flows(
                 .collect(),
             None,
         )],
-        SessionAffinity::ClientIp { timeout_seconds } => vec![
-            flow(
-                g,
-                SERVICE_LB,
-                priority,
-                matched,
-                [EP_TO_LEARN.set()]
-                    .into_iter()
-                    .chain(snat_mark)
-                    .chain([Action::Group(group)])
-                    .collect(),
-                None,
-            ),
-            learn_flow(g, frontend, timeout_seconds, snat),
-        ],
+        SessionAffinity::ClientIp { timeout_seconds } => std::iter::once(flow(
+            g,
+            SERVICE_LB,
+            priority,
+            matched,
+            [EP_TO_LEARN.set()]
+                .into_iter()
+                .chain(snat_mark)
+                .chain([Action::Group(group)])
+                .collect(),
+            None,
+        ))
+        .chain(
+            endpoints
+                .iter()
+                .map(|endpoint| learn_flow(g, frontend, *endpoint, timeout_seconds, snat)),
+        )
+        .collect(),
     }
 }

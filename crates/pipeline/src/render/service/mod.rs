@@ -130,6 +130,8 @@ pub struct ServiceRenderer {
     graph: &'static TableGraph,
     /// Whether refusals pass their meter (see [`ServiceRenderer::set_packet_in_meters`]).
     packet_in_meters: bool,
+    /// The Node's own addresses (see [`ServiceRenderer::set_node_addresses`]).
+    node_addresses: Vec<Ipv4Addr>,
     groups: BTreeMap<ServiceKey, BTreeMap<GroupKey, u32>>,
     /// The installed Services with UDP frontends, and where those send.
     udp: BTreeMap<ServiceKey, UdpBackends>,
@@ -153,6 +155,7 @@ impl ServiceRenderer {
         ServiceRenderer {
             graph,
             packet_in_meters: false,
+            node_addresses: Vec::new(),
             groups: BTreeMap::new(),
             udp: BTreeMap::new(),
             ids: GroupIds::default(),
@@ -165,6 +168,15 @@ impl ServiceRenderer {
     /// every Service again.
     pub fn set_packet_in_meters(&mut self, metered: bool) {
         self.packet_in_meters = metered;
+    }
+
+    /// The addresses the Node's own traffic comes from through the gateway (the Node IP and the
+    /// gateway IP): under `externalTrafficPolicy: Local` that traffic to a NodePort or an
+    /// external or load-balancer IP is short-circuited to the internal endpoints, as
+    /// kube-proxy does, instead of being held to the local ones (or dropped without). None:
+    /// no short-circuit. Set it before rendering any Service, or render every Service again.
+    pub fn set_node_addresses(&mut self, addresses: &[Ipv4Addr]) {
+        self.node_addresses = addresses.to_vec();
     }
 
     /// The change that makes the switch load-balance `service` as it is now (new, or
@@ -189,8 +201,14 @@ impl ServiceRenderer {
             new.into_iter()
                 .zip(self.ids.free(wanted.len() - groups.len())),
         );
-        let objects = render(self.graph, service, &groups, self.packet_in_meters);
-        let udp = UdpBackends::of(service);
+        let objects = render(
+            self.graph,
+            service,
+            &groups,
+            self.packet_in_meters,
+            &self.node_addresses,
+        );
+        let udp = UdpBackends::of(service, !self.node_addresses.is_empty());
         Ok(ServiceUpdate {
             change: Change::new().replace(service_owner(&service.key), objects),
             stale_udp: self.stale_udp(&service.key, &udp),
@@ -375,6 +393,8 @@ fn group_keys(service: &Service) -> BTreeSet<GroupKey> {
 ///   DNATs NodePort connections to, and the external and load-balancer IPs through the
 ///   gateway) uses the external traffic policy's endpoints (the internal group when they are
 ///   the same), source-NATed under `Cluster`, dropped under `Local` without a local endpoint.
+///   Under `Local`, the Node's own traffic to them (from one of `node_addresses`) is
+///   short-circuited to the internal endpoints and source-NATed, as kube-proxy does.
 ///   The uplink hands traffic to the external and load-balancer IPs to the host, which routes
 ///   it to the gateway.
 /// - Each endpoint appears once per group, its DNAT flow once per Service, a local endpoint's
@@ -384,6 +404,7 @@ fn render(
     service: &Service,
     groups: &BTreeMap<GroupKey, u32>,
     metered: bool,
+    node_addresses: &[Ipv4Addr],
 ) -> Objects {
     let mut objects = Objects::default();
     let mut dnat: BTreeSet<(Protocol, Ipv4Addr, u16)> = BTreeSet::new();
@@ -402,7 +423,14 @@ fn render(
                     endpoints,
                     service.session_affinity,
                 ));
-                Dispatch::Group { group, snat }
+                Dispatch::Group {
+                    group,
+                    snat,
+                    endpoints: endpoints
+                        .iter()
+                        .map(|e| SocketAddrV4::new(e.ip, e.port))
+                        .collect(),
+                }
             }
             _ => Dispatch::NoEndpoints { metered },
         };
@@ -414,6 +442,7 @@ fn render(
                 protocol: port.protocol,
                 port: port.port,
                 from_gateway: false,
+                source: None,
             };
             flows.extend(frontend::frontend_flows(
                 g,
@@ -428,9 +457,12 @@ fn render(
             let snat = service.external_traffic_policy == TrafficPolicy::Cluster;
             let external_dispatch = match &internal_dispatch {
                 _ if external.is_empty() && !internal.is_empty() => Dispatch::Drop,
-                Dispatch::Group { group, .. } if external == internal => Dispatch::Group {
+                Dispatch::Group {
+                    group, endpoints, ..
+                } if external == internal => Dispatch::Group {
                     group: *group,
                     snat,
+                    endpoints: endpoints.clone(),
                 },
                 _ => dispatch_to(Scope::External, &external, snat),
             };
@@ -439,13 +471,26 @@ fn render(
                 protocol: port.protocol,
                 port: node_port,
                 from_gateway: false,
+                source: None,
             });
             let through_gateway = outside.iter().map(|ip| Frontend {
                 ip: *ip,
                 protocol: port.protocol,
                 port: port.port,
                 from_gateway: true,
+                source: None,
             });
+            let node_own_dispatch = match &internal_dispatch {
+                Dispatch::Group {
+                    group, endpoints, ..
+                } => Dispatch::Group {
+                    group: *group,
+                    snat: true,
+                    endpoints: endpoints.clone(),
+                },
+                Dispatch::NoEndpoints { metered } => Dispatch::NoEndpoints { metered: *metered },
+                Dispatch::Drop => Dispatch::Drop,
+            };
             for frontend in nodeport.into_iter().chain(through_gateway) {
                 flows.extend(frontend::frontend_flows(
                     g,
@@ -453,6 +498,19 @@ fn render(
                     &external_dispatch,
                     service.session_affinity,
                 ));
+                if service.external_traffic_policy == TrafficPolicy::Local {
+                    for source in node_addresses {
+                        flows.extend(frontend::frontend_flows(
+                            g,
+                            Frontend {
+                                source: Some(*source),
+                                ..frontend
+                            },
+                            &node_own_dispatch,
+                            service.session_affinity,
+                        ));
+                    }
+                }
             }
             used.extend(external);
         }

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::SocketAddrV4;
 
-use model::{Protocol, Service, ServicePort, VIRTUAL_NODE_PORT_IP};
+use model::{Protocol, Service, ServicePort, TrafficPolicy, VIRTUAL_NODE_PORT_IP};
 use openflow::msg::ct_flush::{CtFlush, CtTuple};
 
 use super::frontend_ips;
@@ -32,8 +32,10 @@ impl UdpBackends {
     /// `service`'s UDP frontends and the endpoints the renderer gives each (none: the port has
     /// no usable endpoint and its packets go to the agent): its addresses the internal traffic
     /// policy's, its NodePort frontend (`169.254.0.252:nodePort`) the external one's, and an
-    /// external or load-balancer IP both (Pods and outside reach it).
-    pub(super) fn of(service: &Service) -> UdpBackends {
+    /// external or load-balancer IP both (Pods and outside reach it). With `short_circuit`
+    /// (the renderer knows the Node's addresses), the NodePort frontend of a Service under
+    /// `externalTrafficPolicy: Local` sends the Node's own traffic to the internal ones too.
+    pub(super) fn of(service: &Service, short_circuit: bool) -> UdpBackends {
         let frontends = frontend_ips(service);
         let outside = service.outside_ips();
         let mut backends = BTreeMap::new();
@@ -54,9 +56,13 @@ impl UdpBackends {
                 backends.insert(SocketAddrV4::new(*ip, port.port), endpoints);
             }
             if let Some(node_port) = port.node_port {
+                let mut endpoints = external.clone();
+                if short_circuit && service.external_traffic_policy == TrafficPolicy::Local {
+                    endpoints.extend(internal.iter().copied());
+                }
                 backends.insert(
                     SocketAddrV4::new(VIRTUAL_NODE_PORT_IP, node_port),
-                    external.clone(),
+                    endpoints,
                 );
             }
         }

@@ -142,11 +142,54 @@ fn client_ip_affinity_learns_the_chosen_endpoint() {
     assert_eq!(
         flows[2..],
         [
-            "table=ServiceLB,priority=190,tcp,reg4=0x30000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=learn(table=SessionAffinity,idle_timeout=65535,priority=200,delete_learned,eth_type=0x800,nw_proto=6,NXM_OF_TCP_DST[],NXM_OF_IP_DST[],NXM_OF_IP_SRC[],load:NXM_NX_REG3[]->NXM_NX_REG3[],load:NXM_NX_REG4[0..15]->NXM_NX_REG4[0..15],load:0x2->NXM_NX_REG4[16..18]),set_field:0x20000/0x70000->reg4,goto_table:EndpointDNAT",
+            "table=ServiceLB,priority=190,tcp,reg3=0xaf4010a,reg4=0x31f90/0x7ffff,nw_dst=10.96.0.10,tp_dst=80 actions=learn(table=SessionAffinity,idle_timeout=65535,priority=200,delete_learned,cookie=0x5004f1ecbf5,eth_type=0x800,nw_proto=6,NXM_OF_TCP_DST[],NXM_OF_IP_DST[],NXM_OF_IP_SRC[],load:NXM_NX_REG3[]->NXM_NX_REG3[],load:NXM_NX_REG4[0..15]->NXM_NX_REG4[0..15],load:0x2->NXM_NX_REG4[16..18]),set_field:0x20000/0x70000->reg4,goto_table:EndpointDNAT",
             "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x30000/0x70000->reg4,group:1",
         ]
     );
     assert!(group_text(&objects.groups[0]).ends_with("resubmit(,ServiceLB)"));
+}
+
+#[test]
+fn each_endpoint_has_its_learning_flow_so_a_removed_endpoint_takes_what_it_learned() {
+    let affine = |endpoints: &[u8]| {
+        let mut service = web(endpoints);
+        service.session_affinity = SessionAffinity::ClientIp {
+            timeout_seconds: 60,
+        };
+        service
+    };
+    let learning = |service: &Service| -> Vec<String> {
+        service_lb_flows(&objects_of(
+            &ServiceRenderer::new().upsert(service).unwrap(),
+        ))
+        .into_iter()
+        .filter(|f| f.contains("learn("))
+        .map(|f| f.split(' ').next().unwrap().to_owned())
+        .collect()
+    };
+    let both = learning(&affine(&[10, 11]));
+    assert_eq!(
+        both,
+        [
+            "table=ServiceLB,priority=190,tcp,reg3=0xaf4010a,reg4=0x31f90/0x7ffff,nw_dst=10.96.0.10,tp_dst=80",
+            "table=ServiceLB,priority=190,tcp,reg3=0xaf4010b,reg4=0x31f90/0x7ffff,nw_dst=10.96.0.10,tp_dst=80",
+        ]
+    );
+    // .10 leaves: its learning flow goes (and with it, by `delete_learned`, every client it
+    // learned, since its learned flows carry a cookie of their own), .11's stays as it was.
+    assert_eq!(learning(&affine(&[11])), both[1..]);
+    let cookies: BTreeSet<String> = service_lb_flows(&objects_of(
+        &ServiceRenderer::new().upsert(&affine(&[10, 11])).unwrap(),
+    ))
+    .iter()
+    .filter_map(|f| f.split("delete_learned,cookie=").nth(1))
+    .map(|rest| rest.split(',').next().unwrap().to_owned())
+    .collect();
+    assert_eq!(cookies.len(), 2, "{cookies:?}");
+    assert!(
+        cookies.iter().all(|c| c.starts_with("0x500")),
+        "no round, the Services' category: {cookies:?}"
+    );
 }
 
 #[test]
@@ -504,6 +547,77 @@ fn a_node_port_under_local_policy_has_a_group_of_the_local_endpoints_and_keeps_t
     assert_eq!(objects.groups.len(), 1);
 }
 
+/// The Node's own addresses in these tests: its IP and the gateway's.
+const NODE_ADDRESSES: [Ipv4Addr; 2] = [Ipv4Addr::new(10, 10, 0, 11), Ipv4Addr::new(10, 244, 1, 1)];
+
+#[test]
+fn under_local_policy_the_node_s_own_traffic_to_a_node_port_is_short_circuited_to_every_endpoint_source_nated()
+ {
+    let mut renderer = ServiceRenderer::new();
+    renderer.set_node_addresses(&NODE_ADDRESSES);
+    let mut remote_only = web_node_port(TrafficPolicy::Local);
+    remote_only.ports[0].endpoints.remove(0);
+    for (service, outside) in [
+        (
+            web_node_port(TrafficPolicy::Local),
+            "set_field:0x20000/0x70000->reg4,group:2",
+        ),
+        (remote_only, "drop"),
+    ] {
+        let objects = objects_of(&renderer.upsert(&service).unwrap());
+        assert_eq!(
+            service_lb_flows(&objects),
+            [
+                "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1".to_owned(),
+                format!("table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=169.254.0.252,tp_dst=30080 actions={outside}"),
+                "table=ServiceLB,priority=220,tcp,reg4=0x10000/0x70000,nw_src=10.10.0.11,nw_dst=169.254.0.252,tp_dst=30080 actions=set_field:0x20000/0x70000->reg4,set_field:0x80000/0x80000->reg4,group:1".to_owned(),
+                "table=ServiceLB,priority=220,tcp,reg4=0x10000/0x70000,nw_src=10.244.1.1,nw_dst=169.254.0.252,tp_dst=30080 actions=set_field:0x20000/0x70000->reg4,set_field:0x80000/0x80000->reg4,group:1".to_owned(),
+            ],
+            "{service:?}"
+        );
+    }
+    // Under `Cluster` the Node's traffic is everyone's: no flow of its own.
+    let objects = objects_of(
+        &renderer
+            .upsert(&web_node_port(TrafficPolicy::Cluster))
+            .unwrap(),
+    );
+    assert!(
+        !service_lb_flows(&objects)
+            .iter()
+            .any(|f| f.contains("nw_src=")),
+        "{objects:?}"
+    );
+}
+
+#[test]
+fn under_local_policy_the_node_s_own_affinity_learns_the_source_nat_at_its_own_priority() {
+    let mut renderer = ServiceRenderer::new();
+    renderer.set_node_addresses(&NODE_ADDRESSES[..1]);
+    let mut service = web_node_port(TrafficPolicy::Local);
+    service.session_affinity = SessionAffinity::ClientIp {
+        timeout_seconds: 60,
+    };
+    let flows = service_lb_flows(&objects_of(&renderer.upsert(&service).unwrap()));
+    let node_own: Vec<&String> = flows
+        .iter()
+        .filter(|f| f.contains("nw_src=10.10.0.11"))
+        .collect();
+    // The frontend, and one learning flow per endpoint.
+    assert_eq!(node_own.len(), 3, "{flows:#?}");
+    assert!(
+        node_own
+            .iter()
+            .all(|f| f.starts_with("table=ServiceLB,priority=220,"))
+    );
+    for learning in node_own.iter().filter(|f| f.contains("learn(")) {
+        assert!(
+            learning.contains("load:0x1->NXM_NX_REG4[19]"),
+            "the Node's later connections are NATed too: {learning}"
+        );
+    }
+}
+
 #[test]
 fn an_external_traffic_policy_change_never_leaves_a_flow_using_a_missing_group() {
     // The modelled switch refuses a flow that uses a missing group and drops the flows of a
@@ -546,14 +660,15 @@ fn client_ip_affinity_from_outside_learns_the_source_nat_too() {
         .into_iter()
         .filter(|f| f.contains("learn("))
         .collect();
-    assert_eq!(learns.len(), 2, "{learns:?}");
-    let node_port = learns.iter().find(|f| f.contains("169.254.0.252")).unwrap();
-    assert!(
-        node_port.contains("load:0x1->NXM_NX_REG4[19]"),
-        "{node_port}"
-    );
-    let cluster_ip = learns.iter().find(|f| f.contains("10.96.0.10")).unwrap();
-    assert!(!cluster_ip.contains("REG4[19]"), "{cluster_ip}");
+    // One per frontend and endpoint.
+    assert_eq!(learns.len(), 4, "{learns:?}");
+    for learn in &learns {
+        assert_eq!(
+            learn.contains("load:0x1->NXM_NX_REG4[19]"),
+            learn.contains("nw_dst=169.254.0.252"),
+            "only the NodePort's learns the source NAT: {learn}"
+        );
+    }
 }
 
 /// `kube-system/dns`: cluster IP 10.96.0.53 and external IP 192.0.2.53, UDP 53 and TCP 53 to
@@ -586,24 +701,27 @@ fn stale_texts(update: &ServiceUpdate) -> Vec<String> {
     update.stale_udp.iter().map(ToString::to_string).collect()
 }
 
+/// `dns`'s UDP port alone, with NodePort 30053 under `externalTrafficPolicy: Local`, to port
+/// 5353 of the endpoints `lasts` (last octet, whether local).
+fn dns_local(lasts: &[(u8, bool)]) -> Service {
+    let mut service = dns(&[]);
+    service.ports.retain(|p| p.protocol == Protocol::Udp);
+    service.ports[0].node_port = Some(30053);
+    service.ports[0].endpoints = lasts
+        .iter()
+        .map(|(last, local)| Endpoint {
+            port: 5353,
+            ..endpoint(*last, *local)
+        })
+        .collect();
+    service.external_traffic_policy = TrafficPolicy::Local;
+    service
+}
+
 #[test]
 fn a_udp_node_port_s_removed_local_endpoint_is_flushed_at_169_254_0_252() {
     // Under `Local` the NodePort frontend sends to the local endpoints only: .12 on another
     // Node never was its backend, so only the cluster and external IPs' entries to it go.
-    let dns_local = |lasts: &[(u8, bool)]| {
-        let mut service = dns(&[]);
-        service.ports.retain(|p| p.protocol == Protocol::Udp);
-        service.ports[0].node_port = Some(30053);
-        service.ports[0].endpoints = lasts
-            .iter()
-            .map(|(last, local)| Endpoint {
-                port: 5353,
-                ..endpoint(*last, *local)
-            })
-            .collect();
-        service.external_traffic_policy = TrafficPolicy::Local;
-        service
-    };
     let mut renderer = ServiceRenderer::new();
     let first = renderer
         .upsert(&dns_local(&[(10, true), (11, true), (12, false)]))
@@ -626,6 +744,27 @@ fn a_udp_node_port_s_removed_local_endpoint_is_flushed_at_169_254_0_252() {
         stale_texts(&update),
         [
             "10.244.1.12:5353 (via 10.96.0.53:53)",
+            "10.244.1.12:5353 (via 192.0.2.53:53)"
+        ]
+    );
+}
+
+#[test]
+fn with_the_node_s_traffic_short_circuited_a_removed_remote_endpoint_is_flushed_at_169_254_0_252_too()
+ {
+    // The Node's own datagrams to the NodePort under `Local` reach .12 on another Node too.
+    let mut renderer = ServiceRenderer::new();
+    renderer.set_node_addresses(&NODE_ADDRESSES);
+    let first = renderer
+        .upsert(&dns_local(&[(11, true), (12, false)]))
+        .unwrap();
+    renderer.commit(first.record);
+    let update = renderer.upsert(&dns_local(&[(11, true)])).unwrap();
+    assert_eq!(
+        stale_texts(&update),
+        [
+            "10.244.1.12:5353 (via 10.96.0.53:53)",
+            "10.244.1.12:5353 (via 169.254.0.252:30053)",
             "10.244.1.12:5353 (via 192.0.2.53:53)"
         ]
     );
