@@ -16,7 +16,9 @@
 //! reaches it, and connections established before to the two others keep working. With
 //! proxyAll, the Node's own stack reaches the cluster IP through the gateway (the route to the
 //! Service CIDR discovered from the cluster IPs, the permanent neighbour for 169.254.0.253),
-//! answered by both endpoints, and is refused by a Service without endpoints. Under
+//! answered by both endpoints, and is refused by a Service without endpoints; host-network
+//! endpoints (the Node's own address and a LAN machine's) are reached from the Node, from a Pod
+//! and, through a NodePort, from outside. Under
 //! `externalTrafficPolicy: Local` without a local endpoint, traffic from outside is dropped while
 //! the Node's own traffic to its NodePort and the load-balancer IP is short-circuited to every
 //! endpoint, source-NATed.
@@ -96,14 +98,29 @@ fn kubernetes_service() -> Service {
     .unwrap()
 }
 
-/// The `kubernetes` Service's slice: API servers on the Node's own address and on the LAN's
-/// router, port 6443.
-fn kubernetes_slice() -> k8s_openapi::api::discovery::v1::EndpointSlice {
+/// `api-nodeport`: the API servers of [`api_servers_slice`] at NodePort 30443 (TCP 443 to
+/// 6443), cluster IP 10.96.0.2.
+fn api_node_port_service() -> Service {
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"namespace": "default", "name": "api-nodeport"},
+        "spec": {
+            "type": "NodePort",
+            "clusterIP": "10.96.0.2", "clusterIPs": ["10.96.0.2"],
+            "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443, "nodePort": 30443}],
+        },
+    }))
+    .unwrap()
+}
+
+/// Service `service`'s slice of API servers on the host network: on the Node's own address and
+/// on the LAN's router, port 6443.
+fn api_servers_slice(service: &str) -> k8s_openapi::api::discovery::v1::EndpointSlice {
     serde_json::from_value(json!({
         "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
         "metadata": {
-            "namespace": "default", "name": "kubernetes",
-            "labels": {"kubernetes.io/service-name": "kubernetes"},
+            "namespace": "default", "name": service,
+            "labels": {"kubernetes.io/service-name": service},
         },
         "addressType": "IPv4",
         "ports": [{"name": "https", "port": 6443, "protocol": "TCP"}],
@@ -851,20 +868,18 @@ fn with_proxy_all_the_node_itself_reaches_cluster_ips_through_the_datapath() {
             }
         });
     }
-    fake.insert(&kubernetes_slice()).unwrap();
+    fake.insert(&api_servers_slice("kubernetes")).unwrap();
     wait_until("the kubernetes Service's group", || {
         n1.flows()
             .iter()
             .any(|f| f.contains("nat(dst=10.10.0.1:6443)"))
     });
     n1.ovs.appctl(&["revalidator/purge"]).unwrap();
-    assert_eq!(
-        answers(&n1.netns, "10.96.0.1:443", 24),
-        BTreeSet::from([
-            "api 169.254.0.253".to_owned(),
-            "lan-api 10.10.0.11".to_owned()
-        ])
-    );
+    let through_the_host = BTreeSet::from([
+        "api 169.254.0.253".to_owned(),
+        "lan-api 10.10.0.11".to_owned(),
+    ]);
+    assert_eq!(answers(&n1.netns, "10.96.0.1:443", 24), through_the_host);
     let from_pod: BTreeSet<String> = answers(&netns["e1"], "10.96.0.1:443", 24);
     assert_eq!(
         from_pod,
@@ -872,6 +887,24 @@ fn with_proxy_all_the_node_itself_reaches_cluster_ips_through_the_datapath() {
             format!("api {}", ips["e1"]),
             "lan-api 10.10.0.11".to_owned()
         ])
+    );
+    // From outside, a NodePort to the same host-network endpoints: every connection is
+    // answered, the Node's API seeing the virtual Service IP (source-NATed to 169.254.0.253,
+    // not to the gateway IP, a martian to the host), the LAN's seeing the Node IP.
+    fake.insert(&api_node_port_service()).unwrap();
+    fake.insert(&api_servers_slice("api-nodeport")).unwrap();
+    wait_until("the api-nodeport NodePort rule", || {
+        n1.exec(&["nft", "list", "ruleset"]).contains("tcp . 30443")
+    });
+    wait_until("the api-nodeport frontend", || {
+        n1.flows()
+            .iter()
+            .any(|f| f.contains("nw_dst=169.254.0.252,tp_dst=30443"))
+    });
+    n1.ovs.appctl(&["revalidator/purge"]).unwrap();
+    assert_eq!(
+        answers(&lan.underlay, "10.10.0.11:30443", 24),
+        through_the_host
     );
     // A Service without endpoints refuses the Node too, at once.
     let refused = ask_within(&n1.netns, "10.96.0.20:80", REFUSAL_WITHIN);

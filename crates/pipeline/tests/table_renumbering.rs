@@ -142,7 +142,7 @@ const SERVICES_CHANGED: (&[&str], &[&str]) = (
         // The Node's own Service traffic to host-network endpoints.
         "table=L3Forwarding,priority=190,ip,reg0=0x2/0xf,reg4=0x20000/0x70000 actions=set_field:02:00:0a:f4:01:01->eth_dst,set_field:0x100000/0x100000->reg4,goto_table:L3DecTTL",
         "table=L3Forwarding,priority=190,ct_mark=0x40/0x40,ip,reg0=0x2/0xf actions=set_field:02:00:0a:f4:01:01->eth_dst,goto_table:L3DecTTL",
-        "table=SNATMark,priority=200,ct_state=+new+trk,ip,reg4=0x100000/0x100000 actions=ct(commit,table=SNAT,zone=65520,exec(set_field:0x40/0x40->ct_mark))",
+        "table=SNATMark,priority=220,ct_state=+new+trk,ip,reg4=0x100000/0x100000 actions=ct(commit,table=SNAT,zone=65520,exec(set_field:0x40/0x40->ct_mark))",
         "table=SNAT,priority=210,ct_state=+new+trk,ct_mark=0x40/0x40,ip,reg0=0x2/0xf actions=ct(commit,table=L2ForwardingCalc,zone=65521,nat(src=169.254.0.253),exec(set_field:0x40/0x40->ct_mark))",
         "table=UnSNAT,priority=200,ip,nw_dst=169.254.0.253 actions=ct(table=ConntrackZone,zone=65521,nat)",
     ],

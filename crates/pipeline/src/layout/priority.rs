@@ -2,7 +2,8 @@
 //! table's default.
 
 /// Exceptions to the exceptions: in `ServiceLB`, the Node's own traffic to a frontend whose
-/// traffic from outside has flows of its own (`externalTrafficPolicy: Local`).
+/// traffic from outside has flows of its own (`externalTrafficPolicy: Local`); in `SNATMark`,
+/// Service traffic to the host network, whatever source NAT its frontend asked for.
 pub const HIGHER: u16 = 220;
 /// Exceptions that must win over the table's normal flows (noEncap receive before host
 /// pass-through, replies and gateway-IP traffic in `L3Forwarding`, host-routed packets in

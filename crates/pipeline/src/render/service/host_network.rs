@@ -1,12 +1,15 @@
-//! The Node's own Service traffic (proxyAll, through the gateway) to an endpoint on the host
-//! network: a Node's address rather than a Pod's, as the `kubernetes` Service's endpoints are.
+//! Service traffic through the gateway (proxyAll: the Node's own, and traffic from outside to a
+//! NodePort, an external or a load-balancer IP) to an endpoint on the host network: a Node's
+//! address rather than a Pod's, as the `kubernetes` Service's endpoints are.
 //! After the DNAT nothing routes such a packet in OVS, and it must go back out of the port it
 //! came in on with a source the host accepts (not its own gateway IP), so, as in Antrea:
 //!
 //! - `L3Forwarding` (below the Pods' and peers' flows): a selected Service packet from the
 //!   gateway goes to the gateway MAC, marked `TO_HOST_NETWORK` (the connection's later
 //!   packets, DNATed by `ConntrackZone` before any frontend, by their entry's `HAIRPIN` mark);
-//! - `SNATMark` marks its new connection `HAIRPIN` in zone 65520;
+//! - `SNATMark` marks its new connection `HAIRPIN` in zone 65520, over the source NAT mark of
+//!   traffic from outside under `externalTrafficPolicy: Cluster` (`snat.rs`), whose NAT to
+//!   the gateway IP would make the packet a martian to the host;
 //! - `SNAT` (over the hairpin NAT to the gateway IP) commits it in zone 65521 with the virtual
 //!   Service IP 169.254.0.253 as source, which the host routes back to the gateway;
 //! - `UnSNAT` sends what the host sends to 169.254.0.253 through zone 65521, which gives the
@@ -22,7 +25,7 @@ use openflow::oxm::Field;
 
 use super::hairpin::new_connection;
 use crate::layout::ct_marks::HAIRPIN;
-use crate::layout::priority::{HIGH, LOW, NORMAL};
+use crate::layout::priority::{HIGH, HIGHER, LOW, NORMAL};
 use crate::layout::regs::{EP_SELECTED, FROM_GATEWAY, TO_HOST_NETWORK};
 use crate::layout::tables::{L3_FORWARDING, SNAT, SNAT_MARK, UN_SNAT};
 use crate::layout::{CT_ZONE, SNAT_CT_ZONE, TableGraph};
@@ -57,7 +60,7 @@ pub(crate) fn host_network_endpoint_flows(g: &TableGraph, node: &NodeNetwork) ->
         flow(
             g,
             SNAT_MARK,
-            NORMAL,
+            HIGHER,
             TO_HOST_NETWORK.match_on(new_connection()),
             vec![Action::ct(Ct {
                 commit: true,
