@@ -116,9 +116,10 @@ impl DesiredCache {
         self.round
     }
 
-    /// Stores a prepared change (after the switch applied its diff).
-    pub fn commit(&mut self, prepared: Prepared) {
+    /// Stores a prepared change (after the switch applied its diff); returns that diff.
+    pub fn commit(&mut self, prepared: Prepared) -> ChangeDiff {
         let Prepared {
+            diff,
             owners,
             flows,
             groups,
@@ -142,15 +143,14 @@ impl DesiredCache {
             }
             self.kinds.insert(owner.kind().name(), owner.kind());
         }
+        diff
     }
 
     /// Prepares and commits `change` at once (no switch involved: filling a cache for a new
     /// round, or tests).
     pub fn apply(&mut self, change: Change) -> Result<ChangeDiff, CacheError> {
         let prepared = self.prepare(change)?;
-        let diff = prepared.diff.clone();
-        self.commit(prepared);
-        Ok(diff)
+        Ok(self.commit(prepared))
     }
 
     /// Replaces `owner`'s whole set by `objects` (see [`DesiredCache::apply`]).

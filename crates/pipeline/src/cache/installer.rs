@@ -71,8 +71,7 @@ impl Installer {
         sync::send_before_and_bundle(&self.conn, &msgs)
             .await
             .map_err(switch_error)?;
-        let diff = prepared.diff.clone();
-        lock(&self.cache).commit(prepared);
+        let diff = lock(&self.cache).commit(prepared);
         sync::send_after(&self.conn, &msgs).await;
         Ok(diff)
     }

@@ -546,7 +546,8 @@ impl<T: Mods> Part<T> {
                 }
             }
         }
-        // Move the set objects out of the inputs in input order.
+        // Move the set objects out of the inputs in input order, into room made once.
+        store.reserve(sets.len());
         sets.sort_unstable_by_key(|(update, item, _, _)| (*update, *item));
         let mut sets = sets.into_iter().peekable();
         for (update, objects) in inputs.into_iter().enumerate() {
