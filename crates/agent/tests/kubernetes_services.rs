@@ -992,7 +992,7 @@ fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_w
     let mut lan = Lan::new();
     let (fake, mut n1, _server) =
         node_on_the_api_with(&runtime, &mut lan, "antreaProxy:\n  proxyAll: true\n");
-    let (ips, netns) = add_pods(&fake, &n1, &mut lan, &["e1", "e2"]);
+    let (ips, netns) = add_pods(&fake, &n1, &mut lan, &["client", "e1", "e2"]);
     serve_name_and_peer(&netns["e1"], "e1");
     serve_name_and_peer(&netns["e2"], "e2");
     let last = |name: &str| -> u8 { ips[name].rsplit('.').next().unwrap().parse().unwrap() };
@@ -1040,9 +1040,11 @@ fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_w
         answers(&lan.underlay, &format!("{LOAD_BALANCER_IP}:80"), 16),
         snated
     );
-    // The Node reaches its own NodePort too.
+    // The Node reaches its own NodePort too, and so does a Pod (through the host), each
+    // source-NATed.
     let from_node = answers(&n1.netns, "10.10.0.11:30080", 16);
     assert_eq!(from_node.len(), 2, "{from_node:?}");
+    assert_eq!(answers(&netns["client"], "10.10.0.11:30080", 16), snated);
 
     // externalTrafficPolicy Local: the client's address is kept.
     fake.insert(&web_service_with_policy("Local")).unwrap();
@@ -1066,6 +1068,9 @@ fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_w
         answers(&lan.underlay, &format!("{LOAD_BALANCER_IP}:80"), 16),
         kept
     );
+    // A Pod of the Node reaching the NodePort through the host is short-circuited as the
+    // Node's own traffic is: source-NATed, so the reply returns through the host.
+    assert_eq!(answers(&netns["client"], "10.10.0.11:30080", 16), snated);
 
     // Only local endpoints serve traffic from outside: e1 now on another Node.
     let mut slice = web_slice(&[last("e1"), last("e2")]);
@@ -1120,6 +1125,7 @@ fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_w
         answers(&n1.netns, &format!("{LOAD_BALANCER_IP}:80"), 16),
         snated
     );
+    assert_eq!(answers(&netns["client"], "10.10.0.11:30080", 16), snated);
     let inside: BTreeSet<String> = answers(&n1.netns, "10.96.0.10:80", 16)
         .into_iter()
         .map(|a| a.split(' ').next().unwrap().to_owned())

@@ -21,6 +21,7 @@ use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
+use ipnet::Ipv4Net;
 use model::{NodeNetwork, Protocol, Service, ServiceKey};
 use pipeline::layout::CT_ZONE;
 use pipeline::render::{ServiceRenderer, StaleUdp, service_owner};
@@ -53,8 +54,8 @@ impl ServiceState {
 
     /// Every owner's objects for `services`, as a new round installs them, with their group ids
     /// recorded; refusals pass the packet-in meter when `metered` (the round installs it with
-    /// the Node's objects), and the Node's own traffic from `node`'s addresses is told apart
-    /// (`ServiceRenderer::set_node_addresses`), in this round and every update after. A Service
+    /// the Node's objects), and the traffic of `node` itself and of its Pods is told apart
+    /// (`ServiceRenderer::set_local_sources`), in this round and every update after. A Service
     /// the renderer refuses, or whose frontend (cluster IP, protocol, port) an earlier one of
     /// `services` already has, is logged and left out: the round carries the others.
     pub(super) fn render_round(
@@ -65,7 +66,7 @@ impl ServiceState {
     ) -> Vec<(Owner, Objects)> {
         self.renderer.set_packet_in_meters(metered);
         self.renderer
-            .set_node_addresses(&[node.node_ip.addr(), node.gateway_ip]);
+            .set_local_sources(&[Ipv4Net::from(node.node_ip.addr()), node.pod_cidr]);
         let mut frontends: BTreeSet<(Ipv4Addr, Protocol, u16)> = BTreeSet::new();
         let mut round = Vec::with_capacity(services.len());
         for service in services {

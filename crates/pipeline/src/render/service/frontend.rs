@@ -5,12 +5,14 @@
 //! affinity a flow per frontend and endpoint learns the endpoint the group chose (`affinity.rs`).
 //! Traffic from outside has frontends of its own (`Frontend::from_gateway`, the NodePort
 //! frontends), with the external traffic policy's endpoints and, under `Cluster`, the source NAT
-//! mark (`snat.rs`). Under `Local`, the Node's own traffic to those frontends has frontends of
-//! its own, per Node address (`Frontend::source`), short-circuited to the internal endpoints with
-//! the source NAT mark, as kube-proxy sends the Node's traffic to the Service's cluster chain.
+//! mark (`snat.rs`). Under `Local`, local traffic to those frontends (the Node's own, its Pods'
+//! through the host) has frontends of its own, per local source (`Frontend::source`),
+//! short-circuited to the internal endpoints with the source NAT mark, as kube-proxy
+//! short-circuits local traffic.
 
 use std::net::{Ipv4Addr, SocketAddrV4};
 
+use ipnet::Ipv4Net;
 use openflow::action::Action;
 use openflow::msg::flow_mod::FlowMod;
 use openflow::oxm::{Field, Match};
@@ -24,7 +26,7 @@ use crate::layout::regs::{
     EP_SELECTED, EP_TO_LEARN, EP_TO_SELECT, FROM_GATEWAY, NEEDS_SNAT, RegMark,
 };
 use crate::layout::tables::SERVICE_LB;
-use crate::render::{flow, ipv4};
+use crate::render::{flow, ipv4, ipv4_cidr};
 use model::{Protocol, SessionAffinity};
 
 /// What one frontend's traffic does.
@@ -49,14 +51,14 @@ pub(super) enum Dispatch {
 /// Where one frontend is reached: an address, a protocol and a port, whether only traffic
 /// from the gateway counts (an external or load-balancer IP reached from outside, whose Pod
 /// traffic has its own, internal, frontend), and whether only one source's traffic does (the
-/// Node's own, from one of its addresses).
+/// Node's own or its Pods', see `ServiceRenderer::set_local_sources`).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Frontend {
     pub ip: Ipv4Addr,
     pub protocol: Protocol,
     pub port: u16,
     pub from_gateway: bool,
-    pub source: Option<Ipv4Addr>,
+    pub source: Option<Ipv4Net>,
 }
 
 impl Frontend {
@@ -69,13 +71,13 @@ impl Frontend {
             base
         };
         let base = match self.source {
-            Some(source) => ipv4(Field::Ipv4Src, base, source),
+            Some(source) => ipv4_cidr(Field::Ipv4Src, base, source),
             None => base,
         };
         ipv4(Field::Ipv4Dst, state.match_on(base), self.ip).with(dst_port, u128::from(self.port))
     }
 
-    /// The priority of its flows: one source's traffic wins over everyone's, and traffic from
+    /// The priority of its flows: local sources' traffic wins over everyone's, and traffic from
     /// the gateway over the same address's internal frontend.
     pub(super) fn priority(&self, normal: u16) -> u16 {
         match (self.source, self.from_gateway) {

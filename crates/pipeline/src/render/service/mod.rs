@@ -52,6 +52,7 @@ use crate::owners::SERVICE;
 use crate::render::{flow, in_port, ip, ipv4, output};
 use frontend::{Dispatch, Frontend};
 use group_ids::GroupIds;
+use ipnet::Ipv4Net;
 use model::{
     Endpoint, Protocol, Service, ServiceKey, ServicePort, SessionAffinity, TrafficPolicy,
     VIRTUAL_NODE_PORT_IP,
@@ -130,8 +131,9 @@ pub struct ServiceRenderer {
     graph: &'static TableGraph,
     /// Whether refusals pass their meter (see [`ServiceRenderer::set_packet_in_meters`]).
     packet_in_meters: bool,
-    /// The Node's own addresses (see [`ServiceRenderer::set_node_addresses`]).
-    node_addresses: Vec<Ipv4Addr>,
+    /// The sources of the Node's own and its Pods' traffic (see
+    /// [`ServiceRenderer::set_local_sources`]).
+    local_sources: Vec<Ipv4Net>,
     groups: BTreeMap<ServiceKey, BTreeMap<GroupKey, u32>>,
     /// The installed Services with UDP frontends, and where those send.
     udp: BTreeMap<ServiceKey, UdpBackends>,
@@ -155,7 +157,7 @@ impl ServiceRenderer {
         ServiceRenderer {
             graph,
             packet_in_meters: false,
-            node_addresses: Vec::new(),
+            local_sources: Vec::new(),
             groups: BTreeMap::new(),
             udp: BTreeMap::new(),
             ids: GroupIds::default(),
@@ -170,13 +172,16 @@ impl ServiceRenderer {
         self.packet_in_meters = metered;
     }
 
-    /// The addresses the Node's own traffic comes from through the gateway (the Node IP and the
-    /// gateway IP): under `externalTrafficPolicy: Local` that traffic to a NodePort or an
-    /// external or load-balancer IP is short-circuited to the internal endpoints, as
-    /// kube-proxy does, instead of being held to the local ones (or dropped without). None:
-    /// no short-circuit. Set it before rendering any Service, or render every Service again.
-    pub fn set_node_addresses(&mut self, addresses: &[Ipv4Addr]) {
-        self.node_addresses = addresses.to_vec();
+    /// The sources of the traffic of the Node itself and of its Pods when it comes through the
+    /// gateway (the Node IP, and the Node's Pod CIDR, which holds the gateway IP and the
+    /// addresses of the Pods whose NodePort connections the host hands back): under
+    /// `externalTrafficPolicy: Local` that traffic to a NodePort or an external or
+    /// load-balancer IP is short-circuited to the internal endpoints, source-NATed, as
+    /// kube-proxy short-circuits local traffic, instead of being held to the local endpoints
+    /// (or dropped without). None: no short-circuit. Set it before rendering any Service, or
+    /// render every Service again.
+    pub fn set_local_sources(&mut self, sources: &[Ipv4Net]) {
+        self.local_sources = sources.to_vec();
     }
 
     /// The change that makes the switch load-balance `service` as it is now (new, or
@@ -206,9 +211,9 @@ impl ServiceRenderer {
             service,
             &groups,
             self.packet_in_meters,
-            &self.node_addresses,
+            &self.local_sources,
         );
-        let udp = UdpBackends::of(service, !self.node_addresses.is_empty());
+        let udp = UdpBackends::of(service, !self.local_sources.is_empty());
         Ok(ServiceUpdate {
             change: Change::new().replace(service_owner(&service.key), objects),
             stale_udp: self.stale_udp(&service.key, &udp),
@@ -393,8 +398,9 @@ fn group_keys(service: &Service) -> BTreeSet<GroupKey> {
 ///   DNATs NodePort connections to, and the external and load-balancer IPs through the
 ///   gateway) uses the external traffic policy's endpoints (the internal group when they are
 ///   the same), source-NATed under `Cluster`, dropped under `Local` without a local endpoint.
-///   Under `Local`, the Node's own traffic to them (from one of `node_addresses`) is
-///   short-circuited to the internal endpoints and source-NATed, as kube-proxy does.
+///   Under `Local`, the local traffic to them (from one of `local_sources`: the Node's own,
+///   its Pods' through the host) is short-circuited to the internal endpoints and
+///   source-NATed, as kube-proxy short-circuits it.
 ///   The uplink hands traffic to the external and load-balancer IPs to the host, which routes
 ///   it to the gateway.
 /// - Each endpoint appears once per group, its DNAT flow once per Service, a local endpoint's
@@ -404,7 +410,7 @@ fn render(
     service: &Service,
     groups: &BTreeMap<GroupKey, u32>,
     metered: bool,
-    node_addresses: &[Ipv4Addr],
+    local_sources: &[Ipv4Net],
 ) -> Objects {
     let mut objects = Objects::default();
     let mut dnat: BTreeSet<(Protocol, Ipv4Addr, u16)> = BTreeSet::new();
@@ -499,7 +505,7 @@ fn render(
                     service.session_affinity,
                 ));
                 if service.external_traffic_policy == TrafficPolicy::Local {
-                    for source in node_addresses {
+                    for source in local_sources {
                         flows.extend(frontend::frontend_flows(
                             g,
                             Frontend {

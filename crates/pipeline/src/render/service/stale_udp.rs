@@ -33,8 +33,8 @@ impl UdpBackends {
     /// no usable endpoint and its packets go to the agent): its addresses the internal traffic
     /// policy's, its NodePort frontend (`169.254.0.252:nodePort`) the external one's, and an
     /// external or load-balancer IP both (Pods and outside reach it). With `short_circuit`
-    /// (the renderer knows the Node's addresses), the NodePort frontend of a Service under
-    /// `externalTrafficPolicy: Local` sends the Node's own traffic to the internal ones too.
+    /// (the renderer knows the local sources), the NodePort frontend of a Service under
+    /// `externalTrafficPolicy: Local` sends local traffic to the internal ones too.
     pub(super) fn of(service: &Service, short_circuit: bool) -> UdpBackends {
         let frontends = frontend_ips(service);
         let outside = service.outside_ips();

@@ -6,6 +6,8 @@
 
 use std::net::Ipv4Addr;
 
+use ipnet::Ipv4Net;
+
 use openflow::msg::ct_flush::{CtFlush, CtTuple};
 use openflow::msg::flow_mod::FlowMod;
 use openflow::msg::group_mod::GroupDesc;
@@ -547,14 +549,19 @@ fn a_node_port_under_local_policy_has_a_group_of_the_local_endpoints_and_keeps_t
     assert_eq!(objects.groups.len(), 1);
 }
 
-/// The Node's own addresses in these tests: its IP and the gateway's.
-const NODE_ADDRESSES: [Ipv4Addr; 2] = [Ipv4Addr::new(10, 10, 0, 11), Ipv4Addr::new(10, 244, 1, 1)];
+/// The local sources in these tests: the Node IP and the Pod CIDR.
+fn local_sources() -> [Ipv4Net; 2] {
+    [
+        "10.10.0.11/32".parse().unwrap(),
+        "10.244.1.0/24".parse().unwrap(),
+    ]
+}
 
 #[test]
 fn under_local_policy_the_node_s_own_traffic_to_a_node_port_is_short_circuited_to_every_endpoint_source_nated()
  {
     let mut renderer = ServiceRenderer::new();
-    renderer.set_node_addresses(&NODE_ADDRESSES);
+    renderer.set_local_sources(&local_sources());
     let mut remote_only = web_node_port(TrafficPolicy::Local);
     remote_only.ports[0].endpoints.remove(0);
     for (service, outside) in [
@@ -571,7 +578,7 @@ fn under_local_policy_the_node_s_own_traffic_to_a_node_port_is_short_circuited_t
                 "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1".to_owned(),
                 format!("table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=169.254.0.252,tp_dst=30080 actions={outside}"),
                 "table=ServiceLB,priority=220,tcp,reg4=0x10000/0x70000,nw_src=10.10.0.11,nw_dst=169.254.0.252,tp_dst=30080 actions=set_field:0x20000/0x70000->reg4,set_field:0x80000/0x80000->reg4,group:1".to_owned(),
-                "table=ServiceLB,priority=220,tcp,reg4=0x10000/0x70000,nw_src=10.244.1.1,nw_dst=169.254.0.252,tp_dst=30080 actions=set_field:0x20000/0x70000->reg4,set_field:0x80000/0x80000->reg4,group:1".to_owned(),
+                "table=ServiceLB,priority=220,tcp,reg4=0x10000/0x70000,nw_src=10.244.1.0/24,nw_dst=169.254.0.252,tp_dst=30080 actions=set_field:0x20000/0x70000->reg4,set_field:0x80000/0x80000->reg4,group:1".to_owned(),
             ],
             "{service:?}"
         );
@@ -593,7 +600,7 @@ fn under_local_policy_the_node_s_own_traffic_to_a_node_port_is_short_circuited_t
 #[test]
 fn under_local_policy_the_node_s_own_affinity_learns_the_source_nat_at_its_own_priority() {
     let mut renderer = ServiceRenderer::new();
-    renderer.set_node_addresses(&NODE_ADDRESSES[..1]);
+    renderer.set_local_sources(&local_sources()[..1]);
     let mut service = web_node_port(TrafficPolicy::Local);
     service.session_affinity = SessionAffinity::ClientIp {
         timeout_seconds: 60,
@@ -754,7 +761,7 @@ fn with_the_node_s_traffic_short_circuited_a_removed_remote_endpoint_is_flushed_
  {
     // The Node's own datagrams to the NodePort under `Local` reach .12 on another Node too.
     let mut renderer = ServiceRenderer::new();
-    renderer.set_node_addresses(&NODE_ADDRESSES);
+    renderer.set_local_sources(&local_sources());
     let first = renderer
         .upsert(&dns_local(&[(11, true), (12, false)]))
         .unwrap();
