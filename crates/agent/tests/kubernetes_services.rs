@@ -1040,11 +1040,9 @@ fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_w
         answers(&lan.underlay, &format!("{LOAD_BALANCER_IP}:80"), 16),
         snated
     );
-    // The Node reaches its own NodePort too, and so does a Pod (through the host), each
-    // source-NATed.
+    // The Node reaches its own NodePort too.
     let from_node = answers(&n1.netns, "10.10.0.11:30080", 16);
     assert_eq!(from_node.len(), 2, "{from_node:?}");
-    assert_eq!(answers(&netns["client"], "10.10.0.11:30080", 16), snated);
 
     // externalTrafficPolicy Local: the client's address is kept.
     fake.insert(&web_service_with_policy("Local")).unwrap();
@@ -1118,6 +1116,14 @@ fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_w
         dropped.as_ref().is_err_and(|e| e.contains("timed out")),
         "{dropped:?}"
     );
+    // The Node's own connections to the cluster IP come from the gateway IP, like the
+    // source-NATed ones before and after them (docs/services.md, "The Node's own Service
+    // connections share zone 65521").
+    let inside: BTreeSet<String> = answers(&n1.netns, "10.96.0.10:80", 16)
+        .into_iter()
+        .map(|a| a.split(' ').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(inside, BTreeSet::from(["e1".to_owned(), "e2".to_owned()]));
     // The Node's own traffic is short-circuited, as kube-proxy does: its NodePort and the
     // load-balancer IP reach both endpoints, each seeing the gateway IP (source-NATed).
     assert_eq!(answers(&n1.netns, "10.10.0.11:30080", 16), snated);
@@ -1126,11 +1132,6 @@ fn from_outside_node_ports_and_load_balancer_ips_reach_the_endpoints_snated_or_w
         snated
     );
     assert_eq!(answers(&netns["client"], "10.10.0.11:30080", 16), snated);
-    let inside: BTreeSet<String> = answers(&n1.netns, "10.96.0.10:80", 16)
-        .into_iter()
-        .map(|a| a.split(' ').next().unwrap().to_owned())
-        .collect();
-    assert_eq!(inside, BTreeSet::from(["e1".to_owned(), "e2".to_owned()]));
 
     // Back to Cluster: no health check server.
     fake.insert(&web_service_with_policy("Cluster")).unwrap();

@@ -135,6 +135,9 @@ const SERVICES_CHANGED: (&[&str], &[&str]) = (
         "table=Output,priority=210,ct_mark=0x40/0x40,ip actions=IN_PORT",
         // Source NAT of Service traffic from outside under externalTrafficPolicy Cluster.
         "table=SNATMark,priority=210,ct_state=+new+trk,ip,reg4=0x80000/0x80000 actions=ct(commit,table=SNAT,zone=65520,exec(set_field:0x20/0x20->ct_mark))",
+        // ... and the Node's own Service connections, committed in zone 65521 to their own
+        // address.
+        "table=SNATMark,priority=200,ct_state=+new+trk,ip,reg0=0x2/0xf,reg4=0x20000/0x70000,nw_src=10.244.1.1 actions=ct(commit,table=SNAT,zone=65520,exec(set_field:0x20/0x20->ct_mark))",
         "table=SNAT,priority=200,ct_state=+new+trk,ct_mark=0x20/0x20,ip actions=ct(commit,table=L2ForwardingCalc,zone=65521,nat(src=10.244.1.1),exec(set_field:0x20/0x20->ct_mark))",
         "table=SNAT,priority=200,ct_state=-new-rpl+trk,ct_mark=0x20/0x20,ip actions=ct(table=L2ForwardingCalc,zone=65521,nat)",
         "table=ConntrackCommit,priority=210,ct_mark=0x20/0x20,ip actions=goto_table:Output",

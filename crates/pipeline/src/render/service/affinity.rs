@@ -7,10 +7,11 @@
 //! endpoint the bucket loaded), whose learned flows carry a cookie of their own
 //! ([`learned_cookie`]): Open vSwitch deletes the flows learned with a cookie once no
 //! `delete_learned` learning flow with that cookie is left, so an endpoint leaving the Service
-//! takes its learning flow and with it every client learned to it, and their next connection is
-//! balanced again instead of sent to an endpoint that is gone. A connection from outside under `externalTrafficPolicy:
-//! Cluster` learns the source NAT mark too, so the client's later connections are NATed as its
-//! first.
+//! takes its learning flow and with it every client learned to it, and their next connection
+//! is balanced again instead of sent to an endpoint that is gone. A connection that is
+//! source-NATed (from outside under `externalTrafficPolicy: Cluster`, local traffic
+//! short-circuited under `Local`) learns the source NAT mark too, so the client's later
+//! connections are NATed as its first.
 
 use std::net::SocketAddrV4;
 

@@ -32,8 +32,8 @@ use model::{Protocol, SessionAffinity};
 /// What one frontend's traffic does.
 pub(super) enum Dispatch {
     /// To the endpoint group `group` of `endpoints`; `snat`: the source is NATed to the gateway
-    /// IP (traffic from outside under `externalTrafficPolicy: Cluster`, the Node's own under
-    /// `Local`).
+    /// IP (traffic from outside under `externalTrafficPolicy: Cluster`, local traffic
+    /// short-circuited under `Local`).
     Group {
         group: u32,
         snat: bool,
@@ -50,8 +50,8 @@ pub(super) enum Dispatch {
 
 /// Where one frontend is reached: an address, a protocol and a port, whether only traffic
 /// from the gateway counts (an external or load-balancer IP reached from outside, whose Pod
-/// traffic has its own, internal, frontend), and whether only one source's traffic does (the
-/// Node's own or its Pods', see `ServiceRenderer::set_local_sources`).
+/// traffic has its own, internal, frontend), and whether only the traffic of one local source
+/// counts (the Node's own or its Pods', see `ServiceRenderer::set_local_sources`).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Frontend {
     pub ip: Ipv4Addr,

@@ -24,11 +24,12 @@ use openflow::msg::flow_mod::FlowMod;
 use openflow::oxm::Field;
 
 use super::hairpin::new_connection;
+use super::snat::mark_new_connection;
 use crate::layout::ct_marks::HAIRPIN;
 use crate::layout::priority::{HIGH, HIGHER, LOW, NORMAL};
 use crate::layout::regs::{EP_SELECTED, FROM_GATEWAY, TO_HOST_NETWORK};
 use crate::layout::tables::{L3_FORWARDING, SNAT, SNAT_MARK, UN_SNAT};
-use crate::layout::{CT_ZONE, SNAT_CT_ZONE, TableGraph};
+use crate::layout::{SNAT_CT_ZONE, TableGraph};
 use crate::render::{flow, ip, ipv4, set_mac};
 use model::{NodeNetwork, VIRTUAL_SERVICE_IP};
 
@@ -62,13 +63,7 @@ pub(crate) fn host_network_endpoint_flows(g: &TableGraph, node: &NodeNetwork) ->
             SNAT_MARK,
             HIGHER,
             TO_HOST_NETWORK.match_on(new_connection()),
-            vec![Action::ct(Ct {
-                commit: true,
-                table: Some(g.id(g.next(SNAT_MARK))),
-                zone: CtZone::Imm(CT_ZONE),
-                exec: vec![HAIRPIN.set()],
-                ..Ct::default()
-            })],
+            vec![mark_new_connection(g, HAIRPIN)],
             None,
         ),
         flow(

@@ -486,7 +486,10 @@ fn render(
                 from_gateway: true,
                 source: None,
             });
-            let node_own_dispatch = match &internal_dispatch {
+            // Local traffic under `Local`: the internal endpoints, source-NATed.
+            let local_dispatch = (service.external_traffic_policy == TrafficPolicy::Local
+                && !local_sources.is_empty())
+            .then(|| match &internal_dispatch {
                 Dispatch::Group {
                     group, endpoints, ..
                 } => Dispatch::Group {
@@ -496,7 +499,7 @@ fn render(
                 },
                 Dispatch::NoEndpoints { metered } => Dispatch::NoEndpoints { metered: *metered },
                 Dispatch::Drop => Dispatch::Drop,
-            };
+            });
             for frontend in nodeport.into_iter().chain(through_gateway) {
                 flows.extend(frontend::frontend_flows(
                     g,
@@ -504,7 +507,7 @@ fn render(
                     &external_dispatch,
                     service.session_affinity,
                 ));
-                if service.external_traffic_policy == TrafficPolicy::Local {
+                if let Some(local_dispatch) = &local_dispatch {
                     for source in local_sources {
                         flows.extend(frontend::frontend_flows(
                             g,
@@ -512,7 +515,7 @@ fn render(
                                 source: Some(*source),
                                 ..frontend
                             },
-                            &node_own_dispatch,
+                            local_dispatch,
                             service.session_affinity,
                         ));
                     }

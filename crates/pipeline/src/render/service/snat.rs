@@ -2,7 +2,8 @@
 //! Pod reaching itself, `hairpin.rs` marks them) and connections from outside under
 //! `externalTrafficPolicy: Cluster` (a NodePort, an external or load-balancer IP through the
 //! gateway), as kube-proxy masquerades them, so that an endpoint on another Node answers
-//! through this one.
+//! through this one. The Node's own Service connections, which already have the gateway IP as
+//! source, are committed there too, so that the two never share a port.
 //!
 //! - `SNATMark`: a new connection whose frontend flow set `NEEDS_SNAT` gets `SERVICE_SNAT` in
 //!   its zone-65520 entry;
@@ -24,10 +25,10 @@ use openflow::oxm::Field;
 use super::hairpin::new_connection;
 use crate::layout::ct_marks::{CtMark, HAIRPIN, SERVICE_SNAT};
 use crate::layout::priority::{HIGH, NORMAL};
-use crate::layout::regs::NEEDS_SNAT;
+use crate::layout::regs::{EP_SELECTED, FROM_GATEWAY, NEEDS_SNAT};
 use crate::layout::tables::{CONNTRACK_COMMIT, L3_FORWARDING, SNAT, SNAT_MARK};
 use crate::layout::{CT_ZONE, SNAT_CT_ZONE, Stage, TableGraph};
-use crate::render::{CT_NEW, CT_RPL, CT_TRK, flow, ip, set_mac};
+use crate::render::{CT_NEW, CT_RPL, CT_TRK, flow, ip, ipv4, set_mac};
 use model::NodeNetwork;
 
 /// The Node's source-NAT flows (with the ids of `g`).
@@ -38,13 +39,23 @@ pub(crate) fn gateway_snat_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<Flow
             SNAT_MARK,
             HIGH,
             NEEDS_SNAT.match_on(new_connection()),
-            vec![Action::ct(Ct {
-                commit: true,
-                table: Some(g.id(g.next(SNAT_MARK))),
-                zone: CtZone::Imm(CT_ZONE),
-                exec: vec![SERVICE_SNAT.set()],
-                ..Ct::default()
-            })],
+            vec![mark_new_connection(g, SERVICE_SNAT)],
+            None,
+        ),
+        // The Node's own Service connections (from the gateway, the gateway IP as source) are
+        // committed in zone 65521 too, NATed to their own address: a source NAT to the gateway
+        // IP then sees their ports and takes another on a clash, so no reply of theirs is
+        // taken for that of a source-NATed connection, nor the other way round.
+        flow(
+            g,
+            SNAT_MARK,
+            NORMAL,
+            EP_SELECTED.match_on(FROM_GATEWAY.match_on(ipv4(
+                Field::Ipv4Src,
+                new_connection(),
+                node.gateway_ip,
+            ))),
+            vec![mark_new_connection(g, SERVICE_SNAT)],
             None,
         ),
         flow(
@@ -64,6 +75,18 @@ pub(crate) fn gateway_snat_flows(g: &TableGraph, node: &NodeNetwork) -> Vec<Flow
         flows.extend(snat_flows(g, node, mark));
     }
     flows
+}
+
+/// `SNATMark`'s action for a new connection: commits it in zone 65520 marked `mark`, for
+/// `SNAT` to NAT it.
+pub(super) fn mark_new_connection(g: &TableGraph, mark: CtMark) -> Action {
+    Action::ct(Ct {
+        commit: true,
+        table: Some(g.id(g.next(SNAT_MARK))),
+        zone: CtZone::Imm(CT_ZONE),
+        exec: vec![mark.set()],
+        ..Ct::default()
+    })
 }
 
 /// `SNAT` and `ConntrackCommit` for connections marked `mark`.
