@@ -154,6 +154,23 @@ mod bench {
     }
 
     /// This process's resident memory, MiB (`VmRSS` of /proc/self/status).
+    /// Service `app-K`'s translation in `direct`, each port's first endpoint moved to
+    /// `10.NET.(n / 256).(n % 256)`: a change given to the datapath alone, with no API write.
+    fn first_endpoints_moved(
+        direct: &mut BTreeMap<ServiceKey, model::Service>,
+        k: usize,
+        net: u8,
+        n: usize,
+    ) -> &model::Service {
+        let key = ServiceKey::new(format!("ns-{}", k % NAMESPACES), format!("app-{k}"));
+        let service = direct.get_mut(&key).expect("a translated Service");
+        for port in &mut service.ports {
+            port.endpoints[0].ip = Ipv4Addr::new(10, net, (n / 256) as u8, (n % 256) as u8);
+            port.endpoints.sort_by_key(|e| e.ip);
+        }
+        service
+    }
+
     fn rss_mib() -> f64 {
         let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
         let kib: f64 = status
@@ -399,15 +416,7 @@ mod bench {
                 .push(ms(start.elapsed()));
 
             // The datapath alone, on another Service: its first endpoint moved.
-            let other = ServiceKey::new(
-                format!("ns-{}", (i + count / 2) % count % NAMESPACES),
-                format!("app-{}", (i + count / 2) % count),
-            );
-            let service = direct.get_mut(&other).expect("a translated Service");
-            for port in &mut service.ports {
-                port.endpoints[0].ip = Ipv4Addr::new(10, 201, (rep / 256) as u8, (rep % 256) as u8);
-                port.endpoints.sort_by_key(|e| e.ip);
-            }
+            let service = first_endpoints_moved(&mut direct, (i + count / 2) % count, 201, rep);
             let mods = flows.mods();
             let start = Instant::now();
             datapath
@@ -429,15 +438,7 @@ mod bench {
 
             // The same kind of change on a third Service, settled as before the revalidation
             // nudges: two `revalidator/wait` rounds, each waiting for the next round to begin.
-            let third = ServiceKey::new(
-                format!("ns-{}", (i + count / 3) % count % NAMESPACES),
-                format!("app-{}", (i + count / 3) % count),
-            );
-            let service = direct.get_mut(&third).expect("a translated Service");
-            for port in &mut service.ports {
-                port.endpoints[0].ip = Ipv4Addr::new(10, 202, (rep / 256) as u8, (rep % 256) as u8);
-                port.endpoints.sort_by_key(|e| e.ip);
-            }
+            let service = first_endpoints_moved(&mut direct, (i + count / 3) % count, 202, rep);
             datapath
                 .update_service(service)
                 .await
@@ -566,15 +567,7 @@ mod bench {
         let together = start.elapsed();
         let start = Instant::now();
         for b in 0..burst {
-            let key = ServiceKey::new(
-                format!("ns-{}", (b * 389 + 5003) % count % NAMESPACES),
-                format!("app-{}", (b * 389 + 5003) % count),
-            );
-            let service = direct.get_mut(&key).expect("a translated Service");
-            for port in &mut service.ports {
-                port.endpoints[0].ip = Ipv4Addr::new(10, 203, (b / 256) as u8, (b % 256) as u8);
-                port.endpoints.sort_by_key(|e| e.ip);
-            }
+            let service = first_endpoints_moved(&mut direct, (b * 389 + 5003) % count, 203, b);
             datapath
                 .update_service(service)
                 .await

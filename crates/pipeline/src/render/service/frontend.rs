@@ -48,6 +48,23 @@ pub(super) enum Dispatch {
     Drop,
 }
 
+impl Dispatch {
+    /// The same dispatch with the source NAT `snat` (a group's; the others have none).
+    pub(super) fn with_snat(&self, snat: bool) -> Dispatch {
+        match self {
+            Dispatch::Group {
+                group, endpoints, ..
+            } => Dispatch::Group {
+                group: *group,
+                snat,
+                endpoints: endpoints.clone(),
+            },
+            Dispatch::NoEndpoints { metered } => Dispatch::NoEndpoints { metered: *metered },
+            Dispatch::Drop => Dispatch::Drop,
+        }
+    }
+}
+
 /// Where one frontend is reached: an address, a protocol and a port, whether only traffic
 /// from the gateway counts (an external or load-balancer IP reached from outside, whose Pod
 /// traffic has its own, internal, frontend), and whether only the traffic of one local source

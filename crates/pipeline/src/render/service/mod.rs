@@ -463,13 +463,7 @@ fn render(
             let snat = service.external_traffic_policy == TrafficPolicy::Cluster;
             let external_dispatch = match &internal_dispatch {
                 _ if external.is_empty() && !internal.is_empty() => Dispatch::Drop,
-                Dispatch::Group {
-                    group, endpoints, ..
-                } if external == internal => Dispatch::Group {
-                    group: *group,
-                    snat,
-                    endpoints: endpoints.clone(),
-                },
+                group @ Dispatch::Group { .. } if external == internal => group.with_snat(snat),
                 _ => dispatch_to(Scope::External, &external, snat),
             };
             let nodeport = port.node_port.map(|node_port| Frontend {
@@ -489,17 +483,7 @@ fn render(
             // Local traffic under `Local`: the internal endpoints, source-NATed.
             let local_dispatch = (service.external_traffic_policy == TrafficPolicy::Local
                 && !local_sources.is_empty())
-            .then(|| match &internal_dispatch {
-                Dispatch::Group {
-                    group, endpoints, ..
-                } => Dispatch::Group {
-                    group: *group,
-                    snat: true,
-                    endpoints: endpoints.clone(),
-                },
-                Dispatch::NoEndpoints { metered } => Dispatch::NoEndpoints { metered: *metered },
-                Dispatch::Drop => Dispatch::Drop,
-            });
+            .then(|| internal_dispatch.with_snat(true));
             for frontend in nodeport.into_iter().chain(through_gateway) {
                 flows.extend(frontend::frontend_flows(
                     g,
