@@ -6,7 +6,8 @@
 //! affinity always the same one, and the one left once the one it stuck to leaves; an endpoint reaches its own Service, itself included
 //! (hairpin); after the Service drops one endpoint (and affinity), only the other answers; without endpoints nothing answers (the switch hands the packet to a
 //! controller, and none here answers it: the agent's refusal is tested in
-//! `agent/tests/kubernetes_services.rs`).
+//! `agent/tests/kubernetes_services.rs`). Under `internalTrafficPolicy: Local` the cluster IP
+//! reaches the local endpoint only and a load-balancer IP of the same Service both.
 //!
 //! Stale UDP conntrack: a client socket keeps its source port (as a DNS client does), so all
 //! its datagrams are one conntrack entry. Once the Service drops the endpoint that entry was
@@ -23,7 +24,7 @@ use std::time::Duration;
 
 use model::{
     Endpoint, EndpointConditions, Protocol, Service, ServiceKey, ServicePort, SessionAffinity,
-    TrafficMode,
+    TrafficMode, TrafficPolicy,
 };
 use openflow::conn::{ConnOptions, Encoded};
 use ovstest::Ovs;
@@ -78,9 +79,14 @@ fn fresh_source_port() -> u16 {
 
 /// [`ask`], with the source address the answerer saw.
 fn ask_who_saw(runtime: &Runtime, client: &PodNs) -> Option<(String, String)> {
+    ask_who_saw_at(runtime, client, WEB_VIP)
+}
+
+/// [`ask_who_saw`] through Service address `vip`, port 80.
+fn ask_who_saw_at(runtime: &Runtime, client: &PodNs, vip: Ipv4Addr) -> Option<(String, String)> {
     in_netns(&client.name, || {
         runtime.block_on(async {
-            let to = SocketAddr::from((WEB_VIP, 80));
+            let to = SocketAddr::from((vip, 80));
             let socket = TcpSocket::new_v4().expect("a TCP socket");
             socket
                 .bind(SocketAddr::from((
@@ -295,6 +301,51 @@ fn a_client_pod_reaches_the_endpoints_through_the_cluster_ip() {
     // No endpoint: the packet goes to a controller; none here refuses it, so nothing answers.
     apply(&runtime, &sw, &mut renderer, &installer, &web_service(&[]));
     assert_eq!(ask(&runtime, &client), None);
+}
+
+/// `internalTrafficPolicy: Local` (kube-proxy's semantics): the cluster IP takes the local
+/// endpoint only, while a load-balancer IP of the same Service takes every endpoint, as
+/// kube-proxy sends Pod traffic to it through the cluster chain. Endpoint b is given as on
+/// another Node (the datapath reaches it here all the same).
+#[test]
+fn under_internal_policy_local_the_cluster_ip_keeps_to_local_endpoints_and_a_load_balancer_ip_does_not()
+ {
+    let runtime = Runtime::new().unwrap();
+    let (sw, [client, a, b], installer) = three_pods(&runtime, "itp-");
+    answer_with_name(&runtime, &a);
+    answer_with_name(&runtime, &b);
+    let mut renderer = ServiceRenderer::new();
+    let lb_ip = Ipv4Addr::new(192, 0, 2, 10);
+    let mut service = web_service(&[a.pod.ip, b.pod.ip]);
+    service.internal_traffic_policy = TrafficPolicy::Local;
+    service.load_balancer_ips = vec![lb_ip];
+    service.ports[0].endpoints[1].is_local = false;
+    apply(&runtime, &sw, &mut renderer, &installer, &service);
+
+    for _ in 0..16 {
+        let answer = ask_who_saw_at(&runtime, &client, WEB_VIP).map(|(name, _)| name);
+        assert_eq!(
+            answer.as_deref(),
+            Some("itp-a"),
+            "the cluster IP: the local endpoint only"
+        );
+    }
+    let mut answerers = BTreeSet::new();
+    for _ in 0..64 {
+        let (name, seen) = ask_who_saw_at(&runtime, &client, lb_ip)
+            .expect("an endpoint answers the load-balancer IP");
+        assert!(name == "itp-a" || name == "itp-b", "answered by {name:?}");
+        assert_eq!(seen, client.pod.ip.to_string(), "no source NAT for Pods");
+        answerers.insert(name);
+        if answerers.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(
+        answerers.len(),
+        2,
+        "only {answerers:?} answered the load-balancer IP"
+    );
 }
 
 /// Serves UDP 5353 in `pod`'s namespace: each datagram is answered with the Pod's name.

@@ -7,8 +7,8 @@
 //! frontends), with the external traffic policy's endpoints and, under `Cluster`, the source NAT
 //! mark (`snat.rs`). Under `Local`, local traffic to those frontends (the Node's own, its Pods'
 //! through the host) has frontends of its own, per local source (`Frontend::source`),
-//! short-circuited to the internal endpoints with the source NAT mark, as kube-proxy
-//! short-circuits local traffic.
+//! short-circuited to every usable endpoint with the source NAT mark, as kube-proxy
+//! short-circuits local traffic to its cluster chain.
 
 use std::net::{Ipv4Addr, SocketAddrV4};
 

@@ -67,6 +67,11 @@ enum Scope {
     /// Traffic from outside, when the external traffic policy chooses other endpoints than
     /// the internal one (`Local`: the local ones).
     External,
+    /// Every usable endpoint, when neither group above holds them all (`internalTrafficPolicy:
+    /// Local` with `externalTrafficPolicy: Local`): kube-proxy's cluster chain, which Pod
+    /// traffic to external and load-balancer IPs and short-circuited local traffic take,
+    /// whatever the traffic policies.
+    Cluster,
 }
 
 /// One endpoint group of a Service: its port and the traffic it serves.
@@ -176,7 +181,7 @@ impl ServiceRenderer {
     /// gateway (the Node IP, and the Node's Pod CIDR, which holds the gateway IP and the
     /// addresses of the Pods whose NodePort connections the host hands back): under
     /// `externalTrafficPolicy: Local` that traffic to a NodePort or an external or
-    /// load-balancer IP is short-circuited to the internal endpoints, source-NATed, as
+    /// load-balancer IP is short-circuited to every usable endpoint, source-NATed, as
     /// kube-proxy short-circuits local traffic, instead of being held to the local endpoints
     /// (or dropped without). None: no short-circuit. Set it before rendering any Service, or
     /// render every Service again.
@@ -190,7 +195,7 @@ impl ServiceRenderer {
     pub fn upsert(&self, service: &Service) -> Result<ServiceUpdate, ServiceError> {
         validate(service)?;
         let held = self.groups.get(&service.key);
-        let wanted = group_keys(service);
+        let wanted = group_keys(service, !self.local_sources.is_empty());
         let new: Vec<GroupKey> = wanted
             .iter()
             .filter(|k| !held.is_some_and(|h| h.contains_key(k)))
@@ -341,8 +346,9 @@ fn validate(service: &Service) -> Result<(), ServiceError> {
 
 /// The addresses `service` is reached at from Pods: its cluster IPs, then its external IPs and
 /// load-balancer ingress IPs, each once (an address both external and load-balancer, as some
-/// load balancers publish, is one frontend). Pod traffic to any of them is cluster traffic, as
-/// kube-proxy short-circuits it: the internal traffic policy's endpoints, no SNAT.
+/// load balancers publish, is one frontend). Pod traffic to a cluster IP takes the internal
+/// traffic policy's endpoints; to an external or load-balancer IP every usable endpoint, as
+/// kube-proxy sends it to the cluster chain whatever the traffic policies; no SNAT.
 fn frontend_ips(service: &Service) -> Vec<Ipv4Addr> {
     let mut seen = BTreeSet::new();
     service
@@ -372,19 +378,30 @@ fn reached_from_outside(service: &Service, port: &ServicePort) -> bool {
         || !service.load_balancer_ips.is_empty()
 }
 
-/// The endpoint groups `service` needs: one per port, and a second for a port reached from
-/// outside whose external traffic policy chooses other (and some) endpoints.
-fn group_keys(service: &Service) -> BTreeSet<GroupKey> {
+/// The endpoint groups `service` needs: one per port; a second for a port reached from
+/// outside whose external traffic policy chooses other (and some) endpoints; and one of every
+/// usable endpoint when neither holds them all and something takes them: Pod traffic to the
+/// Service's external and load-balancer IPs, or local traffic short-circuited under
+/// `externalTrafficPolicy: Local` (`short_circuit`: the renderer knows the local sources).
+fn group_keys(service: &Service, short_circuit: bool) -> BTreeSet<GroupKey> {
     let mut keys = BTreeSet::new();
     for port in &service.ports {
         keys.insert((port.protocol, port.port, Scope::Internal));
-        if reached_from_outside(service, port) {
-            let external = endpoints_of(port, service.external_traffic_policy);
-            if !external.is_empty()
-                && external != endpoints_of(port, service.internal_traffic_policy)
-            {
-                keys.insert((port.protocol, port.port, Scope::External));
-            }
+        if !reached_from_outside(service, port) {
+            continue;
+        }
+        let internal = endpoints_of(port, service.internal_traffic_policy);
+        let external = endpoints_of(port, service.external_traffic_policy);
+        if !external.is_empty() && external != internal {
+            keys.insert((port.protocol, port.port, Scope::External));
+        }
+        let cluster = endpoints_of(port, TrafficPolicy::Cluster);
+        if !cluster.is_empty()
+            && cluster != internal
+            && cluster != external
+            && (short_circuit || !service.outside_ips().is_empty())
+        {
+            keys.insert((port.protocol, port.port, Scope::Cluster));
         }
     }
     keys
@@ -392,15 +409,16 @@ fn group_keys(service: &Service) -> BTreeSet<GroupKey> {
 
 /// `service`'s objects, its ports' groups numbered by `groups`.
 ///
-/// - Traffic to every frontend address from Pods and the Node uses the endpoints its internal
-///   traffic policy allows.
+/// - Traffic from Pods and the Node to a cluster IP uses the endpoints its internal traffic
+///   policy allows (dropped under `Local` without a local endpoint, as kube-proxy drops it);
+///   Pod traffic to an external or load-balancer IP every usable endpoint.
 /// - Traffic from outside (the NodePort frontend `169.254.0.252:nodePort`, which the host
 ///   DNATs NodePort connections to, and the external and load-balancer IPs through the
 ///   gateway) uses the external traffic policy's endpoints (the internal group when they are
 ///   the same), source-NATed under `Cluster`, dropped under `Local` without a local endpoint.
 ///   Under `Local`, the local traffic to them (from one of `local_sources`: the Node's own,
-///   its Pods' through the host) is short-circuited to the internal endpoints and
-///   source-NATed, as kube-proxy short-circuits it.
+///   its Pods' through the host) is short-circuited to every usable endpoint and
+///   source-NATed, as kube-proxy short-circuits it to its cluster chain.
 ///   The uplink hands traffic to the external and load-balancer IPs to the host, which routes
 ///   it to the gateway.
 /// - Each endpoint appears once per group, its DNAT flow once per Service, a local endpoint's
@@ -440,7 +458,37 @@ fn render(
             }
             _ => Dispatch::NoEndpoints { metered },
         };
-        let internal_dispatch = dispatch_to(Scope::Internal, &internal, false);
+        let cluster = endpoints_of(port, TrafficPolicy::Cluster);
+        // `internalTrafficPolicy: Local` on a Node without a local endpoint drops, as
+        // kube-proxy does; only a Service without any endpoint refuses.
+        let internal_dispatch = if internal.is_empty() && !cluster.is_empty() {
+            Dispatch::Drop
+        } else {
+            dispatch_to(Scope::Internal, &internal, false)
+        };
+        let outside_port = reached_from_outside(service, port);
+        let external = outside_port.then(|| endpoints_of(port, service.external_traffic_policy));
+        let external_dispatch = external.as_ref().map(|external| {
+            let snat = service.external_traffic_policy == TrafficPolicy::Cluster;
+            match &internal_dispatch {
+                _ if external.is_empty() && !cluster.is_empty() => Dispatch::Drop,
+                group @ Dispatch::Group { .. } if *external == internal => group.with_snat(snat),
+                _ => dispatch_to(Scope::External, external, snat),
+            }
+        });
+        // Every usable endpoint (kube-proxy's cluster chain), without source NAT.
+        let cluster_dispatch = if cluster == internal {
+            internal_dispatch.with_snat(false)
+        } else if groups.contains_key(&(port.protocol, port.port, Scope::Cluster)) {
+            dispatch_to(Scope::Cluster, &cluster, false)
+        } else {
+            match &external_dispatch {
+                Some(group @ Dispatch::Group { .. }) if external.as_ref() == Some(&cluster) => {
+                    group.with_snat(false)
+                }
+                _ => Dispatch::NoEndpoints { metered },
+            }
+        };
         let mut flows = Vec::new();
         for ip in &frontends {
             let frontend = Frontend {
@@ -450,22 +498,20 @@ fn render(
                 from_gateway: false,
                 source: None,
             };
+            let dispatch = if outside.contains(ip) {
+                &cluster_dispatch
+            } else {
+                &internal_dispatch
+            };
             flows.extend(frontend::frontend_flows(
                 g,
                 frontend,
-                &internal_dispatch,
+                dispatch,
                 service.session_affinity,
             ));
         }
         let mut used = internal.clone();
-        if reached_from_outside(service, port) {
-            let external = endpoints_of(port, service.external_traffic_policy);
-            let snat = service.external_traffic_policy == TrafficPolicy::Cluster;
-            let external_dispatch = match &internal_dispatch {
-                _ if external.is_empty() && !internal.is_empty() => Dispatch::Drop,
-                group @ Dispatch::Group { .. } if external == internal => group.with_snat(snat),
-                _ => dispatch_to(Scope::External, &external, snat),
-            };
+        if let (Some(external), Some(external_dispatch)) = (external, external_dispatch) {
             let nodeport = port.node_port.map(|node_port| Frontend {
                 ip: VIRTUAL_NODE_PORT_IP,
                 protocol: port.protocol,
@@ -480,10 +526,10 @@ fn render(
                 from_gateway: true,
                 source: None,
             });
-            // Local traffic under `Local`: the internal endpoints, source-NATed.
+            // Local traffic under `Local`: every usable endpoint, source-NATed.
             let local_dispatch = (service.external_traffic_policy == TrafficPolicy::Local
                 && !local_sources.is_empty())
-            .then(|| internal_dispatch.with_snat(true));
+            .then(|| cluster_dispatch.with_snat(true));
             for frontend in nodeport.into_iter().chain(through_gateway) {
                 flows.extend(frontend::frontend_flows(
                     g,
@@ -506,6 +552,9 @@ fn render(
                 }
             }
             used.extend(external);
+            if local_dispatch.is_some() || !outside.is_empty() {
+                used.extend(cluster);
+            }
         }
         objects.flows.extend(flows);
         for ep in used {

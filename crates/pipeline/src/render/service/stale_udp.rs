@@ -6,7 +6,7 @@
 //!
 //! - [`UdpBackends`]: the endpoints each UDP frontend (frontend IP, Service port) of one Service
 //!   sends to, as rendered (the usable endpoints under the internal traffic policy; the
-//!   NodePort frontend's under the external one).
+//!   NodePort frontend's under the external one; an external or load-balancer IP's all).
 //! - [`StaleUdp`]: what an update leaves stale, from the installed backends and the new ones:
 //!   each endpoint a frontend no longer sends to, and each frontend that is gone.
 //! - [`StaleUdp::ct_flush`]: zone 65520, UDP, original destination = the frontend and, for a
@@ -30,11 +30,12 @@ pub(super) struct UdpBackends(BTreeMap<SocketAddrV4, BTreeSet<SocketAddrV4>>);
 
 impl UdpBackends {
     /// `service`'s UDP frontends and the endpoints the renderer gives each (none: the port has
-    /// no usable endpoint and its packets go to the agent): its addresses the internal traffic
+    /// no usable endpoint and its packets go to the agent): its cluster IPs the internal traffic
     /// policy's, its NodePort frontend (`169.254.0.252:nodePort`) the external one's, and an
-    /// external or load-balancer IP both (Pods and outside reach it). With `short_circuit`
-    /// (the renderer knows the local sources), the NodePort frontend of a Service under
-    /// `externalTrafficPolicy: Local` sends local traffic to the internal ones too.
+    /// external or load-balancer IP every usable endpoint (Pods reach all of them there, and
+    /// outside the external policy's). With `short_circuit` (the renderer knows the local
+    /// sources), the NodePort frontend of a Service under `externalTrafficPolicy: Local` sends
+    /// local traffic to every usable endpoint too.
     pub(super) fn of(service: &Service, short_circuit: bool) -> UdpBackends {
         let frontends = frontend_ips(service);
         let outside = service.outside_ips();
@@ -48,17 +49,19 @@ impl UdpBackends {
         for port in service.ports.iter().filter(|p| p.protocol == Protocol::Udp) {
             let internal = addresses(port, service.internal_traffic_policy);
             let external = addresses(port, service.external_traffic_policy);
+            let cluster = addresses(port, TrafficPolicy::Cluster);
             for ip in &frontends {
-                let mut endpoints = internal.clone();
-                if outside.contains(ip) {
-                    endpoints.extend(external.iter().copied());
-                }
+                let endpoints = if outside.contains(ip) {
+                    cluster.clone()
+                } else {
+                    internal.clone()
+                };
                 backends.insert(SocketAddrV4::new(*ip, port.port), endpoints);
             }
             if let Some(node_port) = port.node_port {
                 let mut endpoints = external.clone();
                 if short_circuit && service.external_traffic_policy == TrafficPolicy::Local {
-                    endpoints.extend(internal.iter().copied());
+                    endpoints.extend(cluster.iter().copied());
                 }
                 backends.insert(
                     SocketAddrV4::new(VIRTUAL_NODE_PORT_IP, node_port),

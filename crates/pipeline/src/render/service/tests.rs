@@ -197,8 +197,11 @@ fn each_endpoint_has_its_learning_flow_so_a_removed_endpoint_takes_what_it_learn
 #[test]
 fn no_usable_endpoint_goes_to_the_agent_to_be_refused_and_installs_no_group() {
     let mut service = web(&[10]);
-    service.ports[0].endpoints[0].is_local = false;
-    service.internal_traffic_policy = TrafficPolicy::Local;
+    service.ports[0].endpoints[0].conditions = EndpointConditions {
+        ready: false,
+        serving: false,
+        terminating: true,
+    };
     let objects = objects_of(&ServiceRenderer::new().upsert(&service).unwrap());
     assert_eq!(
         flow_texts(&objects.flows),
@@ -597,6 +600,68 @@ fn under_local_policy_the_node_s_own_traffic_to_a_node_port_is_short_circuited_t
     );
 }
 
+/// kube-proxy's cluster chain: `internalTrafficPolicy: Local` holds the cluster IP to the local
+/// endpoints (dropped without one), while Pod traffic to a load-balancer IP and local traffic
+/// short-circuited under `externalTrafficPolicy: Local` take every endpoint, in a group of
+/// their own when neither traffic policy chooses them all.
+#[test]
+fn under_internal_policy_local_pods_reach_load_balancer_ips_and_short_circuits_every_endpoint() {
+    let mut renderer = ServiceRenderer::new();
+    renderer.set_local_sources(&local_sources()[..1]);
+    let mut service = web_node_port(TrafficPolicy::Local);
+    service.internal_traffic_policy = TrafficPolicy::Local;
+    service.load_balancer_ips = vec![Ipv4Addr::new(192, 0, 2, 10)];
+    let objects = objects_of(&renderer.upsert(&service).unwrap());
+    assert_eq!(
+        service_lb_flows(&objects),
+        [
+            // The cluster IP: the local endpoint (group 1).
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1",
+            // From outside: the local endpoint, the client's address kept.
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=169.254.0.252,tp_dst=30080 actions=set_field:0x20000/0x70000->reg4,group:1",
+            // Pods to the load-balancer IP: every endpoint (group 2).
+            "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=192.0.2.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:2",
+            "table=ServiceLB,priority=210,tcp,reg0=0x2/0xf,reg4=0x10000/0x70000,nw_dst=192.0.2.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,group:1",
+            // The Node's own: every endpoint, source-NATed.
+            "table=ServiceLB,priority=220,tcp,reg0=0x2/0xf,reg4=0x10000/0x70000,nw_src=10.10.0.11,nw_dst=192.0.2.10,tp_dst=80 actions=set_field:0x20000/0x70000->reg4,set_field:0x80000/0x80000->reg4,group:2",
+            "table=ServiceLB,priority=220,tcp,reg4=0x10000/0x70000,nw_src=10.10.0.11,nw_dst=169.254.0.252,tp_dst=30080 actions=set_field:0x20000/0x70000->reg4,set_field:0x80000/0x80000->reg4,group:2",
+        ]
+    );
+    let buckets: Vec<usize> = objects.groups.iter().map(|g| g.buckets.len()).collect();
+    assert_eq!(
+        buckets,
+        [1, 2],
+        "the local endpoint's group, and everyone's"
+    );
+    let dnat = flow_texts(&objects.flows)
+        .into_iter()
+        .filter(|f| f.starts_with("table=EndpointDNAT"))
+        .count();
+    assert_eq!(dnat, 2, "both endpoints are DNAT targets");
+
+    // No local endpoint: the cluster IP drops, as kube-proxy does (a Service with endpoints
+    // elsewhere is not refused), and the rest still reaches the remote one.
+    service.ports[0].endpoints.remove(0);
+    let objects = objects_of(&renderer.upsert(&service).unwrap());
+    let flows = service_lb_flows(&objects);
+    assert!(
+        flows.contains(&"table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=drop".to_owned()),
+        "{flows:#?}"
+    );
+    assert!(
+        flows.iter().any(
+            |f| f.contains("nw_src=10.10.0.11,nw_dst=169.254.0.252") && f.ends_with(",group:2")
+        ),
+        "{flows:#?}"
+    );
+
+    // Under `internalTrafficPolicy: Cluster` the port's own group holds every endpoint: no third.
+    service.internal_traffic_policy = TrafficPolicy::Cluster;
+    service.ports[0].endpoints = vec![endpoint(10, true), endpoint(11, false)];
+    let objects = objects_of(&renderer.upsert(&service).unwrap());
+    assert_eq!(objects.groups.len(), 2, "{:?}", objects.groups);
+}
+
 #[test]
 fn under_local_policy_the_node_s_own_affinity_learns_the_source_nat_at_its_own_priority() {
     let mut renderer = ServiceRenderer::new();
@@ -753,6 +818,23 @@ fn a_udp_node_port_s_removed_local_endpoint_is_flushed_at_169_254_0_252() {
             "10.244.1.12:5353 (via 10.96.0.53:53)",
             "10.244.1.12:5353 (via 192.0.2.53:53)"
         ]
+    );
+}
+
+#[test]
+fn under_internal_policy_local_a_removed_remote_endpoint_is_flushed_at_the_external_ip_only() {
+    // Pods send to .12 on another Node through the external IP (every endpoint), never through
+    // the cluster IP (`internalTrafficPolicy: Local`).
+    let mut renderer = ServiceRenderer::new();
+    let mut service = dns_local(&[(11, true), (12, false)]);
+    service.internal_traffic_policy = TrafficPolicy::Local;
+    let first = renderer.upsert(&service).unwrap();
+    renderer.commit(first.record);
+    service.ports[0].endpoints.pop();
+    let update = renderer.upsert(&service).unwrap();
+    assert_eq!(
+        stale_texts(&update),
+        ["10.244.1.12:5353 (via 192.0.2.53:53)"]
     );
 }
 
