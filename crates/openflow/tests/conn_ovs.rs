@@ -186,6 +186,60 @@ async fn bundle_applies_all_or_nothing() {
     );
 }
 
+/// A bundle produced in chunks is one bundle: a rejection in a later chunk names the message's
+/// index among all of them and nothing is installed; a chunk that fails to encode discards
+/// what earlier chunks added; good chunks are applied whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_in_chunks_is_one_bundle() {
+    let ovs = bridge();
+    let conn = OfConnection::connect(endpoint(&ovs), ConnOptions::default())
+        .await
+        .unwrap();
+    let chunk = |priorities: std::ops::Range<u16>| -> Result<Vec<Encoded>, openflow::EncodeError> {
+        Ok(priorities.map(drop_flow).collect())
+    };
+
+    let bad = vec![drop_flow(610), Encoded::new(&bad_out_port(611)).unwrap()];
+    let err = within(
+        "bundle",
+        conn.bundle_chunks([chunk(600..605), chunk(605..610), Ok(bad)], || {}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&err, ConnError::BundleRejected { rejections, .. } if rejections.len() == 1 && rejections[0].index == 11),
+        "{err}"
+    );
+    assert!((600..612).all(|p| !has_flow(&ovs, p)), "{}", flows(&ovs));
+
+    let too_long = openflow::EncodeError {
+        msg_type: 14,
+        len: 70_000,
+        max: 65_535,
+    };
+    let err = within(
+        "bundle",
+        conn.bundle_chunks([chunk(620..625), Err(too_long), chunk(625..630)], || {
+            panic!("a chunk failed to encode: not every message was queued")
+        }),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(&err, ConnError::Encode(_)), "{err}");
+    assert!((620..630).all(|p| !has_flow(&ovs, p)), "{}", flows(&ovs));
+
+    let mut queued = false;
+    let count = within(
+        "bundle",
+        conn.bundle_chunks([chunk(640..645), chunk(645..650)], || queued = true),
+    )
+    .await
+    .unwrap();
+    assert_eq!(count, 10);
+    assert!(queued, "told once every message was queued");
+    assert!((640..650).all(|p| has_flow(&ovs, p)), "{}", flows(&ovs));
+}
+
 fn groups(ovs: &Ovs) -> String {
     ovs.ofctl(&["-O", "OpenFlow15", "dump-groups", "{mgmt:br0}"])
         .expect("dump-groups")

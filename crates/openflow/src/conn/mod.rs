@@ -581,7 +581,7 @@ impl OfConnection {
         BarrierRequest.emit(barrier_xid, &mut out)?;
         session.request(barrier_xid, out).await?;
         drop(registration);
-        let rejections = rejections(&xids, &collected);
+        let rejections = rejections(&[(xids, 0)], &collected);
         if rejections.is_empty() {
             Ok(())
         } else {
@@ -592,23 +592,44 @@ impl OfConnection {
     /// Applies `msgs` as one atomic, ordered bundle: the switch applies all of them or none.
     /// On failure the bundle is discarded and the error lists what the switch rejected.
     pub async fn bundle(&self, msgs: &[Encoded]) -> Result<(), ConnError> {
+        self.bundle_chunks([Ok::<_, EncodeError>(msgs)], || {})
+            .await
+            .map(drop)
+    }
+
+    /// [`OfConnection::bundle`] of messages produced chunk by chunk: each chunk goes to the
+    /// switch as soon as it is produced, so the switch takes the first messages while the
+    /// caller encodes the next ones (a large change overlaps its encoding with the switch's
+    /// work). A chunk that fails to encode discards the bundle and returns its error.
+    /// `queued` runs once every message is queued for the switch, while the switch still
+    /// works through them (the caller's own work after the encoding, overlapped with the
+    /// switch's); not at all when the bundle fails before. Rejections give each message's
+    /// index in the order produced. Returns the number of messages bundled.
+    pub async fn bundle_chunks<C: AsRef<[Encoded]>>(
+        &self,
+        chunks: impl IntoIterator<Item = Result<C, EncodeError>>,
+        queued: impl FnOnce(),
+    ) -> Result<usize, ConnError> {
         let session = self.session().await?;
         let bundle_id = self.owner.next_bundle_id.fetch_add(1, Ordering::Relaxed);
         let flags = bundle_flags::ATOMIC | bundle_flags::ORDERED;
-        self.bundle_on(&session, bundle_id, flags, msgs).await
+        self.bundle_on(&session, bundle_id, flags, chunks, queued)
+            .await
     }
 
-    /// Opens, fills and commits bundle `bundle_id` on `session` in two round trips: the open,
-    /// the adds and a barrier go out in one write; the commit follows only if the open and
-    /// every add succeeded (otherwise the bundle is discarded), so a rejected message is never
-    /// committed.
-    async fn bundle_on(
+    /// Opens, fills and commits bundle `bundle_id` on `session`: the open, then each chunk of
+    /// adds as it is produced (yielding between chunks, so the writer sends one while the next
+    /// is encoded), then a barrier; the commit follows only if the open and every add
+    /// succeeded and every chunk encoded (otherwise the bundle is discarded), so a rejected
+    /// message is never committed.
+    async fn bundle_on<C: AsRef<[Encoded]>>(
         &self,
         session: &Arc<Session>,
         bundle_id: u32,
         flags: u16,
-        msgs: &[Encoded],
-    ) -> Result<(), ConnError> {
+        chunks: impl IntoIterator<Item = Result<C, EncodeError>>,
+        queued: impl FnOnce(),
+    ) -> Result<usize, ConnError> {
         let bundle_control = |ctrl_type: BundleCtrlType| async move {
             let xid = self.shared().next_xid();
             session
@@ -630,40 +651,73 @@ impl OfConnection {
         let open_xid = self.shared().next_xid();
         let open =
             BundleControl::new(bundle_id, BundleCtrlType::OpenRequest, flags).to_bytes(open_xid)?;
-        let (xids, mut out) = self.encode_all(open, msgs, |xid, msg, out| {
-            emit_bundle_add(bundle_id, flags, msg.as_bytes(), xid, out)
-        })?;
         let opened = session.expect_reply(open_xid)?;
+        session.write(open)?;
         let collected = Collected::default();
-        let registration = session.collect_errors(xids.clone(), &collected)?;
+        // Each chunk's xids and the index of its first message; the registrations collect the
+        // errors until the commit is answered.
+        let mut sent: Vec<(std::ops::Range<u32>, usize)> = Vec::new();
+        let mut registrations = Vec::new();
+        let mut count = 0;
+        let mut unencoded = None;
+        for chunk in chunks {
+            let msgs = match chunk {
+                Ok(chunk) => chunk,
+                Err(e) => {
+                    unencoded = Some(e);
+                    break;
+                }
+            };
+            let msgs = msgs.as_ref();
+            let (xids, out) = match self.encode_all(Vec::new(), msgs, |xid, msg, out| {
+                emit_bundle_add(bundle_id, flags, msg.as_bytes(), xid, out)
+            }) {
+                Ok(encoded) => encoded,
+                Err(ConnError::Encode(e)) => {
+                    unencoded = Some(e);
+                    break;
+                }
+                Err(other) => return Err(other),
+            };
+            registrations.push(session.collect_errors(xids.clone(), &collected)?);
+            session.write(out)?;
+            sent.push((xids, count));
+            count += msgs.len();
+            tokio::task::yield_now().await;
+        }
+        if unencoded.is_none() {
+            queued();
+        }
         // The switch handles messages in order, so the barrier reply means the open's reply and
         // every add error are in.
         let barrier_xid = self.shared().next_xid();
-        BarrierRequest.emit(barrier_xid, &mut out)?;
-        session.request(barrier_xid, out).await?;
+        let mut barrier = Vec::with_capacity(HEADER_LEN);
+        BarrierRequest.emit(barrier_xid, &mut barrier)?;
+        session.request(barrier_xid, barrier).await?;
         let opened = opened
             .wait()
             .await
             .and_then(|reply| reply.parse::<BundleControl>());
-        let added = rejections(&xids, &collected);
-        if opened.is_err() || !added.is_empty() {
+        let added = rejections(&sent, &collected);
+        if opened.is_err() || !added.is_empty() || unencoded.is_some() {
             // Discard even when the open failed: a switch may create the bundle on the first add.
             if let Err(e) = bundle_control(BundleCtrlType::DiscardRequest).await {
                 tracing::warn!(bundle_id, error = %e, "discarding a failed bundle failed");
             }
-            return Err(match opened {
-                Err(e) => as_bundle_error(e, added),
-                Ok(_) => ConnError::BundleRejected {
+            return Err(match (opened, unencoded) {
+                (Err(e), _) => as_bundle_error(e, added),
+                (Ok(_), Some(e)) if added.is_empty() => ConnError::Encode(e),
+                (Ok(_), _) => ConnError::BundleRejected {
                     rejections: added,
                     control: None,
                 },
             });
         }
         let committed = bundle_control(BundleCtrlType::CommitRequest).await;
-        drop(registration);
+        drop(registrations);
         committed
-            .map(drop)
-            .map_err(|e| as_bundle_error(e, rejections(&xids, &collected)))
+            .map(|_| count)
+            .map_err(|e| as_bundle_error(e, rejections(&sent, &collected)))
     }
 
     /// Gives the messages consecutive fresh xids and appends each with `emit(xid, msg, out)`
@@ -690,16 +744,19 @@ impl OfConnection {
 }
 
 /// The collected errors as rejections, with each message's index in the batch (in arrival
-/// order, which is the switch's processing order).
-fn rejections(xids: &std::ops::Range<u32>, collected: &Collected) -> Vec<Rejection> {
+/// order, which is the switch's processing order): `sent` gives each chunk's xids and the index
+/// of its first message.
+fn rejections(sent: &[(std::ops::Range<u32>, usize)], collected: &Collected) -> Vec<Rejection> {
     let collected = collected.lock().map(|c| c.clone()).unwrap_or_default();
     collected
         .into_iter()
-        .filter(|(xid, _)| xids.contains(xid))
-        .map(|(xid, error)| Rejection {
-            index: (xid - xids.start) as usize,
-            xid,
-            error,
+        .filter_map(|(xid, error)| {
+            let (xids, first) = sent.iter().find(|(xids, _)| xids.contains(&xid))?;
+            Some(Rejection {
+                index: first + (xid - xids.start) as usize,
+                xid,
+                error,
+            })
         })
         .collect()
 }
@@ -749,7 +806,7 @@ mod tests {
             .lock()
             .unwrap()
             .extend([(12, error(4)), (99, error(1)), (10, error(5))]);
-        let r = rejections(&(10..13), &collected);
+        let r = rejections(&[(10..13, 0)], &collected);
         assert_eq!(
             r.iter().map(|r| (r.index, r.xid)).collect::<Vec<_>>(),
             [(2, 12), (0, 10)]

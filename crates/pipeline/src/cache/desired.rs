@@ -24,6 +24,7 @@ use super::object::{Object, Target};
 use super::order::dependency_order;
 use super::owner::{Owner, OwnerKind};
 use super::prepare::Prepared;
+use super::undo::Undo;
 use crate::cookie::Round;
 use crate::error::CacheError;
 
@@ -44,7 +45,7 @@ pub(super) struct Holdings {
 }
 
 impl Holdings {
-    fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.flows.is_empty() && self.groups.is_empty() && self.meters.is_empty()
     }
 }
@@ -118,6 +119,13 @@ impl DesiredCache {
 
     /// Stores a prepared change (after the switch applied its diff); returns that diff.
     pub fn commit(&mut self, prepared: Prepared) -> ChangeDiff {
+        self.commit_undoable(prepared).0
+    }
+
+    /// Stores a prepared change; returns its diff and what it replaced, for
+    /// [`DesiredCache::undo`] should the switch refuse the diff (the installer stores a change
+    /// while the switch takes it).
+    pub fn commit_undoable(&mut self, prepared: Prepared) -> (ChangeDiff, Undo) {
         let Prepared {
             diff,
             owners,
@@ -127,23 +135,43 @@ impl DesiredCache {
             users,
             ..
         } = prepared;
-        flows.commit(self, &owners);
-        groups.commit(self, &owners);
-        meters.commit(self, &owners);
-        for (target, delta) in users {
-            let count = i64::from(self.users.get(&target).copied().unwrap_or(0)) + delta;
-            match u32::try_from(count) {
-                Ok(0) | Err(_) => self.users.remove(&target),
-                Ok(n) => self.users.insert(target, n),
-            };
+        let flows = flows.commit(self, &owners);
+        let groups = groups.commit(self, &owners);
+        let meters = meters.commit(self, &owners);
+        for (&target, &delta) in &users {
+            self.add_users(target, delta);
         }
-        for owner in owners {
-            if self.owners.get(&owner).is_some_and(Holdings::is_empty) {
-                self.owners.remove(&owner);
+        let mut new_kinds = Vec::new();
+        for owner in &owners {
+            if self.owners.get(owner).is_some_and(Holdings::is_empty) {
+                self.owners.remove(owner);
             }
-            self.kinds.insert(owner.kind().name(), owner.kind());
+            if self
+                .kinds
+                .insert(owner.kind().name(), owner.kind())
+                .is_none()
+            {
+                new_kinds.push(owner.kind().name());
+            }
         }
-        diff
+        let undo = Undo {
+            owners,
+            flows,
+            groups,
+            meters,
+            users,
+            new_kinds,
+        };
+        (diff, undo)
+    }
+
+    /// Changes the number of stored objects that use `target` by `delta` (none left: removed).
+    pub(super) fn add_users(&mut self, target: Target, delta: i64) {
+        let count = i64::from(self.users.get(&target).copied().unwrap_or(0)) + delta;
+        match u32::try_from(count) {
+            Ok(0) | Err(_) => self.users.remove(&target),
+            Ok(n) => self.users.insert(target, n),
+        };
     }
 
     /// Prepares and commits `change` at once (no switch involved: filling a cache for a new

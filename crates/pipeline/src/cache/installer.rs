@@ -1,9 +1,11 @@
 //! [`Installer`]: keeps the switch equal to the [`DesiredCache`]. Each [`Change`] goes to the
 //! switch in the steps of [`super::diff`] — meters set and confirmed, one atomic bundle of
-//! groups and flows, meter deletes — and is stored in the cache only once the bundle is
-//! committed; on any error the meters set before are undone, so neither the switch nor the
-//! cache changed. [`Installer::install_all`] and [`replay`] put the whole cache into the switch
-//! at once (a new round, or a new connection).
+//! groups and flows, meter deletes. The cache stores the change on a blocking thread while the
+//! switch takes it (the two overlap), and [`Installer::apply`] returns once both are done; on
+//! any error the meters set before are undone and the cache's commit too
+//! ([`DesiredCache::undo`]), so neither the switch nor the cache changed. [`Installer::install_all`]
+//! and [`replay`] put the whole cache into the switch at once (a new round, or a new
+//! connection).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -14,7 +16,7 @@ use super::change::{Change, Objects};
 use super::desired::DesiredCache;
 use super::diff::ChangeDiff;
 use super::owner::Owner;
-use super::sync::{self, Encoded3};
+use super::sync::{self, MeterSteps};
 use crate::cookie::Round;
 use crate::error::ApplyError;
 
@@ -58,20 +60,57 @@ impl Installer {
     /// Applies `change`: sends only the difference, in dependency order with groups and flows
     /// in one bundle, and returns once the switch committed it. On error neither the switch nor
     /// the cache changed. An empty difference sends nothing.
+    ///
+    /// The cache stores the change while the switch works through the bundle (the encoding
+    /// overlaps the switch's work too). Should the switch refuse it, or
+    /// the connection drop, the commit is undone; after a dropped connection the cache is then
+    /// replayed, because the reconnect's own replay may have read the cache before the undo
+    /// (a request on the new connection waits until that replay is done, so this one comes
+    /// last).
     pub async fn apply(&self, change: Change) -> Result<ChangeDiff, ApplyError> {
         let _serial = self.changes.lock().await;
         let what = change.describe();
-        let prepared = lock(&self.cache).prepare(change)?;
+        let mut prepared = lock(&self.cache).prepare(change)?;
         let switch_error = |source| ApplyError::Switch {
             what: what.clone(),
             source,
         };
-        let msgs = Encoded3::of_steps(prepared.diff.steps(), &prepared.undo_before)
+        // The diff stays here to be encoded as it is sent; the rest is stored meanwhile.
+        let diff = std::mem::take(&mut prepared.diff);
+        let steps = diff.steps();
+        let msgs = MeterSteps::of_steps(&steps, &prepared.undo_before)
             .map_err(|e| switch_error(ConnError::Encode(e)))?;
-        sync::send_before_and_bundle(&self.conn, &msgs)
-            .await
-            .map_err(switch_error)?;
-        let diff = lock(&self.cache).commit(prepared);
+        // Once the bundle is queued, the cache stores the change on a blocking thread while the
+        // switch works through it (before, the two would compete with the encoding).
+        let cache = self.cache.clone();
+        let mut storing = None;
+        let sent = sync::send_before_and_bundle(&self.conn, &msgs, steps.bundle, || {
+            storing = Some(tokio::task::spawn_blocking(move || {
+                lock(&cache).commit_undoable(prepared)
+            }));
+        })
+        .await;
+        let Some(storing) = storing else {
+            // The bundle failed before all of it was queued: the cache never stored it.
+            return Err(switch_error(sent.err().unwrap_or(ConnError::Closed)));
+        };
+        let undo = match storing.await {
+            Ok((_, undo)) => undo,
+            Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
+            // The runtime is shutting down and the commit never ran: the cache is unchanged.
+            Err(_) => return Err(switch_error(ConnError::Shutdown)),
+        };
+        if let Err(source) = sent {
+            lock(&self.cache).undo(undo);
+            if !refused_by_switch(&source)
+                && let Err(error) = replay(&self.conn, &self.cache).await
+            {
+                tracing::warn!(%error, "replaying the cache after a failed change failed; the next connection replays it");
+            }
+            return Err(switch_error(source));
+        }
+        // What the commit replaced is freed off this task (a large change frees much).
+        tokio::task::spawn_blocking(move || drop(undo));
         sync::send_after(&self.conn, &msgs).await;
         Ok(diff)
     }
@@ -141,6 +180,15 @@ impl Installer {
             )))?;
         Ok(1 + stale)
     }
+}
+
+/// Whether the switch itself refused a change (on a live connection, which no replay ran on
+/// since), rather than the connection failing under it.
+fn refused_by_switch(error: &ConnError) -> bool {
+    matches!(
+        error,
+        ConnError::Rejected(_) | ConnError::BatchRejected(_) | ConnError::BundleRejected { .. }
+    )
 }
 
 /// Makes the switch hold exactly the cache's objects of its round, atomically for groups and

@@ -7,7 +7,8 @@
 //! - [`object`], [`key`]: what is cached — flows (by table, priority, match), groups and meters
 //!   (by id) — and the groups and meters each one uses.
 //! - [`change`]: what callers ask for — whole replacements and patches of several owners.
-//! - [`desired`], [`prepare`]: the cache, its checks, and the two-phase update.
+//! - [`desired`], [`prepare`]: the cache, its checks, and the two-phase update; [`undo`]: what a
+//!   commit replaced, to put back when the switch refuses the change.
 //! - [`diff`], [`order`]: the mods of a change and the order they are sent in.
 //! - [`installer`], [`sync`]: sending changes, rounds and replays to the switch.
 
@@ -21,6 +22,7 @@ pub mod order;
 pub mod owner;
 pub mod prepare;
 pub mod sync;
+pub mod undo;
 
 #[cfg(test)]
 pub(crate) mod model_switch;
@@ -35,3 +37,4 @@ pub use key::FlowKey;
 pub use object::{Object, Target};
 pub use owner::{Owner, OwnerKind};
 pub use prepare::Prepared;
+pub use undo::Undo;

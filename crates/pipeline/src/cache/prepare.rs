@@ -26,6 +26,7 @@ use super::diff::{ChangeDiff, Diff};
 use super::object::{Object, Target};
 use super::order::{dependency_order, reaches_itself};
 use super::owner::{Owner, OwnerKind};
+use super::undo::{Before, PartUndo};
 use crate::cookie::Round;
 use crate::error::CacheError;
 
@@ -520,7 +521,8 @@ impl<T: Mods> Part<T> {
     }
 
     /// Moves the written objects into `cache` and updates the owners' holdings.
-    pub(super) fn commit(self, cache: &mut DesiredCache, owners: &[Owner]) {
+    /// Stores this part; returns what it replaced.
+    pub(super) fn commit(self, cache: &mut DesiredCache, owners: &[Owner]) -> PartUndo<T> {
         let Part {
             inputs,
             writes,
@@ -528,6 +530,7 @@ impl<T: Mods> Part<T> {
             lost,
         } = self;
         let mut sets = Vec::new();
+        let mut before = Vec::with_capacity(writes.len());
         let store = T::store_mut(cache);
         for (key, write) in writes {
             match write {
@@ -538,11 +541,14 @@ impl<T: Mods> Part<T> {
                 } => sets.push((update, item, key, holders)),
                 Write::Holders(holders) => {
                     if let Some(held) = store.get_mut(&key) {
-                        held.holders = holders;
+                        let was = std::mem::replace(&mut held.holders, holders);
+                        before.push((key, Before::Holders(was)));
                     }
                 }
                 Write::Delete { .. } => {
-                    store.remove(&key);
+                    if let Some(held) = store.remove(&key) {
+                        before.push((key, Before::Stored(held)));
+                    }
                 }
             }
         }
@@ -556,7 +562,8 @@ impl<T: Mods> Part<T> {
                     sets.next_if(|(u, i, _, _)| (*u as usize, *i as usize) == (update, item))
                 {
                     let object = object.stored();
-                    store.insert(key, Held { object, holders });
+                    let was = store.insert(key.clone(), Held { object, holders });
+                    before.push((key, was.map_or(Before::Absent, Before::Stored)));
                 }
             }
         }
@@ -567,6 +574,11 @@ impl<T: Mods> Part<T> {
                 held.remove(key);
             }
             held.extend(gained[u].iter().cloned());
+        }
+        PartUndo {
+            before,
+            gained,
+            lost,
         }
     }
 }

@@ -17,17 +17,22 @@ use super::diff::{Steps, SwitchMod};
 use super::installer::{SharedCache, lock};
 use super::order::dependency_order;
 
-/// Encoded messages of the three steps, and the undo of the first.
+/// Encoded messages of the steps around a change's bundle: the meters set before it, their
+/// undo, and the meter deletes after it. The bundle itself is encoded while it is sent
+/// ([`encoded_chunks`]).
 #[derive(Debug, Default)]
-pub(super) struct Encoded3 {
+pub(super) struct MeterSteps {
     pub before: Vec<Encoded>,
     /// Undoes `before`, one for one.
     pub undo: Vec<Encoded>,
-    pub bundle: Vec<Encoded>,
     pub after: Vec<Encoded>,
 }
 
-fn encode_all<'a>(
+/// Messages per chunk of a streamed bundle: large enough that a write carries many, small
+/// enough that the switch starts on the first ones while the next are encoded.
+const CHUNK: usize = 1024;
+
+pub(super) fn encode_all<'a>(
     mods: impl IntoIterator<Item = SwitchMod<'a>>,
 ) -> Result<Vec<Encoded>, EncodeError> {
     let mut out = Vec::new();
@@ -37,18 +42,36 @@ fn encode_all<'a>(
     Ok(out)
 }
 
+/// `mods` encoded lazily, about [`CHUNK`] messages at a time, for
+/// [`OfConnection::bundle_chunks`] (a group longer than a message is several).
+pub(super) fn encoded_chunks<'a>(
+    mods: impl IntoIterator<Item = SwitchMod<'a>>,
+) -> impl Iterator<Item = Result<Vec<Encoded>, EncodeError>> {
+    let mut mods = mods.into_iter().peekable();
+    std::iter::from_fn(move || {
+        mods.peek()?;
+        let mut chunk = Vec::with_capacity(CHUNK);
+        while chunk.len() < CHUNK {
+            let Some(m) = mods.next() else { break };
+            if let Err(e) = m.encode_into(&mut chunk) {
+                return Some(Err(e));
+            }
+        }
+        Some(Ok(chunk))
+    })
+}
+
 fn encode_each<M: Message>(msgs: &[M]) -> Result<Vec<Encoded>, EncodeError> {
     msgs.iter().map(Encoded::new).collect()
 }
 
-impl Encoded3 {
-    /// Encodes the steps of a change; fails before anything is sent.
-    pub fn of_steps(steps: Steps<'_>, undo: &[MeterMod]) -> Result<Encoded3, EncodeError> {
-        Ok(Encoded3 {
-            before: encode_all(steps.before)?,
+impl MeterSteps {
+    /// Encodes the meter steps of a change; fails before anything is sent.
+    pub fn of_steps(steps: &Steps<'_>, undo: &[MeterMod]) -> Result<MeterSteps, EncodeError> {
+        Ok(MeterSteps {
+            before: encode_all(steps.before.iter().copied())?,
             undo: encode_each(undo)?,
-            bundle: encode_all(steps.bundle)?,
-            after: encode_all(steps.after)?,
+            after: encode_all(steps.after.iter().copied())?,
         })
     }
 }
@@ -65,12 +88,16 @@ async fn undo(conn: &OfConnection, undo: &[Encoded], which: impl Iterator<Item =
     }
 }
 
-/// Sends `before` (confirmed) and `bundle` (atomic). If either fails, undoes what `before`
-/// applied, so the switch is as it was, and returns the error.
-pub(super) async fn send_before_and_bundle(
+/// Sends `msgs.before` (confirmed) and `bundle` (atomic, encoded while it is sent); `queued`
+/// runs once the whole bundle is queued for the switch (see
+/// [`OfConnection::bundle_chunks`]). If either fails, undoes what `before` applied, so the
+/// switch is as it was, and returns the error. Returns the number of bundled messages.
+pub(super) async fn send_before_and_bundle<'a>(
     conn: &OfConnection,
-    msgs: &Encoded3,
-) -> Result<(), ConnError> {
+    msgs: &MeterSteps,
+    bundle: impl IntoIterator<Item = SwitchMod<'a>>,
+    queued: impl FnOnce(),
+) -> Result<usize, ConnError> {
     if !msgs.before.is_empty()
         && let Err(error) = conn.batch(&msgs.before).await
     {
@@ -86,18 +113,23 @@ pub(super) async fn send_before_and_bundle(
         .await;
         return Err(error);
     }
-    if !msgs.bundle.is_empty()
-        && let Err(error) = conn.bundle(&msgs.bundle).await
-    {
-        undo(conn, &msgs.undo, 0..msgs.before.len()).await;
-        return Err(error);
+    let mut bundle = bundle.into_iter().peekable();
+    if bundle.peek().is_none() {
+        queued();
+        return Ok(0);
     }
-    Ok(())
+    match conn.bundle_chunks(encoded_chunks(bundle), queued).await {
+        Ok(count) => Ok(count),
+        Err(error) => {
+            undo(conn, &msgs.undo, 0..msgs.before.len()).await;
+            Err(error)
+        }
+    }
 }
 
 /// Sends `after` (meter deletes once the bundle is in). A failure only leaves unused meters
 /// behind, which the next replay or round deletes: it is logged, not returned.
-pub(super) async fn send_after(conn: &OfConnection, msgs: &Encoded3) {
+pub(super) async fn send_after(conn: &OfConnection, msgs: &MeterSteps) {
     if msgs.after.is_empty() {
         return;
     }
@@ -191,19 +223,19 @@ pub(super) async fn install_all(
     };
     let group_mods: Vec<GroupMod> = groups.into_iter().map(GroupMod::add_or_modify).collect();
     let delete_round = round.delete_all();
-    let bundle = std::iter::once(SwitchMod::Flow(&delete_round))
+    let bundle: Vec<SwitchMod<'_>> = std::iter::once(SwitchMod::Flow(&delete_round))
         .chain(group_mods.iter().map(SwitchMod::Group))
         .chain(flows.iter().map(SwitchMod::Flow))
-        .chain(drop_groups.iter().map(SwitchMod::Group));
-    let msgs = Encoded3 {
+        .chain(drop_groups.iter().map(SwitchMod::Group))
+        .collect();
+    let msgs = MeterSteps {
         before: encode_each(&set_meters).map_err(encode_error)?,
         undo: encode_each(&undo).map_err(encode_error)?,
-        bundle: encode_all(bundle).map_err(encode_error)?,
         after: encode_each(&drop_meters).map_err(encode_error)?,
     };
-    send_before_and_bundle(conn, &msgs).await?;
+    let bundled = send_before_and_bundle(conn, &msgs, bundle, || {}).await?;
     send_after(conn, &msgs).await;
-    Ok(msgs.before.len() + msgs.bundle.len() + msgs.after.len())
+    Ok(msgs.before.len() + bundled + msgs.after.len())
 }
 
 /// The groups the switch holds, up to the largest id the cache wants or `named` (the largest

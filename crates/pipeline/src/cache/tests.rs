@@ -1,6 +1,7 @@
 //! Unit tests and proptests of the cache: diff kinds, cookies, shared keys, patches, changes of
-//! several owners, the checks that refuse a change, the send order, and — on a modelled switch —
-//! that sending every change's steps yields exactly the desired state.
+//! several owners, the checks that refuse a change, the send order, that an undone commit leaves
+//! the cache as it was, and — on a modelled switch — that sending every change's steps yields
+//! exactly the desired state.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -63,6 +64,32 @@ fn desired(cache: &DesiredCache) -> ModelSwitch {
             .collect(),
         collateral: Vec::new(),
     }
+}
+
+/// Every part of the cache, in a comparable form (sorted lines).
+fn everything(cache: &DesiredCache) -> Vec<String> {
+    let mut lines: Vec<String> = cache
+        .flows
+        .iter()
+        .map(|(k, h)| format!("flow {k:?} {:?} {:?}", h.object, h.holders))
+        .chain(
+            cache
+                .groups
+                .iter()
+                .map(|(k, h)| format!("group {k} {:?} {:?}", h.object, h.holders)),
+        )
+        .chain(
+            cache
+                .meters
+                .iter()
+                .map(|(k, h)| format!("meter {k} {:?} {:?}", h.object, h.holders)),
+        )
+        .chain(cache.users.iter().map(|(t, n)| format!("users {t} {n}")))
+        .collect();
+    lines.push(format!("owners {:?}", cache.owners));
+    lines.push(format!("kinds {:?}", cache.kinds));
+    lines.sort();
+    lines
 }
 
 /// Checks the cache's bookkeeping against a recount from its objects.
@@ -582,8 +609,8 @@ fn a_group_longer_than_a_message_is_sent_in_bundled_messages_before_its_users() 
         meters: Vec::new(),
     };
     let diff = cache.replace(Owner::new(SERVICE, "a"), objects).unwrap();
-    let msgs = super::sync::Encoded3::of_steps(diff.steps(), &[]).unwrap();
-    let (flow, groups) = msgs.bundle.split_last().unwrap();
+    let bundle = super::sync::encode_all(diff.steps().bundle).unwrap();
+    let (flow, groups) = bundle.split_last().unwrap();
     assert!(groups.len() >= 3, "{} group messages", groups.len());
     let mods: Vec<GroupMod> = groups
         .iter()
@@ -876,6 +903,31 @@ proptest! {
         for g in &groups { fresh.apply(SwitchMod::Group(g)).map_err(TestCaseError::fail)?; }
         for f in &flows { fresh.apply(SwitchMod::Flow(f)).map_err(TestCaseError::fail)?; }
         prop_assert_eq!(&fresh, &desired(&cache));
+    }
+
+    /// A commit undone (the switch refused the change the cache stored while the switch took
+    /// it) leaves every part of the cache as it was: objects, holders, owners' keys, users and
+    /// owner kinds; the same change then commits as before.
+    #[test]
+    fn an_undone_commit_leaves_the_cache_as_it_was(changes in proptest::collection::vec(change_strategy(), 1..8)) {
+        let mut cache = DesiredCache::new(round(1));
+        let provider = Objects {
+            flows: Vec::new(),
+            groups: (1..4).map(|id| group(&format!("group_id={id},type=all,bucket=actions=output:{id}"))).collect(),
+            meters: (1..3).map(|id| meter(&format!("meter={id} kbps bands=type=drop rate={}", id * 100))).collect(),
+        };
+        let (kind, id) = OWNERS[2];
+        cache.replace(Owner::new(kind, id), provider).unwrap();
+        for ops in &changes {
+            let change = build(&cache, ops);
+            let before = everything(&cache);
+            let Ok(prepared) = cache.prepare(change.clone()) else { continue };
+            let (_, undo) = cache.commit_undoable(prepared);
+            cache.undo(undo);
+            prop_assert_eq!(everything(&cache), before);
+            cache.apply(change).unwrap();
+            check_invariants(&cache);
+        }
     }
 
     /// Replacing one owner's flows: applying the diff to the old set gives the new set, and
