@@ -9,8 +9,9 @@
 #
 #   LAB_DEMO_ENCAP=geneve|vxlan|noencap   traffic mode (default geneve)
 #   LAB_DEMO_API=fake|directory           where the agents read Nodes and Pods: a fake
-#                                         Kubernetes API server (default; the lab's Services
-#                                         need it) or the cluster directory (no Services)
+#                                         Kubernetes API server (default, as antrea-lab up's
+#                                         own with agent wiring; the lab's Services need it)
+#                                         or the cluster directory (no Services)
 #   LAB_DEMO_DOWN=1                       remove the lab at the end instead of leaving it up
 set -euo pipefail
 cd "$(dirname "$0")/.."

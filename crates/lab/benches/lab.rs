@@ -54,7 +54,7 @@ mod bench {
     /// Median Gbit/s of lab-n1-p1 → lab-n2-p1 over REPEATS runs, with a freshly built lab.
     fn throughput(up: &[&str]) -> (f64, Vec<f64>) {
         let _ = lab(&["down"]);
-        let mut args = vec!["up"];
+        let mut args = vec!["up", "--api", "directory"];
         args.extend_from_slice(up);
         lab(&args);
         warm("lab-n1-p1", "10.10.0.12");
@@ -124,7 +124,15 @@ mod bench {
         }
 
         let _ = lab(&["down"]);
-        let up = lab(&["up", "--nodes", "2", "--pods-per-node", "100"]);
+        let up = lab(&[
+            "up",
+            "--api",
+            "directory",
+            "--nodes",
+            "2",
+            "--pods-per-node",
+            "100",
+        ]);
         println!("2 Nodes x 100 Pods (geneve): {}", up.trim());
         let pid = agent_pid("lab-n1");
         println!(

@@ -55,18 +55,21 @@ pub enum Cmd {
         #[arg(long, value_enum, default_value_t = Wiring::Agent)]
         wiring: Wiring,
         /// Where the agents read Nodes and Pods: the cluster directory, or a fake Kubernetes API
-        /// server (namespace lab-api, 10.10.0.2:6443) the lab creates them in.
-        #[arg(long, value_enum, default_value_t = ClusterApi::Directory)]
-        api: ClusterApi,
+        /// server (namespace lab-api, 10.10.0.2:6443) the lab creates them in, with the lab's
+        /// Services and DNS [default: fake with --wiring agent, directory with --wiring normal].
+        #[arg(long, value_enum)]
+        api: Option<ClusterApi>,
         /// Who creates the Pods (agent wiring): the lab itself, running the CNI plugin, or one
         /// containerd per Node through CRI RunPodSandbox, which runs the plugin.
         #[arg(long, value_enum, default_value_t = Runtime::Direct)]
         runtime: Runtime,
-        /// The fake API server binary for --api fake [default: next to antrea-lab].
+        /// The fake API server binary for --api fake [default: antrea-fake-apiserver next to
+        /// antrea-lab].
         #[arg(long)]
         apiserver_bin: Option<PathBuf>,
         /// Run antrea-controller on its own lab host (namespace lab-ctl, 10.10.0.3), and have the
-        /// agents take their NetworkPolicy from it (needs --api fake).
+        /// agents take their NetworkPolicy from it (needs --api fake, the default with agent
+        /// wiring).
         #[arg(long)]
         controller: bool,
         /// The antrea-controller binary for --controller [default: next to antrea-lab].
@@ -104,8 +107,8 @@ pub enum Cmd {
     },
     /// Show what exists: Nodes, Pods, namespaces, processes.
     Status,
-    /// Run kubectl against the lab's fake API server (`up --api fake`) with the lab's
-    /// kubeconfig, e.g. `antrea-lab kubectl get pods -A -o wide`.
+    /// Run kubectl against the lab's fake API server (`up --api fake`, the default with agent
+    /// wiring) with the lab's kubeconfig, e.g. `antrea-lab kubectl get pods -A -o wide`.
     Kubectl {
         /// The kubectl binary.
         #[arg(long, default_value = "kubectl")]
@@ -265,6 +268,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             keep_on_failure,
         } => {
             let topology = Topology::new(nodes, pods_per_node, encap, wiring)?;
+            let api = ClusterApi::for_up(api, wiring);
             let agent = (wiring == Wiring::Agent).then(|| AgentBinaries {
                 agent: agent_bin.unwrap_or_else(|| beside_self("antrea-agent")),
                 cni: cni_bin.unwrap_or_else(|| beside_self("antrea")),

@@ -91,7 +91,8 @@ pub enum Wiring {
     Normal,
 }
 
-/// Where the agents read the cluster's Nodes and Pods from (`agent` wiring).
+/// Where the agents read the cluster's Nodes and Pods from (`agent` wiring). The `Default`, the
+/// directory, is what a state file without `api` means; `up`'s default is [`ClusterApi::for_up`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ClusterApi {
@@ -100,6 +101,18 @@ pub enum ClusterApi {
     Directory,
     /// A fake Kubernetes API server in namespace `lab-api` (`--kubeconfig`).
     Fake,
+}
+
+impl ClusterApi {
+    /// The cluster `up` builds: `api` when it was given, otherwise the fake API server with
+    /// `agent` wiring (a cluster with Services) and the directory with `normal` wiring (no
+    /// agent reads an API server there).
+    pub fn for_up(api: Option<ClusterApi>, wiring: Wiring) -> ClusterApi {
+        api.unwrap_or(match wiring {
+            Wiring::Agent => ClusterApi::Fake,
+            Wiring::Normal => ClusterApi::Directory,
+        })
+    }
 }
 
 /// Who creates the Pods of `agent` wiring (`up --runtime`).
@@ -384,6 +397,19 @@ mod tests {
         assert_eq!(last.normal_ip(), Ipv4Addr::new(10, 244, 80, 210));
         assert!(max.nodes().last().unwrap().ip() < EXT_IP);
         assert!(last.host_veth().len() <= 15);
+    }
+
+    #[test]
+    fn up_defaults_to_the_fake_api_with_agents_and_keeps_an_explicit_choice() {
+        use ClusterApi::{Directory, Fake};
+        assert_eq!(ClusterApi::for_up(None, Wiring::Agent), Fake);
+        assert_eq!(ClusterApi::for_up(None, Wiring::Normal), Directory);
+        assert_eq!(
+            ClusterApi::for_up(Some(Directory), Wiring::Agent),
+            Directory
+        );
+        // Kept, so that `up` refuses it with its reason.
+        assert_eq!(ClusterApi::for_up(Some(Fake), Wiring::Normal), Fake);
     }
 
     #[test]

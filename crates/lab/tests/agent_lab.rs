@@ -27,7 +27,7 @@ const N1_P1: &str = "10.244.1.2";
 fn up_check_down(test: &str, encap: &str) {
     build_agent_binaries();
     let lab = Lab::new(test);
-    lab.run_ok(&["up", "--encap", encap]);
+    lab.run_ok(&["up", "--api", "directory", "--encap", encap]);
     let status = lab.run_ok(&["status"]);
     assert!(
         status.contains("healthy") && !status.contains("NOT healthy"),
@@ -119,7 +119,7 @@ fn unix_seconds() -> f64 {
 fn agent_restarts_are_hitless_and_a_changed_restart_replaces_the_round() {
     build_agent_binaries();
     let lab = Lab::new("agent-restart");
-    lab.run_ok(&["up"]);
+    lab.run_ok(&["up", "--api", "directory"]);
     let round = lab.round("lab-n1");
     let flows = lab.flows("lab-n1");
     assert!(flows.iter().all(|f| round_of(f) == round), "{flows:#?}");
@@ -316,7 +316,7 @@ fn agent_restarts_are_hitless_and_a_changed_restart_replaces_the_round() {
 fn a_node_removed_from_the_cluster_loses_its_routes_and_flows_and_nothing_else() {
     build_agent_binaries();
     let lab = Lab::new("agent-node-removed");
-    lab.run_ok(&["up"]);
+    lab.run_ok(&["up", "--api", "directory"]);
     let (flows, routes) = (lab.flows("lab-n1"), lab.routes("lab-n1"));
     fs::remove_file(lab.path("cluster/node-lab-n2.yaml")).unwrap();
     // The agent logs a reconciliation once all of it is done: flows, then routes.
@@ -590,7 +590,10 @@ fn netns_etc_dirs() -> Vec<String> {
 fn services_answer_from_the_right_endpoint_on_every_path_and_pods_resolve_them_through_kube_dns() {
     build_agent_binaries();
     let lab = Lab::new("services");
-    lab.run_ok(&["up", "--api", "fake"]);
+    // Plain `up`: with agent wiring the lab's default is the fake API server, with Services.
+    lab.run_ok(&["up"]);
+    let status = lab.run_ok(&["status"]);
+    assert!(status.contains("api fake"), "{status}");
     let report = lab.check_all_green(CONNECTIVITY_PROBES + SERVICE_PROBES);
     let probes = report["probes"].as_array().unwrap();
     let services: Vec<&serde_json::Value> = probes

@@ -152,6 +152,8 @@ fn containerd_makes_the_pods_and_the_matrix_passes_with_what_kubelet_would_send(
     let (plugin, recorded) = recording_plugin(&lab);
     lab.run_ok(&[
         "up",
+        "--api",
+        "directory",
         "--runtime",
         "containerd",
         "--cni-bin",
@@ -324,6 +326,8 @@ fn an_agent_killed_between_two_sandboxes_is_survived_by_retries_and_nothing_leak
     let lab = Lab::new("containerd-restart");
     lab.run_ok(&[
         "up",
+        "--api",
+        "directory",
         "--runtime",
         "containerd",
         "--nodes",

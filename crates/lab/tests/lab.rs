@@ -233,6 +233,8 @@ fn agent_that_exits_is_reported_with_its_log() {
         "up",
         "--wiring",
         "agent",
+        "--api",
+        "directory",
         "--agent-bin",
         &format!("{}/antrea-agent", scratch.display()),
         "--cni-bin",
@@ -248,8 +250,9 @@ fn agent_that_exits_is_reported_with_its_log() {
     lab.assert_gone();
 }
 
-/// `--api fake` is refused without agents or without the server binary, and a server that exits
-/// instead of serving fails `up` with its log, leaving nothing (not even `lab-api`).
+/// `--api fake` is refused without agents or without the server binary (asked for by plain `up`,
+/// whose default with agent wiring is the fake API server), and a server that exits instead of
+/// serving fails `up` with its log, leaving nothing (not even `lab-api`).
 #[test]
 fn fake_api_up_refuses_what_cannot_work_and_reports_a_server_that_exits() {
     let lab = Lab::new("api-refused");
@@ -273,13 +276,7 @@ fn fake_api_up_refuses_what_cannot_work_and_reports_a_server_that_exits() {
     let agents = ["--agent-bin", &agent, "--cni-bin", &cni];
     let out = lab.run(
         &[
-            &[
-                "up",
-                "--api",
-                "fake",
-                "--apiserver-bin",
-                "/nonexistent/apiserver",
-            ][..],
+            &["up", "--apiserver-bin", "/nonexistent/apiserver"][..],
             &agents,
         ]
         .concat(),
@@ -287,7 +284,7 @@ fn fake_api_up_refuses_what_cannot_work_and_reports_a_server_that_exits() {
     assert!(!out.status.success());
     assert!(
         text(&out.stderr).contains(
-            "antrea-fake-apiserver not found at /nonexistent/apiserver (set --apiserver-bin)"
+            "antrea-fake-apiserver not found at /nonexistent/apiserver (set --apiserver-bin, or use --api directory)"
         ),
         "{}",
         text(&out.stderr)
@@ -350,6 +347,8 @@ fn agent_wiring_drives_agent_and_plugin_by_the_contract() {
         "up",
         "--wiring",
         "agent",
+        "--api",
+        "directory",
         "--encap",
         "vxlan",
         "--agent-bin",
@@ -442,6 +441,8 @@ fn up_with_an_agent_that_never_gets_ready(
         "up",
         "--wiring",
         "agent",
+        "--api",
+        "directory",
         "--agent-bin",
         &agent,
         "--cni-bin",

@@ -82,7 +82,7 @@ pub fn up(layout: &Layout, options: &UpOptions) -> Result<State> {
             return Err(LabError::MissingBinary {
                 what: "antrea-fake-apiserver",
                 path: "".into(),
-                hint: "set --apiserver-bin",
+                hint: "set --apiserver-bin, or use --api directory",
             });
         }
     }

@@ -29,7 +29,7 @@ pub fn verify(bin: &Path) -> Result<()> {
         Err(LabError::MissingBinary {
             what: "antrea-fake-apiserver",
             path: bin.to_owned(),
-            hint: "set --apiserver-bin",
+            hint: "set --apiserver-bin, or use --api directory",
         })
     }
 }
