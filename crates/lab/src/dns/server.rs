@@ -106,22 +106,30 @@ mod tests {
         .emit()
     }
 
+    /// A port free for both UDP and TCP on every address (a port free for one may be taken for
+    /// the other by a socket of a test running alongside).
+    fn free_udp_and_tcp_port() -> u16 {
+        loop {
+            let udp = UdpSocket::bind("0.0.0.0:0").unwrap();
+            let port = udp.local_addr().unwrap().port();
+            if TcpListener::bind(("0.0.0.0", port)).is_ok() {
+                return port;
+            }
+        }
+    }
+
     #[test]
     fn udp_and_tcp_clients_get_the_record() {
         let dir = std::env::temp_dir().join(format!("antrea-lab-dns-test-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let ready = dir.join("ready");
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_udp_and_tcp_port();
         let zone = Zone::parse("lab-web.default.svc.cluster.local 10.96.0.20\n").unwrap();
         let ready_file = ready.clone();
-        thread::spawn(move || serve(zone, port, &ready_file));
-        for _ in 0..200 {
-            if ready.exists() {
-                break;
+        let answerer = thread::spawn(move || serve(zone, port, &ready_file));
+        while !ready.exists() {
+            if answerer.is_finished() {
+                panic!("the answerer stopped: {:?}", answerer.join());
             }
             thread::sleep(Duration::from_millis(10));
         }
