@@ -444,6 +444,7 @@ fn render(
                 objects.groups.push(group::endpoint_group(
                     g,
                     group,
+                    port.protocol,
                     endpoints,
                     service.session_affinity,
                 ));

@@ -148,7 +148,16 @@ fn client_ip_affinity_learns_the_chosen_endpoint() {
             "table=ServiceLB,priority=200,tcp,reg4=0x10000/0x70000,nw_dst=10.96.0.10,tp_dst=80 actions=set_field:0x30000/0x70000->reg4,group:1",
         ]
     );
-    assert!(group_text(&objects.groups[0]).ends_with("resubmit(,ServiceLB)"));
+    let group = group_text(&objects.groups[0]);
+    assert!(group.ends_with("resubmit(,ServiceLB)"), "{group}");
+    // Hashed while translating, so the cached datapath flow matches the source port.
+    assert!(
+        group.contains("selection_method=hash,fields(ip_src,ip_dst,tcp_src,tcp_dst)"),
+        "{group}"
+    );
+    // Without affinity the datapath hashes (Open vSwitch's default, `dp_hash`).
+    let plain = objects_of(&ServiceRenderer::new().upsert(&web(&[10])).unwrap());
+    assert!(!group_text(&plain.groups[0]).contains("selection_method"));
 }
 
 #[test]
