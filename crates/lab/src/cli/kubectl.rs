@@ -20,7 +20,7 @@ pub fn command(
 ) -> Result<Command> {
     if api != ClusterApi::Fake {
         return Err(LabError::Options(format!(
-            "this lab was brought up with `--api {api}`: it has no API server; `antrea-lab kubectl` needs a lab brought up with `--api fake`"
+            "this lab reads its cluster from the {api} (`up --api {api}`, or `--wiring normal`): it has no API server; `antrea-lab kubectl` needs a lab with the fake API server (`up`, or `up --api fake`)"
         )));
     }
     let mut cmd = in_netns(API_NETNS, kubectl);
