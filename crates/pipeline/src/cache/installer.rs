@@ -62,11 +62,12 @@ impl Installer {
     /// the cache changed. An empty difference sends nothing.
     ///
     /// The cache stores the change while the switch works through the bundle (the encoding
-    /// overlaps the switch's work too). Should the switch refuse it, or
-    /// the connection drop, the commit is undone; after a dropped connection the cache is then
-    /// replayed, because the reconnect's own replay may have read the cache before the undo
-    /// (a request on the new connection waits until that replay is done, so this one comes
-    /// last).
+    /// overlaps the switch's work too). Should the switch refuse it, or the connection drop,
+    /// the commit is undone; after a dropped connection the cache is then replayed, because the
+    /// reconnect's own replay may have read the cache before the undo (a request on the new
+    /// connection waits until that replay is done, so this one comes last). Not cancel-safe:
+    /// dropping the future before it returns may leave the switch and the cache apart until
+    /// the next replay (a reconnect) or round.
     pub async fn apply(&self, change: Change) -> Result<ChangeDiff, ApplyError> {
         let _serial = self.changes.lock().await;
         let what = change.describe();
