@@ -29,8 +29,9 @@ pub(super) struct MeterSteps {
 }
 
 /// Messages per chunk of a streamed bundle: large enough that a write carries many, small
-/// enough that the switch starts on the first ones while the next are encoded.
-const CHUNK: usize = 1024;
+/// enough that the switch starts on the first ones while the next are encoded (measured with
+/// 10,000 Services: 64 and 256 did best, 1,024 and 4,096 worse; docs/benchmarks.md).
+const CHUNK: usize = 256;
 
 pub(super) fn encode_all<'a>(
     mods: impl IntoIterator<Item = SwitchMod<'a>>,
