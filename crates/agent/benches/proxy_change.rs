@@ -153,7 +153,6 @@ mod bench {
         Ipv4Addr::new(10, 200, (rep / 256) as u8, (rep % 256) as u8)
     }
 
-    /// This process's resident memory, MiB (`VmRSS` of /proc/self/status).
     /// Service `app-K`'s translation in `direct`, each port's first endpoint moved to
     /// `10.NET.(n / 256).(n % 256)`: a change given to the datapath alone, with no API write.
     fn first_endpoints_moved(
@@ -171,6 +170,7 @@ mod bench {
         service
     }
 
+    /// This process's resident memory, MiB (`VmRSS` of /proc/self/status).
     fn rss_mib() -> f64 {
         let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
         let kib: f64 = status

@@ -520,8 +520,8 @@ impl<T: Mods> Part<T> {
         Ok(())
     }
 
-    /// Moves the written objects into `cache` and updates the owners' holdings.
-    /// Stores this part; returns what it replaced.
+    /// Moves the written objects into `cache` and updates the owners' holdings; returns what
+    /// it replaced.
     pub(super) fn commit(self, cache: &mut DesiredCache, owners: &[Owner]) -> PartUndo<T> {
         let Part {
             inputs,

@@ -467,8 +467,8 @@ fn render(
         } else {
             dispatch_to(Scope::Internal, &internal, false)
         };
-        let outside_port = reached_from_outside(service, port);
-        let external = outside_port.then(|| endpoints_of(port, service.external_traffic_policy));
+        let external = reached_from_outside(service, port)
+            .then(|| endpoints_of(port, service.external_traffic_policy));
         let external_dispatch = external.as_ref().map(|external| {
             let snat = service.external_traffic_policy == TrafficPolicy::Cluster;
             match &internal_dispatch {
